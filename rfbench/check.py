@@ -1,0 +1,130 @@
+"""Compare a results directory with a published table through a spec in bench/.
+
+A spec (YAML) names the published CSV (in ../shared/published or RFBENCH_PUBLISHED_DIR), which
+of its columns hold dataset / n_features / method / mean / std / walltime, the mapping of paper
+names to rfbench names, the protocol, and the tolerance:
+
+    pass  when |reproduced − published| ≤ stds × published std   (default stds = 2)
+          (optionally also within ``relative`` × published mean, for subsampled CI configurations)
+    fail  otherwise;  missing when the results have no finished fold for the cell.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import yaml
+from tabulate import tabulate
+
+from rfbench.errors import UsageError
+from rfbench.registry import ROOT, bench_dir
+
+
+def published_dir() -> Path:
+    env = os.environ.get("RFBENCH_PUBLISHED_DIR")
+    if env:
+        return Path(env)
+    return ROOT.parent / "shared" / "published"
+
+
+@dataclass
+class Spec:
+    name: str
+    published: str
+    columns: dict
+    datasets: dict
+    methods: dict
+    n_features: list = field(default_factory=list)
+    stds: float = 2.0
+    relative: float | None = None
+    protocol: dict = field(default_factory=dict)
+    filters: dict = field(default_factory=dict)
+    higher_is_better: bool = False
+    notes: str = ""
+
+
+def load_spec(path_or_name: str) -> Spec:
+    path = Path(path_or_name)
+    if not path.is_file():
+        candidate = bench_dir() / (path_or_name if path_or_name.endswith(".yaml") else f"{path_or_name}.yaml")
+        if not candidate.is_file():
+            raise UsageError(f"spec not found: {path_or_name} (looked in {bench_dir()})")
+        path = candidate
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path.name} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    for key in ("published", "columns", "datasets", "methods"):
+        if key not in (raw or {}):
+            raise UsageError(f"{path.name}: missing field '{key}'")
+    tol = raw.get("tolerance") or {}
+    return Spec(name=path.stem, published=raw["published"], columns=raw["columns"],
+                datasets=raw["datasets"], methods=raw["methods"], n_features=raw.get("n_features", []),
+                stds=float(tol.get("stds", 2.0)), relative=tol.get("relative"),
+                protocol=raw.get("protocol") or {}, filters=raw.get("filters") or {},
+                higher_is_better=bool(raw.get("higher_is_better", False)), notes=str(raw.get("notes", "")))
+
+
+def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
+    path = published_dir() / spec.published
+    if not path.is_file():
+        raise UsageError(f"published table not found: {path} (set RFBENCH_PUBLISHED_DIR)")
+    pub = pd.read_csv(path, dtype=str)
+    for col, value in spec.filters.items():
+        pub = pub[pub[col].astype(str) == str(value)]
+    c = spec.columns
+    done = results[results["status"] == "done"]
+    if "protocol_contains" in spec.protocol:
+        done = done[done["protocol"].astype(str).str.contains(spec.protocol["protocol_contains"], regex=False)]
+    rows = []
+    for _, p in pub.iterrows():
+        paper_ds, paper_m = p[c["dataset"]], p[c["method"]]
+        if paper_ds not in spec.datasets or paper_m not in spec.methods:
+            continue
+        n = int(p[c["n_features"]]) if "n_features" in c else None
+        if spec.n_features and n not in spec.n_features:
+            continue
+        ds, meth = spec.datasets[paper_ds], spec.methods[paper_m]
+        if not p[c["mean"]] or pd.isna(p[c["mean"]]):
+            continue
+        pm, ps = float(p[c["mean"]]), float(p[c["std"]])
+        sel = done[(done["dataset"] == ds) & (done["method"] == meth)]
+        if n is not None:
+            sel = sel[sel["n_features"].astype(int) == n]
+        row = {"dataset": ds, "method": meth, "n": n, "published": f"{pm:.2f} ± {ps:.2f}"}
+        if "walltime" in c and c["walltime"] in p and p[c["walltime"]]:
+            row["published_walltime_s"] = float(p[c["walltime"]])
+        if sel.empty:
+            rows.append(row | {"reproduced": "", "folds": 0, "diff_stds": np.nan, "status": "missing"})
+            continue
+        e = sel["error"].astype(float).to_numpy()
+        rm, rs = float(e.mean()), float(e.std(ddof=1)) if e.size > 1 else 0.0
+        diff = (rm - pm) / ps if ps > 0 else (0.0 if rm == pm else np.inf)
+        ok = abs(rm - pm) <= spec.stds * ps
+        if spec.relative is not None:
+            ok = ok or abs(rm - pm) <= float(spec.relative) * abs(pm)
+        row |= {"reproduced": f"{rm:.2f} ± {rs:.2f}", "folds": int(e.size), "diff_stds": diff,
+                "walltime_s": float(sel["total_s"].astype(float).median()),
+                "status": "pass" if ok else "fail"}
+        rows.append(row)
+    if not rows:
+        raise UsageError(f"spec {spec.name}: no published cell matches its dataset/method mappings")
+    return pd.DataFrame(rows)
+
+
+def render(table: pd.DataFrame, spec: Spec) -> str:
+    shown = table.copy()
+    shown["diff_stds"] = shown["diff_stds"].map(lambda v: "" if pd.isna(v) else f"{v:+.2f}")
+    for col in ("walltime_s", "published_walltime_s"):
+        if col in shown:
+            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.1f}")
+    counts = table["status"].value_counts().to_dict()
+    tol = f"|Δ| ≤ {spec.stds:g} published std" + (f" or ≤ {spec.relative:.0%} of the mean" if spec.relative else "")
+    head = f"check {spec.name} against {spec.published} ({tol}); walltime = median seconds per outer fold"
+    summary = ", ".join(f"{counts.get(s, 0)} {s}" for s in ("pass", "fail", "missing"))
+    return "\n".join([head, "", tabulate(shown, headers="keys", tablefmt="simple", showindex=False,
+                                         disable_numparse=True), "", summary]) + "\n"

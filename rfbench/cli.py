@@ -1,0 +1,238 @@
+"""Command line: rfbench run | report | check | datasets | methods.
+
+Usage errors and bad input exit with code 2 and one line naming the problem, never a traceback.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import click
+
+from rfbench.errors import UsageError
+
+DEFAULT_SUITE = "synthetic"
+
+
+def parse_duration(text: str | None) -> float | None:
+    """'90', '90s', '30m', '2h', '1h30m' → seconds."""
+    if text is None or text == "":
+        return None
+    m = re.fullmatch(r"\s*(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s?)?\s*", text)
+    if not m or not any(m.groups()):
+        raise UsageError(f"--timeout '{text}' is not a duration; use e.g. 90s, 30m, 2h or 1h30m")
+    h, mi, s = (float(g) if g else 0.0 for g in m.groups())
+    total = 3600 * h + 60 * mi + s
+    if total <= 0:
+        raise UsageError("--timeout must be positive")
+    return total
+
+
+def parse_int_list(text: str, option: str) -> list[int]:
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise UsageError(f"{option} '{text}' must be comma-separated integers, e.g. 100,500") from None
+    if not values or any(v < 1 for v in values):
+        raise UsageError(f"{option} '{text}' must be positive integers, e.g. 100,500")
+    return values
+
+
+def split_names(text: str | None) -> list[str]:
+    return [v.strip() for v in (text or "").split(",") if v.strip()]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="rfbench")
+def cli():
+    """Benchmark learned and random feature methods under one nested-CV protocol."""
+
+
+@cli.command()
+@click.option("--suite", default=None, help=f"dataset suite (default: {DEFAULT_SUITE} when no --datasets)")
+@click.option("--datasets", "dataset_names", default=None, help="comma-separated dataset names")
+@click.option("--methods", "method_names", default="rff-gauss,lgbm", show_default=True,
+              help="comma-separated method names (see `rfbench methods`)")
+@click.option("--features", default="100,500", show_default=True, help="feature budgets n")
+@click.option("--protocol", "protocol_name", default="cv", show_default=True,
+              type=click.Choice(["cv", "splits", "holdout"]), help="evaluation protocol")
+@click.option("--outer-folds", default=10, show_default=True, type=int)
+@click.option("--inner-folds", default=5, show_default=True, type=int)
+@click.option("--repeats", default=20, show_default=True, type=int, help="random splits (--protocol splits)")
+@click.option("--test-size", default=0.3, show_default=True, type=float, help="test fraction (splits/holdout)")
+@click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--jobs", default=1, show_default=True, type=int, help="parallel worker processes")
+@click.option("--threads", default=None, type=int, help="threads per worker (default: cores // jobs)")
+@click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")
+@click.option("--max-samples", default=None, type=int, help="seeded subsample of each dataset (quick runs)")
+@click.option("--out", default="runs/latest", show_default=True, help="results directory (resumable)")
+@click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
+@click.option("--strict", is_flag=True, help="fail instead of skipping datasets that cannot be obtained")
+@click.option("--no-report", is_flag=True, help="do not print the table at the end")
+@click.option("--quiet", is_flag=True, help="no progress bar")
+def run(suite, dataset_names, method_names, features, protocol_name, outer_folds, inner_folds, repeats,
+        test_size, seed, jobs, threads, timeout, max_samples, out, data_dir, strict, no_report, quiet):
+    """Run the protocol for datasets × methods × n_features; resumes an existing --out."""
+    from rfbench import registry, report, runner
+    from rfbench.protocol import Protocol
+    from rfbench.store import load_results
+
+    names = split_names(dataset_names)
+    if suite or not names:
+        suite_names = [d.name for d in registry.suite_datasets(suite or DEFAULT_SUITE)]
+        names = [n for n in suite_names if not names or n in names]
+        if not names:
+            raise UsageError(f"none of --datasets {dataset_names} is in suite '{suite}'")
+    for n in names:
+        registry.get_dataset(n)
+    methods = split_names(method_names)
+    if not methods:
+        raise UsageError("--methods is empty")
+    if max_samples is not None and max_samples < 2:
+        raise UsageError("--max-samples must be at least 2")
+    protocol = Protocol(protocol_name, outer_folds, inner_folds, seed, repeats, test_size, max_samples)
+    run_dir = runner.run(names, methods, parse_int_list(features, "--features"), protocol, out,
+                         jobs=jobs, timeout_s=parse_duration(timeout), data_dir=data_dir, strict=strict,
+                         progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]),
+                         threads=threads)
+    df = load_results([run_dir.path])
+    counts = df["status"].value_counts().to_dict()
+    click.echo(f"results: {run_dir.path / 'results.csv'} ({', '.join(f'{v} {k}' for k, v in counts.items())})")
+    if not no_report and (df["status"] == "done").any():
+        click.echo(report.render(df, "text"))
+
+
+@cli.command("report")
+@click.argument("dirs", nargs=-1, required=True)
+@click.option("--format", "fmt", default="text", show_default=True,
+              type=click.Choice(["text", "markdown", "latex", "csv", "html"]))
+@click.option("--output", default=None, help="write to this file instead of stdout")
+@click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level")
+def report_cmd(dirs, fmt, output, alpha):
+    """Error/walltime tables in the papers' layout with Welch and Wilcoxon tests."""
+    from rfbench import report
+    from rfbench.store import atomic_write_text, load_results
+
+    text = report.render(load_results(dirs), fmt, alpha)
+    if output:
+        atomic_write_text(Path(output), text)
+        click.echo(f"wrote {output}")
+    else:
+        click.echo(text, nl=False)
+
+
+@cli.command("check")
+@click.argument("dirs", nargs=-1, required=True)
+@click.option("--spec", default="gfc2016-table4", show_default=True, help="bench/ spec name or path")
+def check_cmd(dirs, spec):
+    """Compare results with a published table; exit 1 if any present cell fails."""
+    from rfbench import check
+    from rfbench.store import load_results
+
+    sp = check.load_spec(spec)
+    table = check.compare(sp, load_results(dirs))
+    click.echo(check.render(table, sp), nl=False)
+    if (table["status"] == "fail").any():
+        sys.exit(1)
+
+
+@cli.group("datasets")
+def datasets_group():
+    """List, describe and fetch registered datasets."""
+
+
+@datasets_group.command("list")
+@click.option("--suite", default=None)
+def datasets_list(suite):
+    from tabulate import tabulate
+
+    from rfbench import registry
+
+    items = registry.suite_datasets(suite) if suite else list(registry.datasets().values())
+    rows = [[d.name, d.task, f"{d.m}×{d.d}", ",".join(d.suites),
+             "mirror" if d.mirror else "", d.generator or "", d.openml_id or ""] for d in items]
+    click.echo(tabulate(rows, headers=["name", "task", "shape", "suites", "mirror", "generator", "openml"]))
+
+
+@datasets_group.command("info")
+@click.argument("name")
+@click.option("--data-dir", default=None)
+def datasets_info(name, data_dir):
+    from rfbench import registry
+    from rfbench.data.loader import data_dir as resolve_dir
+
+    d = registry.get_dataset(name)
+    lines = [f"name: {d.name} (paper: {d.paper})", f"task: {d.task}", f"shape: {d.m} × {d.d}",
+             f"target: {d.target}", f"suites: {', '.join(d.suites)}"]
+    if d.mirror:
+        root = resolve_dir(data_dir)
+        present = root is not None and (root / d.mirror.file).is_file()
+        lines.append(f"mirror: {d.mirror.file} ({'present' if present else 'absent'}), sha256 {d.mirror.sha256}")
+    if d.generator:
+        lines.append(f"generator: {d.generator} (seed 0)")
+    if d.openml_id:
+        lines.append(f"openml: id {d.openml_id}, target {d.openml_target}")
+    if d.url:
+        lines.append(f"url: {d.url}")
+    if d.notes:
+        lines.append(f"notes: {d.notes}")
+    click.echo("\n".join(lines))
+
+
+@datasets_group.command("fetch")
+@click.argument("names", nargs=-1)
+@click.option("--suite", default=None)
+@click.option("--data-dir", default=None)
+def datasets_fetch(names, suite, data_dir):
+    """Obtain datasets (mirror, generator or download) and verify them."""
+    from rfbench import registry
+    from rfbench.data import load
+    from rfbench.errors import DataUnavailable
+
+    targets = list(names) + ([d.name for d in registry.suite_datasets(suite)] if suite else [])
+    if not targets:
+        raise UsageError("name datasets to fetch or give --suite")
+    failed = 0
+    for name in targets:
+        try:
+            loaded = load(name, data_dir)
+            click.echo(f"{name}: {loaded.X.shape[0]}×{loaded.X.shape[1]} from {loaded.source} ({loaded.detail})")
+        except DataUnavailable as exc:
+            failed += 1
+            click.echo(f"{name}: {exc}", err=True)
+    if failed:
+        sys.exit(1)
+
+
+@cli.command("methods")
+def methods_cmd():
+    """List the registered methods."""
+    from tabulate import tabulate
+
+    from rfbench import registry
+
+    rows = [[m.name, ", ".join(sorted(m.estimators)), m.paper, m.description] for m in registry.methods().values()]
+    click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))
+
+
+def main(argv=None):
+    try:
+        cli.main(args=argv, prog_name="rfbench", standalone_mode=False)
+    except UsageError as exc:
+        click.echo(f"rfbench: error: {exc}", err=True)
+        sys.exit(2)
+    except click.exceptions.Abort:
+        click.echo("rfbench: interrupted; finished tasks are saved, re-run the same command to resume", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        click.echo(f"rfbench: error: {exc.format_message()}", err=True)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        click.echo("rfbench: interrupted; finished tasks are saved, re-run the same command to resume", err=True)
+        sys.exit(130)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,193 @@
+"""One function that returns (X, y, meta) for a dataset name, whatever the source.
+
+Order: local cache (of earlier downloads) → mirror directory (RFBENCH_DATA_DIR / --data-dir) → built-in generator →
+download (OpenML client) → DataUnavailable with a one-line hint on how to supply the data offline.
+Mirror files are checked against the registry's sha256; a mismatch is refused.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rfbench.data.arff import read_arff
+from rfbench.data.generators import GENERATORS
+from rfbench.errors import DataUnavailable, UsageError
+from rfbench.registry import Dataset, get_dataset
+
+CACHE_VERSION = 1
+
+
+@dataclass
+class Loaded:
+    X: np.ndarray
+    y: np.ndarray
+    source: str       # cache | mirror | generator | openml
+    detail: str       # file path, generator seed, OpenML id
+
+
+def cache_dir() -> Path:
+    return Path(os.environ.get("RFBENCH_CACHE_DIR", Path.home() / ".cache" / "rfbench"))
+
+
+def data_dir(override: str | os.PathLike | None = None) -> Path | None:
+    value = override or os.environ.get("RFBENCH_DATA_DIR")
+    return Path(value) if value else None
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _atomic_write_npz(path: Path, **arrays) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            np.savez(fh, **arrays)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def _cache_key(ds: Dataset, source: str, detail: str) -> str:
+    # the key changes whenever the registry entry or the source changes, so a stale cache is ignored
+    fields = [CACHE_VERSION, ds.name, ds.shape, ds.target, ds.drop, ds.drop_constant, source, detail,
+              ds.mirror.sha256 if ds.mirror else None]
+    return hashlib.sha256(json.dumps(fields, default=str).encode()).hexdigest()[:16]
+
+
+def _frame_to_arrays(ds: Dataset, df: pd.DataFrame, target: str, origin: str) -> tuple[np.ndarray, np.ndarray]:
+    if target not in df.columns:
+        raise UsageError(f"dataset '{ds.name}': target column '{target}' not found in {origin}")
+    y = pd.to_numeric(df[target], errors="coerce").to_numpy(dtype=float)
+    Xdf = df.drop(columns=[target, *[c for c in ds.drop if c in df.columns]])
+    bad = [c for c in Xdf.columns if not pd.api.types.is_numeric_dtype(Xdf[c])]
+    if bad:
+        raise UsageError(f"dataset '{ds.name}': non-numeric input columns {bad[:3]} in {origin}")
+    X = Xdf.to_numpy(dtype=float)
+    if ds.drop_constant:
+        X = X[:, np.nanstd(X, axis=0) > 0]
+    return X, y
+
+
+def validate_arrays(ds: Dataset, X: np.ndarray, y: np.ndarray, origin: str) -> None:
+    """Missing values and shape mismatches are refused with one line naming the problem."""
+    n_nan_x = int(np.count_nonzero(~np.isfinite(X)))
+    n_nan_y = int(np.count_nonzero(~np.isfinite(y)))
+    if n_nan_x or n_nan_y:
+        raise UsageError(f"dataset '{ds.name}' from {origin} has {n_nan_x + n_nan_y} missing or "
+                         f"non-finite values ({n_nan_x} in inputs, {n_nan_y} in target); "
+                         "impute or drop them in the source, or fix its registry entry")
+    if X.shape != ds.shape:
+        raise UsageError(f"dataset '{ds.name}' from {origin} has shape {X.shape[0]}×{X.shape[1]}, "
+                         f"the registry expects {ds.m}×{ds.d}; the file is another version or the "
+                         "entry's target/drop fields are wrong")
+
+
+def _from_mirror(ds: Dataset, root: Path) -> Loaded | None:
+    if ds.mirror is None:
+        return None
+    path = root / ds.mirror.file
+    if not path.is_file():
+        return None
+    digest = sha256_of(path)
+    if digest != ds.mirror.sha256:
+        raise UsageError(f"mirror file {path} has sha256 {digest[:12]}…, the registry expects "
+                         f"{ds.mirror.sha256[:12]}…; the file is corrupt or another version: "
+                         "replace it with the registered file")
+    if ds.mirror.format == "arff":
+        df = read_arff(path)
+    else:
+        df = pd.read_csv(path)
+    X, y = _frame_to_arrays(ds, df, ds.target, str(path))
+    return Loaded(X, y, "mirror", str(path))
+
+
+def _from_generator(ds: Dataset) -> Loaded | None:
+    if not ds.generator:
+        return None
+    X, y = GENERATORS[ds.generator](m=ds.m, seed=0)
+    return Loaded(X, y, "generator", f"{ds.generator}(seed=0)")
+
+
+def _from_openml(ds: Dataset) -> Loaded | None:
+    if not ds.openml_id:
+        return None
+    from rfbench.data.openml_source import fetch_openml_frame
+
+    df = fetch_openml_frame(ds.openml_id, cache_dir() / "openml")
+    X, y = _frame_to_arrays(ds, df, ds.openml_target or ds.target, f"OpenML {ds.openml_id}")
+    return Loaded(X, y, "openml", str(ds.openml_id))
+
+
+def _read_cache(ds: Dataset) -> Loaded | None:
+    index = cache_dir() / f"{ds.name}.json"
+    if not index.is_file():
+        return None
+    try:
+        meta = json.loads(index.read_text())
+        path = cache_dir() / f"{ds.name}-{meta['key']}.npz"
+        with np.load(path) as z:
+            X, y = z["X"], z["y"]
+    except (OSError, ValueError, KeyError):
+        return None  # an unreadable cache entry is rebuilt, never trusted
+    if meta.get("registry") != _cache_key(ds, meta["source"], meta["detail"]):
+        return None
+    return Loaded(X, y, "cache", f"{meta['source']}:{meta['detail']}")
+
+
+def _write_cache(ds: Dataset, loaded: Loaded) -> None:
+    key = _cache_key(ds, loaded.source, loaded.detail)
+    try:
+        _atomic_write_npz(cache_dir() / f"{ds.name}-{key}.npz", X=loaded.X, y=loaded.y)
+        meta = {"key": key, "registry": key, "source": loaded.source, "detail": loaded.detail}
+        fd, tmp = tempfile.mkstemp(dir=cache_dir(), suffix=".tmp")
+        with os.fdopen(fd, "w") as fh:
+            json.dump(meta, fh)
+        os.replace(tmp, cache_dir() / f"{ds.name}.json")
+    except OSError:
+        pass  # a read-only cache only costs speed
+
+
+def load(name: str, data_dir_override=None, allow_download: bool = True, use_cache: bool = True) -> Loaded:
+    """(X, y) of a registered dataset, from the first source that has it."""
+    ds = get_dataset(name)
+    if use_cache:
+        cached = _read_cache(ds)
+        if cached is not None:
+            validate_arrays(ds, cached.X, cached.y, "the cache")
+            return cached
+    loaded = None
+    root = data_dir(data_dir_override)
+    if root is not None:
+        loaded = _from_mirror(ds, root)
+    if loaded is None:
+        loaded = _from_generator(ds)
+    if loaded is None and allow_download:
+        try:
+            loaded = _from_openml(ds)
+        except DataUnavailable:
+            loaded = None
+    if loaded is None:
+        where = f"mirror {root}" if root else "no mirror (RFBENCH_DATA_DIR unset)"
+        raise DataUnavailable(f"dataset '{name}' is not available ({where}, no network source "
+                              f"reachable): {ds.how_to_supply()}")
+    validate_arrays(ds, loaded.X, loaded.y, loaded.detail)
+    if use_cache and loaded.source == "openml":
+        # only downloads are cached: mirror files and generators are cheaper to re-read than
+        # to keep consistent with a cache when the user changes RFBENCH_DATA_DIR
+        _write_cache(ds, loaded)
+    return loaded

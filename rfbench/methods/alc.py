@@ -1,0 +1,218 @@
+"""ALC: "À la carte" kernel learning (Yang, Smola, Song & Wilson 2015) as re-implemented in the GFC
+paper (App. C.3; method-notes §3): a learned spectral mixture with a cross-validation objective.
+
+Spectral measure: a mixture of Q Gaussians with diagonal covariances. Every component q gets
+s = n_features // Q frequencies, re-parameterised with FIXED standard-normal vectors u_qj::
+
+    w_qj = D_q ⊙ u_qj + μ_q                      (D_q = diag(Σ_q)^{1/2}, μ_q ∈ R^d)
+    f(x) = b + Σ_q ν_q² Σ_j [α_qj sin(w_qj·x) + β_qj cos(w_qj·x)]
+
+The fixed u's keep the frequencies in Q clusters; a component's weight is carried by ν_q². The
+coefficients (α, β) are ridge solutions ``(ZᵀZ + mλI)c = Zᵀy``; θ = (μ, D, ν) and λ are chosen by
+L-BFGS-B on the k-fold CV error (standard split: train on the complement of a fold, validate on
+it) with the Keerthi gradient (:mod:`rfbench.methods.cvgrad`) and the chain rule of §3.4::
+
+    ∂E/∂μ_q = Σ_j ∂E/∂w_qj      ∂E/∂D_q = Σ_j (∂E/∂w_qj) ⊙ u_qj      ∂E/∂ν_q = 2ν_q Σ_j ∂E/∂s_qj
+    ∂E/∂log λ = λ · (−m tᵀc)     (s_qj = ν_q², the scale of the columns of frequency qj)
+
+Search (App. C.3): 10 random initial solutions × 20 L-BFGS-B iterations; the best one (with its u's)
+continues for another 200 iterations. Final model: ridge with the learned θ and λ on all training
+rows.
+
+Choices where the sources are silent (method-notes §3.3 [O] items, plus ours):
+
+* **ARD initialisation of D** (the À-la-carte supplement is not available): per input dimension j,
+  ℓ_j = median |x_aj − x_bj| over ≤ 10⁴ random pairs of distinct training rows (falling back to the
+  range of column j, then to 1, when it is 0); D_q,j = 1/ℓ_j for every component. Restart 0 uses it
+  as is; restarts 1.. multiply each D_q,j by exp(ξ), ξ ~ N(0, 0.5²).
+* μ_q ~ N(0, (0.01·D_q)²) entrywise ("close to zero"); ν_q = std(y)/Q (literal reading of the text);
+  λ₀ = 1e-4, optimised as log λ within [1e-10, 1e2]; fresh u's at every restart.
+* bias: y is centred by its training mean and the design carries a constant column (the zero
+  frequency, penalised like the others, as GFC's bias); intercept_ = mean(y) + its coefficient.
+* the CV objective is divided by var(y) (a constant) so that L-BFGS-B's absolute tolerances do not
+  depend on the unit of y.
+* speed: per objective evaluation ONE design matrix of all training rows and its Gram matrix are
+  formed; each fold's training Gram matrix is the full one minus the fold's validation Gram matrix.
+  With n_jobs > 1 the restarts run in loky processes (one BLAS thread each); all random draws are
+  made up front, so the result does not depend on n_jobs (up to BLAS threading in the main process).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.optimize
+from joblib import Parallel, delayed, effective_n_jobs, parallel_config
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
+
+from rfbench.methods.common import as_generator, resolve_cv
+from rfbench.methods.cvgrad import prepare_splits, trig_cv_grad, trig_features
+from rfbench.methods.ridge import ridge_solve
+from rfbench.methods.tuning import Stopwatch
+
+LAMBDA0 = 1e-4
+LOG_LAMBDA_BOUNDS = (np.log(1e-10), np.log(1e2))
+ARD_PAIRS = 10_000
+RESTART_LOG_SD = 0.5
+
+
+def pack(mu: np.ndarray, D: np.ndarray, nu: np.ndarray, lam: float) -> np.ndarray:
+    """θ as one vector: [μ (Q·d), D (Q·d), ν (Q), log λ]."""
+    return np.concatenate([mu.ravel(), D.ravel(), nu.ravel(), [np.log(lam)]])
+
+
+def unpack(theta: np.ndarray, Q: int, d: int):
+    """Inverse of :func:`pack`: (μ (Q × d), D (Q × d), ν (Q), λ)."""
+    mu = theta[:Q * d].reshape(Q, d)
+    D = theta[Q * d:2 * Q * d].reshape(Q, d)
+    nu = theta[2 * Q * d:2 * Q * d + Q]
+    return mu, D, nu, float(np.exp(theta[-1]))
+
+
+def mixture_frequencies(mu: np.ndarray, D: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """W (d × Q·s) with columns w_qj = D_q ⊙ u_qj + μ_q, component-major order."""
+    Q, s, d = U.shape
+    return (D[:, None, :] * U + mu[:, None, :]).reshape(Q * s, d).T
+
+
+def alc_objective(theta: np.ndarray, X: np.ndarray, y: np.ndarray, U: np.ndarray, splits,
+                  y_var: float = 1.0) -> tuple[float, np.ndarray]:
+    """CV error of ridge on [1, ν_q² sin(XW), ν_q² cos(XW)] (divided by ``y_var``) and its gradient
+    w.r.t. θ = (μ, D, ν, log λ) (method-notes §3.4)."""
+    Q, s, d = U.shape
+    mu, D, nu, lam = unpack(theta, Q, d)
+    scale = np.repeat(nu ** 2, s)
+    res = trig_cv_grad(X, y, mixture_frequencies(mu, D, U), lam, splits,
+                       fixed=np.ones((X.shape[0], 1)), scale=scale)
+    dW = res.dW.T.reshape(Q, s, d)                      # ∂E/∂w_qj
+    d_mu = dW.sum(axis=1)
+    d_D = (dW * U).sum(axis=1)
+    d_nu = 2.0 * nu * res.dscale.reshape(Q, s).sum(axis=1)
+    grad = np.concatenate([d_mu.ravel(), d_D.ravel(), d_nu, [res.dlam * lam]])
+    return res.value / y_var, grad / y_var
+
+
+def ard_lengthscales(X: np.ndarray, rng: np.random.Generator, n_pairs: int = ARD_PAIRS) -> np.ndarray:
+    """Per-dimension median |x_aj − x_bj| over random pairs of distinct rows (ARD-style heuristic)."""
+    m, d = X.shape
+    if m < 2:
+        return np.ones(d)
+    a = rng.integers(0, m, n_pairs)
+    b = (a + rng.integers(1, m, n_pairs)) % m          # b ≠ a
+    ell = np.median(np.abs(X[a] - X[b]), axis=0)
+    rng_cols = np.ptp(X, axis=0)
+    ell = np.where(ell > 0, ell, rng_cols)
+    return np.where(ell > 0, ell, 1.0)
+
+
+def _minimise(theta0, X, y, U, splits, y_var, maxiter, single_thread=False):
+    bounds = [(None, None)] * (theta0.size - 1) + [LOG_LAMBDA_BOUNDS]
+
+    def run():
+        return scipy.optimize.minimize(alc_objective, theta0, args=(X, y, U, splits, y_var),
+                                       jac=True, method="L-BFGS-B", bounds=bounds,
+                                       options={"maxiter": maxiter})
+    if single_thread:
+        with threadpool_limits(limits=1):
+            opt = run()
+    else:
+        opt = run()
+    return opt.x, float(opt.fun)
+
+
+class ALCRegressor(RegressorMixin, BaseEstimator):
+    """À la carte (mixture-of-Gaussians spectrum) with a CV-gradient objective + ridge regression.
+
+    Parameters
+    ----------
+    n_features : total number of spectral vectors n (s = n // Q per component; 2n sin/cos columns).
+    n_components : Q, mixture components.
+    n_restarts, restart_iter : random initial solutions and L-BFGS-B iterations for each.
+    final_iter : L-BFGS-B iterations continuing from the best restart.
+    cv : the k-fold CV of the objective (int or iterable of (train, test) pairs).
+    random_state, n_jobs : see :mod:`rfbench.methods.common` (restarts run in parallel processes).
+
+    Attributes
+    ----------
+    frequencies_ (d × Q·s), coef_ (2·Q·s, on [sin(XW), cos(XW)], ν² folded in), intercept_,
+    means_ (μ, Q × d), scales_ (D, Q × d), amplitudes_ (ν, Q), restart_errors_,
+    best_params_ ({"lambda", "cv_mse", "n_components", "best_restart"}), tune_time_, n_features_in_.
+    """
+
+    def __init__(self, n_features=100, n_components=5, n_restarts=10, restart_iter=20,
+                 final_iter=200, cv=5, random_state=None, n_jobs=1):
+        self.n_features = n_features
+        self.n_components = n_components
+        self.n_restarts = n_restarts
+        self.restart_iter = restart_iter
+        self.final_iter = final_iter
+        self.cv = cv
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
+        y = np.asarray(y, dtype=np.float64)
+        rng = as_generator(self.random_state)
+        m, d = X.shape
+        Q = int(self.n_components)
+        s = max(1, int(self.n_features) // Q)
+        splits = prepare_splits(resolve_cv(self.cv, m, rng), m)
+        y_mean = float(y.mean())
+        yc = y - y_mean
+        y_var = float(np.var(y)) or 1.0
+        timer = Stopwatch()
+
+        # initial solutions, all drawn up front (the result must not depend on n_jobs)
+        D_ard = np.tile(1.0 / ard_lengthscales(X, rng), (Q, 1))
+        nu0 = np.full(Q, (float(np.std(y)) or 1.0) / Q)
+        starts = []
+        for r in range(max(1, int(self.n_restarts))):
+            U = rng.standard_normal((Q, s, d))
+            D = D_ard if r == 0 else D_ard * np.exp(RESTART_LOG_SD * rng.standard_normal((Q, d)))
+            mu = 0.01 * D * rng.standard_normal((Q, d))
+            starts.append((pack(mu, D, nu0, LAMBDA0), U))
+
+        with timer:
+            # 10 restarts × 20 iterations ...
+            n_jobs = min(effective_n_jobs(self.n_jobs), len(starts))
+            if n_jobs > 1:
+                with parallel_config(backend="loky", inner_max_num_threads=1):
+                    results = Parallel(n_jobs=n_jobs)(
+                        delayed(_minimise)(th, X, yc, U, splits, y_var, self.restart_iter, True)
+                        for th, U in starts)
+            else:
+                results = [_minimise(th, X, yc, U, splits, y_var, self.restart_iter)
+                           for th, U in starts]
+            restart_errors = np.array([fun for _, fun in results])
+            best = int(np.argmin(restart_errors))
+            # ... then the best one (with its u's) for another 200
+            U = starts[best][1]
+            theta, fun = _minimise(results[best][0], X, yc, U, splits, y_var, self.final_iter)
+
+        # final model: ridge with the learned θ and λ on all training rows
+        mu, D, nu, lam = unpack(theta, Q, d)
+        W = mixture_frequencies(mu, D, U)
+        scale = np.repeat(nu ** 2, s)
+        S, C = trig_features(X, W)
+        Z = np.hstack([np.ones((m, 1)), S * scale, C * scale])
+        c, _ = ridge_solve(Z, yc, lam, fit_intercept=False)
+        n = W.shape[1]
+
+        self.frequencies_ = W
+        self.coef_ = np.concatenate([c[1:1 + n] * scale, c[1 + n:] * scale])
+        self.intercept_ = y_mean + float(c[0])
+        self.means_, self.scales_, self.amplitudes_ = mu, D, nu
+        self.lambda_ = lam
+        self.restart_errors_ = restart_errors * y_var
+        self.best_params_ = {"lambda": lam, "cv_mse": float(fun * y_var), "n_components": Q,
+                             "best_restart": best}
+        self.tune_time_ = timer.total
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        S, C = trig_features(X, self.frequencies_)
+        return np.hstack([S, C]) @ self.coef_ + self.intercept_

@@ -1,0 +1,206 @@
+"""Gradient of a ridge cross-validation error w.r.t. the feature parameters (Keerthi et al. 2006).
+
+GFC and ALC choose continuous hyper-parameters (spectral vectors, mixture parameters, λ) by L-BFGS-B
+on a cross-validation error. The coefficients are not optimisation variables: for given features
+they are the ridge solution, so the gradient follows by implicit differentiation of the normal
+equations (GFC paper App. C, C.1, C.3; method-notes §0.4). For one split with training part
+``(Z, y)`` (m rows), validation part ``(Z_v, y_v)`` (m_v rows) and ridge parameter λ::
+
+    P = ZᵀZ + mλI      c = P⁻¹Zᵀy         r_v = Z_v c − y_v        E = ‖r_v‖² / m_v
+    g = (2/m_v) Z_vᵀ r_v                   t = P⁻¹ g                (one extra solve, same factor)
+    e = y − Z c        a = Z t
+    dE/dθ = (2/m_v) r_vᵀ (∂Z_v/∂θ) c + eᵀ (∂Z/∂θ) t − aᵀ (∂Z/∂θ) c          dE/dλ = −m tᵀc
+
+Two levels are provided:
+
+* :func:`ridge_cv_grad` — the generic template. It returns the *total* derivative of the mean CV
+  error with respect to the whole design matrix, ``Γ = dE/dZ`` (m × p, one row per sample). Any
+  parameterisation θ of the features then only needs the chain rule ``dE/dθ = Σ_ij Γ_ij ∂Z_ij/∂θ``.
+  Writing ``Γ = Σ_splits (u_c cᵀ + u_t tᵀ)`` with per-row weights ``u_c`` (``2r_v/m_v`` on validation
+  rows, ``−a`` on training rows) and ``u_t`` (``e`` on training rows) makes it a single
+  (m × 2k)·(2k × p) product for all k splits.
+* :func:`trig_cv_grad` — the same for the trigonometric design ``[fixed, s ⊙ sin(XW), s ⊙ cos(XW)]``
+  with gradients w.r.t. the frequency matrix W (d × n), the per-frequency scale s (n) and λ. With
+  ``Γ_s, Γ_c`` the sin/cos blocks of Γ this is the ``B(v)`` trick of method-notes §0.4:
+  ``dE/dW = Xᵀ[s ⊙ (cos(XW) ⊙ Γ_s − sin(XW) ⊙ Γ_c)]`` — one (d × m)(m × n) product, no loop over
+  samples or frequencies.
+
+Speed: the design matrix of all rows is formed once per evaluation. When a split's two parts
+partition the rows and its validation part is the smaller one (standard k-fold), the training Gram
+matrix is the full Gram matrix minus the validation Gram matrix; otherwise (e.g. GFC's inverted
+split, whose training part is one fold) the training Gram matrix is formed directly because it is
+the small side.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+
+__all__ = [
+    "Split",
+    "CVGrad",
+    "TrigCVGrad",
+    "prepare_splits",
+    "inverted_kfold",
+    "trig_features",
+    "ridge_cv_grad",
+    "trig_cv_grad",
+]
+
+
+@dataclass(frozen=True)
+class Split:
+    """One (train, validation) pair; ``complement`` ⇔ the two parts partition all rows."""
+
+    tr: np.ndarray
+    va: np.ndarray
+    complement: bool
+
+
+@dataclass
+class CVGrad:
+    """Mean validation MSE over the splits and its derivatives (``dZ`` is None without gradient)."""
+
+    value: float
+    dZ: np.ndarray | None
+    dlam: float
+    split_values: np.ndarray
+
+
+@dataclass
+class TrigCVGrad:
+    """Mean validation MSE of the trigonometric design and its derivatives w.r.t. W, λ and s."""
+
+    value: float
+    dW: np.ndarray | None
+    dlam: float
+    dscale: np.ndarray | None
+
+
+def prepare_splits(splits, n_rows: int) -> list[Split]:
+    """Turn (train_idx, val_idx) pairs into :class:`Split` objects (done once per optimisation)."""
+    out = []
+    for sp in splits:
+        if isinstance(sp, Split):
+            out.append(sp)
+            continue
+        tr, va = (np.asarray(ix, dtype=np.intp) for ix in sp)
+        complement = False
+        if tr.size + va.size == n_rows:
+            seen = np.zeros(n_rows, dtype=np.int8)
+            seen[tr] += 1
+            seen[va] += 1
+            complement = bool(np.all(seen == 1))
+        out.append(Split(tr, va, complement))
+    return out
+
+
+def inverted_kfold(n_rows: int, n_folds: int, rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+    """GFC's inverted k-fold split: train on ONE fold, validate on the union of the other k−1.
+
+    During a greedy descent the spectrum matters more than the amplitudes (Algorithm 2 refits the
+    amplitudes of all features at the end), so the paper validates on the larger side (§2.5).
+    """
+    folds = np.array_split(rng.permutation(n_rows), n_folds)
+    return [(np.sort(folds[i]), np.sort(np.concatenate(folds[:i] + folds[i + 1:])))
+            for i in range(n_folds)]
+
+
+def trig_features(X: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(sin(XW), cos(XW)) for a d × n frequency matrix W."""
+    XW = X @ W
+    return np.sin(XW), np.cos(XW)
+
+
+def _cho_factor(P: np.ndarray):
+    """Cholesky factor of the SPD ridge matrix, with a tiny jitter only if it fails numerically."""
+    try:
+        return scipy.linalg.cho_factor(P, check_finite=False)
+    except np.linalg.LinAlgError:
+        jitter = 1e-10 * max(np.trace(P) / P.shape[0], 1e-300)
+        return scipy.linalg.cho_factor(P + jitter * np.eye(P.shape[0]), check_finite=False)
+
+
+def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
+                  grad: bool = True) -> CVGrad:
+    """Mean over splits of the validation MSE of ridge ``(ZᵀZ + mλI)c = Zᵀy`` and its gradients.
+
+    ``Z`` is the design matrix of *all* rows (m × p); ``splits`` index its rows. Returns the value,
+    ``dZ = dE/dZ`` (m × p, total derivative including the dependence of c on the training rows) and
+    ``dE/dλ``. No intercept is fitted: put a constant column in Z if one is wanted.
+    """
+    m, p = Z.shape
+    if not splits or not isinstance(splits[0], Split):
+        splits = prepare_splits(splits, m)
+    k = len(splits)
+    # the full Gram matrix only pays off for splits whose validation side is the smaller one
+    full = None
+    if any(sp.complement and sp.va.size < sp.tr.size for sp in splits):
+        full = (Z.T @ Z, Z.T @ y)
+    values = np.empty(k)
+    dlam = 0.0
+    if grad:
+        U = np.zeros((m, 2 * k))  # per-row weights u_c (first k columns) and u_t (last k)
+        V = np.empty((2 * k, p))  # the matching coefficient vectors c and t
+    diag = np.diag_indices(p)
+    for i, sp in enumerate(splits):
+        tr, va = sp.tr, sp.va
+        m_tr, m_va = tr.size, va.size
+        Z_va, y_va = Z[va], y[va]
+        if full is not None and sp.complement and m_va < m_tr:
+            P = full[0] - Z_va.T @ Z_va            # training Gram = full − validation
+            b = full[1] - Z_va.T @ y_va
+        else:
+            Z_tr = Z[tr]
+            P = Z_tr.T @ Z_tr
+            b = Z_tr.T @ y[tr]
+        P[diag] += m_tr * lam
+        factor = _cho_factor(P)
+        c = scipy.linalg.cho_solve(factor, b, check_finite=False)
+        r_va = Z_va @ c - y_va
+        values[i] = r_va @ r_va / m_va
+        if not grad:
+            continue
+        t = scipy.linalg.cho_solve(factor, (2.0 / m_va) * (Z_va.T @ r_va), check_finite=False)
+        dlam -= m_tr * (t @ c)
+        # training predictions Zc and adjoint a = Zt (product on all rows, then pick: no row copy)
+        Zct = (Z @ np.column_stack([c, t]))[tr]
+        U[va, i] += (2.0 / m_va) * r_va            # validation rows: (2/m_v) r_v against ∂Z·c
+        U[tr, i] -= Zct[:, 1]                      # training rows:   −a against ∂Z·c
+        U[tr, k + i] += y[tr] - Zct[:, 0]          # training rows:    e against ∂Z·t
+        V[i] = c
+        V[k + i] = t
+    dZ = (U @ V) / k if grad else None
+    return CVGrad(float(values.mean()), dZ, dlam / k, values)
+
+
+def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits: Sequence,
+                 fixed: np.ndarray | None = None, scale: np.ndarray | None = None,
+                 grad: bool = True) -> TrigCVGrad:
+    """CV error of ridge on ``Z = [fixed, s ⊙ sin(XW), s ⊙ cos(XW)]`` and its gradients.
+
+    ``fixed`` (m × p0, optional) are columns that do not depend on W (GFC's current estimate f,
+    a constant column); ``scale`` (n, optional) multiplies both columns of frequency j (ALC's ν_q²).
+    Returns ``dW`` (d × n), ``dlam`` and ``dscale`` (n; with ``scale=None`` it is the derivative
+    w.r.t. a scale factor at its value one).
+    """
+    m = X.shape[0]
+    n = W.shape[1]
+    S, C = trig_features(X, W)
+    s = np.ones(n) if scale is None else np.asarray(scale, dtype=float)
+    fixed = np.empty((m, 0)) if fixed is None else np.asarray(fixed, dtype=float).reshape(m, -1)
+    p0 = fixed.shape[1]
+    Z = np.hstack([fixed, S * s, C * s])
+    res = ridge_cv_grad(Z, y, splits, lam, grad)
+    if not grad:
+        return TrigCVGrad(res.value, None, res.dlam, None)
+    G_s = res.dZ[:, p0:p0 + n]
+    G_c = res.dZ[:, p0 + n:]
+    # ∂(s_j sin(x·w_j))/∂w_j = s_j cos(x·w_j) x ;  ∂(s_j cos(x·w_j))/∂w_j = −s_j sin(x·w_j) x
+    dW = X.T @ ((C * G_s - S * G_c) * s)
+    dscale = np.einsum("ij,ij->j", S, G_s) + np.einsum("ij,ij->j", C, G_c)
+    return TrigCVGrad(res.value, dW, res.dlam, dscale)

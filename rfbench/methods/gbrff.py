@@ -1,0 +1,584 @@
+"""GBRFF1 and GBRFF2: gradient boosting of random Fourier features (Gautheron et al., ECML 2020).
+
+Exponential-loss boosting for binary labels y ∈ {−1, +1} (paper §3, Algorithms 2 and 3)::
+
+    H⁰ = ½ ln((1 + ȳ)/(1 − ȳ))
+    for t = 1..T:
+        w_i = exp(−y_i H(x_i)),  ỹ_i = y_i w_i                     (negative gradient)
+        fit the weak learner h ∈ [−1, 1] by minimising (1/n) Σ_i exp(−ỹ_i h(x_i))
+        α = ½ ln((Σ w + Σ w y h)/(Σ w − Σ w y h))                  (minimiser of a convex bound)
+        H ← H + α h
+    predict sign(H⁰ + Σ α_t h_t(x)), ties → positive class
+
+GBRFF1 (Alg. 2): h(x) = Σ_j q_j cos(ω_j·(x^t − x)) with K = 10 frequencies ω_j ~ N(0, 2γ)^d, the
+landmark x^t by L-BFGS-B (10 iterations from x = 0) on eq. (9), q = softmax(−β√n L) (eq. 10).
+GBRFF2 (Alg. 3): h(x) = cos(ω·x − b): phase b = 2πs by bounded Brent over s ∈ [−0.5, 0.5]
+(xtol 1e-2), then ω refined by L-BFGS-B (10 iterations) on the exp loss + λ‖ω‖².
+
+Errata and choices (method-notes §6): α has Σwyh in the *numerator* (the closed form printed in §3.2
+is inverted); the landmark gradient is Ωᵀ(sin(P)(ỹ⊙e))/(nK) (the printed one factors Σ_j ω_j out of
+the sum); h is recomputed at the ω returned by L-BFGS-B; γ = g/d with g ∈ 2^{−2..2}; inputs are
+standardised with a scaler fitted on the training part of every fit (inner folds included); one
+generator seeded once per outer fit serves every inner and final fit, so that all hyper-parameter
+combinations see the same random draws (the reference uses RandomState(1) for every fit). If α is
+not finite (a perfect or overflowing weak learner) it is capped at ±20 and counted
+(``n_alpha_capped_``); exp overflow elsewhere is left as in the reference code.
+
+Regression variants (method-notes §6.6, own proposal): squared-loss boosting on standardised y;
+GBRFF2-R fits amplitude and phase of one cosine in closed form and refines ω by L-BFGS-B; GBRFF1-R
+learns the landmark and a scale by L-BFGS-B and weights the K cosines by softmax(−β√n L) of their
+normalised residual losses.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import fminbound, minimize
+from scipy.special import softmax
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from rfbench.methods.common import as_generator, resolve_cv, seed_from, standardise_columns
+from rfbench.methods.rfkit import decode_binary_labels, encode_binary_labels, parallel_map
+from rfbench.methods.tuning import Stopwatch, misclassification, mse, param_grid
+
+#: g values of the grid γ = g/d [P-GB §4.1]
+GAMMA_GRID = (0.25, 0.5, 1.0, 2.0, 4.0)
+#: GBRFF2's λ (ridge on ω) grid {0, 2⁻⁵, …, 2⁻²} [P-GB §4.1]
+LAMBDA_GRID = (0.0, 2.0**-5, 2.0**-4, 2.0**-3, 2.0**-2)
+#: GBRFF1's β (pseudo-posterior temperature) grid 10^{−2..2} [P-GB §4.1]
+BETA_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
+#: |α| cap applied only when the closed form is not finite
+ALPHA_CAP = 20.0
+#: L-BFGS-B iterations for the landmark and for ω [C-GB]
+LBFGS_MAXITER = 10
+#: bounded Brent tolerance on s (b = 2πs) [C-GB]
+PHASE_XTOL = 1e-2
+#: rows per block when evaluating a fitted model
+PREDICT_BLOCK = 4096
+
+
+# ------------------------------------------------------------------ exponential-loss building blocks
+def initial_score(y: np.ndarray) -> float:
+    """H⁰ = ½ ln((1 + ȳ)/(1 − ȳ)) = ½ ln(n₊/n₋), the constant minimising the exp loss.
+
+    A class absent from the training part (possible in a tiny inner fold) is counted as half a
+    point so that H⁰ stays finite.
+    """
+    n_pos = max(float(np.sum(y > 0)), 0.5)
+    n_neg = max(float(np.sum(y < 0)), 0.5)
+    return 0.5 * math.log(n_pos / n_neg)
+
+
+def exp_loss_step(w: np.ndarray, y: np.ndarray, h: np.ndarray) -> tuple[float, bool]:
+    """(α, capped): α = ½ ln((Σw + Σwyh)/(Σw − Σwyh)) (Alg. 2/3 line 8).
+
+    Minimiser of the bound Σ_i w_i e^{−α y_i h_i} ≤ Σ_i w_i [(1 − y_i h_i)/2 e^{α} + (1 + y_i h_i)/2 e^{−α}],
+    valid for h ∈ [−1, 1]. A non-finite α (perfect weak learner, overflowing weights) is replaced
+    by ±ALPHA_CAP with the sign of Σwyh (0 if that is undefined) and reported as capped.
+    """
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        sw = float(np.sum(w))
+        swyh = float(np.sum(w * y * h))
+        alpha = 0.5 * math.log((sw + swyh) / (sw - swyh)) if sw - swyh > 0 and sw + swyh > 0 else math.nan
+    if math.isfinite(alpha):
+        return alpha, False
+    if swyh > 0:
+        return ALPHA_CAP, True
+    if swyh < 0:
+        return -ALPHA_CAP, True
+    return 0.0, True
+
+
+def landmark_objective(x: np.ndarray, Omega: np.ndarray, cosA: np.ndarray, sinA: np.ndarray,
+                       yt: np.ndarray) -> tuple[float, np.ndarray]:
+    """GBRFF1 eq. (9) and its (correct) gradient; A = Ω Xᵀ (K × n) enters through cos A and sin A.
+
+    F(x) = (1/n) Σ_i e_i,  e_i = exp(−ỹ_i (1/K) Σ_j cos(ω_j·x − A_ji))
+    ∇F(x) = (1/(nK)) Σ_j ω_j Σ_i ỹ_i e_i sin(ω_j·x − A_ji)
+
+    With p = Ωx, cos(p_j − A_ji) = cos p_j cos A_ji + sin p_j sin A_ji and
+    sin(p_j − A_ji) = sin p_j cos A_ji − cos p_j sin A_ji, so one evaluation costs four K × n
+    matrix-vector products and 2K trigonometric calls instead of 2Kn.
+    """
+    K, n = cosA.shape
+    p = Omega @ x
+    cp, sp = np.cos(p), np.sin(p)
+    e = np.exp(-yt * ((cp @ cosA + sp @ sinA) / K))
+    v = yt * e
+    grad = Omega.T @ (sp * (cosA @ v) - cp * (sinA @ v)) / (n * K)
+    return float(e.mean()), grad
+
+
+def frequency_objective(omega: np.ndarray, X: np.ndarray, yt: np.ndarray, b: float,
+                        lam: float) -> tuple[float, np.ndarray]:
+    """GBRFF2 line 7 and its gradient.
+
+    G(ω) = (1/n) Σ_i exp(−ỹ_i cos(ω·x_i − b)) + λ‖ω‖²
+    ∇G(ω) = (1/n) Σ_i ỹ_i e_i sin(ω·x_i − b) x_i + 2λω
+    """
+    v = X @ omega - b
+    e = np.exp(-yt * np.cos(v))
+    grad = X.T @ (yt * e * np.sin(v)) / X.shape[0] + 2.0 * lam * omega
+    return float(e.mean() + lam * omega @ omega), grad
+
+
+def phase_objective(s: float, u: np.ndarray, yt: np.ndarray) -> float:
+    """GBRFF2 line 6 as coded in [C-GB]: Σ_i exp(−ỹ_i cos(2πs − ω·x_i)), b = 2πs (cos is even)."""
+    return float(np.sum(np.exp(-yt * np.cos(2.0 * np.pi * s - u))))
+
+
+def _lbfgs(fun, x0, args) -> np.ndarray:
+    res = minimize(fun, x0, args=args, jac=True, method="L-BFGS-B",
+                   options={"maxiter": LBFGS_MAXITER})
+    return res.x
+
+
+# ------------------------------------------------------------------ fitted models (plain data)
+@dataclass
+class CosineEnsemble:
+    """H(x) = offset + Σ_t α_t cos(ω_t·x − b_t) (GBRFF2 and GBRFF2-R)."""
+
+    offset: float
+    frequencies: np.ndarray  # (T, d)
+    phases: np.ndarray  # (T,)
+    alphas: np.ndarray  # (T,)
+    n_capped: int = 0
+
+    def decision(self, X: np.ndarray) -> np.ndarray:
+        out = np.empty(X.shape[0])
+        for s in range(0, X.shape[0], PREDICT_BLOCK):
+            out[s:s + PREDICT_BLOCK] = np.cos(X[s:s + PREDICT_BLOCK] @ self.frequencies.T
+                                              - self.phases) @ self.alphas
+        return self.offset + out
+
+
+@dataclass
+class LandmarkEnsemble:
+    """H(x) = offset + Σ_t α_t Σ_j q_tj cos(ω_tj·(x^t − x)) (GBRFF1 and GBRFF1-R)."""
+
+    offset: float
+    frequencies: np.ndarray  # (T, K, d)
+    landmarks: np.ndarray  # (T, d)
+    q: np.ndarray  # (T, K)
+    alphas: np.ndarray  # (T,)
+    n_capped: int = 0
+
+    def decision(self, X: np.ndarray) -> np.ndarray:
+        T, K, d = self.frequencies.shape
+        W = self.frequencies.reshape(T * K, d)
+        centre = np.einsum("tkd,td->tk", self.frequencies, self.landmarks).ravel()
+        weight = (self.alphas[:, None] * self.q).ravel()
+        out = np.empty(X.shape[0])
+        for s in range(0, X.shape[0], PREDICT_BLOCK):
+            out[s:s + PREDICT_BLOCK] = np.cos(centre - X[s:s + PREDICT_BLOCK] @ W.T) @ weight
+        return self.offset + out
+
+
+# ------------------------------------------------------------------ Algorithm 3 (GBRFF2)
+def fit_gbrff2(X: np.ndarray, y: np.ndarray, n_iter: int, gamma: float, lam: float,
+               rng: np.random.Generator) -> CosineEnsemble:
+    """GBRFF2 on standardised X and y ∈ {−1, +1}."""
+    n, d = X.shape
+    omega0 = rng.standard_normal((n_iter, d)) * math.sqrt(2.0 * gamma)  # N(0, 2γ)^d, drawn upfront
+    H0 = initial_score(y)
+    H = np.full(n, H0)
+    freqs, phases, alphas = np.empty((n_iter, d)), np.empty(n_iter), np.empty(n_iter)
+    capped = 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(n_iter):
+            w = np.exp(-y * H)  # line 3
+            yt = y * w  # line 4
+            u = X @ omega0[t]
+            # line 6: b = argmin_b Σ_i exp(−ỹ_i cos(ω·x_i − b)), searched as b = 2πs, s ∈ [−½, ½]
+            s = fminbound(phase_objective, -0.5, 0.5, args=(u, yt), xtol=PHASE_XTOL)
+            b = 2.0 * np.pi * float(s)
+            # line 7: refine ω from its random draw, b fixed
+            omega = _lbfgs(frequency_objective, omega0[t], (X, yt, b, lam))
+            h = np.cos(X @ omega - b)  # recomputed at the returned ω
+            alpha, was_capped = exp_loss_step(w, y, h)  # line 8
+            capped += was_capped
+            H += alpha * h  # line 9
+            freqs[t], phases[t], alphas[t] = omega, b, alpha
+    return CosineEnsemble(H0, freqs, phases, alphas, capped)
+
+
+# ------------------------------------------------------------------ Algorithm 2 (GBRFF1)
+def fit_gbrff1(X: np.ndarray, y: np.ndarray, n_iter: int, n_random: int, gamma: float,
+               beta: float, rng: np.random.Generator) -> LandmarkEnsemble:
+    """GBRFF1 on standardised X and y ∈ {−1, +1}."""
+    n, d = X.shape
+    Omegas = rng.standard_normal((n_iter, n_random, d)) * math.sqrt(2.0 * gamma)  # line 5, upfront
+    H0 = initial_score(y)
+    H = np.full(n, H0)
+    landmarks, qs, alphas = np.empty((n_iter, d)), np.empty((n_iter, n_random)), np.empty(n_iter)
+    capped = 0
+    with np.errstate(over="ignore", invalid="ignore"):
+        for t in range(n_iter):
+            w = np.exp(-y * H)  # line 3
+            yt = y * w  # line 4
+            Omega = Omegas[t]
+            A = Omega @ X.T  # ω_j·x_i once per iteration; an evaluation at x is then O(Kn + Kd)
+            cosA, sinA = np.cos(A), np.sin(A)
+            x_t = _lbfgs(landmark_objective, np.zeros(d), (Omega, cosA, sinA, yt))  # line 6, x⁰ = 0
+            C = np.cos((Omega @ x_t)[:, None] - A)  # cos(ω_j·(x^t − x_i)), K × n
+            L = np.exp(-yt * C).mean(axis=1)  # per-feature exp loss
+            q = softmax(-beta * math.sqrt(n) * L)  # line 7: (β√n/n) Σ_i = β√n · mean_i
+            h = q @ C
+            alpha, was_capped = exp_loss_step(w, y, h)  # line 8
+            capped += was_capped
+            H += alpha * h  # line 9
+            landmarks[t], qs[t], alphas[t] = x_t, q, alpha
+    return LandmarkEnsemble(H0, Omegas, landmarks, qs, alphas, capped)
+
+
+# ------------------------------------------------------------------ squared-loss variants (§6.6)
+def amplitude_phase(r: np.ndarray, u: np.ndarray) -> tuple[float, float]:
+    """(a, b) minimising Σ_i (r_i − a cos(u_i − b))²: least squares on [cos u, sin u], no intercept.
+
+    a cos(u − b) = a cos b · cos u + a sin b · sin u, so (κ₁, κ₂) = (a cos b, a sin b).
+    """
+    B = np.column_stack([np.cos(u), np.sin(u)])
+    kappa = np.linalg.lstsq(B, r, rcond=None)[0]
+    return float(math.hypot(kappa[0], kappa[1])), float(math.atan2(kappa[1], kappa[0]))
+
+
+def frequency_objective_sq(omega: np.ndarray, X: np.ndarray, r: np.ndarray, a: float, b: float,
+                           lam: float) -> tuple[float, np.ndarray]:
+    """GBRFF2-R refinement: (1/n) Σ (r_i − a cos(ω·x_i − b))² + λ‖ω‖² and its gradient
+    (2a/n) Σ_i (r_i − a cos v_i) sin v_i x_i + 2λω."""
+    v = X @ omega - b
+    res = r - a * np.cos(v)
+    grad = (2.0 * a / X.shape[0]) * (X.T @ (res * np.sin(v))) + 2.0 * lam * omega
+    return float(np.mean(res**2) + lam * omega @ omega), grad
+
+
+def landmark_objective_sq(z: np.ndarray, Omega: np.ndarray, cosA: np.ndarray, sinA: np.ndarray,
+                          r: np.ndarray) -> tuple[float, np.ndarray]:
+    """GBRFF1-R landmark and scale z = (x, c): (1/n) Σ (r_i − c g_i(x))², g_i = mean_j cos(ω_j·x − A_ji).
+
+    ∂/∂c = −(2/n) Σ_i e_i g_i,  ∂/∂x = (2c/(nK)) Σ_j ω_j Σ_i e_i sin(ω_j·x − A_ji),  e = r − c g
+    (same angle-addition evaluation as ``landmark_objective``).
+    """
+    K, n = cosA.shape
+    x, c = z[:-1], z[-1]
+    p = Omega @ x
+    cp, sp = np.cos(p), np.sin(p)
+    g = (cp @ cosA + sp @ sinA) / K
+    e = r - c * g
+    grad_x = (2.0 * c / (n * K)) * (Omega.T @ (sp * (cosA @ e) - cp * (sinA @ e)))
+    grad_c = -2.0 / n * float(e @ g)
+    return float(np.mean(e**2)), np.append(grad_x, grad_c)
+
+
+def fit_gbrff2_regression(X, y, n_iter, gamma, lam, rng, learning_rate=1.0) -> CosineEnsemble:
+    """GBRFF2-R on standardised X and standardised y (squared loss ½(y − H)²)."""
+    n, d = X.shape
+    omega0 = rng.standard_normal((n_iter, d)) * math.sqrt(2.0 * gamma)
+    H0 = float(np.mean(y))
+    H = np.full(n, H0)
+    freqs, phases, alphas = np.empty((n_iter, d)), np.empty(n_iter), np.empty(n_iter)
+    for t in range(n_iter):
+        r = y - H  # negative gradient of the squared loss
+        a, b = amplitude_phase(r, X @ omega0[t])  # exact counterpart of the phase search
+        omega = _lbfgs(frequency_objective_sq, omega0[t], (X, r, a, b, lam))
+        v = X @ omega
+        a, b = amplitude_phase(r, v)  # exact line search at the refined ω
+        H += learning_rate * a * np.cos(v - b)
+        freqs[t], phases[t], alphas[t] = omega, b, learning_rate * a
+    return CosineEnsemble(H0, freqs, phases, alphas)
+
+
+def fit_gbrff1_regression(X, y, n_iter, n_random, gamma, beta, rng,
+                          learning_rate=1.0) -> LandmarkEnsemble:
+    """GBRFF1-R on standardised X and standardised y (squared loss)."""
+    n, d = X.shape
+    Omegas = rng.standard_normal((n_iter, n_random, d)) * math.sqrt(2.0 * gamma)
+    H0 = float(np.mean(y))
+    H = np.full(n, H0)
+    landmarks, qs, alphas = np.empty((n_iter, d)), np.empty((n_iter, n_random)), np.empty(n_iter)
+    tiny = np.finfo(float).tiny
+    for t in range(n_iter):
+        r = y - H
+        Omega = Omegas[t]
+        A = Omega @ X.T
+        cosA, sinA = np.cos(A), np.sin(A)
+        g0 = cosA.mean(axis=0)  # g_i at x = 0 (cos is even)
+        c0 = float(r @ g0) / max(float(g0 @ g0), tiny)
+        z = _lbfgs(landmark_objective_sq, np.append(np.zeros(d), c0), (Omega, cosA, sinA, r))
+        x_t = z[:-1]
+        C = np.cos((Omega @ x_t)[:, None] - A)
+        rr = float(r @ r)
+        # normalised residual loss of each cosine alone: min_c ‖r − c C_j‖² / ‖r‖² ∈ [0, 1]
+        L = 1.0 - (C @ r) ** 2 / np.maximum(np.sum(C**2, axis=1) * rr, tiny) if rr > 0 else np.zeros(len(C))
+        q = softmax(-beta * math.sqrt(n) * L)
+        h = q @ C
+        alpha = learning_rate * float(r @ h) / max(float(h @ h), tiny)  # exact line search
+        H += alpha * h
+        landmarks[t], qs[t], alphas[t] = x_t, q, alpha
+    return LandmarkEnsemble(H0, Omegas, landmarks, qs, alphas)
+
+
+@dataclass
+class StandardisedTarget:
+    """A regression ensemble fitted on (y − y_mean)/y_scale, predicting on the original scale."""
+
+    y_mean: float
+    y_scale: float
+    inner: CosineEnsemble | LandmarkEnsemble
+
+    def decision(self, X: np.ndarray) -> np.ndarray:
+        return self.y_mean + self.y_scale * self.inner.decision(X)
+
+
+def standardised_target(y: np.ndarray) -> tuple[float, float]:
+    """(mean, population std) of y, a zero std replaced by 1."""
+    scale = float(np.std(y))
+    return float(np.mean(y)), (scale if scale > 0 else 1.0)
+
+
+# ------------------------------------------------------------------ estimators
+class _GBRFFBase(BaseEstimator):
+    """Inner-CV grid search and final fit shared by the four estimators.
+
+    Subclasses define ``_grid()`` (hyper-parameter dicts in grid order), ``_fit_model(X, y, params,
+    rng)`` on standardised inputs and encoded targets, ``_error`` (lower is better) and
+    ``_export(model)`` (the public fitted attributes).
+    """
+
+    def _standardise(self, X_train, *others):
+        """Scaler fitted on the training part of this fit, applied to every given array."""
+        if not self.standardize:
+            return (X_train, *others)
+        mean, std = standardise_columns(X_train)
+        return tuple((Z - mean) / std for Z in (X_train, *others))
+
+    def _cv_task(self, X, y, tr, va, combos, seed):
+        """Validation error of every combination on one inner fold (one scaler per fold)."""
+        X_tr, X_va = self._standardise(X[tr], X[va])
+        errors = np.empty(len(combos))
+        for i, params in enumerate(combos):
+            model = self._fit_model(X_tr, y[tr], params, np.random.default_rng(seed))
+            errors[i] = self._error(y[va], model.decision(X_va))
+        return errors
+
+    def _fit_encoded(self, X, y):
+        if int(self.n_features) < 1:
+            raise ValueError(f"n_features must be a positive integer, got {self.n_features!r}")
+        combos = self._grid()
+        if not combos:
+            raise ValueError("the hyper-parameter grid is empty")
+        rng = as_generator(self.random_state)
+        with Stopwatch() as tune:
+            if len(combos) > 1:
+                splits = resolve_cv(self.cv, X.shape[0], rng)
+                seed = seed_from(rng)  # one fresh generator per fit, all from this seed
+                per_fold = parallel_map(self._cv_task,
+                                        [(X, y, tr, va, combos, seed) for tr, va in splits],
+                                        self.n_jobs)
+                self.cv_errors_ = np.mean(per_fold, axis=0)
+                best = int(np.argmin(self.cv_errors_))  # ties → first combination in grid order
+            else:
+                seed = seed_from(rng)
+                self.cv_errors_ = np.full(1, np.nan)
+                best = 0
+        self.tune_time_ = tune.total
+        params = combos[best]
+        if self.standardize:
+            self.x_mean_, self.x_scale_ = standardise_columns(X)
+        else:
+            self.x_mean_, self.x_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
+        self.model_ = self._fit_model((X - self.x_mean_) / self.x_scale_, y, params,
+                                      np.random.default_rng(seed))
+        self.best_params_ = {**params, "gamma": params["g"] / X.shape[1],
+                             "n_iter": int(self.n_features), "seed": int(seed)}
+        self._export(self.model_)
+        return self
+
+    def _decision(self, X):
+        check_is_fitted(self, "model_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self.model_.decision((X - self.x_mean_) / self.x_scale_)
+
+
+class _BinaryBoosting(ClassifierMixin, _GBRFFBase):
+    """Label handling of the classifiers: any two labels, smaller → −1; score ≥ 0 → positive."""
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_classification_targets(y)
+        self.classes_, y_pm = encode_binary_labels(y)
+        return self._fit_encoded(X, y_pm)
+
+    @staticmethod
+    def _error(y_true, score):
+        return misclassification(y_true, np.where(score >= 0, 1.0, -1.0))
+
+    def decision_function(self, X):
+        """H⁰ + Σ_t α_t h_t(x) (≥ 0 → ``classes_[1]``)."""
+        return self._decision(X)
+
+    def predict(self, X):
+        return decode_binary_labels(self.classes_, self.decision_function(X))
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
+class _SquaredLossBoosting(RegressorMixin, _GBRFFBase):
+    """Regression: y standardised inside every fit, inner CV by MSE on the original scale."""
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
+        return self._fit_encoded(X, np.asarray(y, dtype=float))
+
+    @staticmethod
+    def _error(y_true, pred):
+        return mse(y_true, pred)
+
+    def predict(self, X):
+        return self._decision(X)
+
+
+class _CosineExport:
+    def _export(self, model):
+        ens = model.inner if isinstance(model, StandardisedTarget) else model
+        self.frequencies_, self.phases_, self.alphas_ = ens.frequencies, ens.phases, ens.alphas
+        self.init_score_ = ens.offset
+        self.n_alpha_capped_ = int(ens.n_capped)
+
+
+class _LandmarkExport:
+    def _export(self, model):
+        ens = model.inner if isinstance(model, StandardisedTarget) else model
+        self.frequencies_, self.landmarks_, self.q_ = ens.frequencies, ens.landmarks, ens.q
+        self.alphas_, self.init_score_ = ens.alphas, ens.offset
+        self.n_alpha_capped_ = int(ens.n_capped)
+
+
+class GBRFF2Classifier(_CosineExport, _BinaryBoosting):
+    """GBRFF2 (Algorithm 3): boosting of single learned cosines cos(ω_t·x − b_t), binary labels.
+
+    Parameters: ``n_features`` = T (boosting iterations = learned features), ``gamma_grid`` = g
+    values (γ = g/d), ``lambda_grid`` = λ values of the ‖ω‖² penalty, ``cv``, ``random_state``,
+    ``n_jobs`` (parallelises the inner folds), ``standardize`` (scaler fitted in every fit).
+    (g, λ) is selected by inner-CV accuracy, ties → first in grid order.
+
+    Fitted: ``classes_``, ``frequencies_`` (T × d), ``phases_``, ``alphas_``, ``init_score_`` (H⁰),
+    ``x_mean_``, ``x_scale_``, ``n_alpha_capped_``, ``cv_errors_`` (mean inner-CV error per
+    combination, grid order), ``best_params_``, ``tune_time_``, ``model_``.
+    """
+
+    def __init__(self, n_features=100, gamma_grid=GAMMA_GRID, lambda_grid=LAMBDA_GRID, cv=5,
+                 random_state=None, n_jobs=None, standardize=True):
+        self.n_features = n_features
+        self.gamma_grid = gamma_grid
+        self.lambda_grid = lambda_grid
+        self.cv = cv
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.standardize = standardize
+
+    def _grid(self):
+        return param_grid({"g": [float(g) for g in self.gamma_grid],
+                           "lambda": [float(v) for v in self.lambda_grid]})
+
+    def _fit_model(self, X, y, params, rng):
+        return fit_gbrff2(X, y, int(self.n_features), params["g"] / X.shape[1], params["lambda"], rng)
+
+
+class GBRFF1Classifier(_LandmarkExport, _BinaryBoosting):
+    """GBRFF1 (Algorithm 2): boosting of K-frequency kernels around learned landmarks, binary labels.
+
+    Parameters: ``n_features`` = T, ``n_random_features`` = K, ``gamma_grid`` = g values (γ = g/d),
+    ``beta_grid`` = β values, ``cv``, ``random_state``, ``n_jobs``, ``standardize``.
+
+    Fitted: ``classes_``, ``frequencies_`` (T × K × d), ``landmarks_`` (T × d, standardised space),
+    ``q_`` (T × K), ``alphas_``, ``init_score_``, ``x_mean_``, ``x_scale_``, ``n_alpha_capped_``,
+    ``cv_errors_``, ``best_params_``, ``tune_time_``, ``model_``.
+    """
+
+    def __init__(self, n_features=100, n_random_features=10, gamma_grid=GAMMA_GRID,
+                 beta_grid=BETA_GRID, cv=5, random_state=None, n_jobs=None, standardize=True):
+        self.n_features = n_features
+        self.n_random_features = n_random_features
+        self.gamma_grid = gamma_grid
+        self.beta_grid = beta_grid
+        self.cv = cv
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.standardize = standardize
+
+    def _grid(self):
+        return param_grid({"g": [float(g) for g in self.gamma_grid],
+                           "beta": [float(v) for v in self.beta_grid]})
+
+    def _fit_model(self, X, y, params, rng):
+        return fit_gbrff1(X, y, int(self.n_features), int(self.n_random_features),
+                          params["g"] / X.shape[1], params["beta"], rng)
+
+
+class GBRFF2Regressor(_CosineExport, _SquaredLossBoosting):
+    """GBRFF2-R (method-notes §6.6): squared-loss boosting of single learned cosines.
+
+    Same parameters as GBRFF2Classifier plus ``learning_rate`` ν (1 = no shrinkage, as the paper's
+    classifier). (g, λ) selected by inner-CV MSE. Fitted attributes as GBRFF2Classifier (without
+    ``classes_``; ``alphas_`` are the amplitudes on the standardised scale, ``n_alpha_capped_`` is
+    always 0), ``model_.y_mean``/``model_.y_scale`` give the target standardisation.
+    """
+
+    def __init__(self, n_features=100, gamma_grid=GAMMA_GRID, lambda_grid=LAMBDA_GRID, cv=5,
+                 random_state=None, n_jobs=None, standardize=True, learning_rate=1.0):
+        self.n_features = n_features
+        self.gamma_grid = gamma_grid
+        self.lambda_grid = lambda_grid
+        self.cv = cv
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.standardize = standardize
+        self.learning_rate = learning_rate
+
+    _grid = GBRFF2Classifier._grid
+
+    def _fit_model(self, X, y, params, rng):
+        y_mean, y_scale = standardised_target(y)
+        inner = fit_gbrff2_regression(X, (y - y_mean) / y_scale, int(self.n_features),
+                                      params["g"] / X.shape[1], params["lambda"], rng,
+                                      float(self.learning_rate))
+        return StandardisedTarget(y_mean, y_scale, inner)
+
+
+class GBRFF1Regressor(_LandmarkExport, _SquaredLossBoosting):
+    """GBRFF1-R (method-notes §6.6): squared-loss boosting of K-frequency landmark kernels.
+
+    Same parameters as GBRFF1Classifier plus ``learning_rate``. (g, β) selected by inner-CV MSE.
+    Fitted attributes as GBRFF1Classifier without ``classes_``.
+    """
+
+    def __init__(self, n_features=100, n_random_features=10, gamma_grid=GAMMA_GRID,
+                 beta_grid=BETA_GRID, cv=5, random_state=None, n_jobs=None, standardize=True,
+                 learning_rate=1.0):
+        self.n_features = n_features
+        self.n_random_features = n_random_features
+        self.gamma_grid = gamma_grid
+        self.beta_grid = beta_grid
+        self.cv = cv
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.standardize = standardize
+        self.learning_rate = learning_rate
+
+    _grid = GBRFF1Classifier._grid
+
+    def _fit_model(self, X, y, params, rng):
+        y_mean, y_scale = standardised_target(y)
+        inner = fit_gbrff1_regression(X, (y - y_mean) / y_scale, int(self.n_features),
+                                      int(self.n_random_features), params["g"] / X.shape[1],
+                                      params["beta"], rng, float(self.learning_rate))
+        return StandardisedTarget(y_mean, y_scale, inner)

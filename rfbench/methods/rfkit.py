@@ -1,0 +1,112 @@
+"""Small helpers shared by the EERF, LKRF, GBRFF and PBRFF estimators.
+
+* ``knn_bandwidth``: the σ rule of thumb of the EERF paper (mean distance to the 50th neighbour).
+* ``encode_binary_labels``: any two label values → ±1 (smallest → −1), as the GBRFF reference code.
+* ``ridge_cv_curves``: inner-CV criteria of ridge along a λ path (one eigendecomposition per
+  fold), for regression (MSE) and for least-squares classification on ±1 labels (error rate).
+* ``parallel_map``: run independent tasks serially or with joblib, in a deterministic order.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.linalg
+from scipy.spatial import cKDTree
+
+from rfbench.methods.ridge import GramStats, cv_mse_path
+
+
+def knn_bandwidth(X: np.ndarray, k: int = 50, n_query: int | None = 2000,
+                  rng: np.random.Generator | None = None, workers: int = 1) -> float:
+    """σ = mean over (query) points of the ℓ₂ distance to their k-th nearest neighbour, self excluded.
+
+    EERF (§Empirical results) samples Gaussian frequencies from N(0, σ⁻² I) with this σ (k = 50, a
+    rule taken from the Orthogonal Random Features paper) and gives the same σ to every method.
+
+    * The tree returns the point itself first (distance 0), so k + 1 neighbours are requested and the
+      last one kept; with at most k other points the farthest one is used.
+    * For large training sets the mean is estimated on ``n_query`` query points drawn without
+      replacement (the tree still holds every point); ``rng`` is consumed only in that case.
+    * A degenerate σ (all points identical) falls back to 1 so that the frequencies stay finite.
+    """
+    X = np.asarray(X, dtype=float)
+    m = X.shape[0]
+    if m < 2:
+        return 1.0
+    kk = min(int(k), m - 1) + 1
+    if n_query is not None and m > n_query:
+        rng = np.random.default_rng() if rng is None else rng
+        queries = X[rng.choice(m, size=int(n_query), replace=False)]
+    else:
+        queries = X
+    dist, _ = cKDTree(X).query(queries, k=kk, workers=workers)
+    sigma = float(np.mean(dist[:, -1]))
+    if not np.isfinite(sigma) or sigma <= 0.0:
+        return 1.0
+    return sigma
+
+
+def workers_from(n_jobs) -> int:
+    """scipy/joblib-style worker count from an ``n_jobs`` parameter (None → 1)."""
+    return 1 if n_jobs is None else int(n_jobs)
+
+
+def encode_binary_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(classes_, y in ±1): the smaller of the two label values becomes −1, the other +1."""
+    classes = np.unique(y)
+    if classes.size != 2:
+        raise ValueError(
+            f"this classifier is binary: it needs exactly 2 classes in y, got {classes.size} class"
+            f"{'' if classes.size == 1 else 'es'}")
+    return classes, np.where(y == classes[1], 1.0, -1.0)
+
+
+def decode_binary_labels(classes: np.ndarray, score: np.ndarray) -> np.ndarray:
+    """Original labels from a real score: score ≥ 0 (ties included) → positive class."""
+    return classes[(np.asarray(score) >= 0).astype(int)]
+
+
+def ridge_cv_curves(Z: np.ndarray, y: np.ndarray, splits, lambdas: np.ndarray,
+                    classify: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Mean inner-CV criteria of ridge for every λ: ``(primary, secondary)``, lower is better.
+
+    Regression: primary = secondary = validation MSE (``ridge.cv_mse_path``).
+    Classification (y in ±1, prediction sign(score), ties → +1): primary = misclassification rate,
+    secondary = MSE on the ±1 targets, used to break the frequent ties between error rates.
+    Same convention and cost as ``ridge.cv_mse_path``: (ZᵀZ + mλI)c = Zᵀy with the intercept by
+    centring, one Gram matrix of all rows, one eigendecomposition per fold for the whole λ path.
+    """
+    lambdas = np.asarray(lambdas, dtype=float)
+    if not classify:
+        mse = cv_mse_path(Z, y, splits, lambdas).mean(axis=0)
+        return mse, mse
+    full = GramStats.of(Z, y)
+    mse = np.empty((len(splits), lambdas.size))
+    err = np.empty_like(mse)
+    for k, (tr, va) in enumerate(splits):
+        st = full - GramStats.of(Z[va], y[va]) if len(va) <= len(tr) else GramStats.of(Z[tr], y[tr])
+        G_c, b_c, z_mean, y_mean = st.centred(True)
+        evals, V = scipy.linalg.eigh(G_c, driver="evd", check_finite=False)
+        evals = np.clip(evals, 0.0, None)
+        C = V @ ((V.T @ b_c)[:, None] / (evals[:, None] + st.m * lambdas[None, :]))
+        pred = (Z[va] - z_mean) @ C + y_mean
+        mse[k] = np.mean((pred - y[va, None]) ** 2, axis=0)
+        err[k] = np.mean(np.where(pred >= 0, 1.0, -1.0) != y[va, None], axis=0)
+    return err.mean(axis=0), mse.mean(axis=0)
+
+
+def best_index(primary: np.ndarray, secondary: np.ndarray) -> int:
+    """Index of the smallest primary criterion, ties by secondary, then by position (first wins)."""
+    primary = np.ravel(primary)
+    secondary = np.ravel(secondary)
+    return int(np.lexsort((np.arange(primary.size), secondary, primary))[0])
+
+
+def parallel_map(fn, items, n_jobs) -> list:
+    """``[fn(*item) for item in items]``, with joblib processes when ``n_jobs`` is not None/1."""
+    items = list(items)
+    if n_jobs is None or int(n_jobs) == 1 or len(items) <= 1:
+        return [fn(*item) for item in items]
+    from joblib import Parallel, delayed
+
+    return Parallel(n_jobs=int(n_jobs))(delayed(fn)(*item) for item in items)

@@ -1,0 +1,479 @@
+"""SALSA (Kandasamy & Yu, ICML 2016) and its full-order comparator KRR; method notes §9.
+
+Model
+    Kernel ridge regression with the d-th order additive (ESP) kernel of 1-D Gaussian base kernels
+    (``rfbench.methods.esp``), bandwidths ``h_i = c · σ_i · m^(-1/5)`` with c = 20, σ_i the
+    standard deviation (ddof=1) of input i and m the training size; σ_i and m are those of the whole
+    training set, also inside the inner CV (as the reference code).
+
+Output scale
+    As in the reference code (not the paper): the ESP kernel is multiplied **once** by
+    ``σ_Y = std(y, ddof=1)`` of the training targets, ``K = σ_Y · e_d(k_1, ..., k_D)`` (the paper
+    puts σ_Y in every base kernel, i.e. σ_Y^d; identical when y is standardised).
+
+Intercept
+    The reference code has none and relies on standardised targets. Here the targets are centred
+    on the training mean, which is added back at prediction (the identity for standardised y);
+    the mean of the whole training set is also used inside the CV, like σ_Y and σ_i.
+
+Regularisation
+    ``α = (K + m λ I)⁻¹ (y − ȳ)`` with λ per sample (the paper's (K + nλ'I) convention). In a CV
+    fold the training part of size m_tr uses ``K_tr + m_tr λ I`` (the convention of
+    ``rfbench.methods.ridge``); the reference keeps the absolute nλ in the folds (a factor 0.8
+    difference for 5 folds). λ is chosen by minimising the mean validation MSE over the folds with
+    ``scipy.optimize.direct`` on log λ ∈ log(lambda_bounds) = [log 1e-4, log 1e2] with
+    ``maxfun=n_lambda_evals`` (30), ``eps=1e-4``, ``locally_biased=False``, as the reference
+    code's DIRECT (SciPy's maxfun is approximate: 30 requested gives 39 evaluations); the best
+    evaluated point is kept. Equal bounds fix λ (no search). One symmetric eigendecomposition per
+    (order, fold) serves every λ.
+
+Order search
+    d = 1, 2, ... up to min(D, max_order): a new order must be strictly better than the best so far
+    (lower CV MSE); the search stops after ``patience`` (3) consecutive orders without improvement
+    (reference code). ``order`` fixes d instead (``"full"`` = D, the product kernel).
+
+Exact variant (m ≤ threshold)
+    The ESP recursion gives all orders 1..d in one pass over the dimensions; orders are computed
+    in blocks of up to 4 (d .. d + patience) and kept, so the search moves on without recomputing;
+    orders that can no longer be selected are dropped. Memory ≈ (#orders kept + ~3) · m² floats
+    (m = 4000: 128 MB each; the default threshold keeps the exact path to about 1–2 GB).
+
+Nyström variant (m > threshold)
+    n = n_features landmarks (default min(m, 500)) drawn uniformly without replacement from the
+    training rows; per order, ``K_nn = U diag(w) Uᵀ`` (jitter 1e-14·max w, eigenvalues below
+    1e-12·max w dropped) and the features ``Φ = K_mn U w^(-1/2)`` (m × r, r ≤ n) are built with the
+    same ESP recursion on row blocks of the m×n kernel, then ridge regression on Φ without
+    intercept (centred y), ``(ΦᵀΦ + m λ I) c = Φᵀ y``, which is KRR with ``K ≈ Φ Φᵀ``. The fold
+    statistics reuse ``ridge.GramStats`` (full minus validation Gram), one eigendecomposition per
+    (order, fold). O(m·n·D·d) time and O(m·n) memory per order.
+"""
+
+from __future__ import annotations
+
+import numbers
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.linalg
+import scipy.optimize
+from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.utils.validation import check_is_fitted, validate_data
+
+from rfbench.methods.common import as_generator, resolve_cv
+from rfbench.methods.esp import esp_kernel, esp_kernels, salsa_bandwidths
+from rfbench.methods.ridge import GramStats, ridge_solve
+
+#: at most this many orders are computed (and held as m×m arrays) per pass of the exact path
+_ORDER_BLOCK = 4
+#: Nyström: diagonal jitter and eigenvalue floor (drop below), relative to the top eigenvalue of K_nn.
+#: The jitter is kept at rounding level: a jitter j biases Φ Φᵀ by ~j, i.e. predictions by ~j/(mλ)
+#: (1e-12 already gave 1e-6 differences from the exact solution at n = m, λ = 1e-4)
+_NYSTROM_JITTER = 1e-14
+_NYSTROM_FLOOR = 1e-12
+#: rows × columns of one kernel chunk in predict / feature construction (32 MiB of float64)
+_CHUNK_ELEMS = 2**22
+
+
+@dataclass
+class _FoldPath:
+    """One CV fold after its eigendecomposition: validation predictions for any λ in O(m_va·r).
+
+    pred(λ) = P (q / (w + m_tr λ)); exact: P = K_va,tr V, q = Vᵀ y_tr (K_tr = V diag(w) Vᵀ);
+    Nyström: P = Φ_va V, q = Vᵀ Φ_trᵀ y_tr (Φ_trᵀ Φ_tr = V diag(w) Vᵀ).
+    """
+
+    w: np.ndarray
+    q: np.ndarray
+    P: np.ndarray
+    y_va: np.ndarray
+    m_tr: int
+
+    def mse(self, lambdas: np.ndarray) -> np.ndarray:
+        lambdas = np.atleast_1d(np.asarray(lambdas, dtype=float))
+        coef = self.q[:, None] / (self.w[:, None] + self.m_tr * lambdas[None, :])
+        resid = self.P @ coef - self.y_va[:, None]
+        return np.mean(resid**2, axis=0)
+
+
+def _cv_mse(folds: list[_FoldPath], lambdas) -> np.ndarray:
+    """Mean over folds of the validation MSE, for every λ."""
+    return np.mean([f.mse(lambdas) for f in folds], axis=0)
+
+
+def _select_lambda(folds: list[_FoldPath], bounds: tuple[float, float],
+                   maxfun: int) -> tuple[float, float]:
+    """(λ, CV MSE): DIRECT on log λ over the bounds (fixed λ if the bounds are equal)."""
+    lo, hi = float(bounds[0]), float(bounds[1])
+    if lo == hi:
+        return lo, float(_cv_mse(folds, [lo])[0])
+    seen: dict[float, float] = {}
+
+    def objective(x):
+        key = float(x[0])
+        if key not in seen:
+            val = float(_cv_mse(folds, [np.exp(key)])[0])
+            seen[key] = val if np.isfinite(val) else np.inf
+        return seen[key]
+
+    scipy.optimize.direct(objective, [(np.log(lo), np.log(hi))], maxfun=int(maxfun), eps=1e-4,
+                          locally_biased=False)
+    log_lam, err = min(seen.items(), key=lambda kv: (kv[1], kv[0]))
+    return float(np.clip(np.exp(log_lam), lo, hi)), float(err)
+
+
+def _order_search(evaluate, orders, patience: int, forget=None):
+    """The reference code's order search (method notes §9.5).
+
+    ``evaluate(d) -> (λ, CV error)`` for each order in turn; an order becomes the best only if
+    its error is strictly lower; the search stops after ``patience`` consecutive orders without
+    improvement. ``forget(keep, from_order)`` lets the caller drop kernels of orders below
+    ``from_order`` other than those in ``keep``. Returns (order, λ, error, path).
+    """
+    best_d, best_lam, best_err, fails = None, None, np.inf, 0
+    path: list[dict] = []
+    for d in orders:
+        lam, err = evaluate(d)
+        path.append({"order": int(d), "lambda": float(lam), "cv_mse": float(err)})
+        if best_d is None or err < best_err:
+            best_d, best_lam, best_err, fails = d, lam, err, 0
+        else:
+            fails += 1
+        if forget is not None:
+            forget({best_d}, d + 1)
+        if fails >= patience:
+            break
+    return best_d, best_lam, best_err, path
+
+
+def _map(fn, items, n_jobs: int):
+    """``[fn(x) for x in items]``, on threads when n_jobs > 1 (LAPACK releases the GIL)."""
+    items = list(items)
+    if n_jobs == 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=min(n_jobs, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
+def _is_partition(tr: np.ndarray, va: np.ndarray, m: int) -> bool:
+    if tr.size + va.size != m:
+        return False
+    seen = np.zeros(m, dtype=bool)
+    seen[tr] = True
+    seen[va] = True
+    return bool(seen.all())
+
+
+class _ExactEngine:
+    """Full m×m ESP kernels (unscaled), computed in blocks of orders and cached."""
+
+    def __init__(self, X, h, y_c, sigma_y, cap, lookahead):
+        self.X, self.h, self.y_c, self.sigma_y = X, h, y_c, sigma_y
+        self.cap, self.lookahead = cap, lookahead
+        self.cache: dict[int, np.ndarray] = {}
+
+    def kernel(self, d: int) -> np.ndarray:
+        if d not in self.cache:
+            last = min(self.cap, d + self.lookahead - 1)
+            self.cache.update(esp_kernels(self.X, self.X, self.h, range(d, last + 1)))
+        return self.cache[d]
+
+    def keep_only(self, keep: set[int], from_order: int) -> None:
+        """Drop cached orders below ``from_order`` that are not in ``keep``."""
+        for d in [d for d in self.cache if d < from_order and d not in keep]:
+            del self.cache[d]
+
+    def folds(self, d: int, splits, n_jobs: int) -> list[_FoldPath]:
+        E, s, y_c = self.kernel(d), self.sigma_y, self.y_c
+
+        def one(split):
+            tr, va = split
+            K_tr = E[np.ix_(tr, tr)]
+            K_tr *= s
+            w, V = scipy.linalg.eigh(K_tr, overwrite_a=True, check_finite=False)
+            del K_tr
+            K_va = E[np.ix_(va, tr)]
+            K_va *= s
+            return _FoldPath(np.clip(w, 0.0, None), V.T @ y_c[tr], K_va @ V, y_c[va], tr.size)
+
+        return _map(one, splits, n_jobs)
+
+    def final(self, d: int, lam: float) -> np.ndarray:
+        """Dual coefficients α = (σ_Y E_d + m λ I)⁻¹ y_c (consumes the cached kernel)."""
+        E = self.kernel(d)
+        self.cache.clear()  # E stays alive through the local name and is overwritten below
+        m = E.shape[0]
+        E *= self.sigma_y
+        E[np.diag_indices(m)] += m * lam
+        try:
+            factor = scipy.linalg.cho_factor(E, overwrite_a=True, check_finite=False)
+            return scipy.linalg.cho_solve(factor, self.y_c, check_finite=False)
+        except np.linalg.LinAlgError:  # E was overwritten: rebuild it, then use eigenvalues
+            del E
+            K = esp_kernel(self.X, self.X, self.h, d)
+            K *= self.sigma_y
+            w, V = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False)
+            return V @ ((V.T @ self.y_c) / (np.clip(w, 0.0, None) + m * lam))
+
+
+class _NystromEngine:
+    """Nyström features Φ_d = K_mn K_nn^{-1/2} per order (current and best order kept)."""
+
+    def __init__(self, X, h, y_c, sigma_y, landmarks):
+        self.X, self.h, self.y_c, self.sigma_y = X, h, y_c, sigma_y
+        self.L = X[landmarks]
+        self.cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def features(self, d: int) -> tuple[np.ndarray, np.ndarray]:
+        """(Φ, T) with Φ = σ_Y E_d(X, L) T and T = U_k w_k^{-1/2} from σ_Y E_d(L, L)."""
+        if d in self.cache:
+            return self.cache[d]
+        K_nn = esp_kernel(self.L, self.L, self.h, d)
+        K_nn *= self.sigma_y
+        w, U = scipy.linalg.eigh(K_nn, overwrite_a=True, check_finite=False)
+        top = max(float(w[-1]), 0.0)
+        w = w + _NYSTROM_JITTER * top
+        keep = w > _NYSTROM_FLOOR * top if top > 0 else np.zeros(w.size, dtype=bool)
+        if not keep.any():  # degenerate kernel: a single zero feature
+            T = np.zeros((self.L.shape[0], 1))
+        else:
+            T = U[:, keep] / np.sqrt(w[keep])
+        m = self.X.shape[0]
+        Phi = np.empty((m, T.shape[1]))
+        rows = max(1, _CHUNK_ELEMS // max(1, self.L.shape[0]))
+        for r0 in range(0, m, rows):
+            r1 = min(m, r0 + rows)
+            K = esp_kernel(self.X[r0:r1], self.L, self.h, d)
+            K *= self.sigma_y
+            Phi[r0:r1] = K @ T
+        self.cache[d] = (Phi, T)
+        return Phi, T
+
+    def keep_only(self, keep: set[int], from_order: int) -> None:
+        for d in [d for d in self.cache if d < from_order and d not in keep]:
+            del self.cache[d]
+
+    def folds(self, d: int, splits, n_jobs: int) -> list[_FoldPath]:
+        Phi, _ = self.features(d)
+        y_c, m = self.y_c, Phi.shape[0]
+        full = GramStats.of(Phi, y_c)
+
+        def one(split):
+            tr, va = split
+            if _is_partition(tr, va, m) and va.size <= tr.size:
+                st = full - GramStats.of(Phi[va], y_c[va])
+            else:
+                st = GramStats.of(Phi[tr], y_c[tr])
+            w, V = scipy.linalg.eigh(st.G, check_finite=False)
+            return _FoldPath(np.clip(w, 0.0, None), V.T @ st.b, Phi[va] @ V, y_c[va], st.m)
+
+        return _map(one, splits, n_jobs)
+
+    def final(self, d: int, lam: float) -> np.ndarray:
+        """Landmark weights T c, with c the ridge solution on Φ_d (no intercept: y is centred)."""
+        Phi, T = self.features(d)
+        coef, _ = ridge_solve(Phi, self.y_c, lam, fit_intercept=False)
+        self.cache.clear()
+        return T @ coef
+
+
+class SALSARegressor(RegressorMixin, BaseEstimator):
+    """SALSA: kernel ridge regression with an additive (ESP) kernel of CV-selected order.
+
+    Parameters
+    ----------
+    n_features : int or None
+        Number of Nyström landmarks when the scalable variant runs (m > threshold); None means
+        min(m, 500). Ignored by the exact variant.
+    order : None, int or "full"
+        None: the order d is chosen by the order search; an int fixes d (capped at D); "full"
+        fixes d = D (the product kernel, i.e. plain Gaussian KRR).
+    max_order : int or None
+        Upper limit of the order search (None: D).
+    c : float
+        Bandwidth constant, h_i = c σ_i m^(-1/5).
+    threshold : int or None
+        The exact variant runs when m ≤ threshold, Nyström otherwise (None: always exact).
+    patience : int
+        Consecutive orders without a strict CV improvement before the order search stops.
+    lambda_bounds : (float, float)
+        Search interval of the per-sample λ in (K + mλI); equal bounds fix λ.
+    n_lambda_evals : int
+        ``maxfun`` of the DIRECT search over log λ (per order).
+    cv : int or iterable of (train, test) index pairs
+        Inner CV (an int: shuffled K-fold seeded from random_state).
+    random_state : None, int or numpy Generator
+        Seeds the K-fold shuffle and the landmark draw.
+    n_jobs : int
+        Threads for the per-fold eigendecompositions (each holds one fold's matrices).
+
+    Attributes
+    ----------
+    best_params_ : dict
+        ``{"order", "lambda", "variant" ("exact"|"nystrom"), "n_landmarks" (None for exact),
+        "threshold"}``.
+    tune_time_ : float
+        Seconds of the order/λ search (kernel computations of the search included).
+    dual_coef_ : ndarray
+        Weights of ``σ_Y k_d(·, X_fit_)``: α over the training rows (exact) or the landmark
+        weights T c (Nyström).
+    X_fit_ : ndarray
+        Training inputs (exact) or landmarks (Nyström).
+    bandwidths_, output_scale_, intercept_ : h, σ_Y and the training mean of y.
+    order_path_ : list of dict
+        Per evaluated order: order, selected λ and its CV MSE.
+    cv_mse_ : float or None
+        CV MSE of the selected (order, λ) (None when nothing was selected by CV).
+    """
+
+    def __init__(self, n_features=None, order=None, max_order=None, c=20.0, threshold=4000,
+                 patience=3, lambda_bounds=(1e-4, 1e2), n_lambda_evals=30, cv=5,
+                 random_state=None, n_jobs=1):
+        self.n_features = n_features
+        self.order = order
+        self.max_order = max_order
+        self.c = c
+        self.threshold = threshold
+        self.patience = patience
+        self.lambda_bounds = lambda_bounds
+        self.n_lambda_evals = n_lambda_evals
+        self.cv = cv
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    # ----------------------------------------------------------------------------------------
+    def _order_settings(self, D: int) -> tuple[int | None, int, int]:
+        """(fixed order or None, cap of the search, patience)."""
+        order, max_order, patience = self.order, self.max_order, self.patience
+        if not isinstance(patience, numbers.Integral) or patience < 1:
+            raise ValueError(f"patience must be a positive int, got {patience!r}")
+        if max_order is None:
+            cap = D
+        elif isinstance(max_order, numbers.Integral) and max_order >= 1:
+            cap = min(D, int(max_order))
+        else:
+            raise ValueError(f"max_order must be None or a positive int, got {max_order!r}")
+        if order is None:
+            return None, cap, int(patience)
+        if isinstance(order, str) and order == "full":
+            return D, D, 1
+        if isinstance(order, numbers.Integral) and not isinstance(order, bool) and order >= 1:
+            return min(D, int(order)), D, 1
+        raise ValueError(f"order must be None, a positive int or 'full', got {order!r}")
+
+    def _check_params(self) -> tuple[float, float]:
+        if not isinstance(self.c, numbers.Real) or not self.c > 0:
+            raise ValueError(f"c must be positive, got {self.c!r}")
+        if self.threshold is not None and (not isinstance(self.threshold, numbers.Integral)
+                                           or self.threshold < 0):
+            raise ValueError(f"threshold must be None or a non-negative int, got {self.threshold!r}")
+        if self.n_features is not None and (not isinstance(self.n_features, numbers.Integral)
+                                            or self.n_features < 1):
+            raise ValueError(f"n_features must be None or a positive int, got {self.n_features!r}")
+        if not isinstance(self.n_lambda_evals, numbers.Integral) or self.n_lambda_evals < 1:
+            raise ValueError(f"n_lambda_evals must be a positive int, got {self.n_lambda_evals!r}")
+        if not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs == 0:
+            raise ValueError(f"n_jobs must be a non-zero int, got {self.n_jobs!r}")
+        try:
+            lo, hi = (float(v) for v in self.lambda_bounds)
+        except (TypeError, ValueError):
+            raise ValueError(f"lambda_bounds must be two numbers, got {self.lambda_bounds!r}") from None
+        if not (0 < lo <= hi < np.inf):
+            raise ValueError(f"lambda_bounds must satisfy 0 < low <= high < inf, got {(lo, hi)}")
+        return lo, hi
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
+        lam_lo, lam_hi = self._check_params()
+        m, D = X.shape
+        fixed_order, cap, patience = self._order_settings(D)
+        n_jobs = int(self.n_jobs) if self.n_jobs > 0 else (os.cpu_count() or 1)
+        rng = as_generator(self.random_state)
+
+        h = salsa_bandwidths(X, float(self.c))
+        y_mean = float(y.mean())
+        y_c = y - y_mean
+        sigma_y = float(np.std(y, ddof=1)) if m > 1 else 1.0
+        if not (np.isfinite(sigma_y) and sigma_y > 0):
+            sigma_y = 1.0
+
+        fixed_lambda = lam_lo == lam_hi
+        need_cv = not (fixed_order is not None and fixed_lambda)
+        splits = resolve_cv(self.cv, m, rng) if need_cv else None
+
+        nystrom = self.threshold is not None and m > self.threshold
+        if nystrom:
+            n = min(m, 500 if self.n_features is None else int(self.n_features))
+            landmarks = np.sort(rng.choice(m, size=n, replace=False))
+            engine = _NystromEngine(X, h, y_c, sigma_y, landmarks)
+        else:
+            n = None
+            engine = _ExactEngine(X, h, y_c, sigma_y, cap,
+                                  1 if fixed_order is not None else min(_ORDER_BLOCK, patience + 1))
+
+        t0 = time.perf_counter()
+        if need_cv:
+            def evaluate(d):
+                return _select_lambda(engine.folds(d, splits, n_jobs), (lam_lo, lam_hi),
+                                      self.n_lambda_evals)
+
+            orders = [fixed_order] if fixed_order is not None else range(1, cap + 1)
+            best_d, best_lam, best_err, path = _order_search(evaluate, orders, patience,
+                                                             engine.keep_only)
+            self.tune_time_ = time.perf_counter() - t0
+        else:
+            best_d, best_lam, best_err, path = fixed_order, lam_lo, None, []
+            self.tune_time_ = 0.0
+
+        self.dual_coef_ = engine.final(best_d, best_lam)
+        self.X_fit_ = engine.L if nystrom else X
+        self.bandwidths_ = h
+        self.output_scale_ = sigma_y
+        self.intercept_ = y_mean
+        self.order_ = int(best_d)
+        self.order_path_ = path
+        self.cv_mse_ = None if best_err is None else float(best_err)
+        self.best_params_ = {
+            "order": int(best_d),
+            "lambda": float(best_lam),
+            "variant": "nystrom" if nystrom else "exact",
+            "n_landmarks": None if n is None else int(n),
+            "threshold": None if self.threshold is None else int(self.threshold),
+        }
+        return self
+
+    def predict(self, X):
+        check_is_fitted(self, "dual_coef_")
+        X = validate_data(self, X, dtype=np.float64, reset=False)
+        n_fit = self.X_fit_.shape[0]
+        out = np.empty(X.shape[0])
+        rows = max(1, _CHUNK_ELEMS // max(1, n_fit))
+        for r0 in range(0, X.shape[0], rows):
+            r1 = min(X.shape[0], r0 + rows)
+            K = esp_kernel(X[r0:r1], self.X_fit_, self.bandwidths_, self.order_)
+            out[r0:r1] = self.output_scale_ * (K @ self.dual_coef_)
+        return out + self.intercept_
+
+
+class KRRRegressor(SALSARegressor):
+    """Gaussian kernel ridge regression: SALSA with the order fixed to D (the product kernel).
+
+    The SALSA paper's KRR comparator, with SALSA's bandwidths, output scale, λ search and
+    exact/Nyström switch (see ``SALSARegressor``); ``best_params_["order"]`` is D.
+    """
+
+    def __init__(self, n_features=None, c=20.0, threshold=4000, lambda_bounds=(1e-4, 1e2),
+                 n_lambda_evals=30, cv=5, random_state=None, n_jobs=1):
+        self.n_features = n_features
+        self.c = c
+        self.threshold = threshold
+        self.lambda_bounds = lambda_bounds
+        self.n_lambda_evals = n_lambda_evals
+        self.cv = cv
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+
+    def _order_settings(self, D: int) -> tuple[int | None, int, int]:
+        return D, D, 1

@@ -1,0 +1,149 @@
+"""Evaluation protocols: target scaling, train-fold standardisation and seeded splits.
+
+Splits are index arrays computed once per (dataset, seed, protocol) and are identical for every
+method; outer fold assignments are stored with the results.
+
+* ``cv`` (GFC paper §3): outer K-fold CV (default 10), inner k-fold CV (default 5) inside each
+  outer training part; outputs scaled to range one on the training part; error = RMSE × 100.
+* ``splits`` (GBRFF paper §4): R random stratified train/test splits; inner k-fold CV.
+* ``holdout`` (SALSA paper): one seeded train/test split; inner k-fold CV.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from sklearn.model_selection import KFold, StratifiedKFold, StratifiedShuffleSplit
+
+from rfbench.errors import UsageError
+
+PROTOCOLS = ("cv", "splits", "holdout")
+
+
+@dataclass(frozen=True)
+class Protocol:
+    name: str = "cv"
+    outer_folds: int = 10
+    inner_folds: int = 5
+    seed: int = 0
+    repeats: int = 20          # ``splits``
+    test_size: float = 0.3     # ``splits`` / ``holdout``
+    max_samples: int | None = None
+
+    def __post_init__(self):
+        if self.name not in PROTOCOLS:
+            raise UsageError(f"unknown protocol '{self.name}'; use one of {', '.join(PROTOCOLS)}")
+        if self.outer_folds < 2 or self.inner_folds < 2:
+            raise UsageError("--outer-folds and --inner-folds must be at least 2")
+        if not 0 < self.test_size < 1:
+            raise UsageError("--test-size must be between 0 and 1")
+
+    @property
+    def n_outer(self) -> int:
+        return {"cv": self.outer_folds, "splits": self.repeats, "holdout": 1}[self.name]
+
+    def key(self) -> str:
+        """Identifies everything that changes the numbers (part of every result's resume key)."""
+        base = f"{self.name}-o{self.outer_folds}-i{self.inner_folds}"
+        if self.name == "splits":
+            base = f"{self.name}-r{self.repeats}-t{self.test_size:g}-i{self.inner_folds}"
+        elif self.name == "holdout":
+            base = f"{self.name}-t{self.test_size:g}-i{self.inner_folds}"
+        if self.max_samples:
+            base += f"-max{self.max_samples}"
+        return base
+
+
+def subsample_index(m: int, max_samples: int | None, seed: int) -> np.ndarray:
+    """Rows kept by ``--max-samples`` (seeded, sorted); all rows when not set."""
+    if not max_samples or max_samples >= m:
+        return np.arange(m)
+    rng = np.random.default_rng([seed, 7919])
+    return np.sort(rng.choice(m, size=max_samples, replace=False))
+
+
+def outer_splits(protocol: Protocol, y: np.ndarray, task: str) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The outer (train, test) index pairs; identical for every method."""
+    m = len(y)
+    if protocol.name == "cv":
+        if m < protocol.outer_folds * protocol.inner_folds:
+            raise UsageError(f"dataset has {m} rows, fewer than outer × inner folds "
+                             f"({protocol.outer_folds} × {protocol.inner_folds}); lower the fold counts")
+        kf = KFold(protocol.outer_folds, shuffle=True, random_state=protocol.seed)
+        return list(kf.split(np.zeros((m, 1))))
+    n_splits = protocol.repeats if protocol.name == "splits" else 1
+    if task == "classification":
+        splitter = StratifiedShuffleSplit(n_splits, test_size=protocol.test_size, random_state=protocol.seed)
+        return list(splitter.split(np.zeros((m, 1)), y))
+    rng = np.random.default_rng(protocol.seed)
+    out = []
+    for _ in range(n_splits):
+        perm = rng.permutation(m)
+        n_test = int(round(protocol.test_size * m))
+        out.append((np.sort(perm[n_test:]), np.sort(perm[:n_test])))
+    return out
+
+
+def fold_assignment(splits, m: int) -> np.ndarray:
+    """For K-fold CV: the outer fold of every row (−1 for rows never tested)."""
+    fold = np.full(m, -1, dtype=np.int16)
+    for k, (_, te) in enumerate(splits):
+        fold[te] = k
+    return fold
+
+
+def inner_splits(protocol: Protocol, y_train: np.ndarray, task: str, outer_index: int):
+    """The inner CV folds of one outer training part (seeded by the run seed and outer index)."""
+    seed = int(np.random.default_rng([protocol.seed, outer_index, 104729]).integers(2**31 - 1))
+    m = len(y_train)
+    if m < protocol.inner_folds:
+        raise UsageError(f"an outer training part has {m} rows, fewer than {protocol.inner_folds} inner folds")
+    if task == "classification":
+        _, counts = np.unique(y_train, return_counts=True)
+        if counts.min() >= protocol.inner_folds:
+            kf = StratifiedKFold(protocol.inner_folds, shuffle=True, random_state=seed)
+            return [(tr, va) for tr, va in kf.split(np.zeros((m, 1)), y_train)]
+    kf = KFold(protocol.inner_folds, shuffle=True, random_state=seed)
+    return [(tr, va) for tr, va in kf.split(np.zeros((m, 1)))]
+
+
+@dataclass
+class Scaler:
+    """Train-fold statistics only: inputs standardised, outputs scaled to range one (regression)."""
+
+    x_mean: np.ndarray
+    x_std: np.ndarray
+    y_min: float = 0.0
+    y_range: float = 1.0
+
+    @classmethod
+    def fit(cls, X: np.ndarray, y: np.ndarray, task: str) -> Scaler:
+        mean = X.mean(axis=0)
+        std = X.std(axis=0)
+        std[std == 0] = 1.0  # constant inputs stay constant (zero) instead of dividing by zero
+        if task == "regression":
+            y_min, y_max = float(y.min()), float(y.max())
+            return cls(mean, std, y_min, (y_max - y_min) or 1.0)
+        return cls(mean, std)
+
+    def x(self, X: np.ndarray) -> np.ndarray:
+        return (X - self.x_mean) / self.x_std
+
+    def y(self, y: np.ndarray) -> np.ndarray:
+        return (y - self.y_min) / self.y_range
+
+
+def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Binary labels → ±1 (smallest value → −1); returns (encoded, classes)."""
+    classes = np.unique(y)
+    if classes.size != 2:
+        raise UsageError(f"classification needs exactly two classes, found {classes.size}")
+    return np.where(y == classes[1], 1.0, -1.0), classes
+
+
+def score(task: str, y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Regression: RMSE × 100 of range-normalised outputs. Classification: accuracy in %."""
+    if task == "regression":
+        return float(100.0 * np.sqrt(np.mean((y_true - y_pred) ** 2)))
+    return float(100.0 * np.mean(y_true == y_pred))

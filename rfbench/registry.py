@@ -1,0 +1,215 @@
+"""Registry: datasets.yaml, methods.yaml and bench/*.yaml read into small validated objects.
+
+A malformed entry fails once, before any work starts, with one line naming the file, the entry
+and the field.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+import yaml
+
+from rfbench.errors import UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+TASKS = ("regression", "classification")
+
+
+def datasets_file() -> Path:
+    return Path(os.environ.get("RFBENCH_DATASETS_YAML", ROOT / "datasets.yaml"))
+
+
+def methods_file() -> Path:
+    return Path(os.environ.get("RFBENCH_METHODS_YAML", ROOT / "methods.yaml"))
+
+
+def bench_dir() -> Path:
+    return ROOT / "bench"
+
+
+@dataclass(frozen=True)
+class Mirror:
+    file: str
+    sha256: str
+    format: str
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    task: str
+    suites: tuple[str, ...]
+    shape: tuple[int, int]
+    target: str
+    paper: str = ""
+    mirror: Mirror | None = None
+    openml_id: int | None = None
+    openml_target: str | None = None
+    url: str | None = None
+    generator: str | None = None
+    drop: tuple[str, ...] = ()
+    drop_constant: bool = False
+    notes: str = ""
+
+    @property
+    def m(self) -> int:
+        return self.shape[0]
+
+    @property
+    def d(self) -> int:
+        return self.shape[1]
+
+    def how_to_supply(self) -> str:
+        hints = []
+        if self.mirror:
+            hints.append(f"put {self.mirror.file} under RFBENCH_DATA_DIR (or --data-dir)")
+        if self.openml_id:
+            hints.append(f"fetch OpenML id {self.openml_id} with network (rfbench datasets fetch {self.name})")
+        elif self.url:
+            hints.append(f"download {self.url}")
+        return "; or ".join(hints) if hints else "no source is registered"
+
+
+@dataclass(frozen=True)
+class Method:
+    name: str
+    estimators: dict  # task -> "module:Class"
+    params: dict = field(default_factory=dict)
+    description: str = ""
+    paper: str = ""
+
+    def supports(self, task: str) -> bool:
+        return task in self.estimators or "regression" in self.estimators
+
+    def estimator_class(self, task: str):
+        """The estimator class for a task (a regressor also serves classification via ±1 + sign)."""
+        path = self.estimators.get(task) or self.estimators["regression"]
+        module, _, cls = path.partition(":")
+        return getattr(importlib.import_module(module), cls)
+
+    def is_native(self, task: str) -> bool:
+        return task in self.estimators
+
+
+def _fail(file: Path, entry: str, msg: str):
+    raise UsageError(f"{file.name}: entry '{entry}': {msg}")
+
+
+def _load_yaml(path: Path) -> dict:
+    if not path.is_file():
+        raise UsageError(f"registry file not found: {path}")
+    try:
+        data = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path.name} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"{path.name}: top level must be a mapping")
+    return data
+
+
+def _parse_dataset(path: Path, name: str, e) -> Dataset:
+    if not isinstance(e, dict):
+        _fail(path, name, "must be a mapping")
+    for key in ("task", "suites", "shape", "target"):
+        if key not in e:
+            _fail(path, name, f"missing field '{key}'")
+    if e["task"] not in TASKS:
+        _fail(path, name, f"field 'task' must be one of {TASKS}, got {e['task']!r}")
+    shape = e["shape"]
+    if not (isinstance(shape, list) and len(shape) == 2 and all(isinstance(v, int) and v > 0 for v in shape)):
+        _fail(path, name, f"field 'shape' must be [rows, inputs] of positive ints, got {shape!r}")
+    if not isinstance(e["suites"], list):
+        _fail(path, name, "field 'suites' must be a list")
+    mirror = None
+    if "mirror" in e:
+        mi = e["mirror"]
+        if not isinstance(mi, dict) or not {"file", "sha256", "format"} <= set(mi):
+            _fail(path, name, "field 'mirror' needs file, sha256 and format")
+        sha = str(mi["sha256"])
+        if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+            _fail(path, name, "field 'mirror.sha256' must be 64 lowercase hex digits")
+        if mi["format"] not in ("arff", "csv"):
+            _fail(path, name, f"field 'mirror.format' must be arff or csv, got {mi['format']!r}")
+        mirror = Mirror(str(mi["file"]), sha, mi["format"])
+    oml = e.get("openml") or {}
+    if oml and not isinstance(oml.get("id"), int):
+        _fail(path, name, "field 'openml.id' must be an integer")
+    if not (mirror or oml or e.get("url") or e.get("generator")):
+        _fail(path, name, "needs at least one source: mirror, openml, url or generator")
+    return Dataset(
+        name=name, task=e["task"], suites=tuple(e["suites"]), shape=(shape[0], shape[1]),
+        target=str(e["target"]), paper=str(e.get("paper", name)), mirror=mirror,
+        openml_id=oml.get("id"), openml_target=oml.get("target"), url=e.get("url"),
+        generator=e.get("generator"), drop=tuple(e.get("drop", ())),
+        drop_constant=bool(e.get("drop_constant", False)), notes=str(e.get("notes", "")),
+    )
+
+
+@lru_cache(maxsize=4)
+def _datasets(path: Path) -> tuple[dict[str, Dataset], dict[str, str]]:
+    data = _load_yaml(path)
+    entries = data.get("datasets")
+    if not isinstance(entries, dict) or not entries:
+        raise UsageError(f"{path.name}: needs a non-empty 'datasets' mapping")
+    datasets = {name: _parse_dataset(path, name, e) for name, e in entries.items()}
+    suites = dict(data.get("suites") or {})
+    for ds in datasets.values():
+        for s in ds.suites:
+            if s not in suites:
+                _fail(path, ds.name, f"suite '{s}' is not declared under 'suites'")
+    return datasets, suites
+
+
+def datasets() -> dict[str, Dataset]:
+    return _datasets(datasets_file())[0]
+
+
+def suites() -> dict[str, str]:
+    return _datasets(datasets_file())[1]
+
+
+def get_dataset(name: str) -> Dataset:
+    all_ds = datasets()
+    if name not in all_ds:
+        raise UsageError(f"unknown dataset '{name}'; known: {', '.join(sorted(all_ds))}")
+    return all_ds[name]
+
+
+def suite_datasets(suite: str) -> list[Dataset]:
+    if suite not in suites():
+        raise UsageError(f"unknown suite '{suite}'; known: {', '.join(sorted(suites()))}")
+    return [d for d in datasets().values() if suite in d.suites]
+
+
+@lru_cache(maxsize=4)
+def _methods(path: Path) -> dict[str, Method]:
+    data = _load_yaml(path)
+    out = {}
+    for name, e in data.items():
+        if not isinstance(e, dict) or "estimator" not in e:
+            _fail(path, name, "missing field 'estimator'")
+        est = e["estimator"]
+        if isinstance(est, str):
+            kind = e.get("kind", "regressor")
+            est = {"regression": est} if kind == "regressor" else {"classification": est}
+        if not isinstance(est, dict) or not set(est) <= set(TASKS):
+            _fail(path, name, "field 'estimator' must be 'module:Class' or a task -> 'module:Class' map")
+        out[name] = Method(name, dict(est), dict(e.get("params") or {}),
+                           str(e.get("description", "")), str(e.get("paper", "")))
+    return out
+
+
+def methods() -> dict[str, Method]:
+    return _methods(methods_file())
+
+
+def get_method(name: str) -> Method:
+    all_m = methods()
+    if name not in all_m:
+        raise UsageError(f"unknown method '{name}'; known: {', '.join(sorted(all_m))}")
+    return all_m[name]

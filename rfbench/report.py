@@ -1,0 +1,201 @@
+"""Error/walltime tables in the GFC paper's Table 1 layout, with significance tests.
+
+Rows: dataset, m, d; then for every n_features and method the error mean (± std over outer folds)
+and the walltime per outer fold (hh:mm:ss). Bold marks a result significantly better than every
+other method at the same n (Welch's t-test over the outer folds, p = 0.05). Below the table: the
+Wilcoxon signed-rank test across datasets for every method pair and n.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+from tabulate import tabulate
+
+from rfbench import stats
+from rfbench.errors import UsageError
+from rfbench.registry import datasets as registered_datasets
+from rfbench.runner import hms
+
+FORMATS = ("text", "markdown", "latex", "csv", "html")
+
+
+@dataclass
+class Cell:
+    mean: float
+    std: float
+    walltime: float
+    folds: int
+    bold: bool = False
+
+
+def summarise(df: pd.DataFrame, alpha: float = 0.05):
+    """Per (dataset, n, method) cells, the fold errors, and the bold marks."""
+    done = df[df["status"] == "done"].copy()
+    if done.empty:
+        raise UsageError("no finished tasks in these results (every record is an error or timeout)")
+    done["error"] = done["error"].astype(float)
+    cells: dict[tuple, Cell] = {}
+    errors: dict[tuple, np.ndarray] = {}
+    for (ds, n, meth), g in done.groupby(["dataset", "n_features", "method"], sort=True):
+        e = g.sort_values("fold")["error"].to_numpy()
+        errors[(ds, n, meth)] = e
+        cells[(ds, n, meth)] = Cell(float(e.mean()), float(e.std(ddof=1)) if e.size > 1 else 0.0,
+                                    float(g["total_s"].astype(float).mean()), int(e.size))
+    higher_is_better = set(done["metric"].dropna()) == {"accuracy"}
+    for (ds, n, meth), cell in cells.items():
+        others = [k for k in cells if k[0] == ds and k[1] == n and k[2] != meth]
+        if not others:
+            continue
+        mine = -errors[(ds, n, meth)] if higher_is_better else errors[(ds, n, meth)]
+        cell.bold = all(stats.significantly_lower(mine, -errors[o] if higher_is_better else errors[o], alpha)
+                        for o in others)
+    return cells, errors, higher_is_better
+
+
+def wilcoxon_table(cells, methods, ns) -> list[dict]:
+    """Wilcoxon signed-rank test across datasets for every method pair and every n."""
+    rows = []
+    for n in ns:
+        for a, b in itertools.combinations(methods, 2):
+            common = sorted({k[0] for k in cells if k[1] == n and k[2] == a}
+                            & {k[0] for k in cells if k[1] == n and k[2] == b})
+            if len(common) < 2:
+                continue
+            ea = [cells[(d, n, a)].mean for d in common]
+            eb = [cells[(d, n, b)].mean for d in common]
+            T, p, N = stats.wilcoxon(ea, eb)
+            rows.append({"n": n, "pair": f"{a} vs {b}", "datasets": len(common), "N (non-ties)": N,
+                         "T": T, "T_crit_95": stats.wilcoxon_critical_value(N),
+                         "T_crit_95_normal": stats.wilcoxon_critical_value(N, method="normal"),
+                         "p": p, "wins_a": int(sum(x < y for x, y in zip(ea, eb, strict=True))),
+                         "wins_b": int(sum(x > y for x, y in zip(ea, eb, strict=True)))})
+    return rows
+
+
+def build(df: pd.DataFrame, alpha: float = 0.05):
+    cells, _, higher = summarise(df, alpha)
+    reg = registered_datasets()
+    ds_order = [d for d in reg if any(k[0] == d for k in cells)]
+    ds_order += sorted({k[0] for k in cells} - set(ds_order))
+    ns = sorted({k[1] for k in cells})
+    methods = sorted({k[2] for k in cells}, key=lambda m: list(df["method"]).index(m))
+    sizes = df.groupby("dataset")[["n_train", "n_test"]].max().sum(axis=1)
+    return cells, ds_order, ns, methods, sizes, higher
+
+
+def _fmt_cell(cell: Cell | None, fmt: str) -> tuple[str, str]:
+    if cell is None:
+        return "–", "–"
+    err = f"{cell.mean:.2f} (±{cell.std:.2f})"
+    if cell.bold:
+        err = {"markdown": f"**{cell.mean:.2f}** (±{cell.std:.2f})",
+               "latex": f"\\textbf{{{cell.mean:.2f}}} ($\\pm${cell.std:.2f})",
+               "html": f"<b>{cell.mean:.2f}</b> (±{cell.std:.2f})"}.get(fmt, err + " *")
+    elif fmt == "latex":
+        err = f"{cell.mean:.2f} ($\\pm${cell.std:.2f})"
+    return err, hms(cell.walltime)
+
+
+def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05) -> str:
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
+    cells, ds_order, ns, methods, sizes, higher = build(df, alpha)
+    reg = registered_datasets()
+    metric = "accuracy (%)" if higher else "RMSE × 100 (outputs scaled to range one)"
+    if fmt == "csv":
+        rows = [{"dataset": d, "m": reg[d].m if d in reg else int(sizes.get(d, 0)),
+                 "d": reg[d].d if d in reg else None, "n_features": n, "method": meth,
+                 "error_mean": c.mean, "error_std": c.std, "walltime_s": c.walltime, "folds": c.folds,
+                 "bold": c.bold}
+                for d in ds_order for n in ns for meth in methods if (c := cells.get((d, n, meth)))]
+        return pd.DataFrame(rows).to_csv(index=False)
+    header = ["dataset", "m", "d"]
+    for n in ns:
+        for meth in methods:
+            header += [f"n={n} {meth} error", f"n={n} {meth} walltime"]
+    body = []
+    for d in ds_order:
+        row = [d, reg[d].m if d in reg else int(sizes.get(d, 0)), reg[d].d if d in reg else ""]
+        for n in ns:
+            for meth in methods:
+                row += list(_fmt_cell(cells.get((d, n, meth)), fmt))
+        body.append(row)
+    tests = wilcoxon_table(cells, methods, ns)
+    caption = (f"Error: {metric}, mean (± std) over outer folds; walltime: mean time to "
+               f"cross-validate one outer fold (hh:mm:ss). Bold: significantly better than every other "
+               f"method at the same n (Welch's t-test over outer folds, p = {alpha}).")
+    if fmt == "latex":
+        return _latex(header, body, ns, methods, tests, caption, higher)
+    if fmt == "html":
+        return _html(header, body, tests, caption)
+    tablefmt = "github" if fmt == "markdown" else "simple"
+    out = [caption, "", tabulate(body, headers=header, tablefmt=tablefmt, disable_numparse=True)]
+    if tests:
+        out += ["", "Wilcoxon signed-rank test across datasets (T = min(W+, W−); reject equality at 95 % "
+                "when T ≤ T_crit; T_crit_normal is the normal approximation the GFC paper quotes):", "",
+                tabulate(tests, headers="keys", tablefmt=tablefmt, floatfmt=".4g")]
+    if fmt == "text":
+        out.append("\n* = bold (significantly better than every other method at that n)")
+    return "\n".join(out) + "\n"
+
+
+def _tex(s) -> str:
+    return str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("#", r"\#")
+
+
+def _latex(header, body, ns, methods, tests, caption, higher) -> str:
+    k = len(methods)
+    cols = "lrr" + "".join(("rr" * k) for _ in ns)
+    lines = [r"\begin{table}[t]", r"\centering", r"\small", f"\\caption{{{_tex(caption)}}}",
+             f"\\begin{{tabular}}{{{cols}}}", r"\toprule"]
+    lines.append(" & & " + " & ".join(f"\\multicolumn{{{2 * k}}}{{c}}{{$n = {n}$}}" for n in ns) + r" \\")
+    rules, start = [], 4
+    for _ in ns:
+        rules.append(f"\\cmidrule(lr){{{start}-{start + 2 * k - 1}}}")
+        start += 2 * k
+    lines.append(" ".join(rules))
+    lines.append(" & & " + " & ".join(f"\\multicolumn{{2}}{{c}}{{{_tex(m.upper())}}}" for _ in ns for m in methods) + r" \\")
+    lines.append("Dataset & $m$ & $d$ & " + " & ".join(["Error & Walltime"] * (k * len(ns))) + r" \\")
+    lines.append(r"\midrule")
+    for row in body:
+        cells = [_tex(row[0]), str(row[1]), str(row[2])] + [c.replace(" : ", ":") for c in row[3:]]
+        lines.append(" & ".join(cells) + r" \\")
+    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    if tests:
+        lines += ["", r"\begin{table}[t]", r"\centering", r"\small",
+                  r"\caption{Wilcoxon signed-rank test across datasets ($T = \min(W^+, W^-)$; "
+                  r"significant at 95\,\% when $T \le T_{\mathrm{crit}}$).}",
+                  r"\begin{tabular}{rlrrrrr}", r"\toprule",
+                  r"$n$ & Pair & Datasets & $T$ & $T_{\mathrm{crit}}$ & $T_{\mathrm{crit}}^{\mathrm{normal}}$ & $p$ \\",
+                  r"\midrule"]
+        for t in tests:
+            lines.append(f"{t['n']} & {_tex(t['pair'])} & {t['datasets']} & {t['T']:g} & "
+                         f"{t['T_crit_95'] if t['T_crit_95'] is not None else '--'} & "
+                         f"{t['T_crit_95_normal']} & {t['p']:.3g} \\\\")
+        lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    return "\n".join(lines) + "\n"
+
+
+def _html(header, body, tests, caption) -> str:
+    def table(head, rows):
+        h = "".join(f"<th>{html_lib.escape(str(x))}</th>" for x in head)
+        r = "".join("<tr>" + "".join(f"<td>{c if str(c).startswith('<b>') else html_lib.escape(str(c))}</td>"
+                                     for c in row) + "</tr>" for row in rows)
+        return f"<table>\n<thead><tr>{h}</tr></thead>\n<tbody>{r}</tbody>\n</table>"
+
+    parts = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'><title>rfbench report</title>",
+             "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:13px}"
+             "td,th{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right}"
+             "td:first-child{text-align:left}</style></head><body>",
+             f"<p>{html_lib.escape(caption)}</p>", table(header, body)]
+    if tests:
+        keys = list(tests[0])
+        parts += ["<h3>Wilcoxon signed-rank test across datasets</h3>",
+                  table(keys, [[(f"{t[k]:.4g}" if isinstance(t[k], float) else t[k]) for k in keys] for t in tests])]
+    parts.append("</body></html>")
+    return "\n".join(parts) + "\n"

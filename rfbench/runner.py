@@ -1,0 +1,323 @@
+"""The shared runner: (datasets × methods × n_features × outer folds) → records.
+
+A task is one (dataset, method, n_features, outer fold). Tasks of a method whose estimator sets
+``shares_budgets`` (one model serves every n_features value, e.g. LightGBM via num_iteration) are
+executed together as one work item, but still produce one record per n_features.
+
+Work items run in loky worker processes (``--jobs N``) or in-process (``--jobs 1``), each under
+an explicit thread budget (threadpoolctl for BLAS/OpenMP, ``n_jobs`` for the estimator) so that
+workers × threads ≤ cores. ``--timeout`` is enforced inside the worker by a real-time alarm that
+raises in the task, so the worker survives and the run continues.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import sys
+import time
+import traceback
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+
+import numpy as np
+
+from rfbench import protocol as proto
+from rfbench.data import load
+from rfbench.errors import DataUnavailable, UsageError
+from rfbench.registry import get_dataset, get_method
+from rfbench.store import RunDir, record_key
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    dataset: str
+    method: str
+    fold: int
+    budgets: tuple[int, ...]
+
+
+class TaskTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def alarm(seconds: float | None):
+    """Raise TaskTimeout in this (main) thread after ``seconds`` of wall time."""
+    if not seconds or seconds <= 0:
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise TaskTimeout(f"exceeded the timeout of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def method_seed(seed: int, fold: int) -> int:
+    # the same stream for every method on a fold, so e.g. the three RFF kernels share draws
+    return int(np.random.default_rng([seed, fold, 15485863]).integers(2**31 - 1))
+
+
+@lru_cache(maxsize=4)
+def _prepared(dataset: str, data_dir: str | None, max_samples: int | None, seed: int):
+    """Loaded, subsampled, label-encoded data of a dataset (cached per worker process)."""
+    ds = get_dataset(dataset)
+    loaded = load(dataset, data_dir)
+    idx = proto.subsample_index(loaded.X.shape[0], max_samples, seed)
+    X, y = loaded.X[idx], loaded.y[idx]
+    if ds.task == "classification":
+        y, _ = proto.encode_labels(y)
+    return ds, X, y, loaded.source
+
+
+def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, threads: int,
+            timeout_s: float | None) -> list[dict]:
+    """Run one work item (in a worker); returns one record per budget, whatever happens."""
+    from threadpoolctl import threadpool_limits
+
+    base = {"dataset": item.dataset, "method": item.method, "fold": item.fold, "seed": protocol.seed,
+            "protocol": protocol.key(), "threads": threads, "metric": None, "error": None,
+            "tune_s": None, "fit_s": None, "predict_s": None, "total_s": None, "params": None,
+            "message": "", "source": None, "task": None, "n_train": None, "n_test": None}
+    records = {n: dict(base, n_features=n, status="error") for n in item.budgets}
+    t_start = time.perf_counter()
+    try:
+        with threadpool_limits(limits=threads):
+            _execute(item, protocol, data_dir, threads, timeout_s, records)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a record, never a crash
+        status = "timeout" if isinstance(exc, TaskTimeout) else "error"
+        for rec in records.values():
+            if rec["status"] != "done":
+                rec["status"] = status
+                rec["message"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500]
+                rec["traceback"] = traceback.format_exc()[-3000:]
+                rec["total_s"] = time.perf_counter() - t_start
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    for rec in records.values():
+        rec["finished_at"] = now
+    return list(records.values())
+
+
+def _execute(item, protocol, data_dir, threads, timeout_s, records):
+    ds, X, y, source = _prepared(item.dataset, data_dir, protocol.max_samples, protocol.seed)
+    method = get_method(item.method)
+    cls = method.estimator_class(ds.task)
+    as_sign = ds.task == "classification" and not method.is_native(ds.task)
+    tr, te = proto.outer_splits(protocol, y, ds.task)[item.fold]
+    scaler = proto.Scaler.fit(X[tr], y[tr], ds.task)
+    X_tr, X_te = scaler.x(X[tr]), scaler.x(X[te])
+    y_tr, y_te = (scaler.y(y[tr]), scaler.y(y[te])) if ds.task == "regression" else (y[tr], y[te])
+    inner = proto.inner_splits(protocol, y_tr, ds.task, item.fold)
+    common = {"cv": inner, "random_state": method_seed(protocol.seed, item.fold), "n_jobs": threads,
+              **method.params}
+    for rec in records.values():
+        rec.update(source=source, task=ds.task + (" (ridge on ±1, sign)" if as_sign else ""),
+                   n_train=len(tr), n_test=len(te))
+
+    def finish(rec, est, predict, t_fit):
+        t0 = time.perf_counter()
+        pred = predict()
+        if as_sign:
+            pred = np.where(pred >= 0, 1.0, -1.0)
+        t_pred = time.perf_counter() - t0
+        tune = float(getattr(est, "tune_time_", 0.0) or 0.0)
+        params = getattr(est, "best_params_per_budget_", {}).get(rec["n_features"]) or getattr(est, "best_params_", {})
+        rec.update(status="done", metric="rmse100" if ds.task == "regression" else "accuracy",
+                   error=proto.score(ds.task, y_te, pred), tune_s=tune, fit_s=max(t_fit - tune, 0.0),
+                   predict_s=t_pred, total_s=t_fit + t_pred, params=json.dumps(params, default=float),
+                   message="")
+
+    if getattr(cls, "shares_budgets", False):
+        with alarm(timeout_s * len(item.budgets) if timeout_s else None):
+            est = cls(n_features=max(item.budgets), budgets=list(item.budgets), **common)
+            t0 = time.perf_counter()
+            est.fit(X_tr, y_tr)
+            t_fit = time.perf_counter() - t0
+            for n in item.budgets:
+                finish(records[n], est, lambda n=n: est.predict(X_te, budget=n), t_fit)
+        return
+    for n in item.budgets:
+        try:
+            with alarm(timeout_s):
+                est = cls(n_features=n, **common)
+                t0 = time.perf_counter()
+                est.fit(X_tr, y_tr)
+                t_fit = time.perf_counter() - t0
+                finish(records[n], est, lambda est=est: est.predict(X_te), t_fit)
+        except TaskTimeout as exc:
+            records[n].update(status="timeout", message=str(exc))
+
+
+# ---------------------------------------------------------------------------------------------
+# planning and scheduling (main process)
+
+
+def plan(dataset_names, method_names, features, protocol, run_dir: RunDir) -> list[WorkItem]:
+    """Work items whose tasks are not all done yet (resume)."""
+    done = run_dir.done_keys()
+    items = []
+    for dname in dataset_names:
+        ds = get_dataset(dname)
+        for mname in method_names:
+            method = get_method(mname)
+            cls = method.estimator_class(ds.task)
+            for fold in range(protocol.n_outer):
+                todo = tuple(n for n in features
+                             if record_key(dname, mname, n, fold, protocol.seed, protocol.key()) not in done)
+                if not todo:
+                    continue
+                if getattr(cls, "shares_budgets", False):
+                    items.append(WorkItem(dname, mname, fold, todo))
+                else:
+                    items.extend(WorkItem(dname, mname, fold, (n,)) for n in todo)
+    return items
+
+
+def machine_info() -> dict:
+    import platform
+
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = {}
+    for pkg in ("rfbench", "numpy", "scipy", "scikit-learn", "lightgbm", "pandas", "openml", "joblib",
+                "threadpoolctl"):
+        try:
+            versions[pkg] = version(pkg)
+        except PackageNotFoundError:
+            versions[pkg] = None
+    try:
+        mem_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    except (ValueError, OSError):
+        mem_gb = None
+    return {"python": platform.python_version(), "platform": platform.platform(),
+            "processor": platform.processor() or platform.machine(), "cpu_count": os.cpu_count(),
+            "memory_gb": round(mem_gb, 1) if mem_gb else None, "versions": versions}
+
+
+class Progress:
+    """Tasks done / total with an ETA, on one line (stderr)."""
+
+    def __init__(self, total: int, enabled: bool = True):
+        self.total, self.done, self.enabled = total, 0, enabled
+        self.t0 = time.perf_counter()
+        self.tty = sys.stderr.isatty()
+
+    def update(self, n: int, label: str):
+        self.done += n
+        if not self.enabled:
+            return
+        elapsed = time.perf_counter() - self.t0
+        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
+        width = 24
+        filled = int(width * self.done / max(self.total, 1))
+        bar = "#" * filled + "." * (width - filled)
+        line = (f"[{bar}] {self.done}/{self.total} tasks  elapsed {hms(elapsed)}  "
+                f"ETA {hms(eta)}  {label}")
+        sys.stderr.write(("\r" + line[:150].ljust(150)) if self.tty else line + "\n")
+        sys.stderr.flush()
+
+    def close(self):
+        if self.enabled and self.tty:
+            sys.stderr.write("\n")
+
+
+def hms(seconds: float) -> str:
+    s = int(round(seconds))
+    return f"{s // 3600:02d}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+def available_datasets(names, data_dir, strict: bool, warn) -> list[str]:
+    ok = []
+    for name in names:
+        try:
+            load(name, data_dir)
+            ok.append(name)
+        except DataUnavailable as exc:
+            if strict:
+                raise
+            warn(f"skipping {exc}")
+    return ok
+
+
+def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str, jobs: int = 1,
+        timeout_s: float | None = None, data_dir: str | None = None, strict: bool = False,
+        progress: bool = True, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr),
+        command: str | None = None, threads: int | None = None) -> RunDir:
+    for name in method_names:
+        get_method(name)
+    if not features or any(n < 1 for n in features):
+        raise UsageError("--features must be positive integers, e.g. --features 100,500")
+    if jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    run_dir = RunDir(out).ensure()
+    names = available_datasets(dataset_names, data_dir, strict, warn)
+    for name in names:  # fold assignments, saved once and checked on resume
+        _, _, y, _ = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
+        splits = proto.outer_splits(protocol, y, get_dataset(name).task)
+        if protocol.name == "cv":
+            run_dir.write_folds(name, proto.fold_assignment(splits, len(y)))
+    cores = os.cpu_count() or 1
+    threads = threads or max(1, cores // jobs)
+    if threads * jobs > cores:
+        warn(f"{jobs} workers × {threads} threads exceed the {cores} cores; expect slow, noisy timings")
+    run_dir.write_run_info({
+        "command": command or " ".join(sys.argv), "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "datasets": names, "methods": list(method_names), "features": list(features),
+        "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": jobs,
+        "threads_per_worker": threads, "timeout_s": timeout_s, "data_dir": data_dir, "machine": machine_info(),
+    })
+    items = plan(names, method_names, features, protocol, run_dir)
+    run_dir.write_results_csv()
+    bar = Progress(sum(len(i.budgets) for i in items), progress)
+
+    def collect(item: WorkItem, records: list[dict]):
+        for rec in records:
+            run_dir.write_record(rec)
+        run_dir.write_results_csv()
+        statuses = ",".join(sorted({r["status"] for r in records}))
+        secs = max((r.get("total_s") or 0.0) for r in records)
+        bar.update(len(records), f"{item.dataset} {item.method} n={'/'.join(map(str, item.budgets))} "
+                                 f"fold {item.fold}: {statuses} ({secs:.1f}s)")
+
+    try:
+        if jobs == 1:
+            for item in items:
+                collect(item, execute(item, protocol, data_dir, threads, timeout_s))
+        else:
+            _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, collect)
+    finally:
+        bar.close()
+    return run_dir
+
+
+def _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, collect):
+    from concurrent.futures import FIRST_COMPLETED, wait
+
+    from joblib.externals.loky import get_reusable_executor
+
+    executor = get_reusable_executor(max_workers=jobs, timeout=60)
+    pending = {executor.submit(execute, it, protocol, data_dir, threads, timeout_s): it for it in items}
+    while pending:
+        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+        for fut in finished:
+            item = pending.pop(fut)
+            try:
+                records = fut.result()
+            except Exception as exc:  # noqa: BLE001 - a dead worker (e.g. out of memory)
+                records = [{"dataset": item.dataset, "method": item.method, "n_features": n,
+                            "fold": item.fold, "seed": protocol.seed, "protocol": protocol.key(),
+                            "status": "error", "threads": threads,
+                            "message": f"worker failed: {type(exc).__name__}: {exc}"[:500],
+                            "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
+                           for n in item.budgets]
+            collect(item, records)

@@ -1,0 +1,132 @@
+"""Results store: one atomically written record per finished task, and a consolidated results.csv.
+
+Layout of a run directory::
+
+    run.json              command, seed, protocol, package versions, machine facts (per invocation)
+    records/<key>.json    one record per (dataset, method, n_features, fold, seed, protocol)
+    folds/<dataset>.csv   the outer fold of every row (identical for every method)
+    results.csv           all records as one tidy table, rewritten atomically after each record
+
+Every write goes to a temporary file in the same directory followed by ``os.replace``, so a run
+killed at any instant leaves either the old or the new version of each file, never a partial one.
+Re-running resumes: ``done`` records are skipped, ``error``/``timeout`` ones are retried and
+overwritten; the key-named files make duplicates impossible.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from rfbench.errors import UsageError
+
+COLUMNS = ["dataset", "method", "n_features", "fold", "seed", "protocol", "status", "metric",
+           "error", "tune_s", "fit_s", "predict_s", "total_s", "n_train", "n_test", "threads",
+           "params", "message", "source", "task", "finished_at"]
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+
+
+def record_key(dataset: str, method: str, n_features: int, fold: int, seed: int, protocol: str) -> str:
+    raw = f"{dataset}|{method}|{n_features}|{fold}|{seed}|{protocol}"
+    slug = f"{dataset}__{method}__n{n_features}__f{fold}__s{seed}"
+    return f"{slug}__{hashlib.sha1(raw.encode()).hexdigest()[:8]}"
+
+
+class RunDir:
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        self.records_dir = self.path / "records"
+
+    def ensure(self) -> RunDir:
+        try:
+            self.records_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise UsageError(f"cannot create results directory {self.path}: {exc.strerror}") from None
+        return self
+
+    # -- records -----------------------------------------------------------------------------
+    def record_path(self, rec: dict) -> Path:
+        key = record_key(rec["dataset"], rec["method"], rec["n_features"], rec["fold"], rec["seed"],
+                         rec["protocol"])
+        return self.records_dir / f"{key}.json"
+
+    def write_record(self, rec: dict) -> None:
+        atomic_write_text(self.record_path(rec), json.dumps(rec, sort_keys=True, default=str))
+
+    def records(self) -> list[dict]:
+        out = []
+        if not self.records_dir.is_dir():
+            return out
+        for p in sorted(self.records_dir.glob("*.json")):
+            try:
+                out.append(json.loads(p.read_text()))
+            except (OSError, json.JSONDecodeError):
+                continue  # cannot happen with atomic writes; a foreign file is ignored
+        return out
+
+    def done_keys(self) -> set[str]:
+        return {self.record_path(r).stem for r in self.records() if r.get("status") == "done"}
+
+    # -- consolidated table ------------------------------------------------------------------
+    def write_results_csv(self) -> pd.DataFrame:
+        df = records_frame(self.records())
+        atomic_write_text(self.path / "results.csv", df.to_csv(index=False))
+        return df
+
+    def write_folds(self, dataset: str, fold_of_row) -> None:
+        path = self.path / "folds" / f"{dataset}.csv"
+        text = "row,fold\n" + "".join(f"{i},{int(f)}\n" for i, f in enumerate(fold_of_row))
+        if path.is_file() and path.read_text() != text:
+            raise UsageError(f"{path} holds other fold assignments: this directory belongs to a run "
+                             "with another seed or data; use a new --out directory")
+        if not path.is_file():
+            atomic_write_text(path, text)
+
+    def write_run_info(self, info: dict) -> None:
+        history = self.path / "runs.jsonl"
+        lines = history.read_text() if history.is_file() else ""
+        atomic_write_text(history, lines + json.dumps(info, default=str) + "\n")
+        atomic_write_text(self.path / "run.json", json.dumps(info, indent=2, default=str))
+
+
+def records_frame(records: list[dict]) -> pd.DataFrame:
+    df = pd.DataFrame(records, columns=COLUMNS)
+    if not df.empty:
+        df = df.sort_values(["dataset", "method", "n_features", "fold"], kind="stable")
+    return df
+
+
+def load_results(dirs) -> pd.DataFrame:
+    """All records of one or more run directories (the records are the source of truth)."""
+    frames = []
+    for d in dirs:
+        run = RunDir(d)
+        if not run.path.is_dir():
+            raise UsageError(f"results directory not found: {d}")
+        recs = run.records()
+        if not recs and (run.path / "results.csv").is_file():
+            frames.append(pd.read_csv(run.path / "results.csv"))
+        else:
+            frames.append(records_frame(recs))
+    df = pd.concat(frames, ignore_index=True) if frames else records_frame([])
+    if df.empty:
+        raise UsageError(f"no results in {', '.join(map(str, dirs))}; run `rfbench run` first")
+    return df

@@ -1,0 +1,144 @@
+"""The Keerthi CV-gradient template: values against a naive ridge CV, gradients against central
+finite differences (method-notes §0.4, mandatory test)."""
+
+import numpy as np
+import pytest
+
+from rfbench.methods.cvgrad import (
+    inverted_kfold,
+    prepare_splits,
+    ridge_cv_grad,
+    trig_cv_grad,
+    trig_features,
+)
+
+
+def rel_err(a, b):
+    a, b = np.ravel(a), np.ravel(b)
+    return np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300)
+
+
+def kfold(m, k, rng):
+    folds = np.array_split(rng.permutation(m), k)
+    return [(np.concatenate(folds[:i] + folds[i + 1:]), folds[i]) for i in range(k)]
+
+
+def naive_cv(Z, y, splits, lam):
+    """Ridge CV error computed the obvious way (per split, no Gram tricks)."""
+    errs = []
+    for tr, va in splits:
+        Zt = Z[tr]
+        c = np.linalg.solve(Zt.T @ Zt + len(tr) * lam * np.eye(Z.shape[1]), Zt.T @ y[tr])
+        errs.append(np.mean((Z[va] @ c - y[va]) ** 2))
+    return np.mean(errs)
+
+
+SPLIT_KINDS = ["standard", "inverted", "partial"]
+
+
+def make_splits(kind, m, rng):
+    if kind == "standard":
+        return kfold(m, 5, rng)
+    if kind == "inverted":
+        return inverted_kfold(m, 5, rng)
+    # parts that neither partition the rows nor are disjoint (user-given iterables may do this)
+    return [(rng.choice(m, 20, replace=False), rng.choice(m, 15, replace=False)) for _ in range(3)]
+
+
+@pytest.mark.parametrize("kind", SPLIT_KINDS)
+def test_value_matches_naive_cv(kind):
+    rng = np.random.default_rng(0)
+    m, p = 60, 7
+    Z, y = rng.normal(size=(m, p)), rng.normal(size=m)
+    splits = make_splits(kind, m, rng)
+    res = ridge_cv_grad(Z, y, splits, 0.03)
+    assert res.value == pytest.approx(naive_cv(Z, y, splits, 0.03), rel=1e-10)
+    assert ridge_cv_grad(Z, y, splits, 0.03, grad=False).value == pytest.approx(res.value, rel=1e-14)
+
+
+def test_prepare_splits_detects_complements():
+    rng = np.random.default_rng(1)
+    sp = prepare_splits(kfold(30, 5, rng) + inverted_kfold(30, 3, rng) + [([0, 1, 2], [3, 4])], 30)
+    assert [s.complement for s in sp] == [True] * 8 + [False]
+
+
+def test_inverted_split_trains_on_one_fold():
+    rng = np.random.default_rng(2)
+    splits = inverted_kfold(103, 5, rng)
+    train_sizes = sorted(len(tr) for tr, _ in splits)
+    assert train_sizes == [20, 20, 21, 21, 21]
+    for tr, va in splits:
+        assert len(va) > 3 * len(tr)
+        assert np.intersect1d(tr, va).size == 0 and np.union1d(tr, va).size == 103
+    # the training parts are the folds: they partition the rows
+    assert np.array_equal(np.sort(np.concatenate([tr for tr, _ in splits])), np.arange(103))
+
+
+@pytest.mark.parametrize("kind", SPLIT_KINDS)
+def test_generic_dZ_and_dlam_match_finite_differences(kind):
+    rng = np.random.default_rng(3)
+    m, p, lam, h = 40, 5, 0.02, 1e-6
+    Z, y = rng.normal(size=(m, p)), rng.normal(size=m)
+    splits = prepare_splits(make_splits(kind, m, rng), m)
+    res = ridge_cv_grad(Z, y, splits, lam)
+    fd = np.empty_like(Z)
+    for i in range(m):
+        for j in range(p):
+            Zp, Zm = Z.copy(), Z.copy()
+            Zp[i, j] += h
+            Zm[i, j] -= h
+            fd[i, j] = (ridge_cv_grad(Zp, y, splits, lam, False).value
+                        - ridge_cv_grad(Zm, y, splits, lam, False).value) / (2 * h)
+    assert rel_err(res.dZ, fd) < 1e-5
+    hl = 1e-7
+    fd_lam = (ridge_cv_grad(Z, y, splits, lam + hl, False).value
+              - ridge_cv_grad(Z, y, splits, lam - hl, False).value) / (2 * hl)
+    assert rel_err(res.dlam, fd_lam) < 1e-5
+
+
+@pytest.mark.parametrize("kind", SPLIT_KINDS)
+@pytest.mark.parametrize("with_fixed_and_scale", [False, True])
+def test_trig_gradients_match_finite_differences(kind, with_fixed_and_scale):
+    rng = np.random.default_rng(4)
+    m, d, n, lam, h = 50, 3, 4, 1e-3, 1e-6
+    X, y = rng.normal(size=(m, d)), rng.normal(size=m)
+    W = rng.normal(size=(d, n))
+    splits = prepare_splits(make_splits(kind, m, rng), m)
+    fixed = np.column_stack([np.ones(m), rng.normal(size=m)]) if with_fixed_and_scale else None
+    scale = rng.uniform(0.5, 2.0, n) if with_fixed_and_scale else None
+
+    def value(W_, lam_, scale_):
+        return trig_cv_grad(X, y, W_, lam_, splits, fixed, scale_, grad=False).value
+
+    res = trig_cv_grad(X, y, W, lam, splits, fixed, scale)
+    fd_W = np.empty_like(W)
+    for idx in np.ndindex(W.shape):
+        Wp, Wm = W.copy(), W.copy()
+        Wp[idx] += h
+        Wm[idx] -= h
+        fd_W[idx] = (value(Wp, lam, scale) - value(Wm, lam, scale)) / (2 * h)
+    assert rel_err(res.dW, fd_W) < 1e-5
+    hl = 1e-4 * lam
+    fd_lam = (value(W, lam + hl, scale) - value(W, lam - hl, scale)) / (2 * hl)
+    assert rel_err(res.dlam, fd_lam) < 1e-5
+    s0 = np.ones(n) if scale is None else scale
+    fd_s = np.empty(n)
+    for j in range(n):
+        sp, sm = s0.copy(), s0.copy()
+        sp[j] += h
+        sm[j] -= h
+        fd_s[j] = (value(W, lam, sp) - value(W, lam, sm)) / (2 * h)
+    assert rel_err(res.dscale, fd_s) < 1e-5
+
+
+def test_trig_design_layout():
+    """The design is [fixed, s·sin, s·cos]: its CV value equals the generic one on that matrix."""
+    rng = np.random.default_rng(5)
+    X, y, W = rng.normal(size=(30, 2)), rng.normal(size=30), rng.normal(size=(2, 3))
+    s = np.array([0.5, 1.0, 2.0])
+    S, C = trig_features(X, W)
+    fixed = np.ones((30, 1))
+    splits = kfold(30, 3, rng)
+    Z = np.hstack([fixed, S * s, C * s])
+    assert trig_cv_grad(X, y, W, 0.1, splits, fixed, s).value == pytest.approx(
+        naive_cv(Z, y, splits, 0.1), rel=1e-10)

@@ -1,0 +1,132 @@
+"""GFC (Greedy Feature Construction): gradients, behaviour of Algorithms 1/2, estimator contract."""
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from rfbench.methods.cvgrad import inverted_kfold, prepare_splits
+from rfbench.methods.gfc import GFCRegressor, feature_objective, greedy_descent
+
+
+def ridge_data(seed, m, d=2, noise=0.1):
+    """y = cos(w₁·x) + 0.5 cos(w₂·x + 1) + noise: two known cosine ridge functions."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(m, d))
+    W = np.array([[1.0, -0.5], [0.5, 1.2]])[:d]
+    f = np.cos(X @ W[:, 0]) + 0.5 * np.cos(X @ W[:, 1] + 1.0)
+    return X, f + noise * rng.normal(size=m), f
+
+
+def test_feature_objective_gradient_matches_finite_differences():
+    rng = np.random.default_rng(0)
+    m, d = 80, 3
+    X, y = rng.normal(size=(m, d)), rng.normal(size=m)
+    f = 0.3 * rng.normal(size=m) + y.mean()
+    splits = prepare_splits(inverted_kfold(m, 5, rng), m)
+    theta = np.append(rng.normal(size=d), np.log(3e-3))
+    _, grad = feature_objective(theta, X, y, f, splits, 0.8)
+    h = 1e-6
+    fd = np.array([(feature_objective(theta + h * e, X, y, f, splits, 0.8)[0]
+                    - feature_objective(theta - h * e, X, y, f, splits, 0.8)[0]) / (2 * h)
+                   for e in np.eye(d + 1)])
+    for part in (slice(0, d), slice(d, d + 1)):          # w and log λ separately
+        assert np.linalg.norm(grad[part] - fd[part]) / np.linalg.norm(fd[part]) < 1e-5
+
+
+def test_feature_objective_uses_the_fixed_column():
+    """The current estimate f enters the design: a perfect f gives (almost) zero CV error."""
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(60, 2))
+    y = np.sin(X[:, 0])
+    splits = prepare_splits(inverted_kfold(60, 5, rng), 60)
+    theta = np.array([0.3, -0.7, np.log(1e-8)])
+    good, _ = feature_objective(theta, X, y, y.copy(), splits)
+    bad, _ = feature_objective(theta, X, y, np.full(60, y.mean()), splits)
+    assert good < 1e-6 < bad
+
+
+def test_greedy_descent_stops_on_small_relative_improvement():
+    """ε-stop: a single cosine is fitted in a few steps, far fewer than p."""
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(400, 2))
+    y = np.cos(X @ np.array([0.8, -0.4])) + 0.01 * rng.normal(size=400)
+    W, lams = greedy_descent(X, y, np.full(400, y.mean()), max_steps=20, epsilon=0.01,
+                             n_folds=5, seed=0)
+    assert W.shape[0] == 2 and 1 <= W.shape[1] < 8 and lams.shape == (W.shape[1],)
+    assert np.all(lams > 0)
+    # with ε = 0 the descent runs the full p steps
+    W_all, _ = greedy_descent(X, y, np.full(400, y.mean()), max_steps=5, epsilon=0.0,
+                              n_folds=5, seed=0)
+    assert W_all.shape[1] == 5
+
+
+def test_descent_optimises_on_the_inverted_split(monkeypatch):
+    """Inside a descent the ridge is trained on ONE fold and validated on the other k−1 (§2.5)."""
+    import rfbench.methods.gfc as gfc
+
+    seen = []
+
+    def spy(splits, n_rows):
+        out = prepare_splits(splits, n_rows)
+        seen.append([(sp.tr.size, sp.va.size) for sp in out])
+        return out
+
+    monkeypatch.setattr(gfc, "prepare_splits", spy)
+    X, y, _ = ridge_data(7, 200)
+    greedy_descent(X, y, np.full(200, y.mean()), max_steps=1, epsilon=0.0, n_folds=5, seed=0)
+    assert seen == [[(40, 160)] * 5]
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_reaches_noise_level_on_cosine_ridge_functions(seed):
+    noise = 0.1
+    X, y, f = ridge_data(seed, 4000, noise=noise)
+    est = GFCRegressor(n_features=40, random_state=seed).fit(X[:2000], y[:2000])
+    rmse = np.sqrt(np.mean((est.predict(X[2000:]) - y[2000:]) ** 2))
+    assert rmse < 1.1 * noise                      # a constant predictor has RMSE ≈ 0.8
+    assert 0 < est.n_features_out_ <= 40
+    assert est.frequencies_.shape == (2, est.n_features_out_)
+    assert est.coef_.shape == (2 * est.n_features_out_,)
+    assert est.best_params_["n_features_kept"] == est.n_features_out_
+    assert est.best_params_["n_features_built"] >= est.n_features_out_
+    assert est.tune_time_ > 0
+
+
+def test_parallel_and_sequential_give_identical_results():
+    X, y, _ = ridge_data(3, 600)
+    kw = dict(n_features=30, n_descents=3, max_steps=4, random_state=7)
+    seq = GFCRegressor(n_jobs=1, **kw).fit(X, y)
+    par = GFCRegressor(n_jobs=2, **kw).fit(X, y)
+    np.testing.assert_array_equal(seq.frequencies_, par.frequencies_)
+    np.testing.assert_array_equal(seq.predict(X), par.predict(X))
+    assert seq.best_params_ == par.best_params_
+
+
+def test_budget_and_default_number_of_descents():
+    X, y, _ = ridge_data(4, 300)
+    est = GFCRegressor(n_features=10, epsilon=0.0, random_state=0).fit(X, y)
+    # n_features // 20 = 0 → one descent, whose p is capped by the budget of 10
+    assert est.best_params_["n_features_built"] == 10
+    est = GFCRegressor(n_features=40, max_steps=3, epsilon=0.0, random_state=0).fit(X, y)
+    assert est.best_params_["n_features_built"] == 2 * 3     # M = 40 // 20 = 2 descents × p = 3
+
+
+def test_amplitude_cut_off_prunes_and_refits():
+    X, y, _ = ridge_data(5, 500)
+    est = GFCRegressor(n_features=20, eta_rel=0.02, epsilon=0.0, random_state=0).fit(X, y)
+    built, kept = est.best_params_["n_features_built"], est.best_params_["n_features_kept"]
+    assert kept < built == 20
+    S, C = np.sin(X @ est.frequencies_), np.cos(X @ est.frequencies_)
+    np.testing.assert_allclose(est.predict(X), np.hstack([S, C]) @ est.coef_ + est.intercept_)
+
+
+def test_seed_reproducibility():
+    X, y, _ = ridge_data(6, 300)
+    a = GFCRegressor(n_features=20, random_state=3).fit(X, y).predict(X)
+    b = GFCRegressor(n_features=20, random_state=np.random.default_rng(3)).fit(X, y).predict(X)
+    np.testing.assert_array_equal(a, b)
+
+
+@parametrize_with_checks([GFCRegressor(n_features=10, max_steps=5)])
+def test_sklearn_estimator_checks(estimator, check):
+    check(estimator)
