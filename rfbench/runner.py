@@ -185,7 +185,6 @@ def plan(dataset_names, method_names, features, protocol, run_dir: RunDir) -> li
 
 def machine_info() -> dict:
     import platform
-
     from importlib.metadata import PackageNotFoundError, version
 
     versions = {}

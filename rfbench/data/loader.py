@@ -176,15 +176,16 @@ def load(name: str, data_dir_override=None, allow_download: bool = True, use_cac
         loaded = _from_mirror(ds, root)
     if loaded is None:
         loaded = _from_generator(ds)
-    if loaded is None and allow_download:
+    download_problem = "no download source registered" if not ds.openml_id else "download disabled"
+    if loaded is None and allow_download and ds.openml_id:
         try:
             loaded = _from_openml(ds)
-        except DataUnavailable:
-            loaded = None
+        except DataUnavailable as exc:
+            download_problem = str(exc)
     if loaded is None:
-        where = f"mirror {root}" if root else "no mirror (RFBENCH_DATA_DIR unset)"
-        raise DataUnavailable(f"dataset '{name}' is not available ({where}, no network source "
-                              f"reachable): {ds.how_to_supply()}")
+        where = f"not in mirror {root}" if root else "no mirror: RFBENCH_DATA_DIR unset"
+        raise DataUnavailable(f"dataset '{name}' is not available ({where}; {download_problem}); "
+                              f"to run offline: {ds.how_to_supply()}")
     validate_arrays(ds, loaded.X, loaded.y, loaded.detail)
     if use_cache and loaded.source == "openml":
         # only downloads are cached: mirror files and generators are cheaper to re-read than

@@ -117,16 +117,17 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
         self.cv_curves_ = curves
         self.frequencies_ = W0 / self.bandwidth_
         self.phases_ = phases
-        self.coef_, self.intercept_ = ridge_solve(self.transform(X), y, self.lambda_)
+        self.coef_, self.intercept_ = ridge_solve(self.features(X), y, self.lambda_)
         self.best_params_ = {"bandwidth": self.bandwidth_, "lambda": self.lambda_,
                              "cv_mse": float(curves[i_best, j_best])}
         self.tune_time_ = clock.total
         return self
 
-    def transform(self, X):
+    def features(self, X):
+        """The fitted random features of X (m × n, or m × 2n for cos-sin)."""
         check_is_fitted(self)
         X = validate_data(self, X, reset=False, dtype=np.float64)
         return fourier_features(X, self.frequencies_, self.phases_)
 
     def predict(self, X):
-        return self.transform(X) @ self.coef_ + self.intercept_
+        return self.features(X) @ self.coef_ + self.intercept_

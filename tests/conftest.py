@@ -1,0 +1,30 @@
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def mirror_path() -> Path | None:
+    env = os.environ.get("RFBENCH_DATA_DIR")
+    path = Path(env) if env else ROOT.parent / "shared" / "datasets"
+    return path if (path / "MANIFEST.csv").is_file() else None
+
+
+@pytest.fixture
+def mirror_dir():
+    path = mirror_path()
+    if path is None:
+        pytest.skip("dataset mirror not available (set RFBENCH_DATA_DIR)")
+    return path
+
+
+@pytest.fixture(autouse=True)
+def isolated_cache(tmp_path, monkeypatch):
+    """Every test gets its own download cache and never touches the network."""
+    monkeypatch.setenv("RFBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("RFBENCH_OPENML_SERVER", "http://127.0.0.1:9/api/v1/xml")  # closed port
+    monkeypatch.setenv("OPENML_CACHE_DIR", str(tmp_path / "openml-cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    yield

@@ -1,0 +1,122 @@
+"""End-to-end CLI: a small suite run, every report format, check, bad input, and kill -9 + resume."""
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pandas as pd
+import pytest
+
+RUN = [sys.executable, "-m", "rfbench.cli"]
+QUICK = ["--methods", "rff-gauss,rff-cauchy", "--features", "10,20", "--outer-folds", "3",
+         "--inner-folds", "3", "--max-samples", "300", "--quiet"]
+
+
+def rfbench(*args, check=True, **kw):
+    res = subprocess.run([*RUN, *args], capture_output=True, text=True, timeout=600, **kw)
+    if check and res.returncode != 0:
+        raise AssertionError(f"exit {res.returncode}\n{res.stdout}\n{res.stderr}")
+    return res
+
+
+@pytest.fixture(scope="module")
+def small_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("run") / "synthetic"
+    res = rfbench("run", "--suite", "synthetic", *QUICK, "--out", str(out))
+    return out, res
+
+
+def test_run_prints_table_and_stores_everything(small_run):
+    out, res = small_run
+    assert "breiman" in res.stdout and "friedman" in res.stdout and "Wilcoxon" in res.stdout
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 2 * 2 * 2 * 3 and set(df["status"]) == {"done"}
+    assert not df.duplicated(["dataset", "method", "n_features", "fold"]).any()
+    assert (df["total_s"] >= df["tune_s"]).all() and df["params"].str.contains("bandwidth").all()
+    info = json.loads((out / "run.json").read_text())
+    assert info["protocol"]["seed"] == 0 and info["machine"]["versions"]["numpy"]
+    assert "rfbench run" in info["command"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "csv", "html"])
+def test_report_formats(small_run, fmt, tmp_path):
+    out, _ = small_run
+    target = tmp_path / f"report.{fmt}"
+    rfbench("report", str(out), "--format", fmt, "--output", str(target))
+    text = target.read_text()
+    assert "friedman" in text
+    if fmt == "latex":
+        assert r"\toprule" in text and r"\midrule" in text and r"\bottomrule" in text
+    if fmt == "csv":
+        df = pd.read_csv(target)
+        assert set(df["method"]) == {"rff-gauss", "rff-cauchy"} and len(df) == 8
+    if fmt == "html":
+        assert text.startswith("<!DOCTYPE html>") and "<table>" in text
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+def test_latex_report_compiles(small_run, tmp_path):
+    out, _ = small_run
+    body = rfbench("report", str(out), "--format", "latex").stdout
+    doc = tmp_path / "t.tex"
+    doc.write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[margin=1cm,landscape]{geometry}\n"
+                   "\\begin{document}\n" + body + "\\end{document}\n")
+    res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout[-2000:]
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--datasets", "nosuch"], "unknown dataset 'nosuch'"),
+    (["run", "--suite", "synthetic", "--methods", "nosuch"], "unknown method 'nosuch'"),
+    (["run", "--suite", "nosuch"], "unknown suite 'nosuch'"),
+    (["run", "--features", "10,abc"], "--features"),
+    (["run", "--timeout", "soon"], "not a duration"),
+    (["run", "--suite", "synthetic", "--outer-folds", "1"], "at least 2"),
+    (["report", "/nonexistent/dir"], "results directory not found"),
+    (["check", "/nonexistent/dir", "--spec", "nosuchspec"], "spec not found"),
+    (["datasets", "info", "nosuch"], "unknown dataset"),
+])
+def test_bad_input_is_one_clear_line_exit_2(args, message):
+    res = rfbench(*args, check=False)
+    assert res.returncode == 2, res.stderr
+    lines = res.stderr.strip().splitlines()
+    assert len(lines) == 1 and message in lines[0] and "Traceback" not in res.stderr
+
+
+def test_datasets_commands():
+    assert "friedman" in rfbench("datasets", "list", "--suite", "synthetic").stdout
+    assert "OpenML id" not in rfbench("datasets", "info", "breiman").stdout
+    assert "generator: breiman" in rfbench("datasets", "info", "breiman").stdout
+    assert "rff-laplace" in rfbench("methods").stdout
+
+
+def test_kill_9_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
+    out = tmp_path / "killed"
+    args = [*RUN, "run", "--datasets", "friedman", "--methods", "rff-gauss,rff-laplace", "--features", "30,60",
+            "--outer-folds", "5", "--inner-folds", "3", "--max-samples", "3000", "--jobs", "2", "--quiet",
+            "--no-report", "--out", str(out)]
+    proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.time() + 300
+    records = out / "records"
+    while time.time() < deadline and (not records.is_dir() or len(list(records.glob("*.json"))) < 4):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the runner and its loky workers, mid-write or not
+    proc.wait()
+    before = {p.name: p.read_text() for p in records.glob("*.json")}
+    assert 4 <= len(before) < 20, "the run finished before it could be killed; make it longer"
+    pd.read_csv(out / "results.csv")  # still a valid table
+    subprocess.run([a for a in args if a != "--jobs" and a != "2"], check=True, timeout=600,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    after = {p.name: p.read_text() for p in records.glob("*.json")}
+    assert len(after) == 2 * 2 * 5
+    for name, text in before.items():  # finished work survives untouched
+        if json.loads(text)["status"] == "done":
+            assert after[name] == text
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 20 and set(df["status"]) == {"done"}
+    assert not df.duplicated(["dataset", "method", "n_features", "fold"]).any()

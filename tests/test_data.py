@@ -1,0 +1,126 @@
+"""Dataset registry and loaders: mirror checksums, generators, and clear errors for bad input."""
+
+
+import numpy as np
+import pytest
+
+from rfbench import registry
+from rfbench.data import load
+from rfbench.data.arff import read_arff
+from rfbench.data.generators import breiman, friedman
+from rfbench.errors import DataUnavailable, UsageError
+
+GFC_NAMES = ["parkinsons-tm", "ujindoorloc", "ct-slice", "year-msd", "delta-ailerons", "kinematics",
+             "cpu-activity", "bank", "pumadyn", "delta-elevators", "ailerons", "pole-telecom",
+             "elevators", "cal-housing", "breiman", "friedman"]
+
+
+def test_registry_has_the_16_gfc_datasets_and_suites():
+    assert [d.name for d in registry.suite_datasets("gfc")] == GFC_NAMES
+    assert [d.name for d in registry.suite_datasets("uci")] == GFC_NAMES[:4]
+    assert [d.name for d in registry.suite_datasets("torgo")] == GFC_NAMES[4:]
+    assert [d.name for d in registry.suite_datasets("synthetic")] == ["breiman", "friedman"]
+
+
+def test_registered_sha256_match_the_manifest(mirror_dir):
+    manifest = {line.split(",")[0]: line.split(",")[2]
+                for line in (mirror_dir / "MANIFEST.csv").read_text().splitlines()[1:]}
+    for ds in registry.datasets().values():
+        if ds.mirror:
+            assert manifest[ds.mirror.file] == ds.mirror.sha256, ds.name
+
+
+@pytest.mark.parametrize("name", ["delta-ailerons", "kinematics", "cpu-activity", "bank", "pumadyn",
+                                  "delta-elevators", "ailerons", "elevators", "cal-housing", "friedman"])
+def test_mirror_files_load_with_registered_shape(mirror_dir, name):
+    loaded = load(name, mirror_dir)
+    assert loaded.source == "mirror"
+    assert loaded.X.shape == registry.get_dataset(name).shape
+    assert np.isfinite(loaded.X).all() and np.isfinite(loaded.y).all()
+
+
+def test_arff_blank_lines_and_spaces(tmp_path):
+    p = tmp_path / "x.arff"
+    p.write_text("@relation r\n@attribute  a  numeric\n@attribute 'b c' real\n@attribute class numeric\n"
+                 "@data\n\n1,2,3\n% comment\n\n4, 5, 6\n\n")
+    df = read_arff(p)
+    assert list(df.columns) == ["a", "b c", "class"] and df.shape == (2, 3)
+    assert df.to_numpy().tolist() == [[1, 2, 3], [4, 5, 6]]
+
+
+def test_generators_follow_the_published_formulas():
+    X, y = breiman(m=5000, seed=1)
+    assert X.shape == (5000, 10) and set(np.unique(X[:, 0])) == {-1.0, 1.0}
+    assert set(np.unique(X[:, 1:])) == {-1.0, 0.0, 1.0}
+    mean = np.where(X[:, 0] == 1, 3 + 3 * X[:, 1] + 2 * X[:, 2] + X[:, 3], -3 + 3 * X[:, 4] + 2 * X[:, 5] + X[:, 6])
+    assert np.std(y - mean) == pytest.approx(1.0, abs=0.05)
+    X, y = friedman(m=5000, seed=1)
+    assert X.min() >= 0 and X.max() <= 1
+    mean = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
+    assert np.std(y - mean) == pytest.approx(1.0, abs=0.05)
+    np.testing.assert_array_equal(friedman(m=50, seed=3)[1], friedman(m=50, seed=3)[1])
+
+
+def test_breiman_comes_from_the_generator_without_any_mirror(monkeypatch):
+    monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)
+    loaded = load("breiman")
+    assert loaded.source == "generator" and loaded.X.shape == (40768, 10)
+
+
+def test_corrupt_mirror_file_is_refused(mirror_dir, tmp_path):
+    fake = tmp_path / "mirror"
+    (fake / "torgo").mkdir(parents=True)
+    src = (mirror_dir / "torgo" / "delta_ailerons.arff").read_bytes()
+    (fake / "torgo" / "delta_ailerons.arff").write_bytes(src[:-200] + b"9" * 200)
+    with pytest.raises(UsageError, match=r"sha256 .* corrupt or another version"):
+        load("delta-ailerons", fake)
+
+
+def test_unavailable_dataset_says_how_to_supply_it(monkeypatch):
+    monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)
+    with pytest.raises(DataUnavailable, match="RFBENCH_DATA_DIR.*OpenML id 189|OpenML id 189"):
+        load("kinematics")
+
+
+def _custom_registry(tmp_path, monkeypatch, entry: str, extra_files=None):
+    path = tmp_path / "datasets.yaml"
+    path.write_text("suites: {s: test}\ndatasets:\n" + entry)
+    monkeypatch.setenv("RFBENCH_DATASETS_YAML", str(path))
+    registry._datasets.cache_clear()
+    return path
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("  bad:\n    task: regression\n    suites: [s]\n    shape: [10, 2]\n", "entry 'bad': missing field 'target'"),
+    ("  bad:\n    task: ranking\n    suites: [s]\n    shape: [10, 2]\n    target: y\n    generator: friedman\n",
+     "entry 'bad': field 'task'"),
+    ("  bad:\n    task: regression\n    suites: [s]\n    shape: [10]\n    target: y\n    generator: friedman\n",
+     "entry 'bad': field 'shape'"),
+    ("  bad:\n    task: regression\n    suites: [nope]\n    shape: [10, 2]\n    target: y\n    generator: friedman\n",
+     "suite 'nope' is not declared"),
+    ("  bad:\n    task: regression\n    suites: [s]\n    shape: [10, 2]\n    target: y\n"
+     "    mirror: {file: a.csv, format: csv, sha256: xyz}\n", "mirror.sha256"),
+])
+def test_malformed_registry_entry_names_entry_and_field(tmp_path, monkeypatch, entry, message):
+    _custom_registry(tmp_path, monkeypatch, entry)
+    try:
+        with pytest.raises(UsageError, match=message.replace("(", r"\(")):
+            registry.datasets()
+    finally:
+        registry._datasets.cache_clear()
+
+
+def test_nan_in_data_is_refused(tmp_path, monkeypatch):
+    import hashlib
+
+    csv = tmp_path / "mirror" / "nan.csv"
+    csv.parent.mkdir()
+    csv.write_text("a,b,y\n1,2,3\n4,,6\n7,8,9\n")
+    sha = hashlib.sha256(csv.read_bytes()).hexdigest()
+    _custom_registry(tmp_path, monkeypatch, "  withnan:\n    task: regression\n    suites: [s]\n"
+                     f"    shape: [3, 2]\n    target: y\n    mirror: {{file: nan.csv, format: csv, sha256: {sha}}}\n")
+    try:
+        with pytest.raises(UsageError, match="withnan.*1 missing or non-finite values"):
+            load("withnan", tmp_path / "mirror")
+    finally:
+        registry._datasets.cache_clear()

@@ -1,0 +1,67 @@
+"""RFF: the features converge to the exact kernels, and the estimator is a proper sklearn estimator."""
+
+import numpy as np
+import pytest
+from sklearn.utils.estimator_checks import parametrize_with_checks
+
+from rfbench.methods.rff import (
+    KERNELS,
+    RFFRegressor,
+    exact_kernel,
+    fourier_features,
+    sample_frequencies,
+)
+
+
+@pytest.mark.parametrize("kernel", KERNELS)
+@pytest.mark.parametrize("feature_map", ["phase", "cos-sin"])
+def test_features_converge_to_exact_kernel(kernel, feature_map):
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, 3))
+    sigma = 1.7
+    K = exact_kernel(kernel, X, X, sigma)
+    errs = []
+    for n in (100, 1000, 20000):
+        W = sample_frequencies(kernel, 3, n, np.random.default_rng(n)) / sigma
+        b = np.random.default_rng(n + 1).uniform(0, 2 * np.pi, n) if feature_map == "phase" else None
+        Z = fourier_features(X, W, b)
+        errs.append(np.abs(Z @ Z.T - K).max())
+    # Monte-Carlo error shrinks like n^{-1/2}: 200× more features, ≥ 5× smaller error
+    assert errs[-1] < 0.06
+    assert errs[-1] < errs[0] / 5
+
+
+def test_crossed_samplers_are_not_interchangeable():
+    """Sampling the Laplace kernel with Laplace frequencies (the classic mistake) is detectably wrong."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(30, 2))
+    K = exact_kernel("laplace", X, X, 1.0)
+    n = 40000
+    right = fourier_features(X, sample_frequencies("laplace", 2, n, rng), None)
+    wrong = fourier_features(X, sample_frequencies("cauchy", 2, n, rng), None)
+    assert np.abs(right @ right.T - K).max() < 0.05 < np.abs(wrong @ wrong.T - K).max()
+
+
+def test_selects_bandwidth_and_fits_smooth_function():
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-2, 2, size=(600, 2))
+    y = np.sin(2 * X[:, 0]) + 0.5 * np.cos(X[:, 1]) + 0.05 * rng.normal(size=600)
+    est = RFFRegressor(n_features=200, random_state=0, cv=3).fit(X[:500], y[:500])
+    rmse = np.sqrt(np.mean((est.predict(X[500:]) - y[500:]) ** 2))
+    assert rmse < 0.1
+    assert 0.1 <= est.bandwidth_ <= 10  # the extreme grid ends (1e-3, 100) cannot fit this
+    assert set(est.best_params_) >= {"bandwidth", "lambda"} and est.tune_time_ > 0
+
+
+def test_same_seed_same_model():
+    rng = np.random.default_rng(2)
+    X, y = rng.normal(size=(120, 3)), rng.normal(size=120)
+    a = RFFRegressor(n_features=30, random_state=5, cv=3).fit(X, y).predict(X)
+    b = RFFRegressor(n_features=30, random_state=5, cv=3).fit(X, y).predict(X)
+    np.testing.assert_array_equal(a, b)
+
+
+@parametrize_with_checks([RFFRegressor(n_features=50, cv=3, bandwidths=[0.5, 2.0, 8.0], lambdas=[1e-6, 1e-3, 1e-1],
+                                       random_state=0)])
+def test_sklearn_estimator_contract(estimator, check):
+    check(estimator)

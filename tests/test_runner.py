@@ -1,0 +1,97 @@
+"""The shared runner: identical folds for every method, no test-fold leakage, records, timeouts."""
+
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rfbench import protocol as proto
+from rfbench import runner
+from rfbench.errors import UsageError
+from rfbench.protocol import Protocol
+from rfbench.runner import WorkItem, execute
+
+SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
+
+
+def test_folds_identical_for_every_method_and_saved(tmp_path):
+    out = tmp_path / "run"
+    runner.run(["friedman"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=False)
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 6 and (df["status"] == "done").all()
+    per_method = {m: g.sort_values("fold")[["fold", "n_train", "n_test"]].to_numpy().tolist()
+                  for m, g in df.groupby("method")}
+    assert per_method["rff-gauss"] == per_method["rff-cauchy"]
+    folds = pd.read_csv(out / "folds" / "friedman.csv")
+    assert len(folds) == 300 and sorted(folds["fold"].unique()) == [0, 1, 2]
+    # the stored assignment is the protocol's split
+    _, _, y, _ = runner._prepared("friedman", None, 300, 0)
+    for k, (_, te) in enumerate(proto.outer_splits(SMALL, y, "regression")):
+        assert (folds["fold"].to_numpy()[te] == k).all()
+
+
+def test_test_fold_values_do_not_leak_into_training(monkeypatch):
+    _, X, y, src = runner._prepared("friedman", None, 300, 0)
+    _, te = proto.outer_splits(SMALL, y, "regression")[0]
+    X2, y2 = X.copy(), y.copy()
+    X2[te] *= 1000.0
+    y2[te] += 1e6
+    item = WorkItem("friedman", "rff-gauss", 0, (10,))
+    base = execute(item, SMALL, None, 1, None)[0]
+    monkeypatch.setattr(runner, "_prepared", lambda *a: (runner.get_dataset("friedman"), X2, y2, src))
+    poisoned = execute(item, SMALL, None, 1, None)[0]
+    assert base["status"] == poisoned["status"] == "done"
+    # identical training statistics ⇒ identical selection, to the last digit of the CV error
+    assert json.loads(base["params"]) == json.loads(poisoned["params"])
+    assert base["error"] != poisoned["error"]
+
+
+def test_scaler_uses_training_rows_only():
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(50, 3)), rng.normal(size=50)
+    sc = proto.Scaler.fit(X[:40], y[:40], "regression")
+    np.testing.assert_allclose(sc.x(X[:40]).mean(axis=0), 0, atol=1e-12)
+    assert sc.y(y[:40]).min() == 0 and sc.y(y[:40]).max() == pytest.approx(1)
+
+
+def test_error_and_timeout_become_records(tmp_path, monkeypatch):
+    item = WorkItem("friedman", "rff-gauss", 0, (10,))
+    recs = execute(item, SMALL, None, 1, timeout_s=1e-3)
+    assert recs[0]["status"] == "timeout" and "timeout" in recs[0]["message"]
+    from rfbench.methods import rff
+
+    def boom(self, X, y):
+        raise RuntimeError("synthetic failure")
+
+    monkeypatch.setattr(rff.RFFRegressor, "fit", boom)
+    recs = execute(item, SMALL, None, 1, None)
+    assert recs[0]["status"] == "error" and "synthetic failure" in recs[0]["message"]
+
+
+def test_failed_tasks_are_retried_done_ones_skipped(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    from rfbench.methods import rff
+
+    real_fit = rff.RFFRegressor.fit
+    monkeypatch.setattr(rff.RFFRegressor, "fit", lambda self, X, y: (_ for _ in ()).throw(RuntimeError("x")))
+    runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+    assert set(pd.read_csv(out / "results.csv")["status"]) == {"error"}
+    monkeypatch.setattr(rff.RFFRegressor, "fit", real_fit)
+    runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 3 and set(df["status"]) == {"done"}
+    items = runner.plan(["friedman"], ["rff-gauss"], [10], SMALL, runner.RunDir(out))
+    assert items == []
+
+
+def test_dataset_smaller_than_the_fold_count_is_a_clear_error():
+    with pytest.raises(UsageError, match="fewer than outer × inner folds"):
+        proto.outer_splits(Protocol("cv", 10, 5), np.zeros(30), "regression")
+
+
+def test_lgbm_budgets_share_one_work_item(tmp_path):
+    items = runner.plan(["friedman"], ["lgbm", "rff-gauss"], [10, 20], SMALL, runner.RunDir(tmp_path).ensure())
+    lgbm = [i for i in items if i.method == "lgbm"]
+    assert len(lgbm) == 3 and all(i.budgets == (10, 20) for i in lgbm)
+    assert len([i for i in items if i.method == "rff-gauss"]) == 6
