@@ -88,6 +88,8 @@ class Method:
 
     def estimator_class(self, task: str):
         """The estimator class for a task (a regressor also serves classification via ±1 + sign)."""
+        if not self.supports(task):
+            raise UsageError(f"method '{self.name}' has no estimator for {task} datasets")
         path = self.estimators.get(task) or self.estimators["regression"]
         module, _, cls = path.partition(":")
         return getattr(importlib.import_module(module), cls)

@@ -108,7 +108,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05) -> str:
     reg = registered_datasets()
     metric = "accuracy (%)" if higher else "RMSE × 100 (outputs scaled to range one)"
     if fmt == "csv":
-        rows = [{"dataset": d, "m": reg[d].m if d in reg else int(sizes.get(d, 0)),
+        rows = [{"dataset": d, "m": int(sizes.get(d, 0)) or (reg[d].m if d in reg else None),
                  "d": reg[d].d if d in reg else None, "n_features": n, "method": meth,
                  "error_mean": c.mean, "error_std": c.std, "walltime_s": c.walltime, "folds": c.folds,
                  "bold": c.bold}
@@ -120,7 +120,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05) -> str:
             header += [f"n={n} {meth} error", f"n={n} {meth} walltime"]
     body = []
     for d in ds_order:
-        row = [d, reg[d].m if d in reg else int(sizes.get(d, 0)), reg[d].d if d in reg else ""]
+        row = [d, int(sizes.get(d, 0)) or (reg[d].m if d in reg else ""), reg[d].d if d in reg else ""]
         for n in ns:
             for meth in methods:
                 row += list(_fmt_cell(cells.get((d, n, meth)), fmt))

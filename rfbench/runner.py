@@ -162,7 +162,7 @@ def _execute(item, protocol, data_dir, threads, timeout_s, records):
 # planning and scheduling (main process)
 
 
-def plan(dataset_names, method_names, features, protocol, run_dir: RunDir) -> list[WorkItem]:
+def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=None) -> list[WorkItem]:
     """Work items whose tasks are not all done yet (resume)."""
     done = run_dir.done_keys()
     items = []
@@ -170,6 +170,10 @@ def plan(dataset_names, method_names, features, protocol, run_dir: RunDir) -> li
         ds = get_dataset(dname)
         for mname in method_names:
             method = get_method(mname)
+            if not method.supports(ds.task):
+                if warn:
+                    warn(f"skipping {mname} on {dname}: the method has no estimator for {ds.task}")
+                continue
             cls = method.estimator_class(ds.task)
             for fold in range(protocol.n_outer):
                 todo = tuple(n for n in features
@@ -275,7 +279,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": jobs,
         "threads_per_worker": threads, "timeout_s": timeout_s, "data_dir": data_dir, "machine": machine_info(),
     })
-    items = plan(names, method_names, features, protocol, run_dir)
+    items = plan(names, method_names, features, protocol, run_dir, warn)
     run_dir.write_results_csv()
     bar = Progress(sum(len(i.budgets) for i in items), progress)
 

@@ -35,7 +35,8 @@ def mixture_data(seed, m, s=8, sx=4.0, noise=0.05):
 
 def mean_errors(means):
     """Distance of each learned mean to its true mean, up to the sign symmetry w ↔ −w."""
-    return np.array([min(np.linalg.norm(a - b), np.linalg.norm(a + b)) for a, b in zip(means, MUS)])
+    return np.array([min(np.linalg.norm(a - b), np.linalg.norm(a + b))
+                     for a, b in zip(means, MUS, strict=True)])
 
 
 def kfold_splits(m, rng, k=5):
@@ -123,7 +124,12 @@ def test_recovers_component_means_from_a_nearby_start():
 
 def test_fit_on_mixture_spectrum_data():
     """End to end from the paper's initialisation (μ ≈ 0): the fit reaches the noise level and
-    finds the true component means up to sign (seed 2; see the module notes on identifiability)."""
+    finds both true component means up to sign.
+
+    Pinned example: from μ ≈ 0 the search is non-convex (w and −w give the same features, so a
+    zero-mean component with D ≈ |μ| is a strong local optimum), and on this generator the full fit
+    finds both means for seed 2 only (one mean for seeds 0 and 1, none for seed 3). The seed-robust
+    check of the recovery mechanics is the nearby-start test above."""
     X, y, _, _ = mixture_data(2, 4000)
     est = ALCRegressor(n_features=16, n_components=2, random_state=2).fit(X[:3000], y[:3000])
     rmse = np.sqrt(np.mean((est.predict(X[3000:]) - y[3000:]) ** 2))

@@ -4,6 +4,7 @@ finite differences (method-notes §0.4, mandatory test)."""
 import numpy as np
 import pytest
 
+from rfbench.methods import cvgrad
 from rfbench.methods.cvgrad import (
     inverted_kfold,
     prepare_splits,
@@ -36,6 +37,14 @@ def naive_cv(Z, y, splits, lam):
 SPLIT_KINDS = ["standard", "inverted", "partial"]
 
 
+@pytest.fixture(params=["loop", "batched"])
+def path(request, monkeypatch):
+    """Run a test through both implementations: per-split loop with Gram subtraction, and the
+    batched all-splits path used for designs with few columns."""
+    monkeypatch.setattr(cvgrad, "SMALL_P", 0 if request.param == "loop" else 10_000)
+    return request.param
+
+
 def make_splits(kind, m, rng):
     if kind == "standard":
         return kfold(m, 5, rng)
@@ -46,7 +55,7 @@ def make_splits(kind, m, rng):
 
 
 @pytest.mark.parametrize("kind", SPLIT_KINDS)
-def test_value_matches_naive_cv(kind):
+def test_value_matches_naive_cv(kind, path):
     rng = np.random.default_rng(0)
     m, p = 60, 7
     Z, y = rng.normal(size=(m, p)), rng.normal(size=m)
@@ -75,7 +84,7 @@ def test_inverted_split_trains_on_one_fold():
 
 
 @pytest.mark.parametrize("kind", SPLIT_KINDS)
-def test_generic_dZ_and_dlam_match_finite_differences(kind):
+def test_generic_dZ_and_dlam_match_finite_differences(kind, path):
     rng = np.random.default_rng(3)
     m, p, lam, h = 40, 5, 0.02, 1e-6
     Z, y = rng.normal(size=(m, p)), rng.normal(size=m)
@@ -98,7 +107,7 @@ def test_generic_dZ_and_dlam_match_finite_differences(kind):
 
 @pytest.mark.parametrize("kind", SPLIT_KINDS)
 @pytest.mark.parametrize("with_fixed_and_scale", [False, True])
-def test_trig_gradients_match_finite_differences(kind, with_fixed_and_scale):
+def test_trig_gradients_match_finite_differences(kind, with_fixed_and_scale, path):
     rng = np.random.default_rng(4)
     m, d, n, lam, h = 50, 3, 4, 1e-3, 1e-6
     X, y = rng.normal(size=(m, d)), rng.normal(size=m)
@@ -129,6 +138,20 @@ def test_trig_gradients_match_finite_differences(kind, with_fixed_and_scale):
         sm[j] -= h
         fd_s[j] = (value(W, lam, sp) - value(W, lam, sm)) / (2 * h)
     assert rel_err(res.dscale, fd_s) < 1e-5
+
+
+def test_both_paths_agree(monkeypatch):
+    rng = np.random.default_rng(6)
+    Z, y = rng.normal(size=(45, 4)), rng.normal(size=45)
+    for kind in SPLIT_KINDS:
+        splits = prepare_splits(make_splits(kind, 45, rng), 45)
+        monkeypatch.setattr(cvgrad, "SMALL_P", 0)
+        a = ridge_cv_grad(Z, y, splits, 0.01)
+        monkeypatch.setattr(cvgrad, "SMALL_P", 100)
+        b = ridge_cv_grad(Z, y, splits, 0.01)
+        np.testing.assert_allclose(a.split_values, b.split_values, rtol=1e-10)
+        np.testing.assert_allclose(a.dZ, b.dZ, rtol=1e-8, atol=1e-12)
+        assert a.dlam == pytest.approx(b.dlam, rel=1e-8)
 
 
 def test_trig_design_layout():

@@ -118,8 +118,13 @@ def top_k_by_magnitude(scores: np.ndarray, k: int) -> np.ndarray:
 
 def cosine_features(X: np.ndarray, frequencies: np.ndarray, phases: np.ndarray,
                     weights: np.ndarray | None = None) -> np.ndarray:
-    """Z = √(2/M) cos(X Ωᵀ + b), optionally times per-feature weights (LKRF's weighted mode)."""
-    Z = np.cos(X @ frequencies.T + phases)
+    """Z = √(2/M) cos(X Ωᵀ + b), optionally times per-feature weights (LKRF's weighted mode).
+
+    Built in place (one m × M array) since m·M can be large (EERF's Buzz set: 93 800 × 1000).
+    """
+    Z = X @ frequencies.T
+    Z += phases
+    np.cos(Z, out=Z)
     Z *= math.sqrt(2.0 / max(frequencies.shape[0], 1))
     if weights is not None:
         Z *= weights
@@ -223,7 +228,8 @@ class EERFClassifier(ClassifierMixin, _EERFBase):
         return self._score(X)
 
     def predict(self, X):
-        return decode_binary_labels(self.classes_, self.decision_function(X))
+        score = self.decision_function(X)  # raises NotFittedError before classes_ is looked up
+        return decode_binary_labels(self.classes_, score)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -423,7 +423,8 @@ class _BinaryBoosting(ClassifierMixin, _GBRFFBase):
         return self._decision(X)
 
     def predict(self, X):
-        return decode_binary_labels(self.classes_, self.decision_function(X))
+        score = self.decision_function(X)  # raises NotFittedError before classes_ is looked up
+        return decode_binary_labels(self.classes_, score)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

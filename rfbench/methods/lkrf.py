@@ -52,8 +52,13 @@ SUPPORT_EPS = np.finfo(float).eps
 
 
 def project_onto_simplex(v: np.ndarray) -> np.ndarray:
-    """Euclidean projection onto {q ≥ 0, Σ q = 1}, sort-based (Duchi et al. 2008), O(N log N)."""
+    """Euclidean projection onto {q ≥ 0, Σ q = 1}, sort-based (Duchi et al. 2008), O(N log N).
+
+    The projection is unchanged by adding a constant to v; shifting by max(v) avoids the
+    cancellation v̂₁ − (v̂₁ − 1) = 0 when the entries are huge (K/λ reaches 1e16 and more).
+    """
     v = np.asarray(v, dtype=float)
+    v = v - v.max()
     desc = np.sort(v)[::-1]
     cumsum = np.cumsum(desc)
     k = np.arange(1, v.size + 1)
@@ -259,7 +264,8 @@ class LKRFClassifier(ClassifierMixin, _LKRFBase):
         return self._score(X)
 
     def predict(self, X):
-        return decode_binary_labels(self.classes_, self.decision_function(X))
+        score = self.decision_function(X)  # raises NotFittedError before classes_ is looked up
+        return decode_binary_labels(self.classes_, score)
 
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()

@@ -196,7 +196,9 @@ class PBRFFClassifier(ClassifierMixin, BaseEstimator):
         return representation(landmark_cosines(Xs, self.landmarks_, self.frequencies_), self.q_)
 
     def decision_function(self, X):
-        return self.svm_.decision_function(self.transform_landmarks(X))
+        Z = self.transform_landmarks(X)  # checks fitted state and input first
+        return self.svm_.decision_function(Z)
 
     def predict(self, X):
-        return self.svm_.predict(self.transform_landmarks(X))
+        Z = self.transform_landmarks(X)
+        return self.svm_.predict(Z)

@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 from scipy.spatial import cKDTree
+from sklearn.utils.multiclass import type_of_target
 
-from rfbench.methods.ridge import GramStats, cv_mse_path
+from rfbench.methods.ridge import cv_mse_path, split_stats
 
 
 def knn_bandwidth(X: np.ndarray, k: int = 50, n_query: int | None = 2000,
@@ -53,11 +54,13 @@ def workers_from(n_jobs) -> int:
 
 def encode_binary_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(classes_, y in ±1): the smaller of the two label values becomes −1, the other +1."""
+    y_type = type_of_target(y, input_name="y", raise_unknown=True)
+    if y_type != "binary":
+        raise ValueError("Only binary classification is supported. The type of the target "
+                         f"is {y_type}.")
     classes = np.unique(y)
     if classes.size != 2:
-        raise ValueError(
-            f"this classifier is binary: it needs exactly 2 classes in y, got {classes.size} class"
-            f"{'' if classes.size == 1 else 'es'}")
+        raise ValueError("this classifier needs 2 classes in y, got 1 class")
     return classes, np.where(y == classes[1], 1.0, -1.0)
 
 
@@ -74,17 +77,17 @@ def ridge_cv_curves(Z: np.ndarray, y: np.ndarray, splits, lambdas: np.ndarray,
     Classification (y in ±1, prediction sign(score), ties → +1): primary = misclassification rate,
     secondary = MSE on the ±1 targets, used to break the frequent ties between error rates.
     Same convention and cost as ``ridge.cv_mse_path``: (ZᵀZ + mλI)c = Zᵀy with the intercept by
-    centring, one Gram matrix of all rows, one eigendecomposition per fold for the whole λ path.
+    centring, fold statistics from ``ridge.split_stats``, one eigendecomposition per fold for the
+    whole λ path.
     """
     lambdas = np.asarray(lambdas, dtype=float)
     if not classify:
         mse = cv_mse_path(Z, y, splits, lambdas).mean(axis=0)
         return mse, mse
-    full = GramStats.of(Z, y)
+    _, train = split_stats(Z, y, splits)
     mse = np.empty((len(splits), lambdas.size))
     err = np.empty_like(mse)
-    for k, (tr, va) in enumerate(splits):
-        st = full - GramStats.of(Z[va], y[va]) if len(va) <= len(tr) else GramStats.of(Z[tr], y[tr])
+    for k, ((_, va), st) in enumerate(zip(splits, train, strict=True)):
         G_c, b_c, z_mean, y_mean = st.centred(True)
         evals, V = scipy.linalg.eigh(G_c, driver="evd", check_finite=False)
         evals = np.clip(evals, 0.0, None)
