@@ -54,6 +54,8 @@ class Dataset:
     generator: str | None = None
     drop: tuple[str, ...] = ()
     drop_constant: bool = False
+    download_format: str | None = None
+    download_member: str | None = None
     notes: str = ""
 
     @property
@@ -71,7 +73,7 @@ class Dataset:
         if self.openml_id:
             hints.append(f"fetch OpenML id {self.openml_id} with network (rfbench datasets fetch {self.name})")
         elif self.url:
-            hints.append(f"download {self.url}")
+            hints.append(f"download {self.url}" + (" (rfbench datasets fetch does it)" if self.download_format else ""))
         return "; or ".join(hints) if hints else "no source is registered"
 
 
@@ -141,6 +143,9 @@ def _parse_dataset(path: Path, name: str, e) -> Dataset:
     oml = e.get("openml") or {}
     if oml and not isinstance(oml.get("id"), int):
         _fail(path, name, "field 'openml.id' must be an integer")
+    dl = e.get("download") or {}
+    if dl and (not e.get("url") or dl.get("format") not in ("arff", "csv", "whitespace")):
+        _fail(path, name, "field 'download' needs a 'url' and format arff, csv or whitespace")
     if not (mirror or oml or e.get("url") or e.get("generator")):
         _fail(path, name, "needs at least one source: mirror, openml, url or generator")
     return Dataset(
@@ -148,7 +153,8 @@ def _parse_dataset(path: Path, name: str, e) -> Dataset:
         target=str(e["target"]), paper=str(e.get("paper", name)), mirror=mirror,
         openml_id=oml.get("id"), openml_target=oml.get("target"), url=e.get("url"),
         generator=e.get("generator"), drop=tuple(e.get("drop", ())),
-        drop_constant=bool(e.get("drop_constant", False)), notes=str(e.get("notes", "")),
+        drop_constant=bool(e.get("drop_constant", False)), download_format=dl.get("format"),
+        download_member=dl.get("member"), notes=str(e.get("notes", "")),
     )
 
 

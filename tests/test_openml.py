@@ -98,3 +98,50 @@ def test_server_error_becomes_a_clear_unavailable_message(openml_server, monkeyp
 
     with pytest.raises(DataUnavailable, match="kinematics.*not available"):
         load("kinematics")  # id 189 is unknown to this server
+
+
+def test_download_from_original_url_archive(mirror_dir, tmp_path, monkeypatch):
+    """A Torgo-style .tgz (whitespace .data member, target last) served on 127.0.0.1."""
+    import io
+    import tarfile
+
+    from rfbench import registry
+
+    df = read_arff(mirror_dir / "torgo" / "delta_ailerons.arff")
+    text = "\n".join(" ".join(repr(float(v)) for v in row) for row in df.to_numpy()) + "\n"
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tf:
+        data = text.encode()
+        info = tarfile.TarInfo("Ailerons/delta_ailerons.data")
+        info.size = len(data)
+        tf.addfile(info, io.BytesIO(data))
+    payload = buf.getvalue()
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            self.send_response(200 if self.path.endswith(".tgz") else 404)
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/Regression/delta_ailerons.tgz"
+        reg = tmp_path / "datasets.yaml"
+        reg.write_text("suites: {s: test}\ndatasets:\n  da:\n    task: regression\n    suites: [s]\n"
+                       "    shape: [7129, 5]\n    target: class\n"
+                       f"    url: {url}\n    download: {{format: whitespace, member: Ailerons/delta_ailerons.data}}\n")
+        monkeypatch.setenv("RFBENCH_DATASETS_YAML", str(reg))
+        registry._datasets.cache_clear()
+        got = load("da")
+        assert got.source == "url"
+        np.testing.assert_allclose(got.X, df.to_numpy()[:, :-1])
+        np.testing.assert_allclose(got.y, df.to_numpy()[:, -1])
+    finally:
+        server.shutdown()
+        server.server_close()
+        registry._datasets.cache_clear()

@@ -133,6 +133,17 @@ def _from_openml(ds: Dataset) -> Loaded | None:
     return Loaded(X, y, "openml", str(ds.openml_id))
 
 
+def _from_url(ds: Dataset) -> Loaded | None:
+    if not (ds.url and ds.download_format):
+        return None
+    from rfbench.data.url_source import fetch_url_frame
+
+    df = fetch_url_frame(ds.name, ds.url, ds.download_format, ds.download_member, ds.target,
+                         cache_dir())
+    X, y = _frame_to_arrays(ds, df, ds.target, ds.url)
+    return Loaded(X, y, "url", ds.url)
+
+
 def _read_cache(ds: Dataset) -> Loaded | None:
     index = cache_dir() / f"{ds.name}.json"
     if not index.is_file():
@@ -176,18 +187,22 @@ def load(name: str, data_dir_override=None, allow_download: bool = True, use_cac
         loaded = _from_mirror(ds, root)
     if loaded is None:
         loaded = _from_generator(ds)
-    download_problem = "no download source registered" if not ds.openml_id else "download disabled"
-    if loaded is None and allow_download and ds.openml_id:
+    problems = []
+    for source in (_from_openml, _from_url):
+        if loaded is not None or not allow_download:
+            break
         try:
-            loaded = _from_openml(ds)
+            loaded = source(ds)
         except DataUnavailable as exc:
-            download_problem = str(exc)
+            problems.append(str(exc))
+    download_problem = "; ".join(problems) or ("download disabled" if not allow_download
+                                                else "no download source registered")
     if loaded is None:
         where = f"not in mirror {root}" if root else "no mirror: RFBENCH_DATA_DIR unset"
         raise DataUnavailable(f"dataset '{name}' is not available ({where}; {download_problem}); "
                               f"to run offline: {ds.how_to_supply()}")
     validate_arrays(ds, loaded.X, loaded.y, loaded.detail)
-    if use_cache and loaded.source == "openml":
+    if use_cache and loaded.source in ("openml", "url"):
         # only downloads are cached: mirror files and generators are cheaper to re-read than
         # to keep consistent with a cache when the user changes RFBENCH_DATA_DIR
         _write_cache(ds, loaded)
