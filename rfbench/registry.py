@@ -56,6 +56,9 @@ class Dataset:
     drop_constant: bool = False
     download_format: str | None = None
     download_member: str | None = None
+    negative: tuple[str, ...] = ()      # classification: source labels mapped to −1
+    positive: tuple[str, ...] = ()      # ... and to +1 (GBRFF paper Table 1)
+    one_hot: bool = False               # one-hot encode categorical inputs
     notes: str = ""
 
     @property
@@ -137,12 +140,16 @@ def _parse_dataset(path: Path, name: str, e) -> Dataset:
         sha = str(mi["sha256"])
         if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
             _fail(path, name, "field 'mirror.sha256' must be 64 lowercase hex digits")
-        if mi["format"] not in ("arff", "csv"):
-            _fail(path, name, f"field 'mirror.format' must be arff or csv, got {mi['format']!r}")
+        if mi["format"] not in ("arff", "csv", "csv-noheader"):
+            _fail(path, name, f"field 'mirror.format' must be arff, csv or csv-noheader, got {mi['format']!r}")
         mirror = Mirror(str(mi["file"]), sha, mi["format"])
     oml = e.get("openml") or {}
     if oml and not isinstance(oml.get("id"), int):
         _fail(path, name, "field 'openml.id' must be an integer")
+    labels = e.get("labels") or {}
+    if e["task"] == "classification":
+        if not (isinstance(labels, dict) and labels.get("negative") and labels.get("positive")):
+            _fail(path, name, "classification needs 'labels: {negative: [...], positive: [...]}'")
     dl = e.get("download") or {}
     if dl and (not e.get("url") or dl.get("format") not in ("arff", "csv", "whitespace")):
         _fail(path, name, "field 'download' needs a 'url' and format arff, csv or whitespace")
@@ -154,7 +161,10 @@ def _parse_dataset(path: Path, name: str, e) -> Dataset:
         openml_id=oml.get("id"), openml_target=oml.get("target"), url=e.get("url"),
         generator=e.get("generator"), drop=tuple(e.get("drop", ())),
         drop_constant=bool(e.get("drop_constant", False)), download_format=dl.get("format"),
-        download_member=dl.get("member"), notes=str(e.get("notes", "")),
+        download_member=dl.get("member"),
+        negative=tuple(str(v) for v in labels.get("negative", ())),
+        positive=tuple(str(v) for v in labels.get("positive", ())),
+        one_hot=bool(e.get("one_hot", False)), notes=str(e.get("notes", "")),
     )
 
 

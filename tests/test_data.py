@@ -124,3 +124,42 @@ def test_nan_in_data_is_refused(tmp_path, monkeypatch):
             load("withnan", tmp_path / "mirror")
     finally:
         registry._datasets.cache_clear()
+
+
+GBRFF_TABLE1 = {  # GBRFF paper Table 1: n, d (and the published positive-class label)
+    "wine": (178, 13), "sonar": (208, 60), "newthyroid": (215, 5), "heart": (270, 13), "bupa": (345, 6),
+    "ionosphere": (351, 34), "wdbc": (569, 30), "balance": (625, 4), "australian": (690, 14),
+    "pima": (768, 8), "vehicle": (846, 18), "german": (1000, 23), "splice": (3175, 60),
+    "spambase": (4597, 57), "occupancy": (20560, 5),
+}
+
+
+def test_gbrff_suite_matches_table1_and_binarises(mirror_dir):
+    names = [d.name for d in registry.suite_datasets("gbrff")]
+    assert names == list(GBRFF_TABLE1)
+    for name, shape in GBRFF_TABLE1.items():
+        loaded = load(name, mirror_dir)
+        assert loaded.X.shape == shape, name
+        assert set(np.unique(loaded.y)) == {-1.0, 1.0}, name
+    # spot checks of the Table 1 maps: wine class 1 (59 rows) is +1; splice's file "-1" is +1
+    assert (load("wine", mirror_dir).y > 0).sum() == 59
+    splice_file = (mirror_dir / "uci-gbrff/splice/splice.data").read_text().splitlines()
+    n_minus = sum(line.startswith("-1") for line in splice_file if line.strip())
+    assert (load("splice", mirror_dir).y > 0).sum() == n_minus
+
+
+def test_unmapped_class_label_is_refused(tmp_path, monkeypatch):
+    import hashlib
+
+    csv = tmp_path / "mirror" / "c.csv"
+    csv.parent.mkdir()
+    csv.write_text("1,2,a\n3,4,b\n5,6,c\n")
+    sha = hashlib.sha256(csv.read_bytes()).hexdigest()
+    _custom_registry(tmp_path, monkeypatch, "  cls:\n    task: classification\n    suites: [s]\n"
+                     "    shape: [3, 2]\n    target: c2\n    labels: {negative: [a], positive: [b]}\n"
+                     f"    mirror: {{file: c.csv, format: csv-noheader, sha256: {sha}}}\n")
+    try:
+        with pytest.raises(UsageError, match=r"labels \['c'\] that the registry maps to neither class"):
+            load("cls", tmp_path / "mirror")
+    finally:
+        registry._datasets.cache_clear()

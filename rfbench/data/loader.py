@@ -69,11 +69,33 @@ def _cache_key(ds: Dataset, source: str, detail: str) -> str:
     return hashlib.sha256(json.dumps(fields, default=str).encode()).hexdigest()[:16]
 
 
+def _binarise(ds: Dataset, labels: pd.Series, origin: str) -> np.ndarray:
+    """Source class labels → ±1 by the registry's (GBRFF Table 1) binarisation."""
+    text = labels.astype(str).str.strip()
+    numeric = pd.to_numeric(text, errors="coerce")
+    if numeric.notna().all():  # "+1" and "1", "2.0" and "2" name the same class
+        text = numeric.map(lambda v: f"{v:g}")
+        norm = lambda vals: {f"{float(v):g}" for v in vals}  # noqa: E731
+    else:
+        norm = set
+    neg, pos = norm(ds.negative), norm(ds.positive)
+    unknown = sorted(set(text) - neg - pos)
+    if unknown:
+        raise UsageError(f"dataset '{ds.name}' from {origin} has labels {unknown[:5]} that the registry "
+                         "maps to neither class; fix its 'labels' field")
+    return np.where(text.isin(pos), 1.0, -1.0)
+
+
 def _frame_to_arrays(ds: Dataset, df: pd.DataFrame, target: str, origin: str) -> tuple[np.ndarray, np.ndarray]:
     if target not in df.columns:
         raise UsageError(f"dataset '{ds.name}': target column '{target}' not found in {origin}")
-    y = pd.to_numeric(df[target], errors="coerce").to_numpy(dtype=float)
+    if ds.task == "classification":
+        y = _binarise(ds, df[target], origin)
+    else:
+        y = pd.to_numeric(df[target], errors="coerce").to_numpy(dtype=float)
     Xdf = df.drop(columns=[target, *[c for c in ds.drop if c in df.columns]])
+    if ds.one_hot:
+        Xdf = pd.get_dummies(Xdf, dtype=float)
     bad = [c for c in Xdf.columns if not pd.api.types.is_numeric_dtype(Xdf[c])]
     if bad:
         raise UsageError(f"dataset '{ds.name}': non-numeric input columns {bad[:3]} in {origin}")
@@ -110,6 +132,10 @@ def _from_mirror(ds: Dataset, root: Path) -> Loaded | None:
                          "replace it with the registered file")
     if ds.mirror.format == "arff":
         df = read_arff(path)
+    elif ds.mirror.format == "csv-noheader":
+        # columns are named by position: c0, c1, ...; ``target: c0`` or the last column's name
+        df = pd.read_csv(path, header=None, sep=None, engine="python", skipinitialspace=True)
+        df.columns = [f"c{i}" for i in range(df.shape[1])]
     else:
         df = pd.read_csv(path)
     X, y = _frame_to_arrays(ds, df, ds.target, str(path))
