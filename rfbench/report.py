@@ -57,7 +57,7 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05):
     return cells, errors, higher_is_better
 
 
-def wilcoxon_table(cells, methods, ns) -> list[dict]:
+def wilcoxon_table(cells, methods, ns, higher_is_better: bool = False) -> list[dict]:
     """Wilcoxon signed-rank test across datasets for every method pair and every n."""
     rows = []
     for n in ns:
@@ -72,8 +72,10 @@ def wilcoxon_table(cells, methods, ns) -> list[dict]:
             rows.append({"n": n, "pair": f"{a} vs {b}", "datasets": len(common), "N (non-ties)": N,
                          "T": T, "T_crit_95": stats.wilcoxon_critical_value(N),
                          "T_crit_95_normal": stats.wilcoxon_critical_value(N, method="normal"),
-                         "p": p, "wins_a": int(sum(x < y for x, y in zip(ea, eb, strict=True))),
-                         "wins_b": int(sum(x > y for x, y in zip(ea, eb, strict=True)))})
+                         "p": p, "wins_a": int(sum((x > y) if higher_is_better else (x < y)
+                                                   for x, y in zip(ea, eb, strict=True))),
+                         "wins_b": int(sum((x < y) if higher_is_better else (x > y)
+                                           for x, y in zip(ea, eb, strict=True)))})
     return rows
 
 
@@ -125,10 +127,14 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05) -> str:
             for meth in methods:
                 row += list(_fmt_cell(cells.get((d, n, meth)), fmt))
         body.append(row)
-    tests = wilcoxon_table(cells, methods, ns)
+    tests = wilcoxon_table(cells, methods, ns, higher)
     caption = (f"Error: {metric}, mean (± std) over outer folds; walltime: mean time to "
                f"cross-validate one outer fold (hh:mm:ss). Bold: significantly better than every other "
                f"method at the same n (Welch's t-test over outer folds, p = {alpha}).")
+    as_sign = sorted(set(df.loc[df["task"].astype(str).str.contains("sign", na=False), "method"]))
+    if as_sign:
+        caption += (f" On classification data, {', '.join(as_sign)} (regression methods) are fitted by "
+                    "ridge/least squares on ±1 labels and predict the sign.")
     if fmt == "latex":
         return _latex(header, body, ns, methods, tests, caption, higher)
     if fmt == "html":
