@@ -27,6 +27,7 @@ import numpy as np
 
 from rfbench import protocol as proto
 from rfbench.data import load
+from rfbench.data.loader import data_dir as resolve_data_dir
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.registry import get_dataset, get_method
 from rfbench.store import RunDir, record_key
@@ -277,7 +278,8 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         "command": command or " ".join(sys.argv), "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
         "datasets": names, "methods": list(method_names), "features": list(features),
         "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": jobs,
-        "threads_per_worker": threads, "timeout_s": timeout_s, "data_dir": data_dir, "machine": machine_info(),
+        "threads_per_worker": threads, "timeout_s": timeout_s,
+        "data_dir": str(resolve_data_dir(data_dir) or ""), "machine": machine_info(),
     })
     items = plan(names, method_names, features, protocol, run_dir, warn)
     run_dir.write_results_csv()

@@ -1,0 +1,77 @@
+"""rfbench check: published cells vs reproduced ones, with pass / fail / missing."""
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rfbench import check
+from rfbench.store import RunDir
+
+SPECS = sorted(p.name for p in (Path(__file__).resolve().parent.parent / "bench").glob("*.yaml"))
+
+
+def published_available():
+    return (check.published_dir() / "gfc2016_table4_rff.csv").is_file()
+
+
+pytestmark = pytest.mark.skipif(not published_available(), reason="../shared/published not available")
+
+
+def fake_run(tmp_path, shift_in_stds: float, only: int | None = None) -> Path:
+    """Ten folds per Table 4 cell with exactly the published mean and std, optionally shifted."""
+    pub = pd.read_csv(check.published_dir() / "gfc2016_table4_rff.csv")
+    names = {"Gauss": "rff-gauss", "Laplace": "rff-laplace", "Cauchy": "rff-cauchy"}
+    run = RunDir(tmp_path / "run").ensure()
+    z = np.array([-1, 1] * 5, dtype=float) / np.std(np.array([-1, 1] * 5), ddof=1)
+    for i, row in pub[pub["dataset"].isin(["kinematics", "bank"])].iterrows():
+        if only is not None and i != only:
+            continue
+        errors = row["error_mean"] + row["error_std"] * (z + shift_in_stds)
+        for fold, e in enumerate(errors):
+            run.write_record({"dataset": row["dataset"], "method": names[row["kernel"]],
+                              "n_features": int(row["n_features"]), "fold": fold, "seed": 0,
+                              "protocol": "cv-o10-i5", "status": "done", "error": float(e), "total_s": 1.0})
+    run.write_results_csv()
+    return run.path
+
+
+def test_exact_published_numbers_pass_and_shifted_ones_fail(tmp_path):
+    from rfbench.store import load_results
+
+    spec = check.load_spec("gfc2016-table4")
+    table = check.compare(spec, load_results([fake_run(tmp_path / "a", 0.0)]))
+    present = table[table["status"] != "missing"]
+    assert len(present) == 12 and (present["status"] == "pass").all()
+    assert np.allclose(present["diff_stds"], 0.0, atol=1e-9)
+    assert (table["status"] == "missing").sum() == len(table) - 12
+    shifted = check.compare(spec, load_results([fake_run(tmp_path / "b", 2.5)]))
+    assert (shifted.loc[shifted["status"] != "missing", "status"] == "fail").all()
+    edge = check.compare(spec, load_results([fake_run(tmp_path / "c", 1.9)]))
+    assert (edge.loc[edge["status"] != "missing", "status"] == "pass").all()
+
+
+def test_cli_exit_code_is_1_on_a_failing_cell(tmp_path):
+    import subprocess
+    import sys
+
+    out = fake_run(tmp_path, 3.0)
+    res = subprocess.run([sys.executable, "-m", "rfbench.cli", "check", str(out), "--spec", "gfc2016-table4"],
+                         capture_output=True, text=True)
+    assert res.returncode == 1 and "fail" in res.stdout and "kinematics" in res.stdout
+
+
+@pytest.mark.parametrize("name", SPECS)
+def test_every_bench_spec_matches_published_cells(name):
+    spec = check.load_spec(name)
+    empty = pd.DataFrame(columns=["dataset", "method", "n_features", "fold", "status", "error", "protocol",
+                                  "total_s"])
+    table = check.compare(spec, empty)
+    assert len(table) > 0 and (table["status"] == "missing").all()
+    from rfbench import registry
+
+    for ds in spec.datasets.values():
+        registry.get_dataset(ds)
+    for m in spec.methods.values():
+        registry.get_method(m)
