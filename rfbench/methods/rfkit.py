@@ -10,11 +10,10 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.linalg
 from scipy.spatial import cKDTree
 from sklearn.utils.multiclass import type_of_target
 
-from rfbench.methods.ridge import cv_mse_path, split_stats
+from rfbench.methods.ridge import cv_mse_path, cv_path_predictions
 
 
 def knn_bandwidth(X: np.ndarray, k: int = 50, n_query: int | None = 2000,
@@ -84,18 +83,11 @@ def ridge_cv_curves(Z: np.ndarray, y: np.ndarray, splits, lambdas: np.ndarray,
     if not classify:
         mse = cv_mse_path(Z, y, splits, lambdas).mean(axis=0)
         return mse, mse
-    _, train = split_stats(Z, y, splits)
-    mse = np.empty((len(splits), lambdas.size))
-    err = np.empty_like(mse)
-    for k, ((_, va), st) in enumerate(zip(splits, train, strict=True)):
-        G_c, b_c, z_mean, y_mean = st.centred(True)
-        evals, V = scipy.linalg.eigh(G_c, driver="evd", check_finite=False)
-        evals = np.clip(evals, 0.0, None)
-        C = V @ ((V.T @ b_c)[:, None] / (evals[:, None] + st.m * lambdas[None, :]))
-        pred = (Z[va] - z_mean) @ C + y_mean
-        mse[k] = np.mean((pred - y[va, None]) ** 2, axis=0)
-        err[k] = np.mean(np.where(pred >= 0, 1.0, -1.0) != y[va, None], axis=0)
-    return err.mean(axis=0), mse.mean(axis=0)
+    mse, err = [], []
+    for va, pred in cv_path_predictions(Z, y, splits, lambdas):
+        mse.append(np.mean((pred - y[va, None]) ** 2, axis=0))
+        err.append(np.mean(np.where(pred >= 0, 1.0, -1.0) != y[va, None], axis=0))
+    return np.mean(err, axis=0), np.mean(mse, axis=0)
 
 
 def best_index(primary: np.ndarray, secondary: np.ndarray) -> int:

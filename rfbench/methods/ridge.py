@@ -99,18 +99,22 @@ def split_stats(Z: np.ndarray, y: np.ndarray, splits) -> tuple[GramStats, list[G
     return full, train
 
 
+def cv_path_predictions(Z: np.ndarray, y: np.ndarray, splits, lambdas: np.ndarray,
+                        fit_intercept: bool = True):
+    """For every split: (validation indices, predictions of shape (len(va), len(lambdas)))."""
+    lambdas = np.asarray(lambdas, dtype=float)
+    _, train = split_stats(Z, y, splits)
+    for (_, va), st in zip(splits, train, strict=True):
+        G_c, b_c, z_mean, y_mean = st.centred(fit_intercept)
+        C = _eig_path(G_c, b_c, st.m, lambdas)
+        yield va, (Z[va] - z_mean) @ C + y_mean
+
+
 def cv_mse_path(Z: np.ndarray, y: np.ndarray, splits, lambdas: np.ndarray,
                 fit_intercept: bool = True) -> np.ndarray:
     """Validation MSE for every (split, λ): array of shape (len(splits), len(lambdas))."""
-    lambdas = np.asarray(lambdas, dtype=float)
-    _, train = split_stats(Z, y, splits)
-    out = np.empty((len(splits), lambdas.size))
-    for k, ((_, va), st) in enumerate(zip(splits, train, strict=True)):
-        G_c, b_c, z_mean, y_mean = st.centred(fit_intercept)
-        C = _eig_path(G_c, b_c, st.m, lambdas)
-        pred = (Z[va] - z_mean) @ C + y_mean
-        out[k] = np.mean((pred - y[va, None]) ** 2, axis=0)
-    return out
+    return np.array([np.mean((pred - y[va, None]) ** 2, axis=0)
+                     for va, pred in cv_path_predictions(Z, y, splits, lambdas, fit_intercept)])
 
 
 def select_lambda(Z: np.ndarray, y: np.ndarray, splits, lambdas: np.ndarray = DEFAULT_LAMBDAS,
