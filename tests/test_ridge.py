@@ -45,3 +45,16 @@ def test_select_lambda_prefers_regularisation_on_pure_noise():
     splits = list(KFold(5, shuffle=True, random_state=0).split(Z))
     lam, _, curve = select_lambda(Z, y, splits, np.logspace(-6, 3, 10))
     assert lam >= 1.0 and curve[0] > curve.min()
+
+
+def test_cv_path_with_training_parts_that_do_not_cover_the_rows(problem):
+    Z, y = problem
+    rng = np.random.default_rng(4)
+    perm = rng.permutation(len(y))
+    splits = [(perm[:60], perm[60:90]), (perm[90:140], perm[:30])]  # 30 + 60 rows left out of each
+    lambdas = np.array([1e-4, 1.0])
+    fast = cv_mse_path(Z, y, splits, lambdas)
+    for k, (tr, va) in enumerate(splits):
+        for j, lam in enumerate(lambdas):
+            ref = Ridge(alpha=len(tr) * lam).fit(Z[tr], y[tr])
+            assert fast[k, j] == pytest.approx(np.mean((ref.predict(Z[va]) - y[va]) ** 2), rel=1e-8)

@@ -84,7 +84,8 @@ def split_stats(Z: np.ndarray, y: np.ndarray, splits) -> tuple[GramStats, list[G
     """
     m = Z.shape[0]
     val_sizes = [len(va) for _, va in splits]
-    partition = sum(val_sizes) == m and np.unique(np.concatenate([va for _, va in splits])).size == m
+    partition = (sum(val_sizes) == m and np.unique(np.concatenate([va for _, va in splits])).size == m
+                 and all(len(tr) + len(va) == m for tr, va in splits))
     if partition:
         val = [GramStats.of(Z[va], y[va]) for _, va in splits]
         full = val[0]
@@ -95,7 +96,10 @@ def split_stats(Z: np.ndarray, y: np.ndarray, splits) -> tuple[GramStats, list[G
     full = GramStats.of(Z, y)
     train = []
     for tr, va in splits:
-        train.append(full - GramStats.of(Z[va], y[va]) if len(va) <= len(tr) else GramStats.of(Z[tr], y[tr]))
+        # "all rows minus validation" is the training part only when the two sides cover the rows
+        complement = len(tr) + len(va) == m
+        train.append(full - GramStats.of(Z[va], y[va]) if complement and len(va) <= len(tr)
+                     else GramStats.of(Z[tr], y[tr]))
     return full, train
 
 
