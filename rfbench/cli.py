@@ -110,12 +110,14 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
               type=click.Choice(["text", "markdown", "latex", "csv", "html"]))
 @click.option("--output", default=None, help="write to this file instead of stdout")
 @click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level")
-def report_cmd(dirs, fmt, output, alpha):
+@click.option("--compare", default=None,
+              help="extra Wilcoxon comparisons across n, e.g. gfc@500:alc@100 (comma-separated)")
+def report_cmd(dirs, fmt, output, alpha, compare):
     """Error/walltime tables in the papers' layout with Welch and Wilcoxon tests."""
     from rfbench import report
     from rfbench.store import atomic_write_text, load_results
 
-    text = report.render(load_results(dirs), fmt, alpha)
+    text = report.render(load_results(dirs), fmt, alpha, report.parse_comparisons(compare))
     if output:
         atomic_write_text(Path(output), text)
         click.echo(f"wrote {output}")

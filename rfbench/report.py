@@ -57,26 +57,45 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05):
     return cells, errors, higher_is_better
 
 
-def wilcoxon_table(cells, methods, ns, higher_is_better: bool = False) -> list[dict]:
-    """Wilcoxon signed-rank test across datasets for every method pair and every n."""
-    rows = []
-    for n in ns:
-        for a, b in itertools.combinations(methods, 2):
-            common = sorted({k[0] for k in cells if k[1] == n and k[2] == a}
-                            & {k[0] for k in cells if k[1] == n and k[2] == b})
-            if len(common) < 2:
-                continue
-            ea = [cells[(d, n, a)].mean for d in common]
-            eb = [cells[(d, n, b)].mean for d in common]
-            T, p, N = stats.wilcoxon(ea, eb)
-            rows.append({"n": n, "pair": f"{a} vs {b}", "datasets": len(common), "N (non-ties)": N,
-                         "T": T, "T_crit_95": stats.wilcoxon_critical_value(N),
-                         "T_crit_95_normal": stats.wilcoxon_critical_value(N, method="normal"),
-                         "p": p, "wins_a": int(sum((x > y) if higher_is_better else (x < y)
-                                                   for x, y in zip(ea, eb, strict=True))),
-                         "wins_b": int(sum((x < y) if higher_is_better else (x > y)
-                                           for x, y in zip(ea, eb, strict=True)))})
-    return rows
+def parse_comparisons(text: str | None) -> list[tuple[str, int, str, int]]:
+    """'gfc@500:alc@100,gfc@100:alc@100' → [(a, n_a, b, n_b), ...] (cross-n comparisons)."""
+    out = []
+    for item in (text or "").split(","):
+        if not item.strip():
+            continue
+        try:
+            left, right = item.split(":")
+            (a, na), (b, nb) = (side.strip().split("@") for side in (left, right))
+            out.append((a, int(na), b, int(nb)))
+        except ValueError:
+            raise UsageError(f"--compare '{item}' must look like gfc@500:alc@100") from None
+    return out
+
+
+def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool) -> dict | None:
+    """Wilcoxon signed-rank test of method a at n = na against b at n = nb across datasets."""
+    common = sorted({k[0] for k in cells if k[1] == na and k[2] == a}
+                    & {k[0] for k in cells if k[1] == nb and k[2] == b})
+    if len(common) < 2:
+        return None
+    ea = [cells[(d, na, a)].mean for d in common]
+    eb = [cells[(d, nb, b)].mean for d in common]
+    T, p, N = stats.wilcoxon(ea, eb)
+    better = (lambda x, y: x > y) if higher_is_better else (lambda x, y: x < y)
+    pair = f"{a} vs {b}" if na == nb else f"{a}@{na} vs {b}@{nb}"
+    return {"n": na if na == nb else f"{na}/{nb}", "pair": pair, "datasets": len(common), "N (non-ties)": N,
+            "T": T, "T_crit_95": stats.wilcoxon_critical_value(N),
+            "T_crit_95_normal": stats.wilcoxon_critical_value(N, method="normal"), "p": p,
+            "wins_a": int(sum(better(x, y) for x, y in zip(ea, eb, strict=True))),
+            "wins_b": int(sum(better(y, x) for x, y in zip(ea, eb, strict=True)))}
+
+
+def wilcoxon_table(cells, methods, ns, higher_is_better: bool = False, comparisons=()) -> list[dict]:
+    """Wilcoxon signed-rank test across datasets for every method pair and every n, plus any
+    requested cross-n comparisons (e.g. the GFC paper's GFC at n = 500 against ALC at n = 100)."""
+    pairs = [(a, n, b, n) for n in ns for a, b in itertools.combinations(methods, 2)]
+    rows = [wilcoxon_row(cells, *pair, higher_is_better) for pair in [*pairs, *comparisons]]
+    return [r for r in rows if r is not None]
 
 
 def build(df: pd.DataFrame, alpha: float = 0.05):
@@ -103,7 +122,7 @@ def _fmt_cell(cell: Cell | None, fmt: str) -> tuple[str, str]:
     return err, hms(cell.walltime)
 
 
-def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05) -> str:
+def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons=()) -> str:
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
     cells, ds_order, ns, methods, sizes, higher = build(df, alpha)
@@ -127,7 +146,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05) -> str:
             for meth in methods:
                 row += list(_fmt_cell(cells.get((d, n, meth)), fmt))
         body.append(row)
-    tests = wilcoxon_table(cells, methods, ns, higher)
+    tests = wilcoxon_table(cells, methods, ns, higher, comparisons)
     caption = (f"Error: {metric}, mean (± std) over outer folds; walltime: mean time to "
                f"cross-validate one outer fold (hh:mm:ss). Bold: significantly better than every other "
                f"method at the same n (Welch's t-test over outer folds, p = {alpha}).")

@@ -1,0 +1,47 @@
+"""Report: bold marks, Wilcoxon rows (same n and across n) against scipy on a known table."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sps
+
+from rfbench import report
+from rfbench.errors import UsageError
+
+
+def frame():
+    rng = np.random.default_rng(0)
+    rows = []
+    for d, ds in enumerate(["kinematics", "bank", "pumadyn", "ailerons", "elevators", "friedman"]):
+        for method, offset in (("a", 0.0), ("b", 1.0)):
+            for n, gain in ((100, 0.0), (500, -0.5)):
+                for fold in range(10):
+                    rows.append({"dataset": ds, "method": method, "n_features": n, "fold": fold,
+                                 "status": "done", "metric": "rmse100", "n_train": 90, "n_test": 10,
+                                 "task": "regression", "total_s": 1.0,
+                                 "error": 5 + d + offset + gain + 0.05 * rng.normal()})
+    return pd.DataFrame(rows)
+
+
+def test_bold_marks_the_significantly_better_method_only():
+    cells, _, higher = report.summarise(frame())
+    assert not higher
+    assert all(cells[(d, n, "a")].bold and not cells[(d, n, "b")].bold
+               for (d, n, m) in cells if m == "a")
+
+
+def test_wilcoxon_rows_agree_with_scipy_and_cross_n():
+    df = frame()
+    cells, _, _ = report.summarise(df)
+    rows = report.wilcoxon_table(cells, ["a", "b"], [100, 500], comparisons=report.parse_comparisons("a@500:b@100"))
+    assert [r["pair"] for r in rows] == ["a vs b", "a vs b", "a@500 vs b@100"]
+    means = df.groupby(["dataset", "method", "n_features"])["error"].mean()
+    ds = sorted(df["dataset"].unique())
+    ref = sps.wilcoxon([means[(d, "a", 500)] for d in ds], [means[(d, "b", 100)] for d in ds])
+    assert rows[2]["T"] == ref.statistic == 0 and rows[2]["p"] == pytest.approx(ref.pvalue)
+    assert rows[2]["wins_a"] == 6 and rows[2]["T_crit_95"] == 0  # exact 5 % value for N = 6
+
+
+def test_bad_comparison_spec_is_a_usage_error():
+    with pytest.raises(UsageError, match="gfc@500:alc@100"):
+        report.parse_comparisons("gfc500-alc")
