@@ -6,7 +6,9 @@ method; outer fold assignments are stored with the results.
 * ``cv`` (GFC paper §3): outer K-fold CV (default 10), inner k-fold CV (default 5) inside each
   outer training part; outputs scaled to range one on the training part; error = RMSE × 100.
 * ``splits`` (GBRFF paper §4): R random stratified train/test splits; inner k-fold CV.
-* ``holdout`` (SALSA paper): one seeded train/test split; inner k-fold CV.
+* ``holdout`` (SALSA paper): one seeded train/test split (the sizes of the dataset's registry
+  ``holdout`` entry when it has one, else ``test_size``); inputs and outputs standardised with
+  training statistics; error = test MSE on the standardised output (SALSA App. D).
 """
 
 from __future__ import annotations
@@ -40,6 +42,11 @@ class Protocol:
             raise UsageError("--test-size must be between 0 and 1")
 
     @property
+    def target_scaling(self) -> str:
+        """How regression outputs are scaled: to range one (GFC) or standardised (SALSA)."""
+        return "standard" if self.name == "holdout" else "range"
+
+    @property
     def n_outer(self) -> int:
         return {"cv": self.outer_folds, "splits": self.repeats, "holdout": 1}[self.name]
 
@@ -63,9 +70,19 @@ def subsample_index(m: int, max_samples: int | None, seed: int) -> np.ndarray:
     return np.sort(rng.choice(m, size=max_samples, replace=False))
 
 
-def outer_splits(protocol: Protocol, y: np.ndarray, task: str) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The outer (train, test) index pairs; identical for every method."""
+def outer_splits(protocol: Protocol, y: np.ndarray, task: str,
+                 holdout_sizes: tuple[int, int] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The outer (train, test) index pairs; identical for every method.
+
+    ``holdout_sizes``: (n_train, n_test) of the paper's split for ``holdout`` (rows beyond their
+    sum are left out, as in the SALSA reference code)."""
     m = len(y)
+    if protocol.name == "holdout" and holdout_sizes:
+        n_tr, n_te = holdout_sizes
+        if n_tr + n_te > m:
+            raise UsageError(f"holdout sizes {n_tr} + {n_te} exceed the {m} rows of the dataset")
+        perm = np.random.default_rng(protocol.seed).permutation(m)
+        return [(np.sort(perm[:n_tr]), np.sort(perm[n_tr:n_tr + n_te]))]
     if protocol.name == "cv":
         if m < protocol.outer_folds * protocol.inner_folds:
             raise UsageError(f"dataset has {m} rows, fewer than outer × inner folds "
@@ -118,10 +135,12 @@ class Scaler:
     y_range: float = 1.0
 
     @classmethod
-    def fit(cls, X: np.ndarray, y: np.ndarray, task: str) -> Scaler:
+    def fit(cls, X: np.ndarray, y: np.ndarray, task: str, target_scaling: str = "range") -> Scaler:
         mean = X.mean(axis=0)
         std = X.std(axis=0)
         std[std == 0] = 1.0  # constant inputs stay constant (zero) instead of dividing by zero
+        if task == "regression" and target_scaling == "standard":
+            return cls(mean, std, float(y.mean()), float(y.std(ddof=1)) or 1.0)
         if task == "regression":
             y_min, y_max = float(y.min()), float(y.max())
             return cls(mean, std, y_min, (y_max - y_min) or 1.0)
@@ -142,8 +161,17 @@ def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.where(y == classes[1], 1.0, -1.0), classes
 
 
-def score(task: str, y_true: np.ndarray, y_pred: np.ndarray) -> float:
-    """Regression: RMSE × 100 of range-normalised outputs. Classification: accuracy in %."""
+def metric_name(task: str, target_scaling: str = "range") -> str:
+    if task == "classification":
+        return "accuracy"
+    return "mse" if target_scaling == "standard" else "rmse100"
+
+
+def score(task: str, y_true: np.ndarray, y_pred: np.ndarray, target_scaling: str = "range") -> float:
+    """Regression: RMSE × 100 of range-normalised outputs, or MSE of standardised outputs
+    (holdout / SALSA). Classification: accuracy in %."""
+    if task == "regression" and target_scaling == "standard":
+        return float(np.mean((y_true - y_pred) ** 2))
     if task == "regression":
         return float(100.0 * np.sqrt(np.mean((y_true - y_pred) ** 2)))
     return float(100.0 * np.mean(y_true == y_pred))

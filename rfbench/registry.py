@@ -59,6 +59,7 @@ class Dataset:
     negative: tuple[str, ...] = ()      # classification: source labels mapped to −1
     positive: tuple[str, ...] = ()      # ... and to +1 (GBRFF paper Table 1)
     one_hot: bool = False               # one-hot encode categorical inputs
+    holdout: tuple[int, int] | None = None  # (n_train, n_test) of the paper's single split
     notes: str = ""
 
     @property
@@ -164,8 +165,17 @@ def _parse_dataset(path: Path, name: str, e) -> Dataset:
         download_member=dl.get("member"),
         negative=tuple(str(v) for v in labels.get("negative", ())),
         positive=tuple(str(v) for v in labels.get("positive", ())),
-        one_hot=bool(e.get("one_hot", False)), notes=str(e.get("notes", "")),
+        one_hot=bool(e.get("one_hot", False)), holdout=_holdout(path, name, e.get("holdout")),
+        notes=str(e.get("notes", "")),
     )
+
+
+def _holdout(path: Path, name: str, value) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    if not (isinstance(value, dict) and all(isinstance(value.get(k), int) and value[k] > 0 for k in ("train", "test"))):
+        _fail(path, name, "field 'holdout' must be {train: rows, test: rows}")
+    return value["train"], value["test"]
 
 
 @lru_cache(maxsize=4)

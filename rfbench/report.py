@@ -127,7 +127,9 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
     cells, ds_order, ns, methods, sizes, higher = build(df, alpha)
     reg = registered_datasets()
-    metric = "accuracy (%)" if higher else "RMSE × 100 (outputs scaled to range one)"
+    metrics = set(df.loc[df["status"] == "done", "metric"].dropna())
+    metric = ("accuracy (%)" if higher else "test MSE of the standardised output" if metrics == {"mse"}
+              else "RMSE × 100 (outputs scaled to range one)")
     if fmt == "csv":
         rows = [{"dataset": d, "m": int(sizes.get(d, 0)) or (reg[d].m if d in reg else None),
                  "d": reg[d].d if d in reg else None, "n_features": n, "method": meth,

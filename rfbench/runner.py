@@ -114,8 +114,8 @@ def _execute(item, protocol, data_dir, threads, timeout_s, records):
     method = get_method(item.method)
     cls = method.estimator_class(ds.task)
     as_sign = ds.task == "classification" and not method.is_native(ds.task)
-    tr, te = proto.outer_splits(protocol, y, ds.task)[item.fold]
-    scaler = proto.Scaler.fit(X[tr], y[tr], ds.task)
+    tr, te = proto.outer_splits(protocol, y, ds.task, ds.holdout)[item.fold]
+    scaler = proto.Scaler.fit(X[tr], y[tr], ds.task, protocol.target_scaling)
     X_tr, X_te = scaler.x(X[tr]), scaler.x(X[te])
     y_tr, y_te = (scaler.y(y[tr]), scaler.y(y[te])) if ds.task == "regression" else (y[tr], y[te])
     inner = proto.inner_splits(protocol, y_tr, ds.task, item.fold)
@@ -133,8 +133,8 @@ def _execute(item, protocol, data_dir, threads, timeout_s, records):
         t_pred = time.perf_counter() - t0
         tune = float(getattr(est, "tune_time_", 0.0) or 0.0)
         params = getattr(est, "best_params_per_budget_", {}).get(rec["n_features"]) or getattr(est, "best_params_", {})
-        rec.update(status="done", metric="rmse100" if ds.task == "regression" else "accuracy",
-                   error=proto.score(ds.task, y_te, pred), tune_s=tune, fit_s=max(t_fit - tune, 0.0),
+        rec.update(status="done", metric=proto.metric_name(ds.task, protocol.target_scaling),
+                   error=proto.score(ds.task, y_te, pred, protocol.target_scaling), tune_s=tune, fit_s=max(t_fit - tune, 0.0),
                    predict_s=t_pred, total_s=t_fit + t_pred, params=json.dumps(params, default=float),
                    message="")
 
@@ -267,7 +267,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     names = available_datasets(dataset_names, data_dir, strict, warn)
     for name in names:  # fold assignments, saved once and checked on resume
         _, _, y, _ = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
-        splits = proto.outer_splits(protocol, y, get_dataset(name).task)
+        splits = proto.outer_splits(protocol, y, get_dataset(name).task, get_dataset(name).holdout)
         if protocol.name == "cv":
             run_dir.write_folds(name, proto.fold_assignment(splits, len(y)))
     cores = os.cpu_count() or 1

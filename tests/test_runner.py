@@ -95,3 +95,15 @@ def test_lgbm_budgets_share_one_work_item(tmp_path):
     lgbm = [i for i in items if i.method == "lgbm"]
     assert len(lgbm) == 3 and all(i.budgets == (10, 20) for i in lgbm)
     assert len([i for i in items if i.method == "rff-gauss"]) == 6
+
+
+def test_holdout_protocol_uses_registry_sizes_and_standardised_mse():
+    y = np.arange(100.0)
+    (tr, te), = proto.outer_splits(Protocol("holdout"), y, "regression", (40, 30))
+    assert len(tr) == 40 and len(te) == 30 and not set(tr) & set(te)
+    sc = proto.Scaler.fit(np.ones((40, 2)), y[tr], "regression", "standard")
+    assert sc.y(y[tr]).mean() == pytest.approx(0) and sc.y(y[tr]).std(ddof=1) == pytest.approx(1)
+    assert proto.score("regression", np.zeros(4), np.full(4, 0.5), "standard") == pytest.approx(0.25)
+    assert proto.metric_name("regression", Protocol("holdout").target_scaling) == "mse"
+    with pytest.raises(UsageError, match="exceed"):
+        proto.outer_splits(Protocol("holdout"), y, "regression", (80, 30))
