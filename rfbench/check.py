@@ -69,8 +69,14 @@ def load_spec(path_or_name: str) -> Spec:
                 higher_is_better=bool(raw.get("higher_is_better", False)), notes=str(raw.get("notes", "")))
 
 
+def published_path(spec: Spec) -> Path:
+    """A published table (../shared/published) or, for regression references, a repo file."""
+    local = ROOT / spec.published
+    return local if spec.published.startswith(("bench/", "results/")) else published_dir() / spec.published
+
+
 def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
-    path = published_dir() / spec.published
+    path = published_path(spec)
     if not path.is_file():
         raise UsageError(f"published table not found: {path} (set RFBENCH_PUBLISHED_DIR)")
     pub = pd.read_csv(path, dtype=str)

@@ -60,6 +60,7 @@ class Dataset:
     positive: tuple[str, ...] = ()      # ... and to +1 (GBRFF paper Table 1)
     one_hot: bool = False               # one-hot encode categorical inputs
     holdout: tuple[int, int] | None = None  # (n_train, n_test) of the paper's single split
+    preprocess: str | None = None       # name of a dataset-specific reader in rfbench.data.prepare
     notes: str = ""
 
     @property
@@ -141,8 +142,9 @@ def _parse_dataset(path: Path, name: str, e) -> Dataset:
         sha = str(mi["sha256"])
         if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
             _fail(path, name, "field 'mirror.sha256' must be 64 lowercase hex digits")
-        if mi["format"] not in ("arff", "csv", "csv-noheader"):
-            _fail(path, name, f"field 'mirror.format' must be arff, csv or csv-noheader, got {mi['format']!r}")
+        if mi["format"] not in ("arff", "csv", "csv-noheader", "text", "mat"):
+            _fail(path, name, "field 'mirror.format' must be arff, csv, csv-noheader, text or mat, "
+                  f"got {mi['format']!r}")
         mirror = Mirror(str(mi["file"]), sha, mi["format"])
     oml = e.get("openml") or {}
     if oml and not isinstance(oml.get("id"), int):
@@ -165,7 +167,7 @@ def _parse_dataset(path: Path, name: str, e) -> Dataset:
         download_member=dl.get("member"),
         negative=tuple(str(v) for v in labels.get("negative", ())),
         positive=tuple(str(v) for v in labels.get("positive", ())),
-        one_hot=bool(e.get("one_hot", False)), holdout=_holdout(path, name, e.get("holdout")),
+        one_hot=bool(e.get("one_hot", False)), preprocess=e.get("preprocess"), holdout=_holdout(path, name, e.get("holdout")),
         notes=str(e.get("notes", "")),
     )
 

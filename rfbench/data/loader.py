@@ -130,6 +130,14 @@ def _from_mirror(ds: Dataset, root: Path) -> Loaded | None:
         raise UsageError(f"mirror file {path} has sha256 {digest[:12]}…, the registry expects "
                          f"{ds.mirror.sha256[:12]}…; the file is corrupt or another version: "
                          "replace it with the registered file")
+    if ds.preprocess:  # a dataset-specific reader (row selections, transforms, as in the paper)
+        from rfbench.data.prepare import PREPARERS
+
+        if ds.preprocess not in PREPARERS:
+            raise UsageError(f"dataset '{ds.name}': unknown preprocess '{ds.preprocess}'; known: "
+                             f"{', '.join(sorted(PREPARERS))}")
+        X, y = PREPARERS[ds.preprocess](path)
+        return Loaded(np.asarray(X, float), np.asarray(y, float), "mirror", str(path))
     if ds.mirror.format == "arff":
         df = read_arff(path)
     elif ds.mirror.format == "csv-noheader":
