@@ -102,6 +102,54 @@ def test_parallel_and_sequential_give_identical_results():
     assert seq.best_params_ == par.best_params_
 
 
+@pytest.mark.parametrize("chunks, sizes", [("all", [300, 300, 300]), ("partition", [100, 100, 100]),
+                                           (0.5, [150, 150, 150])])
+def test_rows_of_each_descent(monkeypatch, chunks, sizes):
+    """S_j ~ U{1..m}: all rows per descent by default, or a random fraction, or disjoint chunks."""
+    import rfbench.methods.gfc as gfc
+
+    seen = []
+    real = gfc.greedy_descent
+
+    def spy(X, y, f0, *args, **kw):
+        seen.append(X.copy())
+        return real(X, y, f0, *args, **kw)
+
+    monkeypatch.setattr(gfc, "greedy_descent", spy)
+    X, y, _ = ridge_data(8, 300)
+    GFCRegressor(n_features=6, n_descents=3, max_steps=2, chunks=chunks, random_state=0).fit(X, y)
+    assert [len(Xj) for Xj in seen] == sizes
+    rows = [{tuple(r) for r in Xj} for Xj in seen]
+    assert all(r <= {tuple(x) for x in X} for r in rows)
+    if chunks == "partition":
+        assert not (rows[0] & rows[1]) and not (rows[1] & rows[2])
+    elif chunks == 0.5:
+        assert rows[0] != rows[1]                    # independent samples per descent
+
+
+@pytest.mark.parametrize("chunks", ["some", 0.0, 1.5])
+def test_invalid_chunks_is_refused(chunks):
+    X, y, _ = ridge_data(9, 50)
+    with pytest.raises(ValueError, match="chunks"):
+        GFCRegressor(n_features=4, chunks=chunks).fit(X, y)
+
+
+def test_descent_draws_new_folds_every_step(monkeypatch):
+    import rfbench.methods.gfc as gfc
+
+    seen = []
+
+    def spy(splits, n_rows):
+        out = prepare_splits(splits, n_rows)
+        seen.append(out[0].tr.copy())
+        return out
+
+    monkeypatch.setattr(gfc, "prepare_splits", spy)
+    X, y, _ = ridge_data(10, 200)
+    greedy_descent(X, y, np.full(200, y.mean()), max_steps=3, epsilon=0.0, n_folds=5, seed=0)
+    assert len(seen) == 3 and not np.array_equal(seen[0], seen[1])
+
+
 def test_budget_and_default_number_of_descents():
     X, y, _ = ridge_data(4, 300)
     est = GFCRegressor(n_features=10, epsilon=0.0, random_state=0).fit(X, y)
