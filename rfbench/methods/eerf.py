@@ -30,8 +30,8 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.rfkit import (
+    BinaryScoreClassifierMixin,
     best_index,
-    decode_binary_labels,
     encode_binary_labels,
     knn_bandwidth,
     ridge_cv_curves,
@@ -210,7 +210,7 @@ class EERFRegressor(RegressorMixin, _EERFBase):
         return self._score(X)
 
 
-class EERFClassifier(ClassifierMixin, _EERFBase):
+class EERFClassifier(BinaryScoreClassifierMixin, ClassifierMixin, _EERFBase):
     """EERF for binary classification: least squares on ±1 labels, prediction sign(score).
 
     Labels: any two values, the smaller one → −1; ties of the score → positive class. λ is selected
@@ -227,11 +227,3 @@ class EERFClassifier(ClassifierMixin, _EERFBase):
     def decision_function(self, X):
         return self._score(X)
 
-    def predict(self, X):
-        score = self.decision_function(X)  # raises NotFittedError before classes_ is looked up
-        return decode_binary_labels(self.classes_, score)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags

@@ -43,7 +43,11 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfbench.methods.common import as_generator, resolve_cv, seed_from, standardise_columns
-from rfbench.methods.rfkit import decode_binary_labels, encode_binary_labels, parallel_map
+from rfbench.methods.rfkit import (
+    BinaryScoreClassifierMixin,
+    encode_binary_labels,
+    parallel_map,
+)
 from rfbench.methods.tuning import Stopwatch, misclassification, mse, param_grid
 
 #: g values of the grid γ = g/d [P-GB §4.1]
@@ -405,7 +409,7 @@ class _GBRFFBase(BaseEstimator):
         return self.model_.decision((X - self.x_mean_) / self.x_scale_)
 
 
-class _BinaryBoosting(ClassifierMixin, _GBRFFBase):
+class _BinaryBoosting(BinaryScoreClassifierMixin, ClassifierMixin, _GBRFFBase):
     """Label handling of the classifiers: any two labels, smaller → −1; score ≥ 0 → positive."""
 
     def fit(self, X, y):
@@ -422,14 +426,6 @@ class _BinaryBoosting(ClassifierMixin, _GBRFFBase):
         """H⁰ + Σ_t α_t h_t(x) (≥ 0 → ``classes_[1]``)."""
         return self._decision(X)
 
-    def predict(self, X):
-        score = self.decision_function(X)  # raises NotFittedError before classes_ is looked up
-        return decode_binary_labels(self.classes_, score)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags
 
 
 class _SquaredLossBoosting(RegressorMixin, _GBRFFBase):

@@ -35,8 +35,8 @@ from rfbench.methods.eerf import (
     empirical_scores,
 )
 from rfbench.methods.rfkit import (
+    BinaryScoreClassifierMixin,
     best_index,
-    decode_binary_labels,
     encode_binary_labels,
     ridge_cv_curves,
     workers_from,
@@ -249,7 +249,7 @@ class LKRFRegressor(RegressorMixin, _LKRFBase):
         return self._score(X)
 
 
-class LKRFClassifier(ClassifierMixin, _LKRFBase):
+class LKRFClassifier(BinaryScoreClassifierMixin, ClassifierMixin, _LKRFBase):
     """LKRF for binary classification (the reference setting): alignment with the ±1 labels,
     ridge on ±1, prediction sign(score) with ties → positive class. ρ and λ are selected by the
     inner-CV misclassification rate (ties by the ±1 MSE). Labels: any two values, smaller → −1."""
@@ -263,11 +263,3 @@ class LKRFClassifier(ClassifierMixin, _LKRFBase):
     def decision_function(self, X):
         return self._score(X)
 
-    def predict(self, X):
-        score = self.decision_function(X)  # raises NotFittedError before classes_ is looked up
-        return decode_binary_labels(self.classes_, score)
-
-    def __sklearn_tags__(self):
-        tags = super().__sklearn_tags__()
-        tags.classifier_tags.multi_class = False
-        return tags

@@ -68,6 +68,20 @@ def decode_binary_labels(classes: np.ndarray, score: np.ndarray) -> np.ndarray:
     return classes[(np.asarray(score) >= 0).astype(int)]
 
 
+class BinaryScoreClassifierMixin:
+    """``predict`` = the original labels of ``decision_function`` (score ≥ 0 → ``classes_[1]``);
+    declares binary-only to scikit-learn's checks. Put it before ClassifierMixin in the bases."""
+
+    def predict(self, X):
+        score = self.decision_function(X)  # raises NotFittedError before classes_ is looked up
+        return decode_binary_labels(self.classes_, score)
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.classifier_tags.multi_class = False
+        return tags
+
+
 def ridge_cv_curves(Z: np.ndarray, y: np.ndarray, splits, lambdas: np.ndarray,
                     classify: bool) -> tuple[np.ndarray, np.ndarray]:
     """Mean inner-CV criteria of ridge for every λ: ``(primary, secondary)``, lower is better.
