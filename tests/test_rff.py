@@ -65,3 +65,14 @@ def test_same_seed_same_model():
                                        random_state=0)])
 def test_sklearn_estimator_contract(estimator, check):
     check(estimator)
+
+
+def test_knn_bandwidth_rule_is_the_eerf_sigma():
+    from rfbench.methods.rfkit import knn_bandwidth
+
+    rng = np.random.default_rng(3)
+    X, y = rng.normal(size=(300, 4)), rng.normal(size=300)
+    est = RFFRegressor(n_features=20, bandwidths="knn", cv=3, random_state=0).fit(X, y)
+    assert est.bandwidth_ == pytest.approx(knn_bandwidth(X, 50))  # 300 < 2000 query points: exact
+    with pytest.raises(ValueError, match="knn"):
+        RFFRegressor(bandwidths="median").fit(X, y)

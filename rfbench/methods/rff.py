@@ -98,7 +98,15 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
         if self.feature_map not in FEATURE_MAPS:
             raise ValueError(f"unknown feature_map {self.feature_map!r}; use one of {FEATURE_MAPS}")
         rng = as_generator(self.random_state)
-        bandwidths = np.asarray(DEFAULT_BANDWIDTHS if self.bandwidths is None else self.bandwidths, float)
+        if isinstance(self.bandwidths, str):
+            if self.bandwidths != "knn":
+                raise ValueError(f"bandwidths must be a list of values or 'knn', got {self.bandwidths!r}")
+            # the EERF paper's rule, shared with eerf/lkrf: σ = mean distance to the 50th neighbour
+            from rfbench.methods.rfkit import knn_bandwidth
+
+            bandwidths = np.array([knn_bandwidth(X, 50, rng=rng)])
+        else:
+            bandwidths = np.asarray(DEFAULT_BANDWIDTHS if self.bandwidths is None else self.bandwidths, float)
         lambdas = np.asarray(DEFAULT_LAMBDAS if self.lambdas is None else self.lambdas, float)
         W0 = sample_frequencies(self.kernel, X.shape[1], int(self.n_features), rng)
         phases = rng.uniform(0.0, 2 * np.pi, W0.shape[1]) if self.feature_map == "phase" else None
