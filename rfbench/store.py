@@ -54,6 +54,7 @@ class RunDir:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self.records_dir = self.path / "records"
+        self._cache: dict[str, dict] | None = None  # key → record, read from disk once per process
 
     def ensure(self) -> RunDir:
         try:
@@ -69,21 +70,29 @@ class RunDir:
         return self.records_dir / f"{key}.json"
 
     def write_record(self, rec: dict) -> None:
-        atomic_write_text(self.record_path(rec), json.dumps(rec, sort_keys=True, default=str))
+        path = self.record_path(rec)
+        atomic_write_text(path, json.dumps(rec, sort_keys=True, default=str))
+        if self._cache is not None:
+            self._cache[path.stem] = rec
+
+    def _load(self) -> dict[str, dict]:
+        if self._cache is None:
+            self._cache = {}
+            if self.records_dir.is_dir():
+                for p in sorted(self.records_dir.glob("*.json")):
+                    try:
+                        self._cache[p.stem] = json.loads(p.read_text())
+                    except (OSError, json.JSONDecodeError):
+                        continue  # cannot happen with atomic writes; a foreign file is ignored
+        return self._cache
 
     def records(self) -> list[dict]:
-        out = []
-        if not self.records_dir.is_dir():
-            return out
-        for p in sorted(self.records_dir.glob("*.json")):
-            try:
-                out.append(json.loads(p.read_text()))
-            except (OSError, json.JSONDecodeError):
-                continue  # cannot happen with atomic writes; a foreign file is ignored
-        return out
+        """All records (read once; later writes through this object keep the cache current, so
+        rewriting results.csv after every task costs no directory scan)."""
+        return [self._load()[k] for k in sorted(self._load())]
 
     def done_keys(self) -> set[str]:
-        return {self.record_path(r).stem for r in self.records() if r.get("status") == "done"}
+        return {k for k, r in self._load().items() if r.get("status") == "done"}
 
     # -- consolidated table ------------------------------------------------------------------
     def write_results_csv(self) -> pd.DataFrame:
