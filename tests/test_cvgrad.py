@@ -37,11 +37,13 @@ def naive_cv(Z, y, splits, lam):
 SPLIT_KINDS = ["standard", "inverted", "partial"]
 
 
-@pytest.fixture(params=["loop", "batched"])
+@pytest.fixture(params=["loop", "batched", "folds"])
 def path(request, monkeypatch):
-    """Run a test through both implementations: per-split loop with Gram subtraction, and the
-    batched all-splits path used for designs with few columns."""
+    """Run a test through all implementations: per-split loop with Gram subtraction, the batched
+    all-splits path used for designs with few columns, and its per-fold-sum form for splits that
+    are one fold against the rest."""
     monkeypatch.setattr(cvgrad, "SMALL_P", 0 if request.param == "loop" else 10_000)
+    monkeypatch.setattr(cvgrad, "FOLD_PATH", request.param == "folds")
     return request.param
 
 
@@ -140,18 +142,21 @@ def test_trig_gradients_match_finite_differences(kind, with_fixed_and_scale, pat
     assert rel_err(res.dscale, fd_s) < 1e-5
 
 
-def test_both_paths_agree(monkeypatch):
+def test_all_paths_agree(monkeypatch):
     rng = np.random.default_rng(6)
     Z, y = rng.normal(size=(45, 4)), rng.normal(size=45)
     for kind in SPLIT_KINDS:
         splits = prepare_splits(make_splits(kind, 45, rng), 45)
+        assert (splits.fold is not None) == (kind != "partial")
         monkeypatch.setattr(cvgrad, "SMALL_P", 0)
         a = ridge_cv_grad(Z, y, splits, 0.01)
         monkeypatch.setattr(cvgrad, "SMALL_P", 100)
-        b = ridge_cv_grad(Z, y, splits, 0.01)
-        np.testing.assert_allclose(a.split_values, b.split_values, rtol=1e-10)
-        np.testing.assert_allclose(a.dZ, b.dZ, rtol=1e-8, atol=1e-12)
-        assert a.dlam == pytest.approx(b.dlam, rel=1e-8)
+        for fold_path in (False, True):
+            monkeypatch.setattr(cvgrad, "FOLD_PATH", fold_path)
+            b = ridge_cv_grad(Z, y, splits, 0.01)
+            np.testing.assert_allclose(a.split_values, b.split_values, rtol=1e-10)
+            np.testing.assert_allclose(a.dZ, b.dZ, rtol=1e-8, atol=1e-12)
+            assert a.dlam == pytest.approx(b.dlam, rel=1e-8)
 
 
 def test_trig_design_layout():
@@ -165,3 +170,16 @@ def test_trig_design_layout():
     Z = np.hstack([fixed, S * s, C * s])
     assert trig_cv_grad(X, y, W, 0.1, splits, fixed, s).value == pytest.approx(
         naive_cv(Z, y, splits, 0.1), rel=1e-10)
+
+
+def test_inverted_blocks_on_shuffled_rows_equal_inverted_kfold():
+    """GFC shuffles its rows and uses contiguous folds: the same splits as inverted_kfold."""
+    from rfbench.methods.cvgrad import inverted_blocks
+
+    m, k = 23, 5
+    order = np.random.default_rng(3).permutation(m)
+    expected = inverted_kfold(m, k, np.random.default_rng(3))
+    blocks = inverted_blocks(m, k)
+    assert blocks.fold_side == "tr" and blocks.fold_layout()[0] is None  # already contiguous
+    for (tr, va), sp in zip(expected, blocks, strict=True):
+        assert set(order[sp.tr]) == set(tr) and set(order[sp.va]) == set(va)

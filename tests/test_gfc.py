@@ -64,17 +64,17 @@ def test_descent_optimises_on_the_inverted_split(monkeypatch):
     """Inside a descent the ridge is trained on ONE fold and validated on the other k−1 (§2.5)."""
     import rfbench.methods.gfc as gfc
 
-    seen = []
+    seen = set()
+    objective = gfc.feature_objective
 
-    def spy(splits, n_rows):
-        out = prepare_splits(splits, n_rows)
-        seen.append([(sp.tr.size, sp.va.size) for sp in out])
-        return out
+    def spy(theta, X, y, f, splits, y_var=1.0):
+        seen.add(tuple((sp.tr.size, sp.va.size) for sp in splits))
+        return objective(theta, X, y, f, splits, y_var)
 
-    monkeypatch.setattr(gfc, "prepare_splits", spy)
+    monkeypatch.setattr(gfc, "feature_objective", spy)
     X, y, _ = ridge_data(7, 200)
     greedy_descent(X, y, np.full(200, y.mean()), max_steps=1, epsilon=0.0, n_folds=5, seed=0)
-    assert seen == [[(40, 160)] * 5]
+    assert seen == {((40, 160),) * 5}
 
 
 @pytest.mark.parametrize("seed", [0, 1])
@@ -137,17 +137,19 @@ def test_invalid_chunks_is_refused(chunks):
 def test_descent_draws_new_folds_every_step(monkeypatch):
     import rfbench.methods.gfc as gfc
 
-    seen = []
+    seen = []   # the targets of the first training fold, which identify its rows
+    objective = gfc.feature_objective
 
-    def spy(splits, n_rows):
-        out = prepare_splits(splits, n_rows)
-        seen.append(out[0].tr.copy())
-        return out
+    def spy(theta, X, y, f, splits, y_var=1.0):
+        rows = frozenset(y[splits[0].tr])
+        if not seen or seen[-1] != rows:
+            seen.append(rows)
+        return objective(theta, X, y, f, splits, y_var)
 
-    monkeypatch.setattr(gfc, "prepare_splits", spy)
+    monkeypatch.setattr(gfc, "feature_objective", spy)
     X, y, _ = ridge_data(10, 200)
     greedy_descent(X, y, np.full(200, y.mean()), max_steps=3, epsilon=0.0, n_folds=5, seed=0)
-    assert len(seen) == 3 and not np.array_equal(seen[0], seen[1])
+    assert len(seen) == 3 and len(set(seen)) == 3
 
 
 def test_budget_and_default_number_of_descents():

@@ -44,6 +44,8 @@ import scipy.linalg
 
 #: designs with at most this many columns take the batched all-splits path
 SMALL_P = 8
+#: on fold-structured splits (k-fold, inverted k-fold) the batched path works with per-fold sums
+FOLD_PATH = True
 
 __all__ = [
     "Split",
@@ -51,6 +53,7 @@ __all__ = [
     "TrigCVGrad",
     "prepare_splits",
     "inverted_kfold",
+    "inverted_blocks",
     "trig_features",
     "ridge_cv_grad",
     "trig_cv_grad",
@@ -86,9 +89,49 @@ class TrigCVGrad:
     dscale: np.ndarray | None
 
 
-def prepare_splits(splits, n_rows: int) -> list[Split]:
+class SplitSet(list):
+    """The prepared splits of one optimisation, plus their fold structure when they have one.
+
+    ``fold`` (row → fold index) is set when every split is one fold against all the others;
+    ``fold_side`` says which side is the fold: ``"va"`` for standard k-fold, ``"tr"`` for GFC's
+    inverted split. ``memberships`` caches the (k × m) row-membership matrices of the batched path.
+    """
+
+    fold: np.ndarray | None = None
+    fold_side: str | None = None
+    memberships: tuple[np.ndarray, np.ndarray] | None = None
+    _layout: tuple[np.ndarray | None, np.ndarray] | None = None
+
+    def fold_layout(self) -> tuple[np.ndarray | None, np.ndarray]:
+        """(row order that makes the folds contiguous, or None if they already are; fold bounds)."""
+        if self._layout is None:
+            counts = np.bincount(self.fold, minlength=len(self))
+            bounds = np.concatenate([[0], np.cumsum(counts)])
+            order = None if np.all(np.diff(self.fold) >= 0) else np.argsort(self.fold, kind="stable")
+            self._layout = (order, bounds)
+        return self._layout
+
+
+def _fold_structure(splits: list[Split], n_rows: int) -> tuple[np.ndarray | None, str | None]:
+    if not splits or not all(sp.complement for sp in splits):
+        return None, None
+    for side in ("va", "tr"):
+        fold = np.full(n_rows, -1, dtype=np.intp)
+        parts = [getattr(sp, side) for sp in splits]
+        if sum(part.size for part in parts) != n_rows:
+            continue
+        for j, part in enumerate(parts):
+            fold[part] = j
+        if np.all(fold >= 0):
+            return fold, side
+    return None, None
+
+
+def prepare_splits(splits, n_rows: int) -> SplitSet:
     """Turn (train_idx, val_idx) pairs into :class:`Split` objects (done once per optimisation)."""
-    out = []
+    if isinstance(splits, SplitSet):
+        return splits
+    out = SplitSet()
     for sp in splits:
         if isinstance(sp, Split):
             out.append(sp)
@@ -101,6 +144,7 @@ def prepare_splits(splits, n_rows: int) -> list[Split]:
             seen[va] += 1
             complement = bool(np.all(seen == 1))
         out.append(Split(tr, va, complement))
+    out.fold, out.fold_side = _fold_structure(out, n_rows)
     return out
 
 
@@ -113,6 +157,19 @@ def inverted_kfold(n_rows: int, n_folds: int, rng: np.random.Generator) -> list[
     folds = np.array_split(rng.permutation(n_rows), n_folds)
     return [(np.sort(folds[i]), np.sort(np.concatenate(folds[:i] + folds[i + 1:])))
             for i in range(n_folds)]
+
+
+def inverted_blocks(n_rows: int, n_folds: int) -> SplitSet:
+    """:func:`inverted_kfold` for rows already in random order: fold j is the j-th contiguous block.
+
+    ``inverted_kfold(m, k, rng)`` equals this applied to the rows ``rng.permutation(m)``; callers
+    that permute their data once per split draw get contiguous folds, which the fold path of
+    :func:`ridge_cv_grad` visits without gathering rows.
+    """
+    bounds = np.cumsum([0] + [len(b) for b in np.array_split(np.arange(n_rows), n_folds)])
+    rows = np.arange(n_rows)
+    return prepare_splits([(rows[lo:hi], np.concatenate([rows[:lo], rows[hi:]]))
+                           for lo, hi in zip(bounds[:-1], bounds[1:])], n_rows)
 
 
 def trig_features(X: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -139,9 +196,10 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
     ``dE/dλ``. No intercept is fitted: put a constant column in Z if one is wanted.
     """
     m, p = Z.shape
-    if not splits or not isinstance(splits[0], Split):
-        splits = prepare_splits(splits, m)
+    splits = prepare_splits(splits, m)
     if p <= SMALL_P:
+        if FOLD_PATH and splits.fold is not None:
+            return _ridge_cv_grad_folds(Z, y, splits, lam, grad)
         return _ridge_cv_grad_batched(Z, y, splits, lam, grad)
     k = len(splits)
     # the full Gram matrix only pays off for splits whose validation side is the smaller one
@@ -206,8 +264,10 @@ def _ridge_cv_grad_batched(Z: np.ndarray, y: np.ndarray, splits: list[Split], la
     """
     m, p = Z.shape
     k = len(splits)
-    M_tr = np.stack([np.bincount(sp.tr, minlength=m) for sp in splits]).astype(float)
-    M_va = np.stack([np.bincount(sp.va, minlength=m) for sp in splits]).astype(float)
+    if splits.memberships is None:
+        splits.memberships = tuple(np.stack([np.bincount(getattr(sp, side), minlength=m) for sp in splits])
+                                   .astype(float) for side in ("tr", "va"))
+    M_tr, M_va = splits.memberships
     m_tr, m_va = M_tr.sum(axis=1), M_va.sum(axis=1)
     P = (M_tr @ (Z[:, :, None] * Z[:, None, :]).reshape(m, p * p)).reshape(k, p, p)
     P[:, np.arange(p), np.arange(p)] += (m_tr * lam)[:, None]
@@ -224,6 +284,66 @@ def _ridge_cv_grad_batched(Z: np.ndarray, y: np.ndarray, splits: list[Split], la
     U_t = -M_tr * R                                          # e = y − Zc on training rows
     dZ = (U_c.T @ Cf + U_t.T @ T) / k
     dlam = -float(np.sum(m_tr * np.einsum("kp,kp->k", T, Cf))) / k
+    return CVGrad(float(values.mean()), dZ, dlam, values)
+
+
+
+def _ridge_cv_grad_folds(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: float,
+                         grad: bool) -> CVGrad:
+    """The batched path for splits that are one fold against the rest (k-fold or inverted).
+
+    Every quantity of a split is a sum of per-fold sums (Gram ``G_f``, ``Z_fᵀy_f``, ``y_fᵀy_f``: one
+    Gram matrix of ``[Z, y]`` per fold), so the k systems, the validation errors and ``t`` need no
+    row-level work beyond that. The row gradient is ``dE/dz_i = M_f z_i + y_i μ_f`` for the fold f
+    of row i: summed over the splits that validate on row i, ``(2/m_v)(c cᵀ z_i − y_i c)``, and
+    over those that train on it, ``e_i t − a_i c = y_i t − (t cᵀ + c tᵀ) z_i``. Rows are visited
+    fold by fold as contiguous blocks (callers that draw folds as contiguous ranges skip a gather).
+    """
+    m, p = Z.shape
+    k = len(splits)
+    order, bounds = splits.fold_layout()
+    blocks = list(zip(bounds[:-1], bounds[1:]))
+    Zy = np.empty((m, p + 1))
+    Zy[:, :p] = Z if order is None else Z[order]
+    Zy[:, p] = y if order is None else y[order]
+    H = np.stack([Zy[lo:hi].T @ Zy[lo:hi] for lo, hi in blocks])  # k × (p+1) × (p+1)
+    n_f = np.diff(bounds).astype(float)
+    rest = H.sum(axis=0) - H
+    if splits.fold_side == "tr":                                 # inverted: train on fold j
+        H_tr, m_tr, H_va, m_va = H, n_f, rest, m - n_f
+    else:                                                        # standard: validate on fold j
+        H_tr, m_tr, H_va, m_va = rest, m - n_f, H, n_f
+    P = H_tr[:, :p, :p].copy()
+    P[:, np.arange(p), np.arange(p)] += (m_tr * lam)[:, None]
+    Cf = np.linalg.solve(P, H_tr[:, :p, p:])[:, :, 0]           # k × p
+    Gc = np.einsum("kpq,kq->kp", H_va[:, :p, :p], Cf)
+    b_va = H_va[:, :p, p]
+    values = (np.einsum("kp,kp->k", Cf, Gc - 2 * b_va) + H_va[:, p, p]) / m_va
+    if not grad:
+        return CVGrad(float(values.mean()), None, 0.0, values)
+    g = (2.0 / m_va)[:, None] * (Gc - b_va)                       # (2/m_v) Z_vᵀ r_v
+    T = np.linalg.solve(P, g[:, :, None])[:, :, 0]
+    dlam = -float(np.sum(m_tr * np.einsum("kp,kp->k", T, Cf))) / k
+    # per split: validation-row terms (A z − y α) and training-row terms (B z + y β), stacked as
+    # one (p+1) × p map N of [z, y] per fold
+    A = (2.0 / m_va)[:, None, None] * Cf[:, :, None] * Cf[:, None, :]
+    alpha = (2.0 / m_va)[:, None] * Cf
+    B = -(T[:, :, None] * Cf[:, None, :] + Cf[:, :, None] * T[:, None, :])
+    N = np.empty((k, p + 1, p))
+    if splits.fold_side == "tr":      # row in fold f: trained on by split f, validated by the others
+        N[:, :p] = (A.sum(0) - A + B).transpose(0, 2, 1)
+        N[:, p] = -(alpha.sum(0) - alpha) + T
+    else:                             # row in fold f: validated by split f, trained on by the others
+        N[:, :p] = (A + B.sum(0) - B).transpose(0, 2, 1)
+        N[:, p] = -alpha + (T.sum(0) - T)
+    N /= k
+    dZ = np.empty((m, p))
+    for f, (lo, hi) in enumerate(blocks):
+        np.matmul(Zy[lo:hi], N[f], out=dZ[lo:hi])
+    if order is not None:
+        unsorted = np.empty_like(dZ)
+        unsorted[order] = dZ
+        dZ = unsorted
     return CVGrad(float(values.mean()), dZ, dlam, values)
 
 

@@ -81,7 +81,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from rfbench.methods.common import as_generator, resolve_cv
-from rfbench.methods.cvgrad import inverted_kfold, prepare_splits, trig_cv_grad, trig_features
+from rfbench.methods.cvgrad import inverted_blocks, trig_cv_grad, trig_features
 from rfbench.methods.ridge import DEFAULT_LAMBDAS, ridge_solve, select_lambda
 from rfbench.methods.tuning import Stopwatch
 
@@ -115,13 +115,16 @@ def greedy_descent(X: np.ndarray, y: np.ndarray, f0: np.ndarray, max_steps: int,
     f = np.asarray(f0, dtype=float)
     err = np.mean((f - y) ** 2)
     W, lambdas = [], []
+    splits = inverted_blocks(m, k_folds)
     for _ in range(max_steps):
         # inverted split, drawn afresh for every step: train on one fold, validate on the others
-        # (the spectrum matters more than the amplitudes, §2.5)
-        splits = prepare_splits(inverted_kfold(m, k_folds, rng), m)
+        # (the spectrum matters more than the amplitudes, §2.5). The rows are shuffled and the
+        # folds are contiguous blocks of the shuffled rows (= inverted_kfold(m, k, rng)).
+        order = rng.permutation(m)
         # line 3: new spectral vector (and its λ) by L-BFGS-B on the CV error; no heuristic start
         theta0 = np.append(rng.standard_normal(d) / np.sqrt(d), np.log(LAMBDA0))
-        opt = scipy.optimize.minimize(feature_objective, theta0, args=(X, y, f, splits, y_var),
+        opt = scipy.optimize.minimize(feature_objective, theta0,
+                                      args=(X[order], y[order], f[order], splits, y_var),
                                       jac=True, method="L-BFGS-B", bounds=bounds,
                                       options={"maxiter": maxiter})
         w, lam = opt.x[:-1], float(np.exp(opt.x[-1]))
