@@ -72,8 +72,19 @@ def parse_comparisons(text: str | None) -> list[tuple[str, int, str, int]]:
     return out
 
 
-def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool) -> dict | None:
-    """Wilcoxon signed-rank test of method a at n = na against b at n = nb across datasets."""
+def welch_record(errors, common, a, na, b, nb, higher_is_better: bool) -> str:
+    """'wins/ties/losses' of a against b over datasets by Welch's test on the outer-fold errors
+    (the EERF paper's per-dataset comparison); a tie is a difference the test does not confirm."""
+    def sign(x):
+        return -x if higher_is_better else x
+    win = sum(stats.significantly_lower(sign(errors[(d, na, a)]), sign(errors[(d, nb, b)])) for d in common)
+    loss = sum(stats.significantly_lower(sign(errors[(d, nb, b)]), sign(errors[(d, na, a)])) for d in common)
+    return f"{win}/{len(common) - win - loss}/{loss}"
+
+
+def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool, errors=None) -> dict | None:
+    """Wilcoxon signed-rank test of method a at n = na against b at n = nb across datasets, with
+    the per-dataset Welch win/tie/loss record when the fold errors are given."""
     common = sorted({k[0] for k in cells if k[1] == na and k[2] == a}
                     & {k[0] for k in cells if k[1] == nb and k[2] == b})
     if len(common) < 2:
@@ -83,30 +94,54 @@ def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool) -> dict | None:
     T, p, N = stats.wilcoxon(ea, eb)
     better = (lambda x, y: x > y) if higher_is_better else (lambda x, y: x < y)
     pair = f"{a} vs {b}" if na == nb else f"{a}@{na} vs {b}@{nb}"
-    return {"n": na if na == nb else f"{na}/{nb}", "pair": pair, "datasets": len(common), "N (non-ties)": N,
-            "T": T, "T_crit_95": stats.wilcoxon_critical_value(N),
-            "T_crit_95_normal": stats.wilcoxon_critical_value(N, method="normal"), "p": p,
-            "wins_a": int(sum(better(x, y) for x, y in zip(ea, eb, strict=True))),
-            "wins_b": int(sum(better(y, x) for x, y in zip(ea, eb, strict=True)))}
+    row = {"n": na if na == nb else f"{na}/{nb}", "pair": pair, "datasets": len(common), "N (non-ties)": N,
+           "T": T, "T_crit_95": stats.wilcoxon_critical_value(N),
+           "T_crit_95_normal": stats.wilcoxon_critical_value(N, method="normal"), "p": p,
+           "wins_a": int(sum(better(x, y) for x, y in zip(ea, eb, strict=True))),
+           "wins_b": int(sum(better(y, x) for x, y in zip(ea, eb, strict=True)))}
+    if errors is not None:
+        row["welch W/T/L (a)"] = welch_record(errors, common, a, na, b, nb, higher_is_better)
+    return row
 
 
-def wilcoxon_table(cells, methods, ns, higher_is_better: bool = False, comparisons=()) -> list[dict]:
+def wilcoxon_table(cells, methods, ns, higher_is_better: bool = False, comparisons=(), errors=None) -> list[dict]:
     """Wilcoxon signed-rank test across datasets for every method pair and every n, plus any
     requested cross-n comparisons (e.g. the GFC paper's GFC at n = 500 against ALC at n = 100)."""
     pairs = [(a, n, b, n) for n in ns for a, b in itertools.combinations(methods, 2)]
-    rows = [wilcoxon_row(cells, *pair, higher_is_better) for pair in [*pairs, *comparisons]]
+    rows = [wilcoxon_row(cells, *pair, higher_is_better, errors) for pair in [*pairs, *comparisons]]
     return [r for r in rows if r is not None]
 
 
 def build(df: pd.DataFrame, alpha: float = 0.05):
-    cells, _, higher = summarise(df, alpha)
+    cells, errors, higher = summarise(df, alpha)
     reg = registered_datasets()
     ds_order = [d for d in reg if any(k[0] == d for k in cells)]
     ds_order += sorted({k[0] for k in cells} - set(ds_order))
     ns = sorted({k[1] for k in cells})
     methods = sorted({k[2] for k in cells}, key=lambda m: list(df["method"]).index(m))
     sizes = df.groupby("dataset")[["n_train", "n_test"]].max().sum(axis=1)
-    return cells, ds_order, ns, methods, sizes, higher
+    return cells, errors, ds_order, ns, methods, sizes, higher
+
+
+def timing_table(df: pd.DataFrame, ds_order, ns, methods) -> list[dict]:
+    """Median seconds per outer fold of pre-processing (feature selection of data-dependent
+    methods), tuning, fitting and prediction, as in the EERF paper's Tables 3 and 5."""
+    done = df[df["status"] == "done"]
+    if "preprocess_s" not in done or done["preprocess_s"].isna().all():
+        return []
+    rows = []
+    for d in ds_order:
+        for n in ns:
+            for meth in methods:
+                g = done[(done["dataset"] == d) & (done["n_features"] == n) & (done["method"] == meth)]
+                if g.empty:
+                    continue
+                med = g[["preprocess_s", "tune_s", "fit_s", "predict_s"]].astype(float).median()
+                rows.append({"dataset": d, "n": n, "method": meth, "t_pp": med["preprocess_s"],
+                             "t_tune": med["tune_s"], "t_fit": med["fit_s"], "t_test": med["predict_s"],
+                             "t_pp / (t_tune + t_fit)": med["preprocess_s"] / (med["tune_s"] + med["fit_s"])
+                             if med["tune_s"] + med["fit_s"] > 0 else float("nan")})
+    return rows
 
 
 def _fmt_cell(cell: Cell | None, fmt: str) -> tuple[str, str]:
@@ -125,7 +160,7 @@ def _fmt_cell(cell: Cell | None, fmt: str) -> tuple[str, str]:
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons=()) -> str:
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
-    cells, ds_order, ns, methods, sizes, higher = build(df, alpha)
+    cells, errors, ds_order, ns, methods, sizes, higher = build(df, alpha)
     reg = registered_datasets()
     metrics = set(df.loc[df["status"] == "done", "metric"].dropna())
     metric = ("accuracy (%)" if higher else "test MSE of the standardised output" if metrics == {"mse"}
@@ -148,7 +183,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
             for meth in methods:
                 row += list(_fmt_cell(cells.get((d, n, meth)), fmt))
         body.append(row)
-    tests = wilcoxon_table(cells, methods, ns, higher, comparisons)
+    tests = wilcoxon_table(cells, methods, ns, higher, comparisons, errors)
     caption = (f"Error: {metric}, mean (± std) over outer folds; walltime: mean time to "
                f"cross-validate one outer fold (hh:mm:ss). Bold: significantly better than every other "
                f"method at the same n (Welch's t-test over outer folds, p = {alpha}).")
@@ -166,6 +201,10 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
         out += ["", "Wilcoxon signed-rank test across datasets (T = min(W+, W−); reject equality at 95 % "
                 "when T ≤ T_crit; T_crit_normal is the normal approximation the GFC paper quotes):", "",
                 tabulate(tests, headers="keys", tablefmt=tablefmt, floatfmt=".4g")]
+    times = timing_table(df, ds_order, ns, methods)
+    if times:
+        out += ["", "Time per outer fold (median seconds; t_pp = feature pre-processing of data-dependent "
+                "methods, part of t_fit):", "", tabulate(times, headers="keys", tablefmt=tablefmt, floatfmt=".3g")]
     if fmt == "text":
         out.append("\n* = bold (significantly better than every other method at that n)")
     return "\n".join(out) + "\n"
@@ -197,13 +236,14 @@ def _latex(header, body, ns, methods, tests, caption, higher) -> str:
         lines += ["", r"\begin{table}[t]", r"\centering", r"\small",
                   r"\caption{Wilcoxon signed-rank test across datasets ($T = \min(W^+, W^-)$; "
                   r"significant at 95\,\% when $T \le T_{\mathrm{crit}}$).}",
-                  r"\begin{tabular}{rlrrrrr}", r"\toprule",
-                  r"$n$ & Pair & Datasets & $T$ & $T_{\mathrm{crit}}$ & $T_{\mathrm{crit}}^{\mathrm{normal}}$ & $p$ \\",
+                  r"\begin{tabular}{rlrrrrrc}", r"\toprule",
+                  r"$n$ & Pair & Datasets & $T$ & $T_{\mathrm{crit}}$ & $T_{\mathrm{crit}}^{\mathrm{normal}}$ & $p$ "
+                  r"& Welch W/T/L \\",
                   r"\midrule"]
         for t in tests:
             lines.append(f"{t['n']} & {_tex(t['pair'])} & {t['datasets']} & {t['T']:g} & "
                          f"{t['T_crit_95'] if t['T_crit_95'] is not None else '--'} & "
-                         f"{t['T_crit_95_normal']} & {t['p']:.3g} \\\\")
+                         f"{t['T_crit_95_normal']} & {t['p']:.3g} & {t.get('welch W/T/L (a)', '--')} \\\\")
         lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 

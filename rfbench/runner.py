@@ -88,7 +88,8 @@ def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, thre
 
     base = {"dataset": item.dataset, "method": item.method, "fold": item.fold, "seed": protocol.seed,
             "protocol": protocol.key(), "threads": threads, "metric": None, "error": None,
-            "tune_s": None, "fit_s": None, "predict_s": None, "total_s": None, "params": None,
+            "tune_s": None, "fit_s": None, "predict_s": None, "total_s": None, "preprocess_s": None,
+            "params": None,
             "message": "", "source": None, "task": None, "n_train": None, "n_test": None}
     records = {n: dict(base, n_features=n, status="error") for n in item.budgets}
     t_start = time.perf_counter()
@@ -136,6 +137,8 @@ def _execute(item, protocol, data_dir, threads, timeout_s, records):
         rec.update(status="done", metric=proto.metric_name(ds.task, protocol.target_scaling),
                    error=proto.score(ds.task, y_te, pred, protocol.target_scaling), tune_s=tune, fit_s=max(t_fit - tune, 0.0),
                    predict_s=t_pred, total_s=t_fit + t_pred, params=json.dumps(params, default=float),
+                   # data-dependent feature methods (EERF, LKRF): the feature selection part of fit
+                   preprocess_s=getattr(est, "preprocess_time_", None),
                    message="")
 
     if getattr(cls, "shares_budgets", False):

@@ -26,7 +26,7 @@ import pandas as pd
 from rfbench.errors import UsageError
 
 COLUMNS = ["dataset", "method", "n_features", "fold", "seed", "protocol", "status", "metric",
-           "error", "tune_s", "fit_s", "predict_s", "total_s", "n_train", "n_test", "threads",
+           "error", "tune_s", "fit_s", "predict_s", "total_s", "preprocess_s", "n_train", "n_test", "threads",
            "params", "message", "source", "task", "finished_at"]
 
 

@@ -45,3 +45,30 @@ def test_wilcoxon_rows_agree_with_scipy_and_cross_n():
 def test_bad_comparison_spec_is_a_usage_error():
     with pytest.raises(UsageError, match="gfc@500:alc@100"):
         report.parse_comparisons("gfc500-alc")
+
+
+def test_welch_win_tie_loss_counts_confirmed_differences_only():
+    """a is clearly better on one dataset, clearly worse on one, and equal up to noise on one."""
+    rng = np.random.default_rng(1)
+    rows = []
+    for ds, shift in (("kinematics", -1.0), ("bank", 1.0), ("pumadyn", 0.0)):
+        noise = rng.normal(size=10) * 0.1
+        for method, offset in (("a", shift), ("b", 0.0)):
+            for fold in range(10):
+                rows.append({"dataset": ds, "method": method, "n_features": 100, "fold": fold,
+                             "status": "done", "metric": "rmse100", "n_train": 90, "n_test": 10,
+                             "task": "regression", "total_s": 1.0,
+                             "error": 5 + offset + noise[fold] + 0.01 * rng.normal()})
+    cells, errors, _ = report.summarise(pd.DataFrame(rows))
+    row = report.wilcoxon_table(cells, ["a", "b"], [100], errors=errors)[0]
+    assert row["welch W/T/L (a)"] == "1/1/1"
+    # on accuracy, higher is better: the same numbers read as the opposite record
+    assert report.welch_record(errors, ["kinematics", "bank", "pumadyn"], "a", 100, "b", 100, True) == "1/1/1"
+    assert report.welch_record(errors, ["kinematics"], "a", 100, "b", 100, True) == "0/0/1"
+
+
+def test_timing_table_reports_preprocessing_share():
+    df = frame().assign(preprocess_s=0.5, tune_s=1.0, fit_s=1.0, predict_s=0.1)
+    text = report.render(df, "text")
+    assert "t_pp / (t_tune + t_fit)" in text and "0.25" in text
+    assert "t_pp" not in report.render(frame(), "text")   # no pre-processing recorded: no table
