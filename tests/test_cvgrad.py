@@ -37,13 +37,13 @@ def naive_cv(Z, y, splits, lam):
 SPLIT_KINDS = ["standard", "inverted", "partial"]
 
 
-@pytest.fixture(params=["loop", "batched", "folds"])
+@pytest.fixture(params=["loop", "batched", "folds", "kfold-blocks"])
 def path(request, monkeypatch):
     """Run a test through all implementations: per-split loop with Gram subtraction, the batched
-    all-splits path used for designs with few columns, and its per-fold-sum form for splits that
-    are one fold against the rest."""
-    monkeypatch.setattr(cvgrad, "SMALL_P", 0 if request.param == "loop" else 10_000)
-    monkeypatch.setattr(cvgrad, "FOLD_PATH", request.param == "folds")
+    all-splits path used for designs with few columns, its per-fold-sum form for splits that are
+    one fold against the rest, and the block-wise k-fold path for designs with many columns."""
+    monkeypatch.setattr(cvgrad, "SMALL_P", 0 if request.param in ("loop", "kfold-blocks") else 10_000)
+    monkeypatch.setattr(cvgrad, "FOLD_PATH", request.param in ("folds", "kfold-blocks"))
     return request.param
 
 
@@ -149,9 +149,10 @@ def test_all_paths_agree(monkeypatch):
         splits = prepare_splits(make_splits(kind, 45, rng), 45)
         assert (splits.fold is not None) == (kind != "partial")
         monkeypatch.setattr(cvgrad, "SMALL_P", 0)
+        monkeypatch.setattr(cvgrad, "FOLD_PATH", False)
         a = ridge_cv_grad(Z, y, splits, 0.01)
-        monkeypatch.setattr(cvgrad, "SMALL_P", 100)
-        for fold_path in (False, True):
+        for small_p, fold_path in ((0, True), (100, False), (100, True)):
+            monkeypatch.setattr(cvgrad, "SMALL_P", small_p)
             monkeypatch.setattr(cvgrad, "FOLD_PATH", fold_path)
             b = ridge_cv_grad(Z, y, splits, 0.01)
             np.testing.assert_allclose(a.split_values, b.split_values, rtol=1e-10)
@@ -183,3 +184,20 @@ def test_inverted_blocks_on_shuffled_rows_equal_inverted_kfold():
     assert blocks.fold_side == "tr" and blocks.fold_layout()[0] is None  # already contiguous
     for (tr, va), sp in zip(expected, blocks, strict=True):
         assert set(order[sp.tr]) == set(tr) and set(order[sp.va]) == set(va)
+
+
+@pytest.mark.parametrize("kind", ["standard", "inverted"])
+def test_contiguous_folds_reorders_rows_without_changing_the_cv_error(kind, path):
+    from rfbench.methods.cvgrad import contiguous_folds
+
+    rng = np.random.default_rng(8)
+    m = 53
+    X, y, W = rng.normal(size=(m, 3)), rng.normal(size=m), rng.normal(size=(3, 4))
+    splits = prepare_splits(make_splits(kind, m, rng), m)
+    blocks, Xs, ys = contiguous_folds(splits, X, y)
+    assert blocks.fold_layout()[0] is None and blocks.fold_side == splits.fold_side
+    a = trig_cv_grad(X, y, W, 1e-3, splits, scale=np.linspace(0.5, 2, 4))
+    b = trig_cv_grad(Xs, ys, W, 1e-3, blocks, scale=np.linspace(0.5, 2, 4))
+    assert a.value == pytest.approx(b.value, rel=1e-12)
+    np.testing.assert_allclose(a.dW, b.dW, rtol=1e-9)
+    np.testing.assert_allclose(a.dscale, b.dscale, rtol=1e-9)

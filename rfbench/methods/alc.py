@@ -31,8 +31,9 @@ Choices where the sources are silent (method-notes §3.3 [O] items, plus ours):
   frequency, penalised like the others, as GFC's bias); intercept_ = mean(y) + its coefficient.
 * the CV objective is divided by var(y) (a constant) so that L-BFGS-B's absolute tolerances do not
   depend on the unit of y.
-* speed: per objective evaluation ONE design matrix of all training rows and its Gram matrix are
-  formed; each fold's training Gram matrix is the full one minus the fold's validation Gram matrix.
+* speed: per objective evaluation ONE design matrix of all training rows is formed, with the rows
+  grouped by inner fold so that each fold is a slice; the full Gram matrix is the sum of the folds'
+  and each fold's training Gram matrix is the full one minus the fold's.
   With n_jobs > 1 the restarts run in loky processes (one BLAS thread each); all random draws are
   made up front, so the result does not depend on n_jobs (up to BLAS threading in the main process).
 """
@@ -47,7 +48,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from rfbench.methods.common import as_generator, resolve_cv
-from rfbench.methods.cvgrad import prepare_splits, trig_cv_grad, trig_features
+from rfbench.methods.cvgrad import contiguous_folds, trig_cv_grad, trig_features
 from rfbench.methods.ridge import ridge_solve
 from rfbench.methods.tuning import Stopwatch
 
@@ -158,9 +159,10 @@ class ALCRegressor(RegressorMixin, BaseEstimator):
         m, d = X.shape
         Q = int(self.n_components)
         s = max(1, int(self.n_features) // Q)
-        splits = prepare_splits(resolve_cv(self.cv, m, rng), m)
         y_mean = float(y.mean())
         yc = y - y_mean
+        # the CV objective sees the rows grouped by fold, so that every fold is a slice (same value)
+        splits, X_cv, yc_cv = contiguous_folds(resolve_cv(self.cv, m, rng), X, yc)
         y_var = float(np.var(y)) or 1.0
         timer = Stopwatch()
 
@@ -180,16 +182,16 @@ class ALCRegressor(RegressorMixin, BaseEstimator):
             if n_jobs > 1:
                 with parallel_config(backend="loky", inner_max_num_threads=1):
                     results = Parallel(n_jobs=n_jobs)(
-                        delayed(_minimise)(th, X, yc, U, splits, y_var, self.restart_iter, True)
+                        delayed(_minimise)(th, X_cv, yc_cv, U, splits, y_var, self.restart_iter, True)
                         for th, U in starts)
             else:
-                results = [_minimise(th, X, yc, U, splits, y_var, self.restart_iter)
+                results = [_minimise(th, X_cv, yc_cv, U, splits, y_var, self.restart_iter)
                            for th, U in starts]
             restart_errors = np.array([fun for _, fun in results])
             best = int(np.argmin(restart_errors))
             # ... then the best one (with its u's) for another 200
             U = starts[best][1]
-            theta, fun = _minimise(results[best][0], X, yc, U, splits, y_var, self.final_iter)
+            theta, fun = _minimise(results[best][0], X_cv, yc_cv, U, splits, y_var, self.final_iter)
 
         # final model: ridge with the learned θ and λ on all training rows
         mu, D, nu, lam = unpack(theta, Q, d)

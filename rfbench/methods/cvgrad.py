@@ -57,6 +57,7 @@ __all__ = [
     "trig_features",
     "ridge_cv_grad",
     "trig_cv_grad",
+    "contiguous_folds",
 ]
 
 
@@ -201,6 +202,8 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
         if FOLD_PATH and splits.fold is not None:
             return _ridge_cv_grad_folds(Z, y, splits, lam, grad)
         return _ridge_cv_grad_batched(Z, y, splits, lam, grad)
+    if FOLD_PATH and splits.fold_side == "va":
+        return _ridge_cv_grad_kfold(Z, y, splits, lam, grad)
     k = len(splits)
     # the full Gram matrix only pays off for splits whose validation side is the smaller one
     full = None
@@ -252,6 +255,78 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
         V[k + i] = t
     dZ = (U @ V) / k if grad else None
     return CVGrad(float(values.mean()), dZ, dlam / k, values)
+
+
+def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: float,
+                         grad: bool) -> CVGrad:
+    """:func:`ridge_cv_grad` for standard k-fold splits and many columns (ALC).
+
+    The rows are visited fold by fold as contiguous blocks (no row copies when the caller's folds
+    are already contiguous, see :func:`contiguous_folds`): one Gram matrix per fold, the full one
+    as their sum, each training Gram matrix as full minus the fold's. The training predictions
+    and adjoints of every split come from one (m × p)(p × 2k) product.
+    """
+    m, p = Z.shape
+    k = len(splits)
+    order, bounds = splits.fold_layout()
+    Zs = Z if order is None else Z[order]
+    ys = y if order is None else y[order]
+    blocks = list(zip(bounds[:-1], bounds[1:]))
+    grams = [Zs[lo:hi].T @ Zs[lo:hi] for lo, hi in blocks]
+    rhs = [Zs[lo:hi].T @ ys[lo:hi] for lo, hi in blocks]
+    G, b = sum(grams), sum(rhs)
+    CT = np.empty((p, 2 * k))                   # c of every split, then t of every split
+    values = np.empty(k)
+    dlam = 0.0
+    for j, (lo, hi) in enumerate(blocks):
+        m_va, m_tr = hi - lo, m - (hi - lo)
+        P = G - grams[j]
+        P[np.diag_indices(p)] += m_tr * lam
+        factor = _cho_factor(P)
+        c = scipy.linalg.cho_solve(factor, b - rhs[j], check_finite=False)
+        r_va = Zs[lo:hi] @ c - ys[lo:hi]
+        values[j] = r_va @ r_va / m_va
+        CT[:, j] = c
+        if grad:
+            t = scipy.linalg.cho_solve(factor, (2.0 / m_va) * (Zs[lo:hi].T @ r_va), check_finite=False)
+            CT[:, k + j] = t
+            dlam -= m_tr * (t @ c)
+    if not grad:
+        return CVGrad(float(values.mean()), None, 0.0, values)
+    # per-row weights: against ∂Z·c_j, (2/m_v) r_v on fold j and −a_j = −Z t_j elsewhere;
+    # against ∂Z·t_j, e_j = y − Z c_j outside fold j
+    ZCT = Zs @ CT
+    U = np.empty((m, 2 * k))
+    U[:, :k] = -ZCT[:, k:]
+    U[:, k:] = ys[:, None] - ZCT[:, :k]
+    for j, (lo, hi) in enumerate(blocks):
+        U[lo:hi, j] = (2.0 / (hi - lo)) * (ZCT[lo:hi, j] - ys[lo:hi])
+        U[lo:hi, k + j] = 0.0
+    dZ = U @ (CT.T / k)
+    if order is not None:
+        unsorted = np.empty_like(dZ)
+        unsorted[order] = dZ
+        dZ = unsorted
+    return CVGrad(float(values.mean()), dZ, dlam / k, values)
+
+
+def contiguous_folds(splits, *arrays):
+    """Reorder the rows of ``arrays`` so that the folds of fold-structured ``splits`` are contiguous
+    blocks; returns (block splits, *reordered arrays). The CV error and its gradient are the same
+    for the reordered problem (same fold memberships), but every fold is then a slice, which the
+    fold paths of :func:`ridge_cv_grad` read without copying rows. Other splits are returned as is.
+    """
+    m = len(arrays[0])
+    splits = prepare_splits(splits, m)
+    order, bounds = splits.fold_layout() if splits.fold is not None else (None, None)
+    if order is None:
+        return (splits, *arrays)
+    rows = np.arange(m)
+    blocks = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        fold, rest = rows[lo:hi], np.concatenate([rows[:lo], rows[hi:]])
+        blocks.append((rest, fold) if splits.fold_side == "va" else (fold, rest))
+    return (prepare_splits(blocks, m), *(np.asarray(a)[order] for a in arrays))
 
 
 def _ridge_cv_grad_batched(Z: np.ndarray, y: np.ndarray, splits: list[Split], lam: float,
@@ -359,17 +434,31 @@ def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits
     """
     m = X.shape[0]
     n = W.shape[1]
-    S, C = trig_features(X, W)
-    s = np.ones(n) if scale is None else np.asarray(scale, dtype=float)
     fixed = np.empty((m, 0)) if fixed is None else np.asarray(fixed, dtype=float).reshape(m, -1)
     p0 = fixed.shape[1]
-    Z = np.hstack([fixed, S * s, C * s])
+    # the design is written in place, block by block (no stacking copies of m × 2n arrays)
+    Z = np.empty((m, p0 + 2 * n))
+    Z[:, :p0] = fixed
+    XW = X @ W
+    if scale is None:
+        s = np.ones(n)
+        S = np.sin(XW, out=Z[:, p0:p0 + n])
+        C = np.cos(XW, out=Z[:, p0 + n:])
+    else:
+        s = np.asarray(scale, dtype=float)
+        S, C = np.sin(XW), np.cos(XW, out=XW)
+        np.multiply(S, s, out=Z[:, p0:p0 + n])
+        np.multiply(C, s, out=Z[:, p0 + n:])
     res = ridge_cv_grad(Z, y, splits, lam, grad)
     if not grad:
         return TrigCVGrad(res.value, None, res.dlam, None)
     G_s = res.dZ[:, p0:p0 + n]
     G_c = res.dZ[:, p0 + n:]
     # ∂(s_j sin(x·w_j))/∂w_j = s_j cos(x·w_j) x ;  ∂(s_j cos(x·w_j))/∂w_j = −s_j sin(x·w_j) x
-    dW = X.T @ ((C * G_s - S * G_c) * s)
+    T = C * G_s
+    T -= S * G_c
+    if scale is not None:
+        T *= s
+    dW = X.T @ T
     dscale = np.einsum("ij,ij->j", S, G_s) + np.einsum("ij,ij->j", C, G_c)
     return TrigCVGrad(res.value, dW, res.dlam, dscale)
