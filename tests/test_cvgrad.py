@@ -201,3 +201,17 @@ def test_contiguous_folds_reorders_rows_without_changing_the_cv_error(kind, path
     assert a.value == pytest.approx(b.value, rel=1e-12)
     np.testing.assert_allclose(a.dW, b.dW, rtol=1e-9)
     np.testing.assert_allclose(a.dscale, b.dscale, rtol=1e-9)
+
+
+@pytest.mark.parametrize("scale", [1e-3, 1.0, 30.0, 1e6])
+def test_sincos_agrees_with_numpy_to_an_ulp(scale):
+    from rfbench.methods.cvgrad import sincos
+
+    A = np.random.default_rng(9).normal(size=(200, 7)) * scale
+    A[0, :4] = [0.0, np.pi, np.pi / 2, -np.pi]
+    s, c = sincos(A)
+    np.testing.assert_allclose(s, np.sin(A), rtol=0, atol=4e-16)
+    np.testing.assert_allclose(c, np.cos(A), rtol=0, atol=4e-16)
+    out = np.zeros((200, 14))
+    s2, c2 = sincos(A, out[:, :7], out[:, 7:])      # written into column blocks of a design
+    assert np.shares_memory(s2, out) and np.array_equal(out[:, :7], s) and np.array_equal(out[:, 7:], c)
