@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The long reproduction runs, in priority order, as two lanes of one worker each (2 cores).
+# Every command resumes its results directory, so a session just starts both lanes again:
+#
+#   RFBENCH_DATA_DIR=../shared/datasets nohup bash bench/long_runs.sh 1 > lane1.log 2>&1 &
+#   RFBENCH_DATA_DIR=../shared/datasets nohup bash bench/long_runs.sh 2 > lane2.log 2>&1 &
+#
+# and commits results/ before it ends (background jobs do not survive a session).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+lane="${1:?usage: long_runs.sh 1|2}"
+run() { echo "== $(date -u +%FT%TZ) rfbench run $*"; rfbench run --jobs 1 --threads 1 --quiet --no-report "$@"; }
+
+if [[ "$lane" == 1 ]]; then
+  # issue 2: the LightGBM half of the Table 4 run (RFF part done)
+  run --suite torgo --methods rff-gauss,rff-laplace,rff-cauchy,lgbm --features 100,500 --out results/gfc-table4-rff
+  # issue 4: GBRFF Table 2 protocol (20 random 70/30 splits)
+  run --suite gbrff --methods gbrff1,gbrff2,pbrff,lgbm --features 100 --protocol splits --repeats 20 \
+      --test-size 0.3 --out results/gbrff-table2
+else
+  # issue 3: GFC Table 1 column
+  run --suite torgo --methods gfc --features 100,500 --out results/gfc-table1
+  # issue 4: GBRFF Fig. 4 scaling and the EERF paper's claim at n = 100
+  python bench/gbrff_scaling.py
+  run --suite torgo --methods eerf,lkrf,rff-gauss-knn --features 100 --out results/eerf-claim
+  # issue 3: a la carte, Q = 5 (Table 1) first, then Q = 1, 2 (Tables 2-3); n = 100 before 500
+  run --suite torgo --methods alc --features 100 --out results/alc-table1
+  # issue 5: SALSA on the Torgo suite (Nystrom path)
+  run --suite torgo --methods salsa --features 100,500 --out results/salsa-torgo
+  run --suite torgo --methods alc-q1,alc-q2 --features 100 --out results/alc-tables2-3
+  run --suite torgo --methods alc --features 500 --out results/alc-table1
+  run --suite torgo --methods alc-q1,alc-q2 --features 500 --out results/alc-tables2-3
+fi
+echo "== $(date -u +%FT%TZ) lane $lane finished"
