@@ -130,6 +130,8 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
                 "diff_stds": diff,
                 "walltime_s": float(sel["total_s"].astype(float).median()),
                 "status": "pass" if ok else "fail"}
+        if "published_walltime_s" in row and row["walltime_s"] > 0:
+            row["speedup"] = row["published_walltime_s"] / row["walltime_s"]
         rows.append(row)
     if not rows:
         raise UsageError(f"spec {spec.name}: no published cell matches its dataset/method mappings")
@@ -142,11 +144,14 @@ def render(table: pd.DataFrame, spec: Spec) -> str:
     for col in ("walltime_s", "published_walltime_s"):
         if col in shown:
             shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.1f}")
+    if "speedup" in shown:   # published / reproduced walltime per outer fold
+        shown["speedup"] = shown["speedup"].map(lambda v: "" if pd.isna(v) else f"{v:.0f}x")
     counts = table["status"].value_counts().to_dict()
     tol = f"|Δ| ≤ {spec.stds:g} published std" + (f" or ≤ {spec.relative:.0%} of the mean" if spec.relative else "")
     if spec.baseline_method:
         tol += f" or at least as good as the paper's {spec.baseline_method}"
-    head = f"check {spec.name} against {spec.published} ({tol}); walltime = median seconds per outer fold"
+    head = (f"check {spec.name} against {spec.published} ({tol}); walltime = median seconds per outer fold; "
+            "speedup = published / reproduced walltime")
     summary = ", ".join(f"{counts.get(s, 0)} {s}" for s in ("pass", "fail", "missing"))
     return "\n".join([head, "", tabulate(shown, headers="keys", tablefmt="simple", showindex=False,
                                          disable_numparse=True), "", summary]) + "\n"
