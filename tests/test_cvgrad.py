@@ -215,3 +215,23 @@ def test_sincos_agrees_with_numpy_to_an_ulp(scale):
     out = np.zeros((200, 14))
     s2, c2 = sincos(A, out[:, :7], out[:, 7:])      # written into column blocks of a design
     assert np.shares_memory(s2, out) and np.array_equal(out[:, :7], s) and np.array_equal(out[:, 7:], c)
+
+
+def test_factored_gradient_contractions_equal_the_materialised_ones(monkeypatch):
+    """trig_cv_grad contracts dZ = U V without forming it (few inputs) or forms U V blockwise
+    (many inputs); both must equal the gradient from the explicit dZ of the per-split loop."""
+    rng = np.random.default_rng(10)
+    m = 80
+    X, y, W = rng.normal(size=(m, 3)), rng.normal(size=m), rng.normal(size=(3, 5))
+    fixed, scale = rng.normal(size=(m, 1)), np.linspace(0.3, 1.7, 5)
+    splits = prepare_splits(make_splits("standard", m, rng), m)
+    monkeypatch.setattr(cvgrad, "SMALL_P", 0)
+    monkeypatch.setattr(cvgrad, "FOLD_PATH", False)
+    ref = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale)
+    monkeypatch.setattr(cvgrad, "FOLD_PATH", True)
+    for limit in (10**6, 0):
+        monkeypatch.setattr(cvgrad, "FACTORED_DW_MAX", limit)
+        got = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale)
+        assert got.value == pytest.approx(ref.value, rel=1e-12)
+        np.testing.assert_allclose(got.dW, ref.dW, rtol=1e-9, atol=1e-14)
+        np.testing.assert_allclose(got.dscale, ref.dscale, rtol=1e-9, atol=1e-14)

@@ -46,6 +46,8 @@ import scipy.linalg
 SMALL_P = 8
 #: on fold-structured splits (k-fold, inverted k-fold) the batched path works with per-fold sums
 FOLD_PATH = True
+#: trig_cv_grad contracts the factored dZ = U V directly when d · 2k is at most this
+FACTORED_DW_MAX = 160
 
 __all__ = [
     "Split",
@@ -73,12 +75,18 @@ class Split:
 
 @dataclass
 class CVGrad:
-    """Mean validation MSE over the splits and its derivatives (``dZ`` is None without gradient)."""
+    """Mean validation MSE over the splits and its derivatives (``dZ`` is None without gradient).
+
+    With ``factored=True`` the k-fold path may return ``dZ = None`` and ``dZ_factors = (U, V)``
+    with ``dZ = U @ V`` (U: m × 2k, V: 2k × p), so that a caller needing only contractions of
+    dZ never writes the m × p matrix.
+    """
 
     value: float
     dZ: np.ndarray | None
     dlam: float
     split_values: np.ndarray
+    dZ_factors: tuple[np.ndarray, np.ndarray] | None = None
 
 
 @dataclass
@@ -210,7 +218,7 @@ def _cho_factor(P: np.ndarray):
 
 
 def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
-                  grad: bool = True) -> CVGrad:
+                  grad: bool = True, factored: bool = False) -> CVGrad:
     """Mean over splits of the validation MSE of ridge ``(ZᵀZ + mλI)c = Zᵀy`` and its gradients.
 
     ``Z`` is the design matrix of *all* rows (m × p); ``splits`` index its rows. Returns the value,
@@ -224,7 +232,7 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
             return _ridge_cv_grad_folds(Z, y, splits, lam, grad)
         return _ridge_cv_grad_batched(Z, y, splits, lam, grad)
     if FOLD_PATH and splits.fold_side == "va":
-        return _ridge_cv_grad_kfold(Z, y, splits, lam, grad)
+        return _ridge_cv_grad_kfold(Z, y, splits, lam, grad, factored)
     k = len(splits)
     # the full Gram matrix only pays off for splits whose validation side is the smaller one
     full = None
@@ -279,7 +287,7 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
 
 
 def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: float,
-                         grad: bool) -> CVGrad:
+                         grad: bool, factored: bool = False) -> CVGrad:
     """:func:`ridge_cv_grad` for standard k-fold splits and many columns (ALC).
 
     The rows are visited fold by fold as contiguous blocks (no row copies when the caller's folds
@@ -323,6 +331,12 @@ def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: fl
     for j, (lo, hi) in enumerate(blocks):
         U[lo:hi, j] = (2.0 / (hi - lo)) * (ZCT[lo:hi, j] - ys[lo:hi])
         U[lo:hi, k + j] = 0.0
+    if factored:
+        if order is not None:
+            unsorted = np.empty_like(U)
+            unsorted[order] = U
+            U = unsorted
+        return CVGrad(float(values.mean()), None, dlam / k, values, (U, CT.T / k))
     dZ = U @ (CT.T / k)
     if order is not None:
         unsorted = np.empty_like(dZ)
@@ -469,9 +483,30 @@ def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits
         S, C = sincos(XW)
         np.multiply(S, s, out=Z[:, p0:p0 + n])
         np.multiply(C, s, out=Z[:, p0 + n:])
-    res = ridge_cv_grad(Z, y, splits, lam, grad)
+    d = X.shape[1]
+    res = ridge_cv_grad(Z, y, splits, lam, grad, factored=True)
     if not grad:
         return TrigCVGrad(res.value, None, res.dlam, None)
+    if res.dZ is None:
+        U, V = res.dZ_factors
+        r = U.shape[1]
+        V_s, V_c = V[:, p0:p0 + n], V[:, p0 + n:]
+        dscale = np.einsum("rj,rj->j", U.T @ S, V_s) + np.einsum("rj,rj->j", U.T @ C, V_c)
+        if d * r <= FACTORED_DW_MAX:
+            # dW_aj = s_j Σ_r [V_s,rj (Σ_i X_ia U_ir C_ij) − V_c,rj (Σ_i X_ia U_ir S_ij)]: two
+            # (d·r × m)(m × n) products instead of several passes over m × n arrays
+            XU = (X[:, :, None] * U[:, None, :]).reshape(m, d * r)
+            dW = (np.einsum("arj,rj->aj", (XU.T @ C).reshape(d, r, n), V_s)
+                  - np.einsum("arj,rj->aj", (XU.T @ S).reshape(d, r, n), V_c))
+            if scale is not None:
+                dW *= s
+            return TrigCVGrad(res.value, dW, res.dlam, dscale)
+        G_s, G_c = U @ V_s, U @ V_c
+        T = C * G_s
+        T -= S * G_c
+        if scale is not None:
+            T *= s
+        return TrigCVGrad(res.value, X.T @ T, res.dlam, dscale)
     G_s = res.dZ[:, p0:p0 + n]
     G_c = res.dZ[:, p0 + n:]
     # ∂(s_j sin(x·w_j))/∂w_j = s_j cos(x·w_j) x ;  ∂(s_j cos(x·w_j))/∂w_j = −s_j sin(x·w_j) x
