@@ -116,10 +116,11 @@ def test_exact_equals_kernel_ridge_precomputed():
     assert est.tune_time_ == 0.0
     h = 20.0 * X.std(axis=0, ddof=1) * m ** (-0.2)
     s = np.std(y, ddof=1)
-    K = s * esp_kernel(X, X, h, d)
-    kr = KernelRidge(alpha=m * lam, kernel="precomputed").fit(K, y - y.mean())
+    # kernel ridge on the standardised targets, predictions scaled back by σ_Y
+    K = esp_kernel(X, X, h, d)
+    kr = KernelRidge(alpha=m * lam, kernel="precomputed").fit(K, (y - y.mean()) / s)
     np.testing.assert_allclose(est.dual_coef_, kr.dual_coef_, rtol=1e-8, atol=1e-10)
-    expected = kr.predict(s * esp_kernel(Xt, X, h, d)) + y.mean()
+    expected = s * kr.predict(esp_kernel(Xt, X, h, d)) + y.mean()
     np.testing.assert_allclose(est.predict(Xt), expected, rtol=1e-9, atol=1e-9)
 
 
@@ -191,7 +192,10 @@ def _check_search_rule(est, D):
     assert best == int(np.argmin(errs)) + 1
     # stops after `patience` orders without improvement (or at D)
     assert len(path) == min(D, best + est.patience)
-    lo, hi = est.lambda_bounds
+    from rfbench.methods.salsa import EXACT_LAMBDA_BOUNDS, NYSTROM_LAMBDA_BOUNDS
+
+    default = NYSTROM_LAMBDA_BOUNDS if est.best_params_["variant"] == "nystrom" else EXACT_LAMBDA_BOUNDS
+    lo, hi = est.lambda_bounds or default
     assert all(lo <= p["lambda"] <= hi for p in path)
 
 
@@ -310,3 +314,13 @@ def test_invalid_parameters_raise_in_fit(params):
 ])
 def test_sklearn_compatible(estimator, check):
     check(estimator)
+
+
+def test_scale_equivariant_in_y():
+    """Multiplying y by a constant multiplies the predictions and CV errors (λ keeps its meaning)."""
+    X, y = _regression(120, D=4)
+    a = SALSARegressor(random_state=0).fit(X, y)
+    b = SALSARegressor(random_state=0).fit(X, 0.07 * y + 3.0)
+    assert a.best_params_ == b.best_params_
+    np.testing.assert_allclose(b.predict(X), 0.07 * a.predict(X) + 3.0, rtol=1e-8)
+    assert b.cv_mse_ == pytest.approx(0.07**2 * a.cv_mse_, rel=1e-8)
