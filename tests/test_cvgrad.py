@@ -235,3 +235,25 @@ def test_factored_gradient_contractions_equal_the_materialised_ones(monkeypatch)
         assert got.value == pytest.approx(ref.value, rel=1e-12)
         np.testing.assert_allclose(got.dW, ref.dW, rtol=1e-9, atol=1e-14)
         np.testing.assert_allclose(got.dscale, ref.dscale, rtol=1e-9, atol=1e-14)
+
+
+@pytest.mark.parametrize("kind", ["standard", "inverted"])
+def test_one_frequency_cv_equals_the_generic_trig_gradient(kind):
+    """GFC's padded fast path against the generic per-split computation (unequal fold sizes)."""
+    from rfbench.methods.cvgrad import OneFrequencyCV
+
+    rng = np.random.default_rng(11)
+    m = 47
+    X, y, f = rng.normal(size=(m, 4)), rng.normal(size=m), rng.normal(size=m)
+    w = rng.normal(size=4)
+    splits = prepare_splits(make_splits(kind, m, rng), m)
+    fast = OneFrequencyCV(X, y, f, splits)
+    for lam in (1e-6, 1e-2):
+        value, dw, dlam = fast(w, lam)
+        ref = trig_cv_grad(X, y, w[:, None], lam, splits, fixed=f[:, None])
+        assert value == pytest.approx(ref.value, rel=1e-11)
+        np.testing.assert_allclose(dw, ref.dW[:, 0], rtol=1e-9, atol=1e-13)
+        assert dlam == pytest.approx(ref.dlam, rel=1e-9)
+        assert fast(w, lam, grad=False)[0] == pytest.approx(value, rel=1e-12)
+    with pytest.raises(ValueError, match="fold-structured"):
+        OneFrequencyCV(X, y, f, make_splits("partial", m, rng))

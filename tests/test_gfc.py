@@ -65,13 +65,13 @@ def test_descent_optimises_on_the_inverted_split(monkeypatch):
     import rfbench.methods.gfc as gfc
 
     seen = set()
-    objective = gfc.feature_objective
 
-    def spy(theta, X, y, f, splits, y_var=1.0):
-        seen.add(tuple((sp.tr.size, sp.va.size) for sp in splits))
-        return objective(theta, X, y, f, splits, y_var)
+    class Spy(gfc.OneFrequencyCV):
+        def __init__(self, X, y, fixed, splits):
+            super().__init__(X, y, fixed, splits)
+            seen.add(tuple((sp.tr.size, sp.va.size) for sp in self.splits))
 
-    monkeypatch.setattr(gfc, "feature_objective", spy)
+    monkeypatch.setattr(gfc, "OneFrequencyCV", Spy)
     X, y, _ = ridge_data(7, 200)
     greedy_descent(X, y, np.full(200, y.mean()), max_steps=1, epsilon=0.0, n_folds=5, seed=0)
     assert seen == {((40, 160),) * 5}
@@ -138,15 +138,13 @@ def test_descent_draws_new_folds_every_step(monkeypatch):
     import rfbench.methods.gfc as gfc
 
     seen = []   # the targets of the first training fold, which identify its rows
-    objective = gfc.feature_objective
 
-    def spy(theta, X, y, f, splits, y_var=1.0):
-        rows = frozenset(y[splits[0].tr])
-        if not seen or seen[-1] != rows:
-            seen.append(rows)
-        return objective(theta, X, y, f, splits, y_var)
+    class Spy(gfc.OneFrequencyCV):
+        def __init__(self, X, y, fixed, splits):
+            super().__init__(X, y, fixed, splits)
+            seen.append(frozenset(y[self.splits[0].tr]))
 
-    monkeypatch.setattr(gfc, "feature_objective", spy)
+    monkeypatch.setattr(gfc, "OneFrequencyCV", Spy)
     X, y, _ = ridge_data(10, 200)
     greedy_descent(X, y, np.full(200, y.mean()), max_steps=3, epsilon=0.0, n_folds=5, seed=0)
     assert len(seen) == 3 and len(set(seen)) == 3

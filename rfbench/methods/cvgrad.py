@@ -61,6 +61,7 @@ __all__ = [
     "ridge_cv_grad",
     "trig_cv_grad",
     "contiguous_folds",
+    "OneFrequencyCV",
 ]
 
 
@@ -398,6 +399,92 @@ def _ridge_cv_grad_batched(Z: np.ndarray, y: np.ndarray, splits: list[Split], la
 
 
 
+def _fold_system(H: np.ndarray, n_f: np.ndarray, fold_side: str, lam: float, grad: bool):
+    """The algebra of :func:`_ridge_cv_grad_folds` on the per-fold Gram matrices H (k × (p+1)²
+    of ``[Z, y]``) and fold sizes n_f: (split values, dE/dλ, N) where N (k × (p+1) × p, already
+    divided by k) maps a row ``[z_i, y_i]`` of fold f to its row gradient ``dE/dz_i``."""
+    k, p = H.shape[0], H.shape[1] - 1
+    m = n_f.sum()
+    rest = H.sum(axis=0) - H
+    if fold_side == "tr":                                        # inverted: train on fold j
+        H_tr, m_tr, H_va, m_va = H, n_f, rest, m - n_f
+    else:                                                        # standard: validate on fold j
+        H_tr, m_tr, H_va, m_va = rest, m - n_f, H, n_f
+    P = H_tr[:, :p, :p].copy()
+    P[:, np.arange(p), np.arange(p)] += (m_tr * lam)[:, None]
+    Cf = np.linalg.solve(P, H_tr[:, :p, p:])[:, :, 0]           # k × p
+    Gc = np.einsum("kpq,kq->kp", H_va[:, :p, :p], Cf)
+    b_va = H_va[:, :p, p]
+    values = (np.einsum("kp,kp->k", Cf, Gc - 2 * b_va) + H_va[:, p, p]) / m_va
+    if not grad:
+        return values, 0.0, None
+    g = (2.0 / m_va)[:, None] * (Gc - b_va)                       # (2/m_v) Z_vᵀ r_v
+    T = np.linalg.solve(P, g[:, :, None])[:, :, 0]
+    dlam = -float(np.sum(m_tr * np.einsum("kp,kp->k", T, Cf))) / k
+    # per split: validation-row terms (A z − y α) and training-row terms (B z + y β), stacked as
+    # one (p+1) × p map N of [z, y] per fold
+    A = (2.0 / m_va)[:, None, None] * Cf[:, :, None] * Cf[:, None, :]
+    alpha = (2.0 / m_va)[:, None] * Cf
+    B = -(T[:, :, None] * Cf[:, None, :] + Cf[:, :, None] * T[:, None, :])
+    N = np.empty((k, p + 1, p))
+    if fold_side == "tr":             # row in fold f: trained on by split f, validated by the others
+        N[:, :p] = (A.sum(0) - A + B).transpose(0, 2, 1)
+        N[:, p] = -(alpha.sum(0) - alpha) + T
+    else:                             # row in fold f: validated by split f, trained on by the others
+        N[:, :p] = (A + B.sum(0) - B).transpose(0, 2, 1)
+        N[:, p] = -alpha + (T.sum(0) - T)
+    N /= k
+    return values, dlam, N
+
+
+class OneFrequencyCV:
+    """GFC's inner problem, fast: the CV error of ridge on ``[fixed, sin(Xw), cos(Xw)]`` for ONE
+    frequency w over fold-structured splits, with its gradient w.r.t. w and λ.
+
+    Equals :func:`trig_cv_grad` with ``W = w[:, None]`` (tested). The rows are laid out once as
+    zero-padded fold blocks, columns first (k × (p0+3) × b, b = largest fold, so that the sin and
+    cos rows are contiguous), and an evaluation is a fixed handful of numpy calls: the k Gram
+    matrices of ``[fixed, sin, cos, y]`` in one batched product and the row gradients in another.
+    A GFC evaluation is dominated by call overhead, not arithmetic.
+    """
+
+    def __init__(self, X: np.ndarray, y: np.ndarray, fixed: np.ndarray, splits):
+        m, d = X.shape
+        fixed = np.asarray(fixed, dtype=float).reshape(m, -1)
+        self.splits = prepare_splits(splits, m)
+        if self.splits.fold is None:
+            raise ValueError("OneFrequencyCV needs fold-structured splits (one fold against the rest)")
+        order, bounds = self.splits.fold_layout()
+        rows = np.arange(m) if order is None else order
+        k, self.p0 = len(self.splits), fixed.shape[1]
+        b = int(np.diff(bounds).max())
+        self.n_f = np.diff(bounds).astype(float)
+        Xp = np.zeros((k, b, d))
+        self.Zt = np.zeros((k, self.p0 + 3, b))      # rows [fixed, sin, cos, y]; padding stays 0
+        self.valid = np.zeros((k, b))
+        for f, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+            idx = rows[lo:hi]
+            Xp[f, :hi - lo] = X[idx]
+            self.Zt[f, :self.p0, :hi - lo] = fixed[idx].T
+            self.Zt[f, -1, :hi - lo] = y[idx]
+            self.valid[f, :hi - lo] = 1.0
+        self.X2 = Xp.reshape(k * b, d)
+
+    def __call__(self, w: np.ndarray, lam: float, grad: bool = True) -> tuple[float, np.ndarray | None, float]:
+        """(mean validation MSE, dE/dw, dE/dλ)."""
+        p0, Zt = self.p0, self.Zt
+        sin, cos = Zt[:, p0], Zt[:, p0 + 1]
+        sincos((self.X2 @ w).reshape(sin.shape), sin, cos)
+        cos *= self.valid                               # cos(0) = 1 on padding rows
+        H = Zt @ Zt.transpose(0, 2, 1)
+        values, dlam, N = _fold_system(H, self.n_f, self.splits.fold_side, lam, grad)
+        if not grad:
+            return float(values.mean()), None, 0.0
+        dZt = N[:, :, p0:].transpose(0, 2, 1) @ Zt      # sin and cos rows of dE/dZ; 0 on padding
+        T = cos * dZt[:, 0] - sin * dZt[:, 1]
+        return float(values.mean()), self.X2.T @ T.reshape(-1), dlam
+
+
 def _ridge_cv_grad_folds(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: float,
                          grad: bool) -> CVGrad:
     """The batched path for splits that are one fold against the rest (k-fold or inverted).
@@ -410,43 +497,15 @@ def _ridge_cv_grad_folds(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: fl
     fold by fold as contiguous blocks (callers that draw folds as contiguous ranges skip a gather).
     """
     m, p = Z.shape
-    k = len(splits)
     order, bounds = splits.fold_layout()
     blocks = list(zip(bounds[:-1], bounds[1:]))
     Zy = np.empty((m, p + 1))
     Zy[:, :p] = Z if order is None else Z[order]
     Zy[:, p] = y if order is None else y[order]
     H = np.stack([Zy[lo:hi].T @ Zy[lo:hi] for lo, hi in blocks])  # k × (p+1) × (p+1)
-    n_f = np.diff(bounds).astype(float)
-    rest = H.sum(axis=0) - H
-    if splits.fold_side == "tr":                                 # inverted: train on fold j
-        H_tr, m_tr, H_va, m_va = H, n_f, rest, m - n_f
-    else:                                                        # standard: validate on fold j
-        H_tr, m_tr, H_va, m_va = rest, m - n_f, H, n_f
-    P = H_tr[:, :p, :p].copy()
-    P[:, np.arange(p), np.arange(p)] += (m_tr * lam)[:, None]
-    Cf = np.linalg.solve(P, H_tr[:, :p, p:])[:, :, 0]           # k × p
-    Gc = np.einsum("kpq,kq->kp", H_va[:, :p, :p], Cf)
-    b_va = H_va[:, :p, p]
-    values = (np.einsum("kp,kp->k", Cf, Gc - 2 * b_va) + H_va[:, p, p]) / m_va
+    values, dlam, N = _fold_system(H, np.diff(bounds).astype(float), splits.fold_side, lam, grad)
     if not grad:
         return CVGrad(float(values.mean()), None, 0.0, values)
-    g = (2.0 / m_va)[:, None] * (Gc - b_va)                       # (2/m_v) Z_vᵀ r_v
-    T = np.linalg.solve(P, g[:, :, None])[:, :, 0]
-    dlam = -float(np.sum(m_tr * np.einsum("kp,kp->k", T, Cf))) / k
-    # per split: validation-row terms (A z − y α) and training-row terms (B z + y β), stacked as
-    # one (p+1) × p map N of [z, y] per fold
-    A = (2.0 / m_va)[:, None, None] * Cf[:, :, None] * Cf[:, None, :]
-    alpha = (2.0 / m_va)[:, None] * Cf
-    B = -(T[:, :, None] * Cf[:, None, :] + Cf[:, :, None] * T[:, None, :])
-    N = np.empty((k, p + 1, p))
-    if splits.fold_side == "tr":      # row in fold f: trained on by split f, validated by the others
-        N[:, :p] = (A.sum(0) - A + B).transpose(0, 2, 1)
-        N[:, p] = -(alpha.sum(0) - alpha) + T
-    else:                             # row in fold f: validated by split f, trained on by the others
-        N[:, :p] = (A + B.sum(0) - B).transpose(0, 2, 1)
-        N[:, p] = -alpha + (T.sum(0) - T)
-    N /= k
     dZ = np.empty((m, p))
     for f, (lo, hi) in enumerate(blocks):
         np.matmul(Zy[lo:hi], N[f], out=dZ[lo:hi])
