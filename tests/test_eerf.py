@@ -73,10 +73,12 @@ def test_fit_keeps_top_scoring_candidates_of_the_pool():
     kept = np.abs(est.scores_[est.selected_])
     rest = np.delete(np.abs(est.scores_), est.selected_)
     assert kept.min() >= rest.max()
-    # the scores are those of the pool drawn with the same generator state, on its N₀ subsample
+    # the scores are those of the pool drawn with the same generator state, on its N₀ subsample,
+    # with the responses mapped to [−1, 1] by their range (the paper's preprocessing)
     m0, n0 = candidate_sizes(20, 300, 8, 0.2)
     pool = draw_candidate_pool(X, m0, n0, np.random.default_rng(3))
-    np.testing.assert_allclose(est.scores_, empirical_scores(X[pool.subsample], y[pool.subsample],
+    y_pm = 2 * (y - y.min()) / (y.max() - y.min()) - 1
+    np.testing.assert_allclose(est.scores_, empirical_scores(X[pool.subsample], y_pm[pool.subsample],
                                                              pool.frequencies, pool.phases))
     np.testing.assert_array_equal(est.frequencies_, pool.frequencies[est.selected_])
     assert est.sigma_ == pytest.approx(knn_bandwidth(X))
@@ -153,3 +155,17 @@ def test_invalid_parameters():
 ])
 def test_sklearn_contract(estimator, check):
     check(estimator)
+
+
+def test_regression_selection_does_not_depend_on_the_unit_or_offset_of_y():
+    """The score sees y mapped to [−1, 1] (the paper's preprocessing): an affine change of y keeps
+    the selected features, and the predictions follow the change."""
+    from rfbench.methods.eerf import EERFRegressor
+
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(400, 3))
+    y = np.sin(X[:, 0]) + 0.1 * rng.normal(size=400)
+    a = EERFRegressor(n_features=20, random_state=0).fit(X, y)
+    b = EERFRegressor(n_features=20, random_state=0).fit(X, 0.1 * y + 0.5)
+    np.testing.assert_array_equal(a.selected_, b.selected_)
+    np.testing.assert_allclose(b.predict(X), 0.1 * a.predict(X) + 0.5, rtol=1e-6, atol=1e-8)
