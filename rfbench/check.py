@@ -46,6 +46,7 @@ class Spec:
     baseline_method: str | None = None   # also pass when at least as good as this published method
     higher_is_better: bool = False
     notes: str = ""
+    rank_summary: bool = False           # also compare average ranks and mean scores over datasets
 
 
 def load_spec(path_or_name: str) -> Spec:
@@ -68,7 +69,8 @@ def load_spec(path_or_name: str) -> Spec:
                 stds=float(tol.get("stds", 2.0)), relative=tol.get("relative"),
                 protocol=raw.get("protocol") or {}, filters=raw.get("filters") or {},
                 baseline_method=tol.get("or_better_than"),
-                higher_is_better=bool(raw.get("higher_is_better", False)), notes=str(raw.get("notes", "")))
+                higher_is_better=bool(raw.get("higher_is_better", False)), notes=str(raw.get("notes", "")),
+                rank_summary=bool(raw.get("rank_summary", False)))
 
 
 def published_path(spec: Spec) -> Path:
@@ -136,6 +138,49 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
     if not rows:
         raise UsageError(f"spec {spec.name}: no published cell matches its dataset/method mappings")
     return pd.DataFrame(rows)
+
+
+def rank_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
+    """Average rank and mean score of every reproduced method over the datasets where all of
+    them are present in both tables, published next to reproduced. Both rankings are among the
+    reproduced methods only (the paper's printed ranks also count methods not run here), rank 1 =
+    best, ties share the average rank."""
+    if not spec.rank_summary:
+        return None
+    c = spec.columns
+    pub = pd.read_csv(published_path(spec), dtype=str)
+    for col, value in spec.filters.items():
+        pub = pub[pub[col].astype(str) == str(value)]
+    pub = pub[pub[c["dataset"]].isin(spec.datasets) & pub[c["method"]].isin(spec.methods)].copy()
+    pub = pub[pd.to_numeric(pub[c["mean"]], errors="coerce").notna()]
+    pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[c["method"]].map(spec.methods),
+                            mean=pub[c["mean"]].astype(float))
+                 .pivot_table(index="dataset", columns="method", values="mean"))
+    done = results[results["status"] == "done"]
+    if "protocol_contains" in spec.protocol:
+        done = done[done["protocol"].astype(str).str.contains(spec.protocol["protocol_contains"], regex=False)]
+    rep_means = done.astype({"error": float}).pivot_table(index="dataset", columns="method", values="error")
+    methods = [m for m in spec.methods.values() if m in rep_means.columns and m in pub_means.columns]
+    if len(methods) < 2:
+        return None
+    common = [d for d in pub_means.index if d in rep_means.index
+              and pub_means.loc[d, methods].notna().all() and rep_means.loc[d, methods].notna().all()]
+    if not common:
+        return None
+    ascending = not spec.higher_is_better
+    p, r = pub_means.loc[common, methods], rep_means.loc[common, methods]
+    return pd.DataFrame({"method": methods, "datasets": len(common),
+                         "published_mean": p.mean().to_numpy(), "reproduced_mean": r.mean().to_numpy(),
+                         "published_avg_rank": p.rank(axis=1, ascending=ascending).mean().to_numpy(),
+                         "reproduced_avg_rank": r.rank(axis=1, ascending=ascending).mean().to_numpy()})
+
+
+def render_ranks(summary: pd.DataFrame | None) -> str:
+    if summary is None or summary.empty:
+        return ""
+    return ("\nAverage rank (1 = best) and mean over the datasets where every method above is present, "
+            "among these methods only:\n\n" + tabulate(summary, headers="keys", tablefmt="simple",
+                                                          showindex=False, floatfmt=".2f") + "\n")
 
 
 def render(table: pd.DataFrame, spec: Spec) -> str:

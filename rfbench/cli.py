@@ -136,6 +136,7 @@ def check_cmd(dirs, spec):
     sp = check.load_spec(spec)
     table = check.compare(sp, load_results(dirs))
     click.echo(check.render(table, sp), nl=False)
+    click.echo(check.render_ranks(check.rank_summary(sp, load_results(dirs))), nl=False)
     if (table["status"] == "fail").any():
         sys.exit(1)
 

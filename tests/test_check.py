@@ -75,3 +75,30 @@ def test_every_bench_spec_matches_published_cells(name):
         registry.get_dataset(ds)
     for m in spec.methods.values():
         registry.get_method(m)
+
+
+def test_rank_summary_ranks_among_the_reproduced_methods(tmp_path):
+    """Fake GBRFF Table 2 run: gbrff2 best everywhere, lgbm worst; published ranks are computed
+    from the published per-dataset means restricted to the same methods."""
+    spec = check.load_spec("gbrff2020-table2")
+    pub = pd.read_csv(check.published_dir() / spec.published)
+    run = RunDir(tmp_path / "run").ensure()
+    score = {"gbrff2": 90.0, "gbrff1": 80.0, "lgbm": 70.0}
+    for ds in ("wine", "sonar", "heart"):
+        for meth, acc in score.items():
+            for fold in range(3):
+                run.write_record({"dataset": ds, "method": meth, "n_features": 100, "fold": fold, "seed": 0,
+                                  "protocol": "splits-r20-t0.3-i5", "status": "done", "error": acc + fold,
+                                  "total_s": 1.0})
+    run.write_results_csv()
+    from rfbench.store import load_results
+
+    summary = check.rank_summary(spec, load_results([run.path])).set_index("method")
+    assert list(summary["reproduced_avg_rank"]) == [2.0, 1.0, 3.0]   # spec order: gbrff1, gbrff2, lgbm
+    assert summary["reproduced_mean"]["gbrff2"] == pytest.approx(91.0)
+    sub = pub[pub["dataset"].isin(["wine", "sonar", "heart"]) & pub["method"].isin(["GBRFF1", "GBRFF2", "LGBM"])]
+    wide = sub.pivot_table(index="dataset", columns="method", values="accuracy_mean")
+    expected = wide.rank(axis=1, ascending=False).mean()
+    assert summary["published_avg_rank"]["gbrff2"] == pytest.approx(expected["GBRFF2"])
+    assert summary["published_mean"]["lgbm"] == pytest.approx(wide["LGBM"].mean())
+    assert "Average rank" in check.render_ranks(summary)
