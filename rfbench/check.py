@@ -47,6 +47,7 @@ class Spec:
     higher_is_better: bool = False
     notes: str = ""
     rank_summary: bool = False           # also compare average ranks and mean scores over datasets
+    wilcoxon: list = field(default_factory=list)   # the paper's Wilcoxon comparisons (T values)
 
 
 def load_spec(path_or_name: str) -> Spec:
@@ -70,7 +71,7 @@ def load_spec(path_or_name: str) -> Spec:
                 protocol=raw.get("protocol") or {}, filters=raw.get("filters") or {},
                 baseline_method=tol.get("or_better_than"),
                 higher_is_better=bool(raw.get("higher_is_better", False)), notes=str(raw.get("notes", "")),
-                rank_summary=bool(raw.get("rank_summary", False)))
+                rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=list(raw.get("wilcoxon") or []))
 
 
 def published_path(spec: Spec) -> Path:
@@ -173,6 +174,51 @@ def rank_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
                          "published_mean": p.mean().to_numpy(), "reproduced_mean": r.mean().to_numpy(),
                          "published_avg_rank": p.rank(axis=1, ascending=ascending).mean().to_numpy(),
                          "reproduced_avg_rank": r.rank(axis=1, ascending=ascending).mean().to_numpy()})
+
+
+def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
+    """The paper's Wilcoxon signed-rank comparisons across datasets (spec ``wilcoxon``: method a at
+    n_a against b at n_b, the paper's T and its number of datasets), next to the same test on the
+    reproduced means and on the published means of the datasets reproduced here, with the exact
+    and normal-approximation critical values for that number of datasets."""
+    if not spec.wilcoxon:
+        return None
+    from rfbench import stats
+
+    c = spec.columns
+    pub = pd.read_csv(published_path(spec), dtype=str)
+    pub = pub[pub[c["dataset"]].isin(spec.datasets) & pub[c["method"]].isin(spec.methods)]
+    pub = pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[c["method"]].map(spec.methods),
+                     n=pub[c["n_features"]].astype(int), mean=pd.to_numeric(pub[c["mean"]], errors="coerce"))
+    done = results[results["status"] == "done"]
+    if "protocol_contains" in spec.protocol:
+        done = done[done["protocol"].astype(str).str.contains(spec.protocol["protocol_contains"], regex=False)]
+    rep = done.astype({"error": float, "n_features": int}).groupby(["dataset", "method", "n_features"])["error"].mean()
+    rows = []
+    for cmp in spec.wilcoxon:
+        a, na, b, nb = cmp["a"], int(cmp["n_a"]), cmp["b"], int(cmp["n_b"])
+        common = [d for d in spec.datasets.values() if (d, a, na) in rep.index and (d, b, nb) in rep.index]
+        row = {"comparison": f"{a}@{na} vs {b}@{nb}", "paper_T": cmp.get("published_T"),
+               "paper_datasets": cmp.get("published_datasets"), "datasets": len(common)}
+        if len(common) >= 2:
+            T, p, N = stats.wilcoxon([rep[(d, a, na)] for d in common], [rep[(d, b, nb)] for d in common])
+            pm = pub.set_index(["dataset", "method", "n"])["mean"]
+            T_pub, _, _ = stats.wilcoxon([pm[(d, a, na)] for d in common], [pm[(d, b, nb)] for d in common])
+            row |= {"T": T, "p": p, "T_crit_95": stats.wilcoxon_critical_value(N),
+                    "T_crit_95_normal": stats.wilcoxon_critical_value(N, method="normal"),
+                    "paper_T_same_datasets": T_pub,
+                    "wins_a": int(sum(rep[(d, a, na)] < rep[(d, b, nb)] for d in common))}
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def render_wilcoxon(summary: pd.DataFrame | None) -> str:
+    if summary is None or summary.empty:
+        return ""
+    return ("\nWilcoxon signed-rank tests of the paper across datasets (T = min(W+, W−); significant at "
+            "95 % when T ≤ T_crit; paper_T_same_datasets = the test on the published means of the "
+            "datasets reproduced here):\n\n"
+            + tabulate(summary, headers="keys", tablefmt="simple", showindex=False, floatfmt=".4g") + "\n")
 
 
 def render_ranks(summary: pd.DataFrame | None) -> str:

@@ -134,9 +134,11 @@ def check_cmd(dirs, spec):
     from rfbench.store import load_results
 
     sp = check.load_spec(spec)
-    table = check.compare(sp, load_results(dirs))
+    results = load_results(dirs)
+    table = check.compare(sp, results)
     click.echo(check.render(table, sp), nl=False)
-    click.echo(check.render_ranks(check.rank_summary(sp, load_results(dirs))), nl=False)
+    click.echo(check.render_ranks(check.rank_summary(sp, results)), nl=False)
+    click.echo(check.render_wilcoxon(check.wilcoxon_summary(sp, results)), nl=False)
     if (table["status"] == "fail").any():
         sys.exit(1)
 

@@ -102,3 +102,31 @@ def test_rank_summary_ranks_among_the_reproduced_methods(tmp_path):
     assert summary["published_avg_rank"]["gbrff2"] == pytest.approx(expected["GBRFF2"])
     assert summary["published_mean"]["lgbm"] == pytest.approx(wide["LGBM"].mean())
     assert "Average rank" in check.render_ranks(summary)
+
+
+def test_paper_wilcoxon_comparisons_are_recomputed_on_the_reproduced_means(tmp_path):
+    """Fake Table 1 run holding the published GFC/ALC means: the reproduced T equals the T of the
+    published means on the same datasets, and both agree with scipy."""
+    from scipy import stats as sps
+
+    from rfbench.store import load_results
+
+    spec = check.load_spec("gfc2016-table1")
+    pub = pd.read_csv(check.published_dir() / spec.published)
+    pub = pub[pub["dataset"].isin(["delta-ailerons", "kinematics", "cpu-activity", "bank", "pumadyn",
+                                   "delta-elevators", "ailerons"])]
+    run = RunDir(tmp_path / "run").ensure()
+    for _, r in pub.iterrows():
+        for fold in range(2):
+            run.write_record({"dataset": r["dataset"], "method": r["method"].lower(), "n_features": int(r["n_features"]),
+                              "fold": fold, "seed": 0, "protocol": "cv-o10-i5", "status": "done",
+                              "error": float(r["error_mean"]) + (0.1 if fold else -0.1), "total_s": 1.0})
+    run.write_results_csv()
+    summary = check.wilcoxon_summary(spec, load_results([run.path]))
+    assert list(summary["paper_T"]) == [28, 60, 42] and (summary["datasets"] == 7).all()
+    np.testing.assert_allclose(summary["T"], summary["paper_T_same_datasets"])
+    g500 = pub[(pub.method == "GFC") & (pub.n_features == 500)].set_index("dataset")["error_mean"]
+    a100 = pub[(pub.method == "ALC") & (pub.n_features == 100)].set_index("dataset")["error_mean"]
+    assert summary["T"][0] == sps.wilcoxon(g500, a100.loc[g500.index]).statistic
+    assert summary["T_crit_95"][0] == 2          # exact two-sided 5 % value for N = 7
+    assert "paper_T" in check.render_wilcoxon(summary)
