@@ -180,7 +180,7 @@ def inverted_blocks(n_rows: int, n_folds: int) -> SplitSet:
     bounds = np.cumsum([0] + [len(b) for b in np.array_split(np.arange(n_rows), n_folds)])
     rows = np.arange(n_rows)
     return prepare_splits([(rows[lo:hi], np.concatenate([rows[:lo], rows[hi:]]))
-                           for lo, hi in zip(bounds[:-1], bounds[1:])], n_rows)
+                           for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)], n_rows)
 
 
 def sincos(A: np.ndarray, sin_out: np.ndarray | None = None,
@@ -301,7 +301,7 @@ def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: fl
     order, bounds = splits.fold_layout()
     Zs = Z if order is None else Z[order]
     ys = y if order is None else y[order]
-    blocks = list(zip(bounds[:-1], bounds[1:]))
+    blocks = list(zip(bounds[:-1], bounds[1:], strict=True))
     grams = [Zs[lo:hi].T @ Zs[lo:hi] for lo, hi in blocks]
     rhs = [Zs[lo:hi].T @ ys[lo:hi] for lo, hi in blocks]
     G, b = sum(grams), sum(rhs)
@@ -359,7 +359,7 @@ def contiguous_folds(splits, *arrays):
         return (splits, *arrays)
     rows = np.arange(m)
     blocks = []
-    for lo, hi in zip(bounds[:-1], bounds[1:]):
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
         fold, rest = rows[lo:hi], np.concatenate([rows[:lo], rows[hi:]])
         blocks.append((rest, fold) if splits.fold_side == "va" else (fold, rest))
     return (prepare_splits(blocks, m), *(np.asarray(a)[order] for a in arrays))
@@ -462,7 +462,7 @@ class OneFrequencyCV:
         Xp = np.zeros((k, b, d))
         self.Zt = np.zeros((k, self.p0 + 3, b))      # rows [fixed, sin, cos, y]; padding stays 0
         self.valid = np.zeros((k, b))
-        for f, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:])):
+        for f, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
             idx = rows[lo:hi]
             Xp[f, :hi - lo] = X[idx]
             self.Zt[f, :self.p0, :hi - lo] = fixed[idx].T
@@ -498,7 +498,7 @@ def _ridge_cv_grad_folds(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: fl
     """
     m, p = Z.shape
     order, bounds = splits.fold_layout()
-    blocks = list(zip(bounds[:-1], bounds[1:]))
+    blocks = list(zip(bounds[:-1], bounds[1:], strict=True))
     Zy = np.empty((m, p + 1))
     Zy[:, :p] = Z if order is None else Z[order]
     Zy[:, p] = y if order is None else y[order]
