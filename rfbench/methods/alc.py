@@ -33,6 +33,9 @@ Choices where the sources are silent (method-notes §3.3 [O] items, plus ours):
   in every input; outer fold 0, n = 100: RMSE × 100 18.2 on pumadyn and 16.6 on bank, worse than
   the mean predictor). With the √d: 3.13 on pumadyn, scales concentrated on inputs 4, 15 and 3
   (published 3.24 ± 0.07) and 10.27 on bank (published 9.84 ± 0.30); kinematics (d = 8) 5.11 → 4.79.
+* known gap: on bank (d = 32, noisy) the fit reaches 10.2–11.3 against the published 9.84 ± 0.30
+  (outer folds 0–3, n = 100); its inner-CV estimate is ≈ 8.5 for a test error of ≈ 10.5, i.e. the
+  2·Q·d + Q + 1 = 326 parameters overfit the 5-fold CV objective there.
 * μ_q ~ N(0, (0.01·D_q)²) entrywise ("close to zero"); ν_q = std(y)/Q (literal reading of the text);
   λ₀ = 1e-4, optimised as log λ within [1e-10, 1e2]; fresh u's at every restart.
 * bias: y is centred by its training mean and the design carries a constant column (the zero
