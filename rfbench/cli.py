@@ -118,6 +118,15 @@ def report_cmd(dirs, fmt, output, alpha, compare):
     from rfbench.store import atomic_write_text, load_results
 
     text = report.render(load_results(dirs), fmt, alpha, report.parse_comparisons(compare))
+    if fmt in ("text", "markdown"):
+        from rfbench.runner import hms
+        from rfbench.store import run_walltime
+
+        for d in dirs:
+            seconds, n = run_walltime(d)
+            if n:
+                text += (f"\nWall time of the run in {d}: {hms(seconds)} over {n} invocation(s) "
+                         "(each from its start to the last task it finished).\n")
     if output:
         atomic_write_text(Path(output), text)
         click.echo(f"wrote {output}")

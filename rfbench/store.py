@@ -116,6 +116,26 @@ class RunDir:
         atomic_write_text(self.path / "run.json", json.dumps(info, indent=2, default=str))
 
 
+def run_walltime(path) -> tuple[float, int]:
+    """(seconds, invocations) a resumed run has spent: for every ``rfbench run`` invocation in
+    ``runs.jsonl``, from its start to the last task it finished (before the next invocation),
+    summed. Time an invocation spent on a task it did not finish (killed) is not counted."""
+    path = Path(path)
+    history = path / "runs.jsonl"
+    if not history.is_file():
+        return 0.0, 0
+    starts = sorted(pd.Timestamp(json.loads(line)["started_at"]) for line in history.read_text().splitlines()
+                    if line.strip())
+    finished = sorted(pd.Timestamp(r["finished_at"]) for r in RunDir(path).records() if r.get("finished_at"))
+    total = 0.0
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else None
+        inside = [t for t in finished if t >= start and (end is None or t < end)]
+        if inside:
+            total += (inside[-1] - start).total_seconds()
+    return total, len(starts)
+
+
 def records_frame(records: list[dict]) -> pd.DataFrame:
     df = pd.DataFrame(records, columns=COLUMNS)
     if not df.empty:

@@ -107,3 +107,20 @@ def test_holdout_protocol_uses_registry_sizes_and_standardised_mse():
     assert proto.metric_name("regression", Protocol("holdout").target_scaling) == "mse"
     with pytest.raises(UsageError, match="exceed"):
         proto.outer_splits(Protocol("holdout"), y, "regression", (80, 30))
+
+
+def test_run_walltime_sums_invocations_up_to_their_last_finished_task(tmp_path):
+    import json
+
+    from rfbench.store import RunDir, run_walltime
+
+    run = RunDir(tmp_path / "run").ensure()
+    for started in ("2026-01-01T10:00:00+00:00", "2026-01-01T12:00:00+00:00"):
+        run.write_run_info({"command": "rfbench run", "started_at": started})
+    finished = ["2026-01-01T10:10:00+00:00", "2026-01-01T10:30:00+00:00",   # first invocation: 30 min
+                "2026-01-01T12:05:00+00:00"]                                # second: 5 min
+    for i, t in enumerate(finished):
+        run.write_record({"dataset": "friedman", "method": "rff-gauss", "n_features": 10, "fold": i, "seed": 0,
+                          "protocol": "cv-o10-i5", "status": "done", "error": 1.0, "finished_at": t})
+    assert run_walltime(run.path) == (35 * 60.0, 2)
+    assert json.loads((run.path / "runs.jsonl").read_text().splitlines()[0])["started_at"].startswith("2026")
