@@ -41,6 +41,7 @@ from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from rfbench.methods.common import as_generator, resolve_cv, seed_from, standardise_columns
 from rfbench.methods.rfkit import (
@@ -366,7 +367,8 @@ class _GBRFFBase(BaseEstimator):
         X_tr, X_va = self._standardise(X[tr], X[va])
         errors = np.empty(len(combos))
         for i, params in enumerate(combos):
-            model = self._fit_model(X_tr, y[tr], params, np.random.default_rng(seed))
+            with threadpool_limits(limits=1):   # see _fit_encoded
+                model = self._fit_model(X_tr, y[tr], params, np.random.default_rng(seed))
             errors[i] = self._error(y[va], model.decision(X_va))
         return errors
 
@@ -396,8 +398,12 @@ class _GBRFFBase(BaseEstimator):
             self.x_mean_, self.x_scale_ = standardise_columns(X)
         else:
             self.x_mean_, self.x_scale_ = np.zeros(X.shape[1]), np.ones(X.shape[1])
-        self.model_ = self._fit_model((X - self.x_mean_) / self.x_scale_, y, params,
-                                      np.random.default_rng(seed))
+        # one BLAS thread: a boosting step is hundreds of tiny products and L-BFGS-B steps, and
+        # SciPy's L-BFGS-B (C since 1.15) calls BLAS on its small vectors, where a second thread
+        # only adds synchronisation (a fit of 100 steps on 400 × 30: 0.49 s → 0.16 s)
+        with threadpool_limits(limits=1):
+            self.model_ = self._fit_model((X - self.x_mean_) / self.x_scale_, y, params,
+                                          np.random.default_rng(seed))
         self.best_params_ = {**params, "gamma": params["g"] / X.shape[1],
                              "n_iter": int(self.n_features), "seed": int(seed)}
         self._export(self.model_)
