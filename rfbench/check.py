@@ -80,17 +80,29 @@ def published_path(spec: Spec) -> Path:
     return local if spec.published.startswith(("bench/", "results/")) else published_dir() / spec.published
 
 
-def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
+def published_table(spec: Spec) -> pd.DataFrame:
+    """The spec's published table (as strings), restricted by its ``filters``."""
     path = published_path(spec)
     if not path.is_file():
         raise UsageError(f"published table not found: {path} (set RFBENCH_PUBLISHED_DIR)")
     pub = pd.read_csv(path, dtype=str)
     for col, value in spec.filters.items():
         pub = pub[pub[col].astype(str) == str(value)]
-    c = spec.columns
+    return pub
+
+
+def finished_results(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
+    """The finished tasks of the spec's protocol."""
     done = results[results["status"] == "done"]
     if "protocol_contains" in spec.protocol:
         done = done[done["protocol"].astype(str).str.contains(spec.protocol["protocol_contains"], regex=False)]
+    return done
+
+
+def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
+    pub = published_table(spec)
+    c = spec.columns
+    done = finished_results(spec, results)
     baseline = {}
     if spec.baseline_method:
         sel_b = pub[pub[c["method"]] == spec.baseline_method]
@@ -149,17 +161,13 @@ def rank_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
     if not spec.rank_summary:
         return None
     c = spec.columns
-    pub = pd.read_csv(published_path(spec), dtype=str)
-    for col, value in spec.filters.items():
-        pub = pub[pub[col].astype(str) == str(value)]
+    pub = published_table(spec)
     pub = pub[pub[c["dataset"]].isin(spec.datasets) & pub[c["method"]].isin(spec.methods)].copy()
     pub = pub[pd.to_numeric(pub[c["mean"]], errors="coerce").notna()]
     pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[c["method"]].map(spec.methods),
                             mean=pub[c["mean"]].astype(float))
                  .pivot_table(index="dataset", columns="method", values="mean"))
-    done = results[results["status"] == "done"]
-    if "protocol_contains" in spec.protocol:
-        done = done[done["protocol"].astype(str).str.contains(spec.protocol["protocol_contains"], regex=False)]
+    done = finished_results(spec, results)
     rep_means = done.astype({"error": float}).pivot_table(index="dataset", columns="method", values="error")
     methods = [m for m in spec.methods.values() if m in rep_means.columns and m in pub_means.columns]
     if len(methods) < 2:
@@ -186,13 +194,12 @@ def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
     from rfbench import stats
 
     c = spec.columns
-    pub = pd.read_csv(published_path(spec), dtype=str)
+    pub = published_table(spec)
     pub = pub[pub[c["dataset"]].isin(spec.datasets) & pub[c["method"]].isin(spec.methods)]
-    pub = pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[c["method"]].map(spec.methods),
-                     n=pub[c["n_features"]].astype(int), mean=pd.to_numeric(pub[c["mean"]], errors="coerce"))
-    done = results[results["status"] == "done"]
-    if "protocol_contains" in spec.protocol:
-        done = done[done["protocol"].astype(str).str.contains(spec.protocol["protocol_contains"], regex=False)]
+    pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[c["method"]].map(spec.methods),
+                            n=pub[c["n_features"]].astype(int), mean=pd.to_numeric(pub[c["mean"]], errors="coerce"))
+                 .set_index(["dataset", "method", "n"])["mean"])
+    done = finished_results(spec, results)
     rep = done.astype({"error": float, "n_features": int}).groupby(["dataset", "method", "n_features"])["error"].mean()
     rows = []
     for cmp in spec.wilcoxon:
@@ -202,8 +209,8 @@ def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
                "paper_datasets": cmp.get("published_datasets"), "datasets": len(common)}
         if len(common) >= 2:
             T, p, N = stats.wilcoxon([rep[(d, a, na)] for d in common], [rep[(d, b, nb)] for d in common])
-            pm = pub.set_index(["dataset", "method", "n"])["mean"]
-            T_pub, _, _ = stats.wilcoxon([pm[(d, a, na)] for d in common], [pm[(d, b, nb)] for d in common])
+            T_pub, _, _ = stats.wilcoxon([pub_means[(d, a, na)] for d in common],
+                                         [pub_means[(d, b, nb)] for d in common])
             row |= {"T": T, "p": p, "T_crit_95": stats.wilcoxon_critical_value(N),
                     "T_crit_95_normal": stats.wilcoxon_critical_value(N, method="normal"),
                     "paper_T_same_datasets": T_pub,

@@ -129,14 +129,16 @@ def timing_table(df: pd.DataFrame, ds_order, ns, methods) -> list[dict]:
     done = df[df["status"] == "done"]
     if "preprocess_s" not in done or done["preprocess_s"].isna().all():
         return []
+    medians = (done[["dataset", "n_features", "method", "preprocess_s", "tune_s", "fit_s", "predict_s"]]
+               .astype({c: float for c in ("preprocess_s", "tune_s", "fit_s", "predict_s")})
+               .groupby(["dataset", "n_features", "method"]).median())
     rows = []
     for d in ds_order:
         for n in ns:
             for meth in methods:
-                g = done[(done["dataset"] == d) & (done["n_features"] == n) & (done["method"] == meth)]
-                if g.empty:
+                if (d, n, meth) not in medians.index:
                     continue
-                med = g[["preprocess_s", "tune_s", "fit_s", "predict_s"]].astype(float).median()
+                med = medians.loc[(d, n, meth)]
                 rows.append({"dataset": d, "n": n, "method": meth, "t_pp": med["preprocess_s"],
                              "t_tune": med["tune_s"], "t_fit": med["fit_s"], "t_test": med["predict_s"],
                              "t_pp / (t_tune + t_fit)": med["preprocess_s"] / (med["tune_s"] + med["fit_s"])

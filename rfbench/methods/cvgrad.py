@@ -178,9 +178,18 @@ def inverted_blocks(n_rows: int, n_folds: int) -> SplitSet:
     :func:`ridge_cv_grad` visits without gathering rows.
     """
     bounds = np.cumsum([0] + [len(b) for b in np.array_split(np.arange(n_rows), n_folds)])
-    rows = np.arange(n_rows)
-    return prepare_splits([(rows[lo:hi], np.concatenate([rows[:lo], rows[hi:]]))
-                           for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)], n_rows)
+    return _block_splits(bounds, "tr")
+
+
+def _block_splits(bounds: np.ndarray, fold_side: str) -> SplitSet:
+    """Splits whose folds are the contiguous row blocks [bounds[j], bounds[j+1]); the fold is the
+    validation side (``"va"``, standard k-fold) or the training side (``"tr"``, inverted)."""
+    rows = np.arange(bounds[-1])
+    splits = []
+    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
+        fold, rest = rows[lo:hi], np.concatenate([rows[:lo], rows[hi:]])
+        splits.append((rest, fold) if fold_side == "va" else (fold, rest))
+    return prepare_splits(splits, int(bounds[-1]))
 
 
 def sincos(A: np.ndarray, sin_out: np.ndarray | None = None,
@@ -207,6 +216,15 @@ def sincos(A: np.ndarray, sin_out: np.ndarray | None = None,
 def trig_features(X: np.ndarray, W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sin(XW), cos(XW)) for a d × n frequency matrix W."""
     return sincos(X @ W)
+
+
+def _unsort(A: np.ndarray, order: np.ndarray | None) -> np.ndarray:
+    """Rows of A computed in ``order`` (a fold layout) put back in the original row order."""
+    if order is None:
+        return A
+    out = np.empty_like(A)
+    out[order] = A
+    return out
 
 
 def _cho_factor(P: np.ndarray):
@@ -237,18 +255,8 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
     k = len(splits)
     # the full Gram matrix only pays off for splits whose validation side is the smaller one
     full = None
-    val_gram = {}
     if any(sp.complement and sp.va.size < sp.tr.size for sp in splits):
-        # K-fold: the validation parts partition the rows, so the full Gram matrix is the sum of
-        # theirs — one O(m p²) pass in all instead of two
-        va_all = np.concatenate([sp.va for sp in splits])
-        if all(sp.complement for sp in splits) and va_all.size == m and np.unique(va_all).size == m:
-            for i, sp in enumerate(splits):
-                Z_va = Z[sp.va]
-                val_gram[i] = (Z_va.T @ Z_va, Z_va.T @ y[sp.va])
-            full = (sum(g for g, _ in val_gram.values()), sum(b for _, b in val_gram.values()))
-        else:
-            full = (Z.T @ Z, Z.T @ y)
+        full = (Z.T @ Z, Z.T @ y)
     values = np.empty(k)
     dlam = 0.0
     if grad:
@@ -260,9 +268,8 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
         m_tr, m_va = tr.size, va.size
         Z_va, y_va = Z[va], y[va]
         if full is not None and sp.complement and m_va < m_tr:
-            G_va, b_va = val_gram[i] if i in val_gram else (Z_va.T @ Z_va, Z_va.T @ y_va)
-            P = full[0] - G_va                     # training Gram = full − validation
-            b = full[1] - b_va
+            P = full[0] - Z_va.T @ Z_va            # training Gram = full − validation
+            b = full[1] - Z_va.T @ y_va
         else:
             Z_tr = Z[tr]
             P = Z_tr.T @ Z_tr
@@ -333,17 +340,8 @@ def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: fl
         U[lo:hi, j] = (2.0 / (hi - lo)) * (ZCT[lo:hi, j] - ys[lo:hi])
         U[lo:hi, k + j] = 0.0
     if factored:
-        if order is not None:
-            unsorted = np.empty_like(U)
-            unsorted[order] = U
-            U = unsorted
-        return CVGrad(float(values.mean()), None, dlam / k, values, (U, CT.T / k))
-    dZ = U @ (CT.T / k)
-    if order is not None:
-        unsorted = np.empty_like(dZ)
-        unsorted[order] = dZ
-        dZ = unsorted
-    return CVGrad(float(values.mean()), dZ, dlam / k, values)
+        return CVGrad(float(values.mean()), None, dlam / k, values, (_unsort(U, order), CT.T / k))
+    return CVGrad(float(values.mean()), _unsort(U @ (CT.T / k), order), dlam / k, values)
 
 
 def contiguous_folds(splits, *arrays):
@@ -357,12 +355,7 @@ def contiguous_folds(splits, *arrays):
     order, bounds = splits.fold_layout() if splits.fold is not None else (None, None)
     if order is None:
         return (splits, *arrays)
-    rows = np.arange(m)
-    blocks = []
-    for lo, hi in zip(bounds[:-1], bounds[1:], strict=True):
-        fold, rest = rows[lo:hi], np.concatenate([rows[:lo], rows[hi:]])
-        blocks.append((rest, fold) if splits.fold_side == "va" else (fold, rest))
-    return (prepare_splits(blocks, m), *(np.asarray(a)[order] for a in arrays))
+    return (_block_splits(bounds, splits.fold_side), *(np.asarray(a)[order] for a in arrays))
 
 
 def _ridge_cv_grad_batched(Z: np.ndarray, y: np.ndarray, splits: list[Split], lam: float,
@@ -509,11 +502,7 @@ def _ridge_cv_grad_folds(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: fl
     dZ = np.empty((m, p))
     for f, (lo, hi) in enumerate(blocks):
         np.matmul(Zy[lo:hi], N[f], out=dZ[lo:hi])
-    if order is not None:
-        unsorted = np.empty_like(dZ)
-        unsorted[order] = dZ
-        dZ = unsorted
-    return CVGrad(float(values.mean()), dZ, dlam, values)
+    return CVGrad(float(values.mean()), _unsort(dZ, order), dlam, values)
 
 
 def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits: Sequence,
@@ -561,18 +550,12 @@ def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits
                 dW *= s
             return TrigCVGrad(res.value, dW, res.dlam, dscale)
         G_s, G_c = U @ V_s, U @ V_c
-        T = C * G_s
-        T -= S * G_c
-        if scale is not None:
-            T *= s
-        return TrigCVGrad(res.value, X.T @ T, res.dlam, dscale)
-    G_s = res.dZ[:, p0:p0 + n]
-    G_c = res.dZ[:, p0 + n:]
+    else:
+        G_s, G_c = res.dZ[:, p0:p0 + n], res.dZ[:, p0 + n:]
+        dscale = np.einsum("ij,ij->j", S, G_s) + np.einsum("ij,ij->j", C, G_c)
     # ∂(s_j sin(x·w_j))/∂w_j = s_j cos(x·w_j) x ;  ∂(s_j cos(x·w_j))/∂w_j = −s_j sin(x·w_j) x
     T = C * G_s
     T -= S * G_c
     if scale is not None:
         T *= s
-    dW = X.T @ T
-    dscale = np.einsum("ij,ij->j", S, G_s) + np.einsum("ij,ij->j", C, G_c)
-    return TrigCVGrad(res.value, dW, res.dlam, dscale)
+    return TrigCVGrad(res.value, X.T @ T, res.dlam, dscale)

@@ -366,10 +366,10 @@ class _GBRFFBase(BaseEstimator):
         """Validation error of every combination on one inner fold (one scaler per fold)."""
         X_tr, X_va = self._standardise(X[tr], X[va])
         errors = np.empty(len(combos))
-        for i, params in enumerate(combos):
-            with threadpool_limits(limits=1):   # see _fit_encoded
+        with threadpool_limits(limits=1):   # see _fit_encoded; set here too for worker processes
+            for i, params in enumerate(combos):
                 model = self._fit_model(X_tr, y[tr], params, np.random.default_rng(seed))
-            errors[i] = self._error(y[va], model.decision(X_va))
+                errors[i] = self._error(y[va], model.decision(X_va))
         return errors
 
     def _fit_encoded(self, X, y):

@@ -183,8 +183,8 @@ def _is_partition(tr: np.ndarray, va: np.ndarray, m: int) -> bool:
 class _ExactEngine:
     """Full m×m ESP kernels (unscaled), computed in blocks of orders and cached."""
 
-    def __init__(self, X, h, y_c, sigma_y, cap, lookahead):
-        self.X, self.h, self.y_c, self.sigma_y = X, h, y_c, sigma_y
+    def __init__(self, X, h, y_c, cap, lookahead):
+        self.X, self.h, self.y_c = X, h, y_c
         self.cap, self.lookahead = cap, lookahead
         self.cache: dict[int, np.ndarray] = {}
 
@@ -200,26 +200,23 @@ class _ExactEngine:
             del self.cache[d]
 
     def folds(self, d: int, splits, n_jobs: int) -> list[_FoldPath]:
-        E, s, y_c = self.kernel(d), self.sigma_y, self.y_c
+        E, y_c = self.kernel(d), self.y_c
 
         def one(split):
             tr, va = split
             K_tr = E[np.ix_(tr, tr)]
-            K_tr *= s
             w, V = scipy.linalg.eigh(K_tr, overwrite_a=True, check_finite=False)
             del K_tr
             K_va = E[np.ix_(va, tr)]
-            K_va *= s
             return _FoldPath(np.clip(w, 0.0, None), V.T @ y_c[tr], K_va @ V, y_c[va], tr.size)
 
         return _map(one, splits, n_jobs)
 
     def final(self, d: int, lam: float) -> np.ndarray:
-        """Dual coefficients α = (σ_Y E_d + m λ I)⁻¹ y_c (consumes the cached kernel)."""
+        """Dual coefficients α = (E_d + m λ I)⁻¹ y_c (consumes the cached kernel)."""
         E = self.kernel(d)
         self.cache.clear()  # E stays alive through the local name and is overwritten below
         m = E.shape[0]
-        E *= self.sigma_y
         E[np.diag_indices(m)] += m * lam
         try:
             factor = scipy.linalg.cho_factor(E, overwrite_a=True, check_finite=False)
@@ -227,7 +224,6 @@ class _ExactEngine:
         except np.linalg.LinAlgError:  # E was overwritten: rebuild it, then use eigenvalues
             del E
             K = esp_kernel(self.X, self.X, self.h, d)
-            K *= self.sigma_y
             w, V = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False)
             return V @ ((V.T @ self.y_c) / (np.clip(w, 0.0, None) + m * lam))
 
@@ -235,17 +231,16 @@ class _ExactEngine:
 class _NystromEngine:
     """Nyström features Φ_d = K_mn K_nn^{-1/2} per order (current and best order kept)."""
 
-    def __init__(self, X, h, y_c, sigma_y, landmarks):
-        self.X, self.h, self.y_c, self.sigma_y = X, h, y_c, sigma_y
+    def __init__(self, X, h, y_c, landmarks):
+        self.X, self.h, self.y_c = X, h, y_c
         self.L = X[landmarks]
         self.cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def features(self, d: int) -> tuple[np.ndarray, np.ndarray]:
-        """(Φ, T) with Φ = σ_Y E_d(X, L) T and T = U_k w_k^{-1/2} from σ_Y E_d(L, L)."""
+        """(Φ, T) with Φ = E_d(X, L) T and T = U_k w_k^{-1/2} from E_d(L, L)."""
         if d in self.cache:
             return self.cache[d]
         K_nn = esp_kernel(self.L, self.L, self.h, d)
-        K_nn *= self.sigma_y
         w, U = scipy.linalg.eigh(K_nn, overwrite_a=True, check_finite=False)
         top = max(float(w[-1]), 0.0)
         w = w + _NYSTROM_JITTER * top
@@ -259,9 +254,7 @@ class _NystromEngine:
         rows = max(1, _CHUNK_ELEMS // max(1, self.L.shape[0]))
         for r0 in range(0, m, rows):
             r1 = min(m, r0 + rows)
-            K = esp_kernel(self.X[r0:r1], self.L, self.h, d)
-            K *= self.sigma_y
-            Phi[r0:r1] = K @ T
+            Phi[r0:r1] = esp_kernel(self.X[r0:r1], self.L, self.h, d) @ T
         self.cache[d] = (Phi, T)
         return Phi, T
 
@@ -428,10 +421,10 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
         if nystrom:
             n = min(m, 500 if self.n_features is None else int(self.n_features))
             landmarks = np.sort(rng.choice(m, size=n, replace=False))
-            engine = _NystromEngine(X, h, y_c, 1.0, landmarks)
+            engine = _NystromEngine(X, h, y_c, landmarks)
         else:
             n = None
-            engine = _ExactEngine(X, h, y_c, 1.0, cap,
+            engine = _ExactEngine(X, h, y_c, cap,
                                   1 if fixed_order is not None else min(_ORDER_BLOCK, patience + 1))
 
         t0 = time.perf_counter()
