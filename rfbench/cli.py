@@ -40,6 +40,22 @@ def parse_int_list(text: str, option: str) -> list[int]:
     return values
 
 
+def parse_folds(text: str | None) -> list[int] | None:
+    """'0-2,5' → [0, 1, 2, 5]; None → all folds."""
+    if text is None:
+        return None
+    folds = []
+    try:
+        for part in (v.strip() for v in text.split(",") if v.strip()):
+            lo, _, hi = part.partition("-")
+            folds.extend(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise UsageError(f"--folds '{text}' must be fold numbers or ranges, e.g. 0-2,5") from None
+    if not folds:
+        raise UsageError(f"--folds '{text}' names no fold; use e.g. 0-2,5")
+    return folds
+
+
 def split_names(text: str | None) -> list[str]:
     return [v.strip() for v in (text or "").split(",") if v.strip()]
 
@@ -63,6 +79,8 @@ def cli():
 @click.option("--repeats", default=20, show_default=True, type=int, help="random splits (--protocol splits)")
 @click.option("--test-size", default=0.3, show_default=True, type=float, help="test fraction (splits/holdout)")
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--folds", "fold_list", default=None,
+              help="run only these outer folds / splits, e.g. 0-2 (the splits are unchanged; default: all)")
 @click.option("--jobs", default=1, show_default=True, type=int, help="parallel worker processes")
 @click.option("--threads", default=None, type=int, help="threads per worker (default: cores // jobs)")
 @click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")
@@ -73,7 +91,7 @@ def cli():
 @click.option("--no-report", is_flag=True, help="do not print the table at the end")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 def run(suite, dataset_names, method_names, features, protocol_name, outer_folds, inner_folds, repeats,
-        test_size, seed, jobs, threads, timeout, max_samples, out, data_dir, strict, no_report, quiet):
+        test_size, seed, fold_list, jobs, threads, timeout, max_samples, out, data_dir, strict, no_report, quiet):
     """Run the protocol for datasets × methods × n_features; resumes an existing --out."""
     from rfbench import registry, report, runner
     from rfbench.protocol import Protocol
@@ -96,7 +114,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     run_dir = runner.run(names, methods, parse_int_list(features, "--features"), protocol, out,
                          jobs=jobs, timeout_s=parse_duration(timeout), data_dir=data_dir, strict=strict,
                          progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]),
-                         threads=threads)
+                         threads=threads, folds=parse_folds(fold_list))
     df = load_results([run_dir.path])
     counts = df["status"].value_counts().to_dict()
     click.echo(f"results: {run_dir.path / 'results.csv'} ({', '.join(f'{v} {k}' for k, v in counts.items())})")

@@ -166,8 +166,14 @@ def _execute(item, protocol, data_dir, threads, timeout_s, records):
 # planning and scheduling (main process)
 
 
-def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=None) -> list[WorkItem]:
-    """Work items whose tasks are not all done yet (resume)."""
+def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=None,
+         folds=None) -> list[WorkItem]:
+    """Work items whose tasks are not all done yet (resume).
+
+    ``folds`` restricts the outer folds (splits) that are run; the splits themselves are unchanged,
+    so a later run with more folds adds to the same results.
+    """
+    fold_ids = range(protocol.n_outer) if folds is None else sorted(set(folds))
     done = run_dir.done_keys()
     items = []
     for dname in dataset_names:
@@ -179,7 +185,7 @@ def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=
                     warn(f"skipping {mname} on {dname}: the method has no estimator for {ds.task}")
                 continue
             cls = method.estimator_class(ds.task)
-            for fold in range(protocol.n_outer):
+            for fold in fold_ids:
                 todo = tuple(n for n in features
                              if record_key(dname, mname, n, fold, protocol.seed, protocol.key()) not in done)
                 if not todo:
@@ -259,9 +265,14 @@ def available_datasets(names, data_dir, strict: bool, warn) -> list[str]:
 def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str, jobs: int = 1,
         timeout_s: float | None = None, data_dir: str | None = None, strict: bool = False,
         progress: bool = True, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr),
-        command: str | None = None, threads: int | None = None) -> RunDir:
+        command: str | None = None, threads: int | None = None, folds=None) -> RunDir:
     for name in method_names:
         get_method(name)
+    if folds is not None:
+        bad = sorted(f for f in folds if not 0 <= f < protocol.n_outer)
+        if bad or not folds:
+            raise UsageError(f"--folds {','.join(map(str, bad)) or '(empty)'}: outer folds are numbered "
+                             f"0..{protocol.n_outer - 1} for this protocol")
     if not features or any(n < 1 for n in features):
         raise UsageError("--features must be positive integers, e.g. --features 100,500")
     if jobs < 1:
@@ -282,9 +293,10 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         "datasets": names, "methods": list(method_names), "features": list(features),
         "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": jobs,
         "threads_per_worker": threads, "timeout_s": timeout_s,
+        "folds": None if folds is None else sorted(set(folds)),
         "data_dir": str(resolve_data_dir(data_dir) or ""), "machine": machine_info(),
     })
-    items = plan(names, method_names, features, protocol, run_dir, warn)
+    items = plan(names, method_names, features, protocol, run_dir, warn, folds)
     run_dir.write_results_csv()
     bar = Progress(sum(len(i.budgets) for i in items), progress)
 

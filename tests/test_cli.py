@@ -77,6 +77,8 @@ def test_latex_report_compiles(small_run, tmp_path):
     (["run", "--features", "10,abc"], "--features"),
     (["run", "--timeout", "soon"], "not a duration"),
     (["run", "--suite", "synthetic", "--outer-folds", "1"], "at least 2"),
+    (["run", "--suite", "synthetic", "--folds", "a-b"], "--folds 'a-b'"),
+    (["run", "--suite", "synthetic", "--outer-folds", "3", "--folds", "2-3"], "numbered 0..2"),
     (["report", "/nonexistent/dir"], "results directory not found"),
     (["check", "/nonexistent/dir", "--spec", "nosuchspec"], "spec not found"),
     (["datasets", "info", "nosuch"], "unknown dataset"),
@@ -86,6 +88,22 @@ def test_bad_input_is_one_clear_line_exit_2(args, message):
     assert res.returncode == 2, res.stderr
     lines = res.stderr.strip().splitlines()
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in res.stderr
+
+
+def test_folds_subset_then_rest_equals_the_full_run(small_run, tmp_path):
+    """--folds runs part of the same splits; the rest added later gives the full run's records."""
+    full, _ = small_run
+    out = tmp_path / "partial"
+    rfbench("run", "--suite", "synthetic", *QUICK, "--out", str(out), "--folds", "2", "--no-report")
+    part = pd.read_csv(out / "results.csv")
+    assert set(part["fold"]) == {2} and len(part) == 2 * 2 * 2
+    rfbench("run", "--suite", "synthetic", *QUICK, "--out", str(out), "--folds", "0-2", "--no-report")
+    keys = ["dataset", "method", "n_features", "fold"]
+    got = pd.read_csv(out / "results.csv").sort_values(keys).reset_index(drop=True)
+    want = pd.read_csv(full / "results.csv").sort_values(keys).reset_index(drop=True)
+    assert not got.duplicated(keys).any() and len(got) == len(want)
+    assert got.loc[got["fold"] == 2, "finished_at"].isin(part["finished_at"]).all()  # not redone
+    pd.testing.assert_series_equal(got["error"], want["error"], rtol=1e-10)
 
 
 def test_datasets_commands():
