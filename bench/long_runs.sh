@@ -16,22 +16,24 @@ if [[ "$lane" == table4 ]]; then
   rfbench run --jobs 2 --threads 1 --quiet --no-report --suite torgo \
       --methods rff-gauss,rff-laplace,rff-cauchy,lgbm --features 100,500 --out results/gfc-table4-rff
 elif [[ "$lane" == 1 ]]; then
-  # issue 2: the LightGBM half of the Table 4 run (RFF part done)
+  # issue 2: the LightGBM half of the Table 4 run (a no-op once complete)
   run --suite torgo --methods rff-gauss,rff-laplace,rff-cauchy,lgbm --features 100,500 --out results/gfc-table4-rff
-  # issue 4: GBRFF Table 2 protocol (20 random 70/30 splits)
+  # issue 5: SALSA on the Torgo suite (Nystrom path above the exact threshold)
+  run --suite torgo --methods salsa --features 100,500 --out results/salsa-torgo
+  # issue 4: GBRFF Table 2 protocol (20 random 70/30 splits), then the GFC-paper GFC next to it
   run --suite gbrff --methods gbrff1,gbrff2,pbrff,lgbm --features 100 --protocol splits --repeats 20 \
       --test-size 0.3 --out results/gbrff-table2
+  run --suite gbrff --methods gfc --features 100 --protocol splits --repeats 20 --test-size 0.3 \
+      --out results/gbrff-table2
 else
-  # issue 3: GFC Table 1 column
-  run --suite torgo --methods gfc --features 100,500 --out results/gfc-table1
-  # issue 4: GBRFF Fig. 4 scaling and the EERF paper's claim at n = 100
-  python bench/gbrff_scaling.py
-  run --suite torgo --methods eerf,lkrf,rff-gauss-knn --features 100 --out results/eerf-claim
-  # issue 3: a la carte, Q = 5 (Table 1) first, then Q = 1, 2 (Tables 2-3); n = 100 before 500
+  # issue 3 (GFC column done: results/gfc-table1; EERF claim and GBRFF scaling done)
+  # a la carte, Q = 5 (Table 1) first, then Q = 1, 2 (Tables 2-3); n = 100 before 500
   run --suite torgo --methods alc --features 100 --out results/alc-table1
-  # issue 5: SALSA on the Torgo suite (Nystrom path)
-  run --suite torgo --methods salsa --features 100,500 --out results/salsa-torgo
   run --suite torgo --methods alc-q1,alc-q2 --features 100 --out results/alc-tables2-3
+  # n = 500 costs ~7x n = 100 (one Gram matrix of 2n+1 columns per evaluation): a few folds of
+  # every dataset first, so that a partial run already covers the table
+  run --suite torgo --methods alc --features 500 --folds 0-1 --out results/alc-table1
+  run --suite torgo --methods alc --features 500 --folds 2-4 --out results/alc-table1
   run --suite torgo --methods alc --features 500 --out results/alc-table1
   run --suite torgo --methods alc-q1,alc-q2 --features 500 --out results/alc-tables2-3
 fi
