@@ -18,7 +18,10 @@ if [[ "$lane" == table4 ]]; then
 elif [[ "$lane" == 1 ]]; then
   # issue 2: the LightGBM half of the Table 4 run (a no-op once complete)
   run --suite torgo --methods rff-gauss,rff-laplace,rff-cauchy,lgbm --features 100,500 --out results/gfc-table4-rff
-  # issue 5: SALSA on the Torgo suite (Nystrom path above the exact threshold)
+  # issue 5: SALSA Table 1 (single split; minutes) and peak memory, then SALSA on the Torgo suite
+  # (Nystrom path above the exact threshold)
+  run --suite salsa --methods salsa,krr --protocol holdout --features 500 --out results/salsa-table1
+  [[ -f results/salsa-memory.json ]] || python bench/salsa_memory.py --output results/salsa-memory.json
   run --suite torgo --methods salsa --features 100,500 --out results/salsa-torgo
   # issue 4: GBRFF Table 2 protocol (20 random 70/30 splits), then the GFC-paper GFC next to it
   run --suite gbrff --methods gbrff1,gbrff2,pbrff,lgbm --features 100 --protocol splits --repeats 20 \
@@ -26,7 +29,8 @@ elif [[ "$lane" == 1 ]]; then
   run --suite gbrff --methods gfc --features 100 --protocol splits --repeats 20 --test-size 0.3 \
       --out results/gbrff-table2
 else
-  # issue 3 (GFC column done: results/gfc-table1; EERF claim and GBRFF scaling done)
+  # issue 3: the GFC column of Table 1 (EERF claim and GBRFF scaling are done)
+  run --suite torgo --methods gfc --features 100,500 --out results/gfc-table1
   # a la carte, Q = 5 (Table 1) first, then Q = 1, 2 (Tables 2-3); n = 100 before 500
   run --suite torgo --methods alc --features 100 --out results/alc-table1
   run --suite torgo --methods alc-q1,alc-q2 --features 100 --out results/alc-tables2-3
