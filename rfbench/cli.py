@@ -143,7 +143,7 @@ def report_cmd(dirs, fmt, output, alpha, compare):
         for d in dirs:
             seconds, n = run_walltime(d)
             if n:
-                text += (f"\nWall time of the run in {d}: {hms(seconds)} over {n} invocation(s) "
+                text += (f"\nWall time of the run in {d}: {hms(seconds)} over {n} invocation(s) that ran tasks "
                          "(each from its start to the last task it finished).\n")
     if output:
         atomic_write_text(Path(output), text)

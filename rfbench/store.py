@@ -119,7 +119,8 @@ class RunDir:
 def run_walltime(path) -> tuple[float, int]:
     """(seconds, invocations) a resumed run has spent: for every ``rfbench run`` invocation in
     ``runs.jsonl``, from its start to the last task it finished (before the next invocation),
-    summed. Time an invocation spent on a task it did not finish (killed) is not counted."""
+    summed, and how many invocations finished at least one task. Time an invocation spent on a task
+    it did not finish (killed) is not counted, nor an invocation that found nothing left to do."""
     path = Path(path)
     history = path / "runs.jsonl"
     if not history.is_file():
@@ -127,13 +128,14 @@ def run_walltime(path) -> tuple[float, int]:
     starts = sorted(pd.Timestamp(json.loads(line)["started_at"]) for line in history.read_text().splitlines()
                     if line.strip())
     finished = sorted(pd.Timestamp(r["finished_at"]) for r in RunDir(path).records() if r.get("finished_at"))
-    total = 0.0
+    total, working = 0.0, 0
     for i, start in enumerate(starts):
         end = starts[i + 1] if i + 1 < len(starts) else None
         inside = [t for t in finished if t >= start and (end is None or t < end)]
         if inside:
             total += (inside[-1] - start).total_seconds()
-    return total, len(starts)
+            working += 1
+    return total, working
 
 
 def records_frame(records: list[dict]) -> pd.DataFrame:

@@ -115,7 +115,8 @@ def test_run_walltime_sums_invocations_up_to_their_last_finished_task(tmp_path):
     from rfbench.store import RunDir, run_walltime
 
     run = RunDir(tmp_path / "run").ensure()
-    for started in ("2026-01-01T10:00:00+00:00", "2026-01-01T12:00:00+00:00"):
+    # the third invocation found nothing left to do: neither time nor a count
+    for started in ("2026-01-01T10:00:00+00:00", "2026-01-01T12:00:00+00:00", "2026-01-01T13:00:00+00:00"):
         run.write_run_info({"command": "rfbench run", "started_at": started})
     finished = ["2026-01-01T10:10:00+00:00", "2026-01-01T10:30:00+00:00",   # first invocation: 30 min
                 "2026-01-01T12:05:00+00:00"]                                # second: 5 min
