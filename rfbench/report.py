@@ -119,7 +119,9 @@ def build(df: pd.DataFrame, alpha: float = 0.05):
     ds_order += sorted({k[0] for k in cells} - set(ds_order))
     ns = sorted({k[1] for k in cells})
     methods = sorted({k[2] for k in cells}, key=lambda m: list(df["method"]).index(m))
-    sizes = df.groupby("dataset")[["n_train", "n_test"]].max().sum(axis=1)
+    # m = rows of one task (training + test part); max over tasks, not max(n_train) + max(n_test),
+    # which overcounts by one when the fold sizes differ
+    sizes = (df["n_train"] + df["n_test"]).groupby(df["dataset"]).max()
     return cells, errors, ds_order, ns, methods, sizes, higher
 
 

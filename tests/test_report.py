@@ -1,5 +1,7 @@
 """Report: bold marks, Wilcoxon rows (same n and across n) against scipy on a known table."""
 
+import io
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -72,3 +74,10 @@ def test_timing_table_reports_preprocessing_share():
     text = report.render(df, "text")
     assert "t_pp / (t_tune + t_fit)" in text and "0.25" in text
     assert "t_pp" not in report.render(frame(), "text")   # no pre-processing recorded: no table
+
+
+def test_m_column_is_the_rows_of_one_task_when_fold_sizes_differ():
+    df = frame()
+    df.loc[df["fold"] % 3 == 0, ["n_train", "n_test"]] = [91, 9]   # uneven folds of 100 rows
+    csv = pd.read_csv(io.StringIO(report.render(df, "csv")))
+    assert set(csv["m"]) == {100}
