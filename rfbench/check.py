@@ -48,6 +48,7 @@ class Spec:
     notes: str = ""
     rank_summary: bool = False           # also compare average ranks and mean scores over datasets
     wilcoxon: list = field(default_factory=list)   # the paper's Wilcoxon comparisons (T values)
+    chosen: dict = field(default_factory=dict)     # a published table of selected hyper-parameters
 
 
 def load_spec(path_or_name: str) -> Spec:
@@ -71,7 +72,8 @@ def load_spec(path_or_name: str) -> Spec:
                 protocol=raw.get("protocol") or {}, filters=raw.get("filters") or {},
                 baseline_method=tol.get("or_better_than"),
                 higher_is_better=bool(raw.get("higher_is_better", False)), notes=str(raw.get("notes", "")),
-                rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=list(raw.get("wilcoxon") or []))
+                rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=list(raw.get("wilcoxon") or []),
+                chosen=dict(raw.get("chosen") or {}))
 
 
 def published_path(spec: Spec) -> Path:
@@ -217,6 +219,43 @@ def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
                     "wins_a": int(sum(rep[(d, a, na)] < rep[(d, b, nb)] for d in common))}
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def chosen_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
+    """A hyper-parameter the paper reports as selected (spec ``chosen``: its table, dataset and
+    value columns, our method and the name of the parameter in the records' ``params``), next to
+    the values our runs selected (one per finished fold, most frequent first)."""
+    ch = spec.chosen
+    if not ch:
+        return None
+    import json
+
+    path = published_dir() / ch["published"]
+    if not path.is_file():
+        raise UsageError(f"published table not found: {path} (set RFBENCH_PUBLISHED_DIR)")
+    pub = pd.read_csv(path, dtype=str)
+    done = finished_results(spec, results)
+    done = done[done["method"] == ch["method"]]
+    rows = []
+    for _, p in pub.iterrows():
+        ds = spec.datasets.get(p[ch["dataset_column"]])
+        if ds is None:
+            continue
+        values = [json.loads(v).get(ch["param"]) for v in done.loc[done["dataset"] == ds, "params"].dropna()]
+        counts = pd.Series([v for v in values if v is not None], dtype=object).value_counts()
+        rows.append({"dataset": ds, f"published_{ch['param']}": p[ch["value_column"]],
+                     f"chosen_{ch['param']}": ", ".join(f"{v}" + (f" ×{k}" if k > 1 else "")
+                                                        for v, k in counts.items()),
+                     "folds": len(values)})
+    return pd.DataFrame(rows) if rows else None
+
+
+def render_chosen(summary: pd.DataFrame | None, spec: Spec) -> str:
+    if summary is None or summary.empty:
+        return ""
+    return (f"\nSelected {spec.chosen['param']} of {spec.chosen['method']}, published next to ours "
+            "(per finished fold; ×k = chosen on k folds):\n\n"
+            + tabulate(summary, headers="keys", tablefmt="simple", showindex=False, disable_numparse=True) + "\n")
 
 
 def render_wilcoxon(summary: pd.DataFrame | None) -> str:

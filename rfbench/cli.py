@@ -166,6 +166,7 @@ def check_cmd(dirs, spec):
     click.echo(check.render(table, sp), nl=False)
     click.echo(check.render_ranks(check.rank_summary(sp, results)), nl=False)
     click.echo(check.render_wilcoxon(check.wilcoxon_summary(sp, results)), nl=False)
+    click.echo(check.render_chosen(check.chosen_summary(sp, results), sp), nl=False)
     if (table["status"] == "fail").any():
         sys.exit(1)
 

@@ -130,3 +130,20 @@ def test_paper_wilcoxon_comparisons_are_recomputed_on_the_reproduced_means(tmp_p
     assert summary["T"][0] == sps.wilcoxon(g500, a100.loc[g500.index]).statistic
     assert summary["T_crit_95"][0] == 2          # exact two-sided 5 % value for N = 7
     assert "paper_T" in check.render_wilcoxon(summary)
+
+
+def test_chosen_parameters_are_listed_next_to_the_published_ones():
+    spec = check.load_spec("salsa2016-table1")
+    recs = [{"dataset": "salsa-housing", "method": "salsa", "status": "done", "protocol": "holdout-t0.3-i5",
+             "params": '{"order": 9, "lambda": 1e-3}'},
+            {"dataset": "salsa-music", "method": "salsa", "status": "done", "protocol": "holdout-t0.3-i5",
+             "params": '{"order": 2}'},
+            {"dataset": "salsa-music", "method": "salsa", "status": "done", "protocol": "holdout-t0.3-i5",
+             "params": '{"order": 2}'},
+            {"dataset": "salsa-music", "method": "krr", "status": "done", "protocol": "holdout-t0.3-i5",
+             "params": '{"order": 90}'}]
+    table = check.chosen_summary(spec, pd.DataFrame(recs)).set_index("dataset")
+    assert table.loc["salsa-housing", "published_order"] == "9" and table.loc["salsa-housing", "chosen_order"] == "9"
+    assert table.loc["salsa-music", "published_order"] == "3"
+    assert table.loc["salsa-music", "chosen_order"] == "2 ×2" and table.loc["salsa-music", "folds"] == 2
+    assert table.loc["salsa-galaxy", "folds"] == 0   # published, not reproduced
