@@ -257,3 +257,21 @@ def test_one_frequency_cv_equals_the_generic_trig_gradient(kind):
         assert fast(w, lam, grad=False)[0] == pytest.approx(value, rel=1e-12)
     with pytest.raises(ValueError, match="fold-structured"):
         OneFrequencyCV(X, y, f, make_splits("partial", m, rng))
+
+
+def test_workspace_reuse_gives_identical_results_across_calls():
+    """A workspace kept over an optimisation must not leak one call's arrays into the next."""
+    from rfbench.methods.cvgrad import Workspace
+
+    rng = np.random.default_rng(3)
+    X, y = rng.standard_normal((60, 3)), rng.standard_normal(60)
+    splits = [(np.setdiff1d(np.arange(60), f), f) for f in np.array_split(rng.permutation(60), 4)]
+    work = Workspace()
+    for _ in range(3):
+        W, scale = rng.standard_normal((3, 5)), rng.uniform(0.5, 2.0, 5)
+        fixed = np.ones((60, 1))
+        fresh = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale)
+        reused = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale, work=work)
+        assert reused.value == fresh.value and reused.dlam == fresh.dlam
+        np.testing.assert_array_equal(reused.dW, fresh.dW)
+        np.testing.assert_array_equal(reused.dscale, fresh.dscale)
