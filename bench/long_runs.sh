@@ -29,8 +29,7 @@ elif [[ "$lane" == 1 ]]; then
   run --suite gbrff --methods gfc --features 100 --protocol splits --repeats 20 --test-size 0.3 \
       --out results/gbrff-table2
 else
-  # issue 3: the GFC column of Table 1 (EERF claim and GBRFF scaling are done)
-  run --suite torgo --methods gfc --features 100,500 --out results/gfc-table1
+  # issue 3 (GFC column, EERF claim and GBRFF scaling are done and committed):
   # a la carte, Q = 5 (Table 1) first, then Q = 1, 2 (Tables 2-3); n = 100 before 500
   run --suite torgo --methods alc --features 100 --out results/alc-table1
   run --suite torgo --methods alc-q1,alc-q2 --features 100 --out results/alc-tables2-3
