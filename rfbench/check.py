@@ -11,6 +11,7 @@ names to rfbench names, the protocol, and the tolerance:
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,12 +83,16 @@ def published_path(spec: Spec) -> Path:
     return local if spec.published.startswith(("bench/", "results/")) else published_dir() / spec.published
 
 
-def published_table(spec: Spec) -> pd.DataFrame:
-    """The spec's published table (as strings), restricted by its ``filters``."""
-    path = published_path(spec)
+def read_published(path: Path) -> pd.DataFrame:
+    """A published CSV as strings, or the one-line error that says where it was looked for."""
     if not path.is_file():
         raise UsageError(f"published table not found: {path} (set RFBENCH_PUBLISHED_DIR)")
-    pub = pd.read_csv(path, dtype=str)
+    return pd.read_csv(path, dtype=str)
+
+
+def published_table(spec: Spec) -> pd.DataFrame:
+    """The spec's published table (as strings), restricted by its ``filters``."""
+    pub = read_published(published_path(spec))
     for col, value in spec.filters.items():
         pub = pub[pub[col].astype(str) == str(value)]
     return pub
@@ -228,12 +233,7 @@ def chosen_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
     ch = spec.chosen
     if not ch:
         return None
-    import json
-
-    path = published_dir() / ch["published"]
-    if not path.is_file():
-        raise UsageError(f"published table not found: {path} (set RFBENCH_PUBLISHED_DIR)")
-    pub = pd.read_csv(path, dtype=str)
+    pub = read_published(published_dir() / ch["published"])
     done = finished_results(spec, results)
     done = done[done["method"] == ch["method"]]
     rows = []

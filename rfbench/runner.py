@@ -173,7 +173,7 @@ def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=
     ``folds`` restricts the outer folds (splits) that are run; the splits themselves are unchanged,
     so a later run with more folds adds to the same results.
     """
-    fold_ids = range(protocol.n_outer) if folds is None else sorted(set(folds))
+    fold_ids = range(protocol.n_outer) if folds is None else folds
     done = run_dir.done_keys()
     items = []
     for dname in dataset_names:
@@ -273,6 +273,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         if bad or not folds:
             raise UsageError(f"--folds {','.join(map(str, bad)) or '(empty)'}: outer folds are numbered "
                              f"0..{protocol.n_outer - 1} for this protocol")
+        folds = sorted(set(folds))
     if not features or any(n < 1 for n in features):
         raise UsageError("--features must be positive integers, e.g. --features 100,500")
     if jobs < 1:
@@ -293,7 +294,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         "datasets": names, "methods": list(method_names), "features": list(features),
         "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": jobs,
         "threads_per_worker": threads, "timeout_s": timeout_s,
-        "folds": None if folds is None else sorted(set(folds)),
+        "folds": folds,
         "data_dir": str(resolve_data_dir(data_dir) or ""), "machine": machine_info(),
     })
     items = plan(names, method_names, features, protocol, run_dir, warn, folds)
