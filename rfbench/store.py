@@ -76,20 +76,27 @@ class RunDir:
             self._cache[path.stem] = rec
 
     def _load(self) -> dict[str, dict]:
+        """key → record. Files are parsed once per process; every call lists the directory again
+        and reads only the names it has not seen, so records written by another invocation working
+        on other tasks of the same directory (two lanes with disjoint --datasets or --folds) appear
+        in this one's results.csv too."""
         if self._cache is None:
             self._cache = {}
-            if self.records_dir.is_dir():
-                for p in sorted(self.records_dir.glob("*.json")):
-                    try:
-                        self._cache[p.stem] = json.loads(p.read_text())
-                    except (OSError, json.JSONDecodeError):
-                        continue  # cannot happen with atomic writes; a foreign file is ignored
+        if self.records_dir.is_dir():
+            for p in sorted(self.records_dir.glob("*.json")):
+                if p.stem in self._cache:
+                    continue
+                try:
+                    self._cache[p.stem] = json.loads(p.read_text())
+                except (OSError, json.JSONDecodeError):
+                    continue  # cannot happen with atomic writes; a foreign file is ignored
         return self._cache
 
     def records(self) -> list[dict]:
-        """All records (read once; later writes through this object keep the cache current, so
-        rewriting results.csv after every task costs no directory scan)."""
-        return [self._load()[k] for k in sorted(self._load())]
+        """All records (each file parsed once per process; writes through this object keep the
+        cache current)."""
+        cache = self._load()
+        return [cache[k] for k in sorted(cache)]
 
     def done_keys(self) -> set[str]:
         return {k for k, r in self._load().items() if r.get("status") == "done"}

@@ -125,3 +125,22 @@ def test_run_walltime_sums_invocations_up_to_their_last_finished_task(tmp_path):
                           "protocol": "cv-o10-i5", "status": "done", "error": 1.0, "finished_at": t})
     assert run_walltime(run.path) == (35 * 60.0, 2)
     assert json.loads((run.path / "runs.jsonl").read_text().splitlines()[0])["started_at"].startswith("2026")
+
+
+def test_two_invocations_on_one_directory_see_each_others_records(tmp_path):
+    # two lanes working on disjoint tasks of one results directory: each one's results.csv must
+    # hold the other's finished records too, not only those it wrote or found at its start
+    from rfbench.store import RunDir
+
+    def rec(fold):
+        return {"dataset": "friedman", "method": "rff-gauss", "n_features": 10, "fold": fold, "seed": 0,
+                "protocol": "cv-o10-i5", "status": "done", "error": 1.0}
+
+    lane_a, lane_b = RunDir(tmp_path / "run").ensure(), RunDir(tmp_path / "run").ensure()
+    lane_a.write_record(rec(0))
+    assert len(lane_b.records()) == 1          # b's cache is loaded now ...
+    lane_a.write_record(rec(1))
+    lane_b.write_record(rec(2))
+    df = lane_b.write_results_csv()            # ... and still sees a's later record
+    assert sorted(df["fold"]) == [0, 1, 2]
+    assert lane_b.done_keys() == lane_a.done_keys()
