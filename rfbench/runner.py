@@ -19,6 +19,7 @@ import signal
 import sys
 import time
 import traceback
+import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
@@ -289,8 +290,10 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     threads = threads or max(1, cores // jobs)
     if threads * jobs > cores:
         warn(f"{jobs} workers × {threads} threads exceed the {cores} cores; expect slow, noisy timings")
+    invocation = uuid.uuid4().hex[:12]   # ties this invocation's records to its runs.jsonl line
     run_dir.write_run_info({
         "command": command or " ".join(sys.argv), "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
+        "invocation": invocation,
         "datasets": names, "methods": list(method_names), "features": list(features),
         "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": jobs,
         "threads_per_worker": threads, "timeout_s": timeout_s,
@@ -303,6 +306,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
 
     def collect(item: WorkItem, records: list[dict]):
         for rec in records:
+            rec["invocation"] = invocation
             run_dir.write_record(rec)
         run_dir.write_results_csv()
         statuses = ",".join(sorted({r["status"] for r in records}))

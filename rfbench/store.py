@@ -124,25 +124,42 @@ class RunDir:
 
 
 def run_walltime(path) -> tuple[float, int]:
-    """(seconds, invocations) a resumed run has spent: for every ``rfbench run`` invocation in
-    ``runs.jsonl``, from its start to the last task it finished (before the next invocation),
-    summed, and how many invocations finished at least one task. Time an invocation spent on a task
-    it did not finish (killed) is not counted, nor an invocation that found nothing left to do."""
+    """(seconds, invocations) a resumed run has spent: every ``rfbench run`` invocation in
+    ``runs.jsonl`` is busy from its start to the last task it finished, and the wall time is the
+    length of the union of those intervals (two lanes working side by side on one directory count
+    once), together with how many invocations finished at least one task. Time an invocation spent
+    on a task it did not finish (killed) is not counted, nor an invocation that found nothing left
+    to do. A record names its invocation; records written before invocations had ids belong to the
+    last invocation started before they finished."""
     path = Path(path)
     history = path / "runs.jsonl"
     if not history.is_file():
         return 0.0, 0
-    starts = sorted(pd.Timestamp(json.loads(line)["started_at"]) for line in history.read_text().splitlines()
-                    if line.strip())
-    finished = sorted(pd.Timestamp(r["finished_at"]) for r in RunDir(path).records() if r.get("finished_at"))
-    total, working = 0.0, 0
-    for i, start in enumerate(starts):
-        end = starts[i + 1] if i + 1 < len(starts) else None
-        inside = [t for t in finished if t >= start and (end is None or t < end)]
-        if inside:
-            total += (inside[-1] - start).total_seconds()
-            working += 1
-    return total, working
+    runs = sorted((pd.Timestamp(info["started_at"]), info.get("invocation"))
+                  for info in map(json.loads, filter(str.strip, history.read_text().splitlines())))
+    last: dict[int, pd.Timestamp] = {}
+    ids = {inv: i for i, (_, inv) in enumerate(runs) if inv}
+    starts = [start for start, _ in runs]
+    for rec in RunDir(path).records():
+        if not rec.get("finished_at"):
+            continue
+        t = pd.Timestamp(rec["finished_at"])
+        i = ids.get(rec.get("invocation"))
+        if i is None:           # untagged: the last invocation that started before it finished
+            i = max((j for j, start in enumerate(starts) if start <= t), default=None)
+            if i is None:
+                continue
+        last[i] = max(last.get(i, t), t)
+    total, reach = 0.0, None
+    for i in sorted(last, key=lambda j: starts[j]):   # union of [start, last finished] intervals
+        lo, hi = starts[i], last[i]
+        if reach is None or lo > reach:
+            total += (hi - lo).total_seconds()
+            reach = hi
+        elif hi > reach:
+            total += (hi - reach).total_seconds()
+            reach = hi
+    return total, len(last)
 
 
 def records_frame(records: list[dict]) -> pd.DataFrame:

@@ -144,3 +144,29 @@ def test_two_invocations_on_one_directory_see_each_others_records(tmp_path):
     df = lane_b.write_results_csv()            # ... and still sees a's later record
     assert sorted(df["fold"]) == [0, 1, 2]
     assert lane_b.done_keys() == lane_a.done_keys()
+
+
+def test_run_walltime_counts_side_by_side_lanes_once(tmp_path):
+    from rfbench.store import RunDir, run_walltime
+
+    run = RunDir(tmp_path / "run").ensure()
+    # lanes a and b worked side by side (b started 5 min after a); c came later, alone
+    for inv, started in (("a", "2026-01-01T10:00:00+00:00"), ("b", "2026-01-01T10:05:00+00:00"),
+                         ("c", "2026-01-01T12:00:00+00:00")):
+        run.write_run_info({"command": "rfbench run", "started_at": started, "invocation": inv})
+    finished = [("a", "2026-01-01T10:10:00+00:00"), ("b", "2026-01-01T10:20:00+00:00"),
+                ("a", "2026-01-01T10:30:00+00:00"), ("c", "2026-01-01T12:05:00+00:00")]
+    for fold, (inv, t) in enumerate(finished):
+        run.write_record({"dataset": "friedman", "method": "rff-gauss", "n_features": 10, "fold": fold, "seed": 0,
+                          "protocol": "cv-o10-i5", "status": "done", "error": 1.0, "finished_at": t,
+                          "invocation": inv})
+    # union of [10:00, 10:30] (a), [10:05, 10:20] (b) and [12:00, 12:05] (c): 35 min, not 50
+    assert run_walltime(run.path) == (35 * 60.0, 3)
+
+
+def test_runner_tags_records_with_their_invocation(tmp_path):
+    out = tmp_path / "run"
+    runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False, folds=[0])
+    (info,) = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
+    recs = runner.RunDir(out).records()
+    assert recs and all(r["invocation"] == info["invocation"] for r in recs)
