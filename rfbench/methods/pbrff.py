@@ -22,19 +22,16 @@ is one-vs-one for more than two).
 from __future__ import annotations
 
 import math
-import warnings
 
 import numpy as np
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.svm import SVC
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfbench.methods.common import as_generator, resolve_cv, seed_from, standardise_columns
 from rfbench.methods.gbrff import GAMMA_GRID
-from rfbench.methods.rfkit import parallel_map
+from rfbench.methods.rfkit import fit_linear_svm, parallel_map
 from rfbench.methods.tuning import Stopwatch, param_grid
 
 BETA_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
@@ -76,17 +73,6 @@ def pseudo_posterior(cos_train: np.ndarray, agree: np.ndarray, beta: float) -> n
 def representation(cosines: np.ndarray, q: np.ndarray) -> np.ndarray:
     """φ_l(x) = Σ_k q_lk cos(ω_lk·(x − x_l)): array (n, n_L)."""
     return np.einsum("ilk,lk->il", cosines, q)
-
-
-def _svm(C: float, max_iter: int) -> SVC:
-    return SVC(kernel="linear", C=C, max_iter=max_iter)
-
-
-def _fit_svm_quietly(svm: SVC, Z: np.ndarray, y: np.ndarray) -> SVC:
-    # max_iter = 10⁴ is part of the protocol: libsvm stopping early is expected, not news
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", ConvergenceWarning)
-        return svm.fit(Z, y)
 
 
 class PBRFFClassifier(ClassifierMixin, BaseEstimator):
@@ -138,7 +124,7 @@ class PBRFFClassifier(ClassifierMixin, BaseEstimator):
                 q = pseudo_posterior(cos_tr, agree, float(beta))
                 Z_tr, Z_va = representation(cos_tr, q), representation(cos_va, q)
                 for C in self.C_grid:
-                    svm = _fit_svm_quietly(_svm(float(C), int(self.max_iter)), Z_tr, y_tr)
+                    svm = fit_linear_svm(Z_tr, y_tr, float(C), int(self.max_iter))
                     errors.append(float(np.mean(svm.predict(Z_va) != y[va])))
         return np.array(errors)
 
@@ -181,8 +167,7 @@ class PBRFFClassifier(ClassifierMixin, BaseEstimator):
         cos_tr = landmark_cosines(Xs, self.landmarks_, self.frequencies_)
         agree = np.where(y[:, None] == self.landmark_labels_[None, :], 1.0, -1.0)
         self.q_ = pseudo_posterior(cos_tr, agree, params["beta"])
-        self.svm_ = _fit_svm_quietly(_svm(params["C"], int(self.max_iter)),
-                                     representation(cos_tr, self.q_), y)
+        self.svm_ = fit_linear_svm(representation(cos_tr, self.q_), y, params["C"], int(self.max_iter))
         self.n_iter_ = self.svm_.n_iter_
         self.best_params_ = {**params, "gamma": params["g"] / X.shape[1],
                              "n_landmarks": int(self.n_features), "seed": int(seed)}

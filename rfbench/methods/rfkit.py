@@ -5,12 +5,17 @@
 * ``ridge_cv_curves``: inner-CV criteria of ridge along a λ path (one eigendecomposition per
   fold), for regression (MSE) and for least-squares classification on ±1 labels (error rate).
 * ``parallel_map``: run independent tasks serially or with joblib, in a deterministic order.
+* ``fit_linear_svm``: the GBRFF reference code's final classifier, SVC(kernel="linear", C, max_iter).
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 from scipy.spatial import cKDTree
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.svm import SVC
 from sklearn.utils.multiclass import type_of_target
 
 from rfbench.methods.ridge import cv_mse_path, cv_path_predictions
@@ -119,3 +124,12 @@ def parallel_map(fn, items, n_jobs) -> list:
     from joblib import Parallel, delayed
 
     return Parallel(n_jobs=int(n_jobs))(delayed(fn)(*item) for item in items)
+
+
+def fit_linear_svm(Z: np.ndarray, y: np.ndarray, C: float, max_iter: int) -> SVC:
+    """``SVC(kernel="linear", C, max_iter)`` fitted on (Z, y), as the GBRFF reference code's final
+    classifier of PBRFF and GFC. The iteration cap is part of that protocol: libsvm stopping at it
+    is expected, not news, so its ConvergenceWarning is silenced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        return SVC(kernel="linear", C=C, max_iter=max_iter).fit(Z, y)
