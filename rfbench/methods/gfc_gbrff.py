@@ -34,9 +34,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from rfbench.methods.common import as_generator, resolve_cv, seed_from, standardise_columns
+from rfbench.methods.common import as_generator
 from rfbench.methods.cvgrad import prepare_splits, trig_cv_grad, trig_features
-from rfbench.methods.rfkit import encode_binary_labels, fit_linear_svm, parallel_map
+from rfbench.methods.rfkit import (
+    encode_binary_labels,
+    fit_linear_svm,
+    scaler_stats,
+    select_on_folds,
+)
 from rfbench.methods.tuning import Stopwatch
 
 C_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
@@ -107,14 +112,9 @@ class GFCGBRFFClassifier(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.standardize = standardize
 
-    def _scaler(self, X):
-        if self.standardize:
-            return standardise_columns(X)
-        return np.zeros(X.shape[1]), np.ones(X.shape[1])
-
     def _features(self, X, y_pm, seed):
         """(scaler, W, λs) learned on (X, y_pm) with the w₀ stream of ``seed``."""
-        mean, scale = self._scaler(X)
+        mean, scale = scaler_stats(X, self.standardize)
         W, lambdas = descent((X - mean) / scale, y_pm, int(self.n_features), np.random.default_rng(seed),
                              int(self.maxiter))
         return mean, scale, W, lambdas
@@ -136,17 +136,8 @@ class GFCGBRFFClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("C_grid is empty")
         rng = as_generator(self.random_state)
         with Stopwatch() as tune:
-            if len(self.C_grid) > 1:
-                splits = resolve_cv(self.cv, X.shape[0], rng)
-                seed = seed_from(rng)
-                per_fold = parallel_map(self._cv_task, [(X, y, y_pm, tr, va, seed) for tr, va in splits],
-                                        self.n_jobs)
-                self.cv_errors_ = np.mean(per_fold, axis=0)
-                best = int(np.argmin(self.cv_errors_))  # ties → first in grid order
-            else:
-                seed = seed_from(rng)
-                self.cv_errors_ = np.full(1, np.nan)
-                best = 0
+            self.cv_errors_, best, seed = select_on_folds(self._cv_task, (X, y, y_pm), len(self.C_grid),
+                                                          self.cv, X.shape[0], rng, self.n_jobs)
         self.tune_time_ = tune.total
         C = float(self.C_grid[best])
         self.x_mean_, self.x_scale_, self.frequencies_, self.feature_lambdas_ = self._features(X, y_pm, seed)

@@ -29,9 +29,9 @@ from sklearn.base import BaseEstimator, ClassifierMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
-from rfbench.methods.common import as_generator, resolve_cv, seed_from, standardise_columns
+from rfbench.methods.common import as_generator
 from rfbench.methods.gbrff import GAMMA_GRID
-from rfbench.methods.rfkit import fit_linear_svm, parallel_map
+from rfbench.methods.rfkit import fit_linear_svm, scaler_stats, select_on_folds
 from rfbench.methods.tuning import Stopwatch, param_grid
 
 BETA_GRID = (0.01, 0.1, 1.0, 10.0, 100.0)
@@ -103,14 +103,9 @@ class PBRFFClassifier(ClassifierMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.standardize = standardize
 
-    def _scaler(self, X):
-        if self.standardize:
-            return standardise_columns(X)
-        return np.zeros(X.shape[1]), np.ones(X.shape[1])
-
     def _cv_task(self, X, y, tr, va, seed):
         """Validation errors of every (g, β, C) on one inner fold, in ``param_grid`` order."""
-        mean, scale = self._scaler(X[tr])
+        mean, scale = scaler_stats(X[tr], self.standardize)
         X_tr, X_va, y_tr = (X[tr] - mean) / scale, (X[va] - mean) / scale, y[tr]
         idx, std_freqs = draw_landmarks(len(tr), X.shape[1], int(self.n_features),
                                         int(self.n_random_features), np.random.default_rng(seed))
@@ -143,21 +138,12 @@ class PBRFFClassifier(ClassifierMixin, BaseEstimator):
             raise ValueError("the hyper-parameter grid is empty")
         rng = as_generator(self.random_state)
         with Stopwatch() as tune:
-            if len(combos) > 1:
-                splits = resolve_cv(self.cv, X.shape[0], rng)
-                seed = seed_from(rng)
-                per_fold = parallel_map(self._cv_task, [(X, y, tr, va, seed) for tr, va in splits],
-                                        self.n_jobs)
-                self.cv_errors_ = np.mean(per_fold, axis=0)
-                best = int(np.argmin(self.cv_errors_))  # ties → first in grid order
-            else:
-                seed = seed_from(rng)
-                self.cv_errors_ = np.full(1, np.nan)
-                best = 0
+            self.cv_errors_, best, seed = select_on_folds(self._cv_task, (X, y), len(combos), self.cv,
+                                                          X.shape[0], rng, self.n_jobs)
         self.tune_time_ = tune.total
         params = combos[best]
 
-        self.x_mean_, self.x_scale_ = self._scaler(X)
+        self.x_mean_, self.x_scale_ = scaler_stats(X, self.standardize)
         Xs = (X - self.x_mean_) / self.x_scale_
         idx, std_freqs = draw_landmarks(X.shape[0], X.shape[1], int(self.n_features),
                                         int(self.n_random_features), np.random.default_rng(seed))

@@ -5,6 +5,8 @@
 * ``ridge_cv_curves``: inner-CV criteria of ridge along a λ path (one eigendecomposition per
   fold), for regression (MSE) and for least-squares classification on ±1 labels (error rate).
 * ``parallel_map``: run independent tasks serially or with joblib, in a deterministic order.
+* ``select_on_folds``: a grid chosen by mean inner-CV error, one seed per outer fit (PBRFF, GFC-GBRFF).
+* ``scaler_stats``: the per-fit input scaler of the GBRFF reference code's protocol.
 * ``fit_linear_svm``: the GBRFF reference code's final classifier, SVC(kernel="linear", C, max_iter).
 """
 
@@ -18,6 +20,7 @@ from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVC
 from sklearn.utils.multiclass import type_of_target
 
+from rfbench.methods.common import resolve_cv, seed_from, standardise_columns
 from rfbench.methods.ridge import cv_mse_path, cv_path_predictions
 
 
@@ -133,3 +136,29 @@ def fit_linear_svm(Z: np.ndarray, y: np.ndarray, C: float, max_iter: int) -> SVC
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         return SVC(kernel="linear", C=C, max_iter=max_iter).fit(Z, y)
+
+
+def scaler_stats(X: np.ndarray, standardize: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, scale) of the scaler fitted in every fit of the GBRFF paper's protocol (identity if
+    ``standardize`` is off)."""
+    if standardize:
+        return standardise_columns(X)
+    return np.zeros(X.shape[1]), np.ones(X.shape[1])
+
+
+def select_on_folds(cv_task, args: tuple, n_grid: int, cv, n_samples: int, rng: np.random.Generator,
+                    n_jobs) -> tuple[np.ndarray, int, int]:
+    """(mean inner-CV error of every grid point, best index, seed) for estimators that score a whole
+    grid on one inner fold with ``cv_task(*args, train_idx, val_idx, seed)`` (an array, grid order).
+
+    The seed is drawn once per outer fit and given to every inner fit (and to the final fit by the
+    caller), as the GBRFF reference code's RandomState(1). Ties go to the first grid point. A grid
+    of one point skips the CV (errors NaN).
+    """
+    if n_grid > 1:
+        splits = resolve_cv(cv, n_samples, rng)
+        seed = seed_from(rng)
+        per_fold = parallel_map(cv_task, [(*args, tr, va, seed) for tr, va in splits], n_jobs)
+        errors = np.mean(per_fold, axis=0)
+        return errors, int(np.argmin(errors)), seed
+    return np.full(1, np.nan), 0, seed_from(rng)
