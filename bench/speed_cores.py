@@ -11,6 +11,8 @@ otherwise idle machine.
 
     python bench/speed_cores.py --output results/speed-cores.json \\
         --task gfc:500:ailerons --task alc:100:delta-ailerons [--fold 0]
+
+Rows of tasks not measured this time stay in the output file (re-measure a subset with --task).
 """
 
 from __future__ import annotations
@@ -68,7 +70,12 @@ def main() -> None:
         row["speedup_2core"] = round(pub / row["wall_2core_s"], 1) if pub else None
         rows.append(row)
         print(json.dumps(row), flush=True)
-    Path(args.output).write_text(json.dumps(rows, indent=1) + "\n")
+    # rows of other tasks already in the file are kept (re-measure a subset with --task)
+    out = Path(args.output)
+    key = lambda r: (r["dataset"], r["method"], r["n_features"], r["fold"])  # noqa: E731
+    fresh = {key(r) for r in rows}
+    kept = [r for r in json.loads(out.read_text()) if key(r) not in fresh] if out.is_file() else []
+    out.write_text(json.dumps(kept + rows, indent=1) + "\n")
     print(f"wrote {args.output}")
 
 

@@ -240,13 +240,36 @@ def _cho_factor(P: np.ndarray):
         return scipy.linalg.cho_factor(P + jitter * np.eye(P.shape[0]), check_finite=False)
 
 
+def _cho_factor_nogil(P: np.ndarray):
+    """:func:`_cho_factor` through NumPy, whose LAPACK call releases the GIL (SciPy's holds it), so
+    that threads of a pool factor several folds at once; returned in SciPy's (factor, lower) form."""
+    try:
+        return np.linalg.cholesky(P), True
+    except np.linalg.LinAlgError:
+        jitter = 1e-10 * max(np.trace(P) / P.shape[0], 1e-300)
+        return np.linalg.cholesky(P + jitter * np.eye(P.shape[0])), True
+
+
+def _pooled_grams(Z: np.ndarray, blocks, pool) -> list[np.ndarray]:
+    """``[Z[lo:hi].T @ Z[lo:hi] for lo, hi in blocks]`` by the threads of ``pool`` (one BLAS thread
+    each): every block is cut in two halves, so that k blocks are 2k equal tasks for any pool size."""
+    halves = []
+    for lo, hi in blocks:
+        mid = (lo + hi) // 2
+        halves += [(lo, mid), (mid, hi)]
+    parts = list(pool.map(lambda b: Z[b[0]:b[1]].T @ Z[b[0]:b[1]], halves))
+    return [parts[2 * j] + parts[2 * j + 1] for j in range(len(blocks))]
+
+
 def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
-                  grad: bool = True, factored: bool = False) -> CVGrad:
+                  grad: bool = True, factored: bool = False, pool=None) -> CVGrad:
     """Mean over splits of the validation MSE of ridge ``(ZᵀZ + mλI)c = Zᵀy`` and its gradients.
 
     ``Z`` is the design matrix of *all* rows (m × p); ``splits`` index its rows. Returns the value,
     ``dZ = dE/dZ`` (m × p, total derivative including the dependence of c on the training rows) and
-    ``dE/dλ``. No intercept is fitted: put a constant column in Z if one is wanted.
+    ``dE/dλ``. No intercept is fitted: put a constant column in Z if one is wanted. ``pool`` (a
+    thread pool, BLAS limited to one thread by the caller) spreads the Gram matrices and the folds'
+    factorisations of the standard k-fold path over its threads.
     """
     m, p = Z.shape
     splits = prepare_splits(splits, m)
@@ -255,7 +278,7 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
             return _ridge_cv_grad_folds(Z, y, splits, lam, grad)
         return _ridge_cv_grad_batched(Z, y, splits, lam, grad)
     if FOLD_PATH and splits.fold_side == "va":
-        return _ridge_cv_grad_kfold(Z, y, splits, lam, grad, factored)
+        return _ridge_cv_grad_kfold(Z, y, splits, lam, grad, factored, pool)
     k = len(splits)
     # the full Gram matrix only pays off for splits whose validation side is the smaller one
     full = None
@@ -299,13 +322,16 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
 
 
 def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: float,
-                         grad: bool, factored: bool = False) -> CVGrad:
+                         grad: bool, factored: bool = False, pool=None) -> CVGrad:
     """:func:`ridge_cv_grad` for standard k-fold splits and many columns (ALC).
 
     The rows are visited fold by fold as contiguous blocks (no row copies when the caller's folds
     are already contiguous, see :func:`contiguous_folds`): one Gram matrix per fold, the full one
     as their sum, each training Gram matrix as full minus the fold's. The training predictions
-    and adjoints of every split come from one (m × p)(p × 2k) product.
+    and adjoints of every split come from one (m × p)(p × 2k) product. With a ``pool`` the Gram
+    matrices and the folds' systems are computed by its threads (the GFC paper parallelised its
+    à la carte over the folds too, App. C.3); the sums are then grouped differently, so the
+    result agrees with the serial one to rounding, not bit for bit.
     """
     m, p = Z.shape
     k = len(splits)
@@ -313,25 +339,38 @@ def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: fl
     Zs = Z if order is None else Z[order]
     ys = y if order is None else y[order]
     blocks = list(zip(bounds[:-1], bounds[1:], strict=True))
-    grams = [Zs[lo:hi].T @ Zs[lo:hi] for lo, hi in blocks]
+    if pool is None:
+        grams = [Zs[lo:hi].T @ Zs[lo:hi] for lo, hi in blocks]
+    else:
+        grams = _pooled_grams(Zs, blocks, pool)
     rhs = [Zs[lo:hi].T @ ys[lo:hi] for lo, hi in blocks]
     G, b = sum(grams), sum(rhs)
-    CT = np.empty((p, 2 * k))                   # c of every split, then t of every split
-    values = np.empty(k)
-    dlam = 0.0
-    for j, (lo, hi) in enumerate(blocks):
+    factorise = _cho_factor if pool is None else _cho_factor_nogil
+
+    def solve_fold(j: int):
+        """(validation MSE, c, t, −m_tr tᵀc) of split j (t = None without gradient)."""
+        lo, hi = blocks[j]
         m_va, m_tr = hi - lo, m - (hi - lo)
         P = G - grams[j]
         P[np.diag_indices(p)] += m_tr * lam
-        factor = _cho_factor(P)
+        factor = factorise(P)
         c = scipy.linalg.cho_solve(factor, b - rhs[j], check_finite=False)
         r_va = Zs[lo:hi] @ c - ys[lo:hi]
-        values[j] = r_va @ r_va / m_va
+        if not grad:
+            return r_va @ r_va / m_va, c, None, 0.0
+        t = scipy.linalg.cho_solve(factor, (2.0 / m_va) * (Zs[lo:hi].T @ r_va), check_finite=False)
+        return r_va @ r_va / m_va, c, t, m_tr * (t @ c)
+
+    CT = np.empty((p, 2 * k))                   # c of every split, then t of every split
+    values = np.empty(k)
+    dlam = 0.0
+    for j, (value, c, t, m_tc) in enumerate(map(solve_fold, range(k)) if pool is None
+                                             else pool.map(solve_fold, range(k))):
+        values[j] = value
         CT[:, j] = c
         if grad:
-            t = scipy.linalg.cho_solve(factor, (2.0 / m_va) * (Zs[lo:hi].T @ r_va), check_finite=False)
             CT[:, k + j] = t
-            dlam -= m_tr * (t @ c)
+            dlam -= m_tc
     if not grad:
         return CVGrad(float(values.mean()), None, 0.0, values)
     # per-row weights: against ∂Z·c_j, (2/m_v) r_v on fold j and −a_j = −Z t_j elsewhere;
@@ -514,11 +553,15 @@ class Workspace:
 
     An evaluation of ALC's objective on a large training part writes several m × n arrays; fresh
     ones are new memory for the kernel to fault in and zero on every call (at m = 36 691, n = 500,
-    about a third of the evaluation). Contents do not survive between uses of one name.
+    about a third of the evaluation). Contents do not survive between uses of one name. ``pool``
+    (optional) is a thread pool: :func:`ridge_cv_grad` spreads the folds over it and
+    :func:`trig_cv_grad` its ``row_blocks`` blocks of rows.
     """
 
-    def __init__(self):
+    def __init__(self, pool=None, row_blocks: int = 1):
         self._arrays: dict[str, np.ndarray] = {}
+        self.pool = pool                # threads for the fold-parallel parts (see ridge_cv_grad)
+        self.row_blocks = row_blocks    # and the row blocks they share in trig_cv_grad
 
     def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         arr = self._arrays.get(name)
@@ -537,48 +580,81 @@ def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits
     Returns ``dW`` (d × n), ``dlam`` and ``dscale`` (n; with ``scale=None`` it is the derivative
     w.r.t. a scale factor at its value one).
     """
-    m = X.shape[0]
+    m, d = X.shape
     n = W.shape[1]
     fixed = np.empty((m, 0)) if fixed is None else np.asarray(fixed, dtype=float).reshape(m, -1)
     p0 = fixed.shape[1]
+    s = np.ones(n) if scale is None else np.asarray(scale, dtype=float)
     # the design is written in place, block by block (no stacking copies of m × 2n arrays)
     work = work or Workspace()
     Z = work.get("Z", (m, p0 + 2 * n))
     Z[:, :p0] = fixed
-    XW = np.matmul(X, W, out=work.get("XW", (m, n)))
-    if scale is None:
-        s = np.ones(n)
-        S, C = sincos(XW, Z[:, p0:p0 + n], Z[:, p0 + n:])
-    else:
-        s = np.asarray(scale, dtype=float)
-        S, C = sincos(XW, XW, work.get("C", (m, n)))     # the sines overwrite the phases
-        np.multiply(S, s, out=Z[:, p0:p0 + n])
-        np.multiply(C, s, out=Z[:, p0 + n:])
-    d = X.shape[1]
-    res = ridge_cv_grad(Z, y, splits, lam, grad, factored=True)
+    XW = work.get("XW", (m, n))
+    C_work = None if scale is None else work.get("C", (m, n))
+    # with a pool, the row-wise work (features, gradient contractions) is cut into row blocks that
+    # its threads share; without one, the whole range is one block (the serial arithmetic)
+    row_map = _row_mapper(m, work)
+
+    def features(lo: int, hi: int):
+        """Rows lo:hi of the design, and the views (S, C) that hold sin(XW), cos(XW) there."""
+        XWb = np.matmul(X[lo:hi], W, out=XW[lo:hi])
+        if scale is None:
+            return sincos(XWb, Z[lo:hi, p0:p0 + n], Z[lo:hi, p0 + n:])
+        Sb, Cb = sincos(XWb, XWb, C_work[lo:hi])     # the sines overwrite the phases
+        np.multiply(Sb, s, out=Z[lo:hi, p0:p0 + n])
+        np.multiply(Cb, s, out=Z[lo:hi, p0 + n:])
+        return Sb, Cb
+
+    row_map(features)
+    S, C = (Z[:, p0:p0 + n], Z[:, p0 + n:]) if scale is None else (XW, C_work)
+    res = ridge_cv_grad(Z, y, splits, lam, grad, factored=True, pool=work.pool)
     if not grad:
         return TrigCVGrad(res.value, None, res.dlam, None)
     if res.dZ is None:
         U, V = res.dZ_factors
         r = U.shape[1]
         V_s, V_c = V[:, p0:p0 + n], V[:, p0 + n:]
-        dscale = np.einsum("rj,rj->j", U.T @ S, V_s) + np.einsum("rj,rj->j", U.T @ C, V_c)
-        if d * r <= FACTORED_DW_MAX:
-            # dW_aj = s_j Σ_r [V_s,rj (Σ_i X_ia U_ir C_ij) − V_c,rj (Σ_i X_ia U_ir S_ij)]: two
-            # (d·r × m)(m × n) products instead of several passes over m × n arrays
-            XU = (X[:, :, None] * U[:, None, :]).reshape(m, d * r)
-            dW = (np.einsum("arj,rj->aj", (XU.T @ C).reshape(d, r, n), V_s)
-                  - np.einsum("arj,rj->aj", (XU.T @ S).reshape(d, r, n), V_c))
+        contract = d * r <= FACTORED_DW_MAX
+
+        def partial(lo: int, hi: int):
+            """Row block lo:hi's share of the sums over rows: Uᵀ S, Uᵀ C and the dW contraction."""
+            Ub, Sb, Cb = U[lo:hi], S[lo:hi], C[lo:hi]
+            out = [Ub.T @ Sb, Ub.T @ Cb]
+            if contract:
+                # dW_aj = s_j Σ_r [V_s,rj (Σ_i X_ia U_ir C_ij) − V_c,rj (Σ_i X_ia U_ir S_ij)]: two
+                # (d·r × m)(m × n) products instead of several passes over m × n arrays
+                XU = (X[lo:hi, :, None] * Ub[:, None, :]).reshape(hi - lo, d * r)
+                return out + [XU.T @ Cb, XU.T @ Sb]
+            # ∂(s_j sin(x·w_j))/∂w_j = s_j cos(x·w_j) x ;  ∂(s_j cos(x·w_j))/∂w_j = −s_j sin(x·w_j) x
+            T = Cb * (Ub @ V_s)
+            T -= Sb * (Ub @ V_c)
             if scale is not None:
-                dW *= s
-            return TrigCVGrad(res.value, dW, res.dlam, dscale)
-        G_s, G_c = U @ V_s, U @ V_c
-    else:
-        G_s, G_c = res.dZ[:, p0:p0 + n], res.dZ[:, p0 + n:]
-        dscale = np.einsum("ij,ij->j", S, G_s) + np.einsum("ij,ij->j", C, G_c)
-    # ∂(s_j sin(x·w_j))/∂w_j = s_j cos(x·w_j) x ;  ∂(s_j cos(x·w_j))/∂w_j = −s_j sin(x·w_j) x
+                T *= s
+            return out + [X[lo:hi].T @ T]
+
+        sums = [parts[0] if len(parts) == 1 else sum(parts) for parts in zip(*row_map(partial), strict=True)]
+        dscale = np.einsum("rj,rj->j", sums[0], V_s) + np.einsum("rj,rj->j", sums[1], V_c)
+        if not contract:
+            return TrigCVGrad(res.value, sums[2], res.dlam, dscale)
+        dW = (np.einsum("arj,rj->aj", sums[2].reshape(d, r, n), V_s)
+              - np.einsum("arj,rj->aj", sums[3].reshape(d, r, n), V_c))
+        if scale is not None:
+            dW *= s
+        return TrigCVGrad(res.value, dW, res.dlam, dscale)
+    G_s, G_c = res.dZ[:, p0:p0 + n], res.dZ[:, p0 + n:]
+    dscale = np.einsum("ij,ij->j", S, G_s) + np.einsum("ij,ij->j", C, G_c)
     T = C * G_s
     T -= S * G_c
     if scale is not None:
         T *= s
     return TrigCVGrad(res.value, X.T @ T, res.dlam, dscale)
+
+
+def _row_mapper(m: int, work: Workspace):
+    """``fn ↦ [fn(lo, hi) for each row block]``: one block (0, m) without a pool, else
+    ``work.row_blocks`` blocks whose calls run on the pool's threads."""
+    if work.pool is None or work.row_blocks <= 1 or m < 2 * work.row_blocks:
+        return lambda fn: [fn(0, m)]
+    bounds = np.linspace(0, m, work.row_blocks + 1).astype(int)
+    blocks = list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+    return lambda fn: list(work.pool.map(lambda b: fn(*b), blocks))
