@@ -23,9 +23,7 @@ import os
 import time
 from pathlib import Path
 
-import pandas as pd
-
-from rfbench import check
+from rfbench import check  # first: rfbench sets the BLAS thread timeout before NumPy loads
 from rfbench import protocol as proto
 from rfbench.runner import WorkItem, execute
 
@@ -36,6 +34,7 @@ DEFAULT_TASKS = ["gfc:500:ailerons", "gfc:500:bank", "gfc:500:pumadyn", "gfc:500
 
 def published_walltimes() -> dict[tuple[str, str, int], float]:
     """(rfbench dataset, rfbench method, n) → the GFC paper's Table 1 walltime per fold (s)."""
+    import pandas as pd
     spec = check.load_spec("gfc2016-table1")
     pub = pd.read_csv(check.published_dir() / spec.published)
     return {(spec.datasets[r["dataset"]], spec.methods[r["method"]], int(r["n_features"])): float(r["walltime_s"])

@@ -138,3 +138,17 @@ def test_kill_9_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 20 and set(df["status"]) == {"done"}
     assert not df.duplicated(["dataset", "method", "n_features", "fold"]).any()
+
+
+def test_importing_rfbench_shortens_the_blas_thread_spin_unless_the_user_set_it():
+    import os
+    import subprocess
+    import sys
+
+    code = "import rfbench, os; print(os.environ['OPENBLAS_THREAD_TIMEOUT'])"
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_THREAD_TIMEOUT"}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "4"
+    out = subprocess.run([sys.executable, "-c", code], env={**env, "OPENBLAS_THREAD_TIMEOUT": "9"},
+                         capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "9"

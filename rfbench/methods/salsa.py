@@ -72,6 +72,7 @@ import scipy.linalg
 import scipy.optimize
 from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import threadpool_limits
 
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.esp import esp_kernel, esp_kernels, salsa_bandwidths
@@ -162,13 +163,19 @@ def _order_search(evaluate, orders, patience: int, forget=None):
     return best_d, best_lam, best_err, path
 
 
+def _scipy_eigh(A):
+    return scipy.linalg.eigh(A, overwrite_a=True, check_finite=False)   # A is a fresh fold matrix
+
+
 def _map(fn, items, n_jobs: int):
-    """``[fn(x) for x in items]``, on threads when n_jobs > 1 (LAPACK releases the GIL)."""
+    """``[fn(x) for x in items]``; with n_jobs > 1 on threads, each fold's eigendecomposition by
+    NumPy (whose LAPACK call releases the GIL; SciPy's holds it, so its threads only queued)."""
     items = list(items)
     if n_jobs == 1 or len(items) <= 1:
-        return [fn(x) for x in items]
-    with ThreadPoolExecutor(max_workers=min(n_jobs, len(items))) as pool:
-        return list(pool.map(fn, items))
+        return [fn(x, _scipy_eigh) for x in items]
+    # one BLAS thread per fold thread: n_jobs fold threads × n_jobs BLAS threads oversubscribe
+    with threadpool_limits(limits=1), ThreadPoolExecutor(max_workers=min(n_jobs, len(items))) as pool:
+        return list(pool.map(lambda x: fn(x, np.linalg.eigh), items))
 
 
 def _is_partition(tr: np.ndarray, va: np.ndarray, m: int) -> bool:
@@ -202,10 +209,10 @@ class _ExactEngine:
     def folds(self, d: int, splits, n_jobs: int) -> list[_FoldPath]:
         E, y_c = self.kernel(d), self.y_c
 
-        def one(split):
+        def one(split, eigh):
             tr, va = split
             K_tr = E[np.ix_(tr, tr)]
-            w, V = scipy.linalg.eigh(K_tr, overwrite_a=True, check_finite=False)
+            w, V = eigh(K_tr)
             del K_tr
             K_va = E[np.ix_(va, tr)]
             return _FoldPath(np.clip(w, 0.0, None), V.T @ y_c[tr], K_va @ V, y_c[va], tr.size)
@@ -267,13 +274,13 @@ class _NystromEngine:
         y_c, m = self.y_c, Phi.shape[0]
         full = GramStats.of(Phi, y_c)
 
-        def one(split):
+        def one(split, eigh):
             tr, va = split
             if _is_partition(tr, va, m) and va.size <= tr.size:
                 st = full - GramStats.of(Phi[va], y_c[va])
             else:
                 st = GramStats.of(Phi[tr], y_c[tr])
-            w, V = scipy.linalg.eigh(st.G, check_finite=False)
+            w, V = eigh(st.G)
             return _FoldPath(np.clip(w, 0.0, None), V.T @ st.b, Phi[va] @ V, y_c[va], st.m)
 
         return _map(one, splits, n_jobs)
@@ -315,7 +322,8 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
     random_state : None, int or numpy Generator
         Seeds the K-fold shuffle and the landmark draw.
     n_jobs : int
-        Threads for the per-fold eigendecompositions (each holds one fold's matrices).
+        Threads for the per-fold eigendecompositions (each holds one fold's matrices); on threads
+        they are NumPy's (syevd) instead of SciPy's (syevr), equal to rounding.
 
     Attributes
     ----------
