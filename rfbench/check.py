@@ -50,6 +50,10 @@ class Spec:
     rank_summary: bool = False           # also compare average ranks and mean scores over datasets
     wilcoxon: list = field(default_factory=list)   # the paper's Wilcoxon comparisons (T values)
     chosen: dict = field(default_factory=dict)     # a published table of selected hyper-parameters
+    # paper method → every rfbench method name that holds its results, first preferred (e.g. the
+    # GFC paper's à la carte Q = 5 is `alc-q5` in Tables 2-3 and `alc` in Table 1: one run serves
+    # both); ``methods`` maps to the first name
+    method_alternates: dict = field(default_factory=dict)
 
 
 def load_spec(path_or_name: str) -> Spec:
@@ -67,8 +71,15 @@ def load_spec(path_or_name: str) -> Spec:
         if key not in (raw or {}):
             raise UsageError(f"{path.name}: missing field '{key}'")
     tol = raw.get("tolerance") or {}
+    alternates = {}
+    for paper_m, names in (raw["methods"] or {}).items():
+        names = [names] if isinstance(names, str) else names
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise UsageError(f"{path.name}: methods.{paper_m} must be a method name or a list of names")
+        alternates[paper_m] = names
     return Spec(name=path.stem, published=raw["published"], columns=raw["columns"],
-                datasets=raw["datasets"], methods=raw["methods"], n_features=raw.get("n_features", []),
+                datasets=raw["datasets"], methods={k: v[0] for k, v in alternates.items()},
+                method_alternates=alternates, n_features=raw.get("n_features", []),
                 stds=float(tol.get("stds", 2.0)), relative=tol.get("relative"),
                 protocol=raw.get("protocol") or {}, filters=raw.get("filters") or {},
                 baseline_method=tol.get("or_better_than"),
@@ -122,14 +133,19 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
         n = int(p[c["n_features"]]) if "n_features" in c else None
         if spec.n_features and n not in spec.n_features:
             continue
-        ds, meth = spec.datasets[paper_ds], spec.methods[paper_m]
+        ds = spec.datasets[paper_ds]
         if not p[c["mean"]] or pd.isna(p[c["mean"]]):
             continue
         pm = float(p[c["mean"]])
         ps = float(p[c["std"]]) if "std" in c and p[c["std"]] else 0.0  # some tables print no std
-        sel = done[(done["dataset"] == ds) & (done["method"] == meth)]
-        if n is not None:
-            sel = sel[sel["n_features"].astype(int) == n]
+        for meth in spec.method_alternates.get(paper_m, [spec.methods[paper_m]]):   # first with results
+            sel = done[(done["dataset"] == ds) & (done["method"] == meth)]
+            if n is not None:
+                sel = sel[sel["n_features"].astype(int) == n]
+            if not sel.empty:
+                break
+        else:
+            meth = spec.methods[paper_m]
         row = {"dataset": ds, "method": meth, "n": n,
                "published": f"{pm:.4g} ± {ps:.2f}" if "std" in c else f"{pm:.4g}"}
         if "walltime" in c and c["walltime"] in p and p[c["walltime"]]:

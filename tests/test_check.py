@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from rfbench import check
+from rfbench.errors import UsageError
 from rfbench.store import RunDir
 
 SPECS = sorted(p.name for p in (Path(__file__).resolve().parent.parent / "bench").glob("*.yaml"))
@@ -73,8 +74,9 @@ def test_every_bench_spec_matches_published_cells(name):
 
     for ds in spec.datasets.values():
         registry.get_dataset(ds)
-    for m in spec.methods.values():
-        registry.get_method(m)
+    for names in spec.method_alternates.values():
+        for m in names:
+            registry.get_method(m)
 
 
 def test_rank_summary_ranks_among_the_reproduced_methods(tmp_path):
@@ -147,3 +149,34 @@ def test_chosen_parameters_are_listed_next_to_the_published_ones():
     assert table.loc["salsa-music", "published_order"] == "3"
     assert table.loc["salsa-music", "chosen_order"] == "2 ×2" and table.loc["salsa-music", "folds"] == 2
     assert table.loc["salsa-galaxy", "folds"] == 0   # published, not reproduced
+
+
+def test_a_method_listed_with_alternates_is_found_under_either_name(tmp_path):
+    """Tables 2-3's à la carte Q = 5 is Table 1's `alc`: its results count for `alc-q5` unless
+    `alc-q5` results exist (the first name with results wins), and `methods` keeps the first name."""
+    from rfbench.store import load_results
+
+    spec = check.load_spec("gfc2016-table2-3")
+    assert spec.methods["5"] == "alc-q5" and spec.method_alternates["5"] == ["alc-q5", "alc"]
+    run = RunDir(tmp_path / "run").ensure()
+    for meth, err in (("alc", 3.7), ("alc-q1", 3.8)):
+        for fold in range(3):
+            run.write_record({"dataset": "delta-ailerons", "method": meth, "n_features": 100, "fold": fold,
+                              "seed": 0, "protocol": "cv-o10-i5", "status": "done", "error": err + 0.01 * fold,
+                              "total_s": 1.0})
+    table = check.compare(spec, load_results([run.path])).set_index(["dataset", "method", "n"])
+    assert table.loc[("delta-ailerons", "alc", 100), "folds"] == 3          # Q = 5 found as `alc`
+    assert table.loc[("delta-ailerons", "alc-q1", 100), "folds"] == 3
+    assert table.loc[("delta-ailerons", "alc-q5", 500), "status"] == "missing"
+    for fold in range(2):
+        run.write_record({"dataset": "delta-ailerons", "method": "alc-q5", "n_features": 100, "fold": fold,
+                          "seed": 0, "protocol": "cv-o10-i5", "status": "done", "error": 3.9, "total_s": 1.0})
+    table = check.compare(spec, load_results([run.path])).set_index(["dataset", "method", "n"])
+    assert table.loc[("delta-ailerons", "alc-q5", 100), "folds"] == 2       # the preferred name wins
+
+
+def test_a_malformed_method_mapping_is_a_one_line_error(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("published: x.csv\ncolumns: {}\ndatasets: {}\nmethods: {A: []}\n")
+    with pytest.raises(UsageError, match="methods.A must be a method name or a list"):
+        check.load_spec(str(bad))
