@@ -23,6 +23,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import lru_cache
+from pathlib import Path
 
 import numpy as np
 
@@ -198,6 +199,23 @@ def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=
     return items
 
 
+def code_version() -> dict:
+    """The git commit of the rfbench source that runs (and whether it has uncommitted changes), so
+    that every invocation in runs.jsonl says which code produced its records; empty outside a
+    checkout."""
+    import subprocess
+
+    src = Path(__file__).resolve().parent
+    try:
+        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, capture_output=True, text=True,
+                                timeout=10, check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no", "--", str(src)],
+                               cwd=src, capture_output=True, text=True, timeout=10, check=True).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    return {"commit": commit, "dirty": bool(dirty)}
+
+
 def machine_info() -> dict:
     import platform
     from importlib.metadata import PackageNotFoundError, version
@@ -298,7 +316,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": jobs,
         "threads_per_worker": threads, "timeout_s": timeout_s,
         "folds": folds,
-        "data_dir": str(resolve_data_dir(data_dir) or ""), "machine": machine_info(),
+        "data_dir": str(resolve_data_dir(data_dir) or ""), "machine": machine_info(), "code": code_version(),
     })
     items = plan(names, method_names, features, protocol, run_dir, warn, folds)
     run_dir.write_results_csv()

@@ -170,3 +170,5 @@ def test_runner_tags_records_with_their_invocation(tmp_path):
     (info,) = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     recs = runner.RunDir(out).records()
     assert recs and all(r["invocation"] == info["invocation"] for r in recs)
+    code = runner.code_version()            # the source's commit, when run from a checkout
+    assert info["code"] == code and (not code or len(code["commit"]) == 40)
