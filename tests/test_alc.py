@@ -174,7 +174,10 @@ def test_parallel_restarts_match_sequential():
               random_state=0)
     a = ALCRegressor(n_jobs=1, **kw).fit(X, y)
     b = ALCRegressor(n_jobs=2, **kw).fit(X, y)
-    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-10, atol=1e-12)
+    # restarts: identical draws and arithmetic; final run: the folds on two threads group the sums
+    # differently, so the two agree to rounding, not bit for bit
+    np.testing.assert_allclose(a.restart_errors_, b.restart_errors_, rtol=1e-13)
+    np.testing.assert_allclose(a.predict(X), b.predict(X), rtol=1e-8, atol=1e-10)
     assert a.best_params_["best_restart"] == b.best_params_["best_restart"]
 
 

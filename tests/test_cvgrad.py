@@ -218,8 +218,8 @@ def test_sincos_agrees_with_numpy_to_an_ulp(scale):
 
 
 def test_factored_gradient_contractions_equal_the_materialised_ones(monkeypatch):
-    """trig_cv_grad contracts dZ = U V without forming it (few inputs) or forms U V blockwise
-    (many inputs); both must equal the gradient from the explicit dZ of the per-split loop."""
+    """trig_cv_grad forms dZ = U V one block of rows at a time (one block, or many small ones);
+    both must equal the gradient from the explicit dZ of the per-split loop."""
     rng = np.random.default_rng(10)
     m = 80
     X, y, W = rng.normal(size=(m, 3)), rng.normal(size=m), rng.normal(size=(3, 5))
@@ -229,8 +229,8 @@ def test_factored_gradient_contractions_equal_the_materialised_ones(monkeypatch)
     monkeypatch.setattr(cvgrad, "FOLD_PATH", False)
     ref = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale)
     monkeypatch.setattr(cvgrad, "FOLD_PATH", True)
-    for limit in (10**6, 0):
-        monkeypatch.setattr(cvgrad, "FACTORED_DW_MAX", limit)
+    for elems in (10**9, 1):        # one block; blocks of 64 rows (80 = 64 + 16)
+        monkeypatch.setattr(cvgrad, "ROW_BLOCK_ELEMS", elems)
         got = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale)
         assert got.value == pytest.approx(ref.value, rel=1e-12)
         np.testing.assert_allclose(got.dW, ref.dW, rtol=1e-9, atol=1e-14)
@@ -278,14 +278,15 @@ def test_workspace_reuse_gives_identical_results_across_calls():
 
 
 @pytest.mark.parametrize("n_threads, d", [(2, 3), (3, 3), (2, 17)])
-def test_fold_parallel_pool_agrees_with_the_serial_evaluation(n_threads, d):
+def test_fold_parallel_pool_agrees_with_the_serial_evaluation(n_threads, d, monkeypatch):
     """The pooled path (Gram halves, folds and row blocks on threads, NumPy's Cholesky) is the same
     arithmetic grouped differently: equal to rounding, with and without gradient, odd fold sizes,
-    both gradient contractions (d · 2k below and above FACTORED_DW_MAX)."""
+    several row blocks."""
     from concurrent.futures import ThreadPoolExecutor
 
     from rfbench.methods.cvgrad import Workspace
 
+    monkeypatch.setattr(cvgrad, "ROW_BLOCK_ELEMS", 1)   # row blocks of 64 rows: two blocks
     rng = np.random.default_rng(4)
     m = 97                                   # folds of 20/20/19/19/19 rows, odd halves
     X, y = rng.standard_normal((m, d)), rng.standard_normal(m)
@@ -295,7 +296,7 @@ def test_fold_parallel_pool_agrees_with_the_serial_evaluation(n_threads, d):
         for grad in (True, False):
             serial = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale, grad=grad)
             pooled = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale, grad=grad,
-                                  work=Workspace(pool, n_threads))
+                                  work=Workspace(pool))
             assert pooled.value == pytest.approx(serial.value, rel=1e-12)
             if grad:
                 assert pooled.dlam == pytest.approx(serial.dlam, rel=1e-10)

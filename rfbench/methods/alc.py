@@ -143,7 +143,7 @@ def _minimise(theta0, X, y, U, splits, y_var, maxiter, n_threads=1):
     two). ``n_threads`` > 1 spreads each evaluation's folds over a pool of Python threads instead."""
     bounds = [(None, None)] * (theta0.size - 1) + [LOG_LAMBDA_BOUNDS]
     with threadpool_limits(limits=1), ThreadPoolExecutor(n_threads) if n_threads > 1 else nullcontext() as pool:
-        opt = scipy.optimize.minimize(alc_objective, theta0, args=(X, y, U, splits, y_var, Workspace(pool, n_threads)),
+        opt = scipy.optimize.minimize(alc_objective, theta0, args=(X, y, U, splits, y_var, Workspace(pool)),
                                       jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter})
     return opt.x, float(opt.fun)
 

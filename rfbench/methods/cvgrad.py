@@ -46,8 +46,9 @@ import scipy.linalg
 SMALL_P = 8
 #: on fold-structured splits (k-fold, inverted k-fold) the batched path works with per-fold sums
 FOLD_PATH = True
-#: trig_cv_grad contracts the factored dZ = U V directly when d · 2k is at most this
-FACTORED_DW_MAX = 160
+#: trig_cv_grad works on blocks of rows of about this many elements of an m × n array (512 KB),
+#: so that an evaluation's elementwise passes run in cache instead of streaming m × n arrays
+ROW_BLOCK_ELEMS = 65_536
 
 __all__ = [
     "Split",
@@ -555,13 +556,12 @@ class Workspace:
     ones are new memory for the kernel to fault in and zero on every call (at m = 36 691, n = 500,
     about a third of the evaluation). Contents do not survive between uses of one name. ``pool``
     (optional) is a thread pool: :func:`ridge_cv_grad` spreads the folds over it and
-    :func:`trig_cv_grad` its ``row_blocks`` blocks of rows.
+    :func:`trig_cv_grad` its blocks of rows.
     """
 
-    def __init__(self, pool=None, row_blocks: int = 1):
+    def __init__(self, pool=None):
         self._arrays: dict[str, np.ndarray] = {}
-        self.pool = pool                # threads for the fold-parallel parts (see ridge_cv_grad)
-        self.row_blocks = row_blocks    # and the row blocks they share in trig_cv_grad
+        self.pool = pool        # threads for the fold-parallel parts and trig_cv_grad's row blocks
 
     def get(self, name: str, shape: tuple[int, ...]) -> np.ndarray:
         arr = self._arrays.get(name)
@@ -591,19 +591,20 @@ def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits
     Z[:, :p0] = fixed
     XW = work.get("XW", (m, n))
     C_work = None if scale is None else work.get("C", (m, n))
-    # with a pool, the row-wise work (features, gradient contractions) is cut into row blocks that
-    # its threads share; without one, the whole range is one block (the serial arithmetic)
-    row_map = _row_mapper(m, work)
+    # the row-wise work (features, gradient contractions) runs on blocks of rows that stay in cache,
+    # shared by the pool's threads when there is one (the blocks and the order of the sums are the
+    # same either way, so a pool does not change this part's result)
+    row_map = _row_mapper(m, n, work)
 
     def features(lo: int, hi: int):
-        """Rows lo:hi of the design, and the views (S, C) that hold sin(XW), cos(XW) there."""
+        """Rows lo:hi of the design, with sin(XW), cos(XW) kept unscaled in S, C."""
         XWb = np.matmul(X[lo:hi], W, out=XW[lo:hi])
         if scale is None:
-            return sincos(XWb, Z[lo:hi, p0:p0 + n], Z[lo:hi, p0 + n:])
+            sincos(XWb, Z[lo:hi, p0:p0 + n], Z[lo:hi, p0 + n:])
+            return
         Sb, Cb = sincos(XWb, XWb, C_work[lo:hi])     # the sines overwrite the phases
         np.multiply(Sb, s, out=Z[lo:hi, p0:p0 + n])
         np.multiply(Cb, s, out=Z[lo:hi, p0 + n:])
-        return Sb, Cb
 
     row_map(features)
     S, C = (Z[:, p0:p0 + n], Z[:, p0 + n:]) if scale is None else (XW, C_work)
@@ -612,32 +613,25 @@ def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits
         return TrigCVGrad(res.value, None, res.dlam, None)
     if res.dZ is None:
         U, V = res.dZ_factors
-        r = U.shape[1]
         V_s, V_c = V[:, p0:p0 + n], V[:, p0 + n:]
-        contract = d * r <= FACTORED_DW_MAX
 
         def partial(lo: int, hi: int):
-            """Row block lo:hi's share of the sums over rows: Uᵀ S, Uᵀ C and the dW contraction."""
+            """Rows lo:hi's share of dscale and of Xᵀ T, T = C ⊙ (U V_s) − S ⊙ (U V_c): the
+            row gradient dZ = U V is formed one block at a time, never as an m × 2n array."""
             Ub, Sb, Cb = U[lo:hi], S[lo:hi], C[lo:hi]
-            out = [Ub.T @ Sb, Ub.T @ Cb]
-            if contract:
-                # dW_aj = s_j Σ_r [V_s,rj (Σ_i X_ia U_ir C_ij) − V_c,rj (Σ_i X_ia U_ir S_ij)]: two
-                # (d·r × m)(m × n) products instead of several passes over m × n arrays
-                XU = (X[lo:hi, :, None] * Ub[:, None, :]).reshape(hi - lo, d * r)
-                return out + [XU.T @ Cb, XU.T @ Sb]
+            G_s, G_c = Ub @ V_s, Ub @ V_c
+            ds = np.einsum("ij,ij->j", Sb, G_s) + np.einsum("ij,ij->j", Cb, G_c)
             # ∂(s_j sin(x·w_j))/∂w_j = s_j cos(x·w_j) x ;  ∂(s_j cos(x·w_j))/∂w_j = −s_j sin(x·w_j) x
-            T = Cb * (Ub @ V_s)
-            T -= Sb * (Ub @ V_c)
-            if scale is not None:
-                T *= s
-            return out + [X[lo:hi].T @ T]
+            G_s *= Cb
+            G_c *= Sb
+            G_s -= G_c
+            return ds, X[lo:hi].T @ G_s
 
-        sums = [parts[0] if len(parts) == 1 else sum(parts) for parts in zip(*row_map(partial), strict=True)]
-        dscale = np.einsum("rj,rj->j", sums[0], V_s) + np.einsum("rj,rj->j", sums[1], V_c)
-        if not contract:
-            return TrigCVGrad(res.value, sums[2], res.dlam, dscale)
-        dW = (np.einsum("arj,rj->aj", sums[2].reshape(d, r, n), V_s)
-              - np.einsum("arj,rj->aj", sums[3].reshape(d, r, n), V_c))
+        parts = row_map(partial)
+        dscale, dW = parts[0]
+        for ds, dw in parts[1:]:          # block order, whatever the pool: a fixed summation order
+            dscale = dscale + ds
+            dW = dW + dw
         if scale is not None:
             dW *= s
         return TrigCVGrad(res.value, dW, res.dlam, dscale)
@@ -650,11 +644,12 @@ def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits
     return TrigCVGrad(res.value, X.T @ T, res.dlam, dscale)
 
 
-def _row_mapper(m: int, work: Workspace):
-    """``fn ↦ [fn(lo, hi) for each row block]``: one block (0, m) without a pool, else
-    ``work.row_blocks`` blocks whose calls run on the pool's threads."""
-    if work.pool is None or work.row_blocks <= 1 or m < 2 * work.row_blocks:
-        return lambda fn: [fn(0, m)]
-    bounds = np.linspace(0, m, work.row_blocks + 1).astype(int)
-    blocks = list(zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True))
+def _row_mapper(m: int, n: int, work: Workspace):
+    """``fn ↦ [fn(lo, hi) for each row block]``: blocks of about ``ROW_BLOCK_ELEMS`` elements of an
+    m × n array (at least 64 rows), visited in order, on the pool's threads when ``work`` has one."""
+    rows = max(64, ROW_BLOCK_ELEMS // max(n, 1))
+    bounds = list(range(0, m, rows)) + [m]
+    blocks = list(zip(bounds[:-1], bounds[1:], strict=True))
+    if work.pool is None or len(blocks) == 1:
+        return lambda fn: [fn(lo, hi) for lo, hi in blocks]
     return lambda fn: list(work.pool.map(lambda b: fn(*b), blocks))
