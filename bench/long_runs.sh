@@ -6,8 +6,9 @@
 #   RFBENCH_DATA_DIR=../shared/datasets nohup bash bench/long_runs.sh 2 > lane2.log 2>&1 &
 #
 # and commits results/ before it ends (background jobs do not survive a session).
-# The two lanes share results directories but never run the same tasks at the same time: they
-# split them by --datasets or --folds (each lane's results.csv includes the other's records).
+# The two lanes share results directories and split their tasks by --datasets or --folds (each
+# lane's results.csv includes the other's records); since task claims (store.py) an overlap would
+# only make one lane skip what the other is running, but a split keeps both lanes busy.
 # Replace this file with `mv`, never edit it in place while a lane runs: bash reads a script as it
 # executes it, and an in-place edit corrupts the running lane (a renamed file keeps the old inode).
 # Finished work, kept as no-ops for reference: the Table 4 run (issue 2), SALSA (issue 5), the GFC

@@ -322,10 +322,32 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     run_dir.write_results_csv()
     bar = Progress(sum(len(i.budgets) for i in items), progress)
 
+    keys = {item: [record_key(item.dataset, item.method, n, item.fold, protocol.seed, protocol.key())
+                   for n in item.budgets] for item in items}
+    busy: list[WorkItem] = []
+
+    def take(item: WorkItem) -> bool:
+        """Claim the item's tasks unless another invocation has finished or is running them."""
+        if all(run_dir.is_done(k) for k in keys[item]):
+            bar.update(len(item.budgets), f"{item.dataset} {item.method} fold {item.fold}: done elsewhere")
+            return False
+        taken = []
+        for k in keys[item]:
+            if not run_dir.claim(k):
+                for t in taken:
+                    run_dir.release(t)
+                busy.append(item)
+                bar.update(len(item.budgets), f"{item.dataset} {item.method} fold {item.fold}: running elsewhere")
+                return False
+            taken.append(k)
+        return True
+
     def collect(item: WorkItem, records: list[dict]):
         for rec in records:
             rec["invocation"] = invocation
             run_dir.write_record(rec)
+        for k in keys[item]:
+            run_dir.release(k)
         run_dir.write_results_csv()
         statuses = ",".join(sorted({r["status"] for r in records}))
         secs = max((r.get("total_s") or 0.0) for r in records)
@@ -335,32 +357,56 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     try:
         if jobs == 1:
             for item in items:
-                collect(item, execute(item, protocol, data_dir, threads, timeout_s))
+                if take(item):
+                    try:
+                        records = execute(item, protocol, data_dir, threads, timeout_s)
+                    except BaseException:           # interrupted: the task is free again
+                        for k in keys[item]:
+                            run_dir.release(k)
+                        raise
+                    collect(item, records)
         else:
-            _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, collect)
+            _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
+                      lambda item: [run_dir.release(k) for k in keys[item]])
     finally:
         bar.close()
+    if busy:
+        warn(f"{len(busy)} work item(s) were being run by another invocation on {run_dir.path}; "
+             "run the same command again once it has finished to confirm everything is done")
     return run_dir
 
 
-def _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, collect):
+def _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release):
+    """Run the items on ``jobs`` worker processes, at most ``jobs`` in flight: an item is claimed
+    (``take``) only when a worker is free for it, so another invocation can share the rest."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
     from joblib.externals.loky import get_reusable_executor
 
     executor = get_reusable_executor(max_workers=jobs, timeout=60)
-    pending = {executor.submit(execute, it, protocol, data_dir, threads, timeout_s): it for it in items}
-    while pending:
-        finished, _ = wait(pending, return_when=FIRST_COMPLETED)
-        for fut in finished:
-            item = pending.pop(fut)
-            try:
-                records = fut.result()
-            except Exception as exc:  # noqa: BLE001 - a dead worker (e.g. out of memory)
-                records = [{"dataset": item.dataset, "method": item.method, "n_features": n,
-                            "fold": item.fold, "seed": protocol.seed, "protocol": protocol.key(),
-                            "status": "error", "threads": threads,
-                            "message": f"worker failed: {type(exc).__name__}: {exc}"[:500],
-                            "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
-                           for n in item.budgets]
-            collect(item, records)
+    queue = list(reversed(items))
+    pending = {}
+    try:
+        while queue or pending:
+            while queue and len(pending) < jobs:
+                item = queue.pop()
+                if take(item):
+                    pending[executor.submit(execute, item, protocol, data_dir, threads, timeout_s)] = item
+            if not pending:
+                break
+            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in finished:
+                item = pending.pop(fut)
+                try:
+                    records = fut.result()
+                except Exception as exc:  # noqa: BLE001 - a dead worker (e.g. out of memory)
+                    records = [{"dataset": item.dataset, "method": item.method, "n_features": n,
+                                "fold": item.fold, "seed": protocol.seed, "protocol": protocol.key(),
+                                "status": "error", "threads": threads,
+                                "message": f"worker failed: {type(exc).__name__}: {exc}"[:500],
+                                "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
+                               for n in item.budgets]
+                collect(item, records)
+    finally:
+        for item in pending.values():       # interrupted: the unfinished tasks are free again
+            release(item)

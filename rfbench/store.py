@@ -11,6 +11,11 @@ Every write goes to a temporary file in the same directory followed by ``os.repl
 killed at any instant leaves either the old or the new version of each file, never a partial one.
 Re-running resumes: ``done`` records are skipped, ``error``/``timeout`` ones are retried and
 overwritten; the key-named files make duplicates impossible.
+
+Several invocations may work on one directory at once (two lanes, or the same command started
+twice): a task is run under a claim, ``records/<key>.claim``, created exclusively and removed when
+its record is written, so no two live invocations run the same task. The claim of a process that
+no longer runs on this host (killed) is taken over by the next invocation that wants the task.
 """
 
 from __future__ import annotations
@@ -18,7 +23,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import socket
 import tempfile
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -101,6 +108,36 @@ class RunDir:
     def done_keys(self) -> set[str]:
         return {k for k, r in self._load().items() if r.get("status") == "done"}
 
+    def is_done(self, key: str) -> bool:
+        """Whether the task's record on disk says done (another invocation may have written it)."""
+        path = self.records_dir / f"{key}.json"
+        try:
+            return json.loads(path.read_text()).get("status") == "done"
+        except (OSError, json.JSONDecodeError):
+            return False
+
+    # -- claims: one live invocation per task --------------------------------------------------
+    def claim(self, key: str) -> bool:
+        """Take the task ``key`` for this process; False if a live process holds it."""
+        path = self.records_dir / f"{key}.claim"
+        for _ in range(2):
+            try:
+                fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            except FileExistsError:
+                if not _claim_is_stale(path):
+                    return False
+                # a dead holder's claim; two takers racing here can at worst both run the task,
+                # which only repeats work (records are written atomically under one name)
+                path.unlink(missing_ok=True)
+                continue
+            with os.fdopen(fd, "w") as fh:
+                json.dump(_process_identity(), fh)
+            return True
+        return False
+
+    def release(self, key: str) -> None:
+        (self.records_dir / f"{key}.claim").unlink(missing_ok=True)
+
     # -- consolidated table ------------------------------------------------------------------
     def write_results_csv(self) -> pd.DataFrame:
         df = records_frame(self.records())
@@ -121,6 +158,45 @@ class RunDir:
         lines = history.read_text() if history.is_file() else ""
         atomic_write_text(history, lines + json.dumps(info, default=str) + "\n")
         atomic_write_text(self.path / "run.json", json.dumps(info, indent=2, default=str))
+
+
+def _start_time(pid: int) -> str | None:
+    """The kernel's start time of a process (Linux), which tells a recycled pid from its first owner."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def _process_identity() -> dict:
+    return {"host": socket.gethostname(), "pid": os.getpid(), "start": _start_time(os.getpid()),
+            "claimed_at": time.time()}
+
+
+def _claim_is_stale(path: Path) -> bool:
+    """A claim is stale when its process no longer runs on this host. Claims from other hosts
+    (a shared file system) cannot be checked and are honoured; delete such a file by hand."""
+    try:
+        holder = json.loads(path.read_text())
+    except FileNotFoundError:
+        return True
+    except (OSError, json.JSONDecodeError):      # being written this instant, or foreign: wait a minute
+        try:
+            return time.time() - path.stat().st_mtime > 60
+        except FileNotFoundError:
+            return True
+    if holder.get("host") != socket.gethostname():
+        return False
+    pid = holder.get("pid")
+    if not isinstance(pid, int):
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass                                     # alive, another user's
+    return holder.get("start") is not None and _start_time(pid) != holder.get("start")
 
 
 def run_walltime(path) -> tuple[float, int]:

@@ -172,3 +172,62 @@ def test_runner_tags_records_with_their_invocation(tmp_path):
     assert recs and all(r["invocation"] == info["invocation"] for r in recs)
     code = runner.code_version()            # the source's commit, when run from a checkout
     assert info["code"] == code and (not code or len(code["commit"]) == 40)
+
+
+def _claim_file(run, key, **holder):
+    (run.records_dir / f"{key}.claim").write_text(json.dumps(holder))
+
+
+def test_claims_are_exclusive_released_and_taken_over_from_dead_or_recycled_holders(tmp_path):
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    from rfbench.store import RunDir, _start_time
+
+    run = RunDir(tmp_path / "run").ensure()
+    assert run.claim("a") and not run.claim("a")           # held by a live process (this one)
+    run.release("a")
+    assert run.claim("a")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True,
+                          text=True, check=True)
+    host = socket.gethostname()
+    _claim_file(run, "b", host=host, pid=int(dead.stdout), start=None)          # killed holder
+    assert run.claim("b")
+    _claim_file(run, "c", host=host, pid=os.getpid(), start="0")               # pid reused since
+    assert _start_time(os.getpid()) is None or run.claim("c")
+    _claim_file(run, "d", host="another-machine", pid=1, start=None)           # cannot be checked
+    assert not run.claim("d")
+
+
+def test_a_task_running_in_another_invocation_is_left_to_it(tmp_path, monkeypatch):
+    import os
+    import socket
+
+    from rfbench.store import record_key
+
+    out = tmp_path / "run"
+    run = runner.RunDir(out).ensure()
+    key = record_key("friedman", "rff-gauss", 10, 1, 0, SMALL.key())
+    _claim_file(run, key, host=socket.gethostname(), pid=os.getppid(), start=None)   # a live process
+    warnings = []
+    runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False, warn=warnings.append)
+    df = pd.read_csv(out / "results.csv")
+    assert sorted(df["fold"]) == [0, 2] and any("another invocation" in w for w in warnings)
+    run.release(key)                                        # the other invocation went away
+    runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False, jobs=2)
+    assert sorted(pd.read_csv(out / "results.csv")["fold"]) == [0, 1, 2]
+    assert not list(run.records_dir.glob("*.claim"))        # every claim released
+
+
+def test_an_interrupted_task_releases_its_claim(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(runner, "execute", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+    assert not list((out / "records").glob("*.claim"))
