@@ -372,7 +372,8 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         bar.close()
     if busy:
         warn(f"{len(busy)} work item(s) were being run by another invocation on {run_dir.path}; "
-             "run the same command again once it has finished to confirm everything is done")
+             "run the same command again once it has finished (a claim left by a process on another "
+             f"machine that no longer runs: delete it from {run_dir.records_dir}/*.claim)")
     return run_dir
 
 
