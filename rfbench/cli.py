@@ -152,6 +152,15 @@ def report_cmd(dirs, fmt, output, alpha, compare):
         click.echo(text, nl=False)
 
 
+@cli.command("status")
+@click.argument("dirs", nargs=-1, required=True)
+def status_cmd(dirs):
+    """Progress of runs: tasks asked for, done, failed and left, with the core-hours left."""
+    from rfbench import status
+
+    click.echo(status.render(status.status(dirs)), nl=False)
+
+
 @cli.command("check")
 @click.argument("dirs", nargs=-1, required=True)
 @click.option("--spec", default="gfc2016-table4", show_default=True, help="bench/ spec name or path")

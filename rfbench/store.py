@@ -124,7 +124,7 @@ class RunDir:
             try:
                 fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
             except FileExistsError:
-                if not _claim_is_stale(path):
+                if not claim_is_stale(path):
                     return False
                 # a dead holder's claim; two takers racing here can at worst both run the task,
                 # which only repeats work (records are written atomically under one name)
@@ -173,7 +173,7 @@ def _process_identity() -> dict:
             "claimed_at": time.time()}
 
 
-def _claim_is_stale(path: Path) -> bool:
+def claim_is_stale(path: Path) -> bool:
     """A claim is stale when its process no longer runs on this host. Claims from other hosts
     (a shared file system) cannot be checked and are honoured; delete such a file by hand."""
     try:

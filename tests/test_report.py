@@ -81,3 +81,32 @@ def test_m_column_is_the_rows_of_one_task_when_fold_sizes_differ():
     df.loc[df["fold"] % 3 == 0, ["n_train", "n_test"]] = [91, 9]   # uneven folds of 100 rows
     csv = pd.read_csv(io.StringIO(report.render(df, "csv")))
     assert set(csv["m"]) == {100}
+
+
+def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path):
+    import json as _json
+
+    from rfbench import status
+    from rfbench.store import RunDir
+
+    run = RunDir(tmp_path / "run").ensure()
+    protocol = {"name": "cv", "outer_folds": 3, "inner_folds": 3, "seed": 0, "repeats": 20, "test_size": 0.3,
+                "max_samples": None}
+    # two invocations: all folds of rff-gauss on kinematics, then fold 0 of pbrff (classification only:
+    # not asked on a regression set) and of rff-gauss on bank
+    run.write_run_info({"started_at": "2026-01-01T10:00:00+00:00", "protocol": protocol, "datasets": ["kinematics"],
+                        "methods": ["rff-gauss"], "features": [100], "folds": None})
+    run.write_run_info({"started_at": "2026-01-01T11:00:00+00:00", "protocol": protocol,
+                        "datasets": ["bank", "kinematics"], "methods": ["rff-gauss", "pbrff"], "features": [100],
+                        "folds": [0]})
+    for fold, st, secs in ((0, "done", 10.0), (1, "error", 1.0)):
+        run.write_record({"dataset": "kinematics", "method": "rff-gauss", "n_features": 100, "fold": fold, "seed": 0,
+                          "protocol": "cv-o3-i3", "status": st, "error": 1.0, "total_s": secs})
+    table = status.status([run.path]).set_index("method")
+    row = table.loc["rff-gauss"]
+    assert (row["asked"], row["done"], row["failed"], row["left"]) == (4, 1, 1, 3)   # 3 kinematics + 1 bank
+    # kinematics folds 1, 2 at its own median (10 s); bank (8192 × 32 vs 8192 × 8) scaled by size: 40 s
+    assert row["left_core_h"] * 3600 == pytest.approx(10 + 10 + 40) and row["by_size"] == 1
+    assert "pbrff" not in table.index
+    assert "1 of 4 tasks done" in status.render(table.reset_index())
+    assert _json.loads((run.path / "runs.jsonl").read_text().splitlines()[1])["folds"] == [0]

@@ -1,0 +1,113 @@
+"""Progress of (possibly unfinished) runs: what was asked for, what is done, what is left.
+
+The tasks asked for are the union of every invocation's plan in ``runs.jsonl`` (its datasets ×
+methods × budgets × outer folds, methods only on the task types they support); the done ones are
+the records. The time left is estimated per task from the median time of the finished tasks of the
+same (dataset, method, n); for a dataset with none yet, from a line t = a + b·size fitted to the
+(method, n)'s finished datasets (size = rows × inputs of the registry shape; proportional with a
+single dataset), a rough guess (column ``by_size`` counts those tasks). One core per task, as the
+long runs use it.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from tabulate import tabulate
+
+from rfbench import protocol as proto
+from rfbench.errors import UsageError
+from rfbench.registry import get_dataset, get_method
+from rfbench.store import claim_is_stale, load_results
+
+KEY = ["dataset", "method", "n_features", "fold"]
+
+
+def planned_tasks(path: Path) -> pd.DataFrame:
+    """(dataset, method, n_features, fold, protocol) of every task some invocation asked for."""
+    history = Path(path) / "runs.jsonl"
+    rows = set()
+    if history.is_file():
+        for line in filter(str.strip, history.read_text().splitlines()):
+            info = json.loads(line)
+            protocol = proto.Protocol(**info["protocol"])
+            folds = info.get("folds") or range(protocol.n_outer)
+            for dname in info.get("datasets", []):
+                try:
+                    task = get_dataset(dname).task
+                except UsageError:
+                    continue                      # a dataset the registry no longer has
+                for mname in info.get("methods", []):
+                    try:
+                        if not get_method(mname).supports(task):
+                            continue
+                    except UsageError:
+                        continue
+                    rows.update((dname, mname, int(n), int(f), protocol.key())
+                                for n in info.get("features", []) for f in folds)
+    return pd.DataFrame(sorted(rows), columns=KEY + ["protocol"])
+
+
+def status(dirs) -> pd.DataFrame:
+    """One row per (directory, method, n): tasks asked for, done, failed, left, and the estimated
+    core-hours left."""
+    out = []
+    for d in dirs:
+        path = Path(d)
+        if not path.is_dir():
+            raise UsageError(f"results directory not found: {d}")
+        plan = planned_tasks(path)
+        try:
+            res = load_results([path])
+        except UsageError:                        # nothing finished yet
+            res = pd.DataFrame(columns=KEY + ["protocol", "status", "total_s"])
+        res = res.astype({"n_features": int, "fold": int})
+        tasks = plan.merge(res[KEY + ["protocol", "status", "total_s"]], on=KEY + ["protocol"], how="outer")
+        tasks["status"] = tasks["status"].fillna("todo")
+        done = tasks[tasks["status"] == "done"]
+        size = {name: float(np.prod(get_dataset(name).shape)) for name in tasks["dataset"].unique()}
+        per_ds = done.groupby(["dataset", "method", "n_features"])["total_s"].median()
+        per_mn = done.groupby(["method", "n_features"])["total_s"].median()
+        guess = {cell: _size_model(per_ds.xs(cell, level=("method", "n_features")), size)
+                 for cell in per_mn.index}
+        running = sum(not claim_is_stale(p) for p in (path / "records").glob("*.claim"))
+        for (meth, n), g in tasks.groupby(["method", "n_features"], sort=True):
+            left = g[g["status"] != "done"]
+            known = [(r.dataset, meth, n) in per_ds.index for r in left.itertuples()]
+            model = guess.get((meth, n), lambda x: np.nan)
+            est = [per_ds[(r.dataset, meth, n)] if k else model(size[r.dataset])
+                   for r, k in zip(left.itertuples(), known, strict=True)]
+            out.append({"dir": str(d), "method": meth, "n": int(n), "asked": len(g),
+                        "done": int((g["status"] == "done").sum()),
+                        "failed": int(g["status"].isin(["error", "timeout"]).sum()),
+                        "left": len(left), "median_task_s": per_mn.get((meth, n), np.nan),
+                        "left_core_h": float(np.nansum(est)) / 3600 if len(left) else 0.0,
+                        "by_size": len(known) - sum(known),
+                        "unestimated": int(np.isnan(est).sum()) if est else 0})
+        if running:
+            out.append({"dir": str(d), "method": f"({running} task(s) running now)"})
+    return pd.DataFrame(out)
+
+
+def _size_model(times: pd.Series, size: dict):
+    """size ↦ task time from the median times of finished datasets (index: dataset names)."""
+    x = np.array([size[name] for name in times.index])
+    t = times.to_numpy(dtype=float)
+    if len(np.unique(x)) >= 2:
+        b, a = np.polyfit(x, t, 1)
+        if b > 0:
+            return lambda s: max(a + b * s, float(t.min()))
+    rate = float(np.median(t / x))
+    return lambda s: rate * s
+
+
+def render(table: pd.DataFrame) -> str:
+    total = table[["asked", "done", "left", "left_core_h"]].sum(numeric_only=True)
+    body = tabulate(table.fillna(""), headers="keys", tablefmt="simple", showindex=False, floatfmt=".1f")
+    return (body + f"\n\n{int(total['done'])} of {int(total['asked'])} tasks done, {int(total['left'])} left, "
+            f"about {total['left_core_h']:.1f} core-hours on one core each (by_size: a rough guess from a line "
+            "fitted to other datasets' times against rows × inputs; unestimated: no finished task of that "
+            "method and n)\n")
