@@ -188,9 +188,14 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
                 row += list(_fmt_cell(cells.get((d, n, meth)), fmt))
         body.append(row)
     tests = wilcoxon_table(cells, methods, ns, higher, comparisons, errors)
-    caption = (f"Error: {metric}, mean (± std) over outer folds; walltime: mean time to "
-               f"cross-validate one outer fold (hh:mm:ss). Bold: significantly better than every other "
-               f"method at the same n (Welch's t-test over outer folds, p = {alpha}).")
+    # the unit a task is run on: an outer fold of the nested CV, a random train/test split, the holdout
+    protocols = set(df["protocol"].astype(str)) if "protocol" in df else set()
+    unit = ("random splits" if protocols and all(p.startswith("splits") for p in protocols)
+            else "outer folds")
+    one = unit[:-1].replace("random ", "")
+    caption = (f"Error: {metric}, mean (± std) over {unit}; walltime: mean time to "
+               f"cross-validate one {one} (hh:mm:ss). Bold: significantly better than every other "
+               f"method at the same n (Welch's t-test over {unit}, p = {alpha}).")
     as_sign = sorted(set(df.loc[df["task"].astype(str).str.contains("sign", na=False), "method"]))
     if as_sign:
         caption += (f" On classification data, {', '.join(as_sign)} (regression methods) are fitted by "

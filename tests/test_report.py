@@ -110,3 +110,10 @@ def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path):
     assert "pbrff" not in table.index
     assert "1 of 4 tasks done" in status.render(table.reset_index())
     assert _json.loads((run.path / "runs.jsonl").read_text().splitlines()[1])["folds"] == [0]
+
+
+def test_caption_names_the_protocol_unit():
+    df = frame()
+    assert "over outer folds" in report.render(df.assign(protocol="cv-o10-i5"), "text")
+    text = report.render(df.assign(protocol="splits-r20-t0.3-i5"), "text")
+    assert "over random splits" in text and "one split" in text and "outer fold" not in text
