@@ -176,10 +176,11 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
                  "bold": c.bold}
                 for d in ds_order for n in ns for meth in methods if (c := cells.get((d, n, meth)))]
         return pd.DataFrame(rows).to_csv(index=False)
+    score = "accuracy" if higher else "error"          # what the table's numbers are
     header = ["dataset", "m", "d"]
     for n in ns:
         for meth in methods:
-            header += [f"n={n} {meth} error", f"n={n} {meth} walltime"]
+            header += [f"n={n} {meth} {score}", f"n={n} {meth} walltime"]
     body = []
     for d in ds_order:
         row = [d, int(sizes.get(d, 0)) or (reg[d].m if d in reg else ""), reg[d].d if d in reg else ""]
@@ -193,7 +194,8 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     unit = ("random splits" if protocols and all(p.startswith("splits") for p in protocols)
             else "outer folds")
     one = unit[:-1].replace("random ", "")
-    caption = (f"Error: {metric}, mean (± std) over {unit}; walltime: mean time to "
+    lead = "Accuracy (%)" if higher else f"Error: {metric}"
+    caption = (f"{lead}, mean (± std) over {unit}; walltime: mean time to "
                f"cross-validate one {one} (hh:mm:ss). Bold: significantly better than every other "
                f"method at the same n (Welch's t-test over {unit}, p = {alpha}).")
     as_sign = sorted(set(df.loc[df["task"].astype(str).str.contains("sign", na=False), "method"]))
@@ -201,7 +203,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
         caption += (f" On classification data, {', '.join(as_sign)} (regression methods) are fitted by "
                     "ridge/least squares on ±1 labels and predict the sign.")
     if fmt == "latex":
-        return _latex(header, body, ns, methods, tests, caption, higher)
+        return _latex(header, body, ns, methods, tests, caption, score)
     if fmt == "html":
         return _html(header, body, tests, caption)
     tablefmt = "github" if fmt == "markdown" else "simple"
@@ -212,7 +214,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
                 tabulate(tests, headers="keys", tablefmt=tablefmt, floatfmt=".4g")]
     times = timing_table(df, ds_order, ns, methods)
     if times:
-        out += ["", "Time per outer fold (median seconds; t_pp = feature pre-processing of data-dependent "
+        out += ["", f"Time per {one} (median seconds; t_pp = feature pre-processing of data-dependent "
                 "methods, part of t_fit):", "", tabulate(times, headers="keys", tablefmt=tablefmt, floatfmt=".3g")]
     if fmt == "text":
         out.append("\n* = bold (significantly better than every other method at that n)")
@@ -223,7 +225,7 @@ def _tex(s) -> str:
     return str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("#", r"\#")
 
 
-def _latex(header, body, ns, methods, tests, caption, higher) -> str:
+def _latex(header, body, ns, methods, tests, caption, score) -> str:
     k = len(methods)
     cols = "lrr" + "".join(("rr" * k) for _ in ns)
     lines = [r"\begin{table}[t]", r"\centering", r"\small", f"\\caption{{{_tex(caption)}}}",
@@ -235,7 +237,7 @@ def _latex(header, body, ns, methods, tests, caption, higher) -> str:
         start += 2 * k
     lines.append(" ".join(rules))
     lines.append(" & & " + " & ".join(f"\\multicolumn{{2}}{{c}}{{{_tex(m.upper())}}}" for _ in ns for m in methods) + r" \\")
-    lines.append("Dataset & $m$ & $d$ & " + " & ".join(["Error & Walltime"] * (k * len(ns))) + r" \\")
+    lines.append("Dataset & $m$ & $d$ & " + " & ".join([f"{score.capitalize()} & Walltime"] * (k * len(ns))) + r" \\")
     lines.append(r"\midrule")
     for row in body:
         cells = [_tex(row[0]), str(row[1]), str(row[2])] + [c.replace(" : ", ":") for c in row[3:]]

@@ -117,3 +117,11 @@ def test_caption_names_the_protocol_unit():
     assert "over outer folds" in report.render(df.assign(protocol="cv-o10-i5"), "text")
     text = report.render(df.assign(protocol="splits-r20-t0.3-i5"), "text")
     assert "over random splits" in text and "one split" in text and "outer fold" not in text
+
+
+def test_accuracy_tables_are_labelled_accuracy_not_error():
+    df = frame().assign(metric="accuracy", task="classification")
+    text = report.render(df, "markdown")
+    assert text.startswith("Accuracy (%)") and "n=100 a accuracy" in text and "a error" not in text
+    assert "Accuracy & Walltime" in report.render(df, "latex")
+    assert "n=100 a error" in report.render(frame(), "markdown")
