@@ -277,7 +277,7 @@ def available_datasets(names, data_dir, strict: bool, warn) -> list[str]:
         except DataUnavailable as exc:
             if strict:
                 raise
-            warn(f"skipping {exc}")
+            warn(f"skipped: {exc}")
     return ok
 
 

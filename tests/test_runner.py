@@ -231,3 +231,18 @@ def test_an_interrupted_task_releases_its_claim(tmp_path, monkeypatch):
     with pytest.raises(KeyboardInterrupt):
         runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
     assert not list((out / "records").glob("*.claim"))
+
+
+def test_unobtainable_dataset_is_skipped_with_one_line_or_fails_under_strict(monkeypatch):
+    from rfbench.errors import DataUnavailable
+
+    def fake_load(name, data_dir):
+        if name == "bankmarketing":
+            raise DataUnavailable("dataset 'bankmarketing' is not available (OpenML unreachable)")
+
+    monkeypatch.setattr(runner, "load", fake_load)
+    said = []
+    assert runner.available_datasets(["wine", "bankmarketing", "sonar"], None, False, said.append) == ["wine", "sonar"]
+    assert said == ["skipped: dataset 'bankmarketing' is not available (OpenML unreachable)"]
+    with pytest.raises(DataUnavailable, match="bankmarketing"):
+        runner.available_datasets(["wine", "bankmarketing"], None, True, said.append)
