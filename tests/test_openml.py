@@ -24,28 +24,32 @@ def _arff_from_mirror(mirror_dir) -> str:
     return "\n".join(head + rows) + "\n"
 
 
-@pytest.fixture
-def openml_server(mirror_dir):
-    arff = _arff_from_mirror(mirror_dir).encode()
+def _serve(datasets: dict[int, tuple[str, bytes, str]]):
+    """An OpenML-compatible server on 127.0.0.1 for ``{id: (name, arff bytes, default target)}``;
+    returns (server, list of requested paths). Unknown ids get OpenML's 412 error."""
     calls = []
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 - http.server API
             calls.append(self.path)
             base = f"http://127.0.0.1:{self.server.server_address[1]}"
-            if self.path.split("?")[0] == f"/api/v1/xml/data/{DATASET_ID}":
-                body = (
-                    '<oml:data_set_description xmlns:oml="http://openml.org/openml">'
-                    f"<oml:id>{DATASET_ID}</oml:id><oml:name>delta_elevators</oml:name><oml:version>1</oml:version>"
-                    "<oml:description>test copy</oml:description><oml:format>ARFF</oml:format>"
-                    "<oml:upload_date>2014-04-06T23:21:11</oml:upload_date><oml:licence>Public</oml:licence>"
-                    f"<oml:url>{base}/data/v1/download/{DATASET_ID}/delta_elevators.arff</oml:url>"
-                    f"<oml:file_id>{DATASET_ID}</oml:file_id><oml:default_target_attribute>Se</oml:default_target_attribute>"
-                    "<oml:visibility>public</oml:visibility><oml:status>active</oml:status>"
-                    "</oml:data_set_description>").encode()
-                ctype = "text/xml"
-            elif self.path.startswith(f"/data/v1/download/{DATASET_ID}/"):
-                body, ctype = arff, "text/plain"
+            path = self.path.split("?")[0]
+            for did, (name, arff, target) in datasets.items():
+                if path == f"/api/v1/xml/data/{did}":
+                    body = (
+                        '<oml:data_set_description xmlns:oml="http://openml.org/openml">'
+                        f"<oml:id>{did}</oml:id><oml:name>{name}</oml:name><oml:version>1</oml:version>"
+                        "<oml:description>test copy</oml:description><oml:format>ARFF</oml:format>"
+                        "<oml:upload_date>2014-04-06T23:21:11</oml:upload_date><oml:licence>Public</oml:licence>"
+                        f"<oml:url>{base}/data/v1/download/{did}/{name}.arff</oml:url>"
+                        f"<oml:file_id>{did}</oml:file_id><oml:default_target_attribute>{target}</oml:default_target_attribute>"
+                        "<oml:visibility>public</oml:visibility><oml:status>active</oml:status>"
+                        "</oml:data_set_description>").encode()
+                    ctype = "text/xml"
+                    break
+                if path.startswith(f"/data/v1/download/{did}/"):
+                    body, ctype = arff, "text/plain"
+                    break
             else:
                 body = (b'<oml:error xmlns:oml="http://openml.org/openml"><oml:code>111</oml:code>'
                         b"<oml:message>Unknown dataset</oml:message></oml:error>")
@@ -65,8 +69,13 @@ def openml_server(mirror_dir):
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, calls
+
+
+@pytest.fixture
+def openml_server(mirror_dir):
+    server, calls = _serve({DATASET_ID: ("delta_elevators", _arff_from_mirror(mirror_dir).encode(), "Se")})
     yield f"http://127.0.0.1:{server.server_address[1]}/api/v1/xml", calls
     server.shutdown()
     server.server_close()
@@ -145,3 +154,52 @@ def test_download_from_original_url_archive(mirror_dir, tmp_path, monkeypatch):
         server.shutdown()
         server.server_close()
         registry._datasets.cache_clear()
+
+
+# OpenML 1461 (bank marketing): 7 numeric and 9 nominal inputs, class 1/2 = no/yes
+BANK_NOMINAL = {
+    "V2": ["admin.", "blue-collar", "entrepreneur", "housemaid", "management", "retired",
+           "self-employed", "services", "student", "technician", "unemployed", "unknown"],
+    "V3": ["divorced", "married", "single"], "V4": ["primary", "secondary", "tertiary", "unknown"],
+    "V5": ["no", "yes"], "V7": ["no", "yes"], "V8": ["no", "yes"],
+    "V9": ["cellular", "telephone", "unknown"],
+    "V11": ["apr", "aug", "dec", "feb", "jan", "jul", "jun", "mar", "may", "nov", "oct", "sep"],
+    "V16": ["failure", "other", "success", "unknown"],
+}
+BANK_NUMERIC = ["V1", "V6", "V10", "V12", "V13", "V14", "V15"]
+
+
+def test_bankmarketing_through_openml_one_hot_and_binarised(monkeypatch, tmp_path):
+    """The one dataset of the gbrff suite that only OpenML has: a file with OpenML 1461's schema
+    (random values, the real row count) must load as the registry's 45211 × 51 one-hot design
+    with class "2" (yes) as +1."""
+    rng = np.random.default_rng(0)
+    m = 45211
+    cols = [f"V{j}" for j in range(1, 17)]
+    values = {c: rng.integers(0, len(BANK_NOMINAL[c]), m) if c in BANK_NOMINAL else rng.integers(-50, 500, m)
+              for c in cols}
+    cls = np.where(rng.random(m) < 0.117, "2", "1")
+    head = ["@relation bank-marketing"]
+    for c in cols:
+        kind = "{" + ",".join(BANK_NOMINAL[c]) + "}" if c in BANK_NOMINAL else "numeric"
+        head.append(f"@attribute {c} {kind}")
+    head += ["@attribute Class {1,2}", "@data"]
+    rows = [",".join([*(BANK_NOMINAL[c][values[c][i]] if c in BANK_NOMINAL else str(values[c][i])
+                        for c in cols), cls[i]]) for i in range(m)]
+    arff = ("\n".join(head + rows) + "\n").encode()
+    server, calls = _serve({1461: ("bank-marketing", arff, "Class")})
+    try:
+        monkeypatch.setenv("RFBENCH_OPENML_SERVER", f"http://127.0.0.1:{server.server_address[1]}/api/v1/xml")
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+        monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)
+        loaded = load("bankmarketing")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert loaded.source == "openml" and loaded.X.shape == (m, 51)
+    np.testing.assert_array_equal(loaded.y, np.where(cls == "2", 1.0, -1.0))
+    # every nominal input is one block of 0/1 columns with a single one per row, so a row sums to
+    # its numeric inputs plus one per nominal input
+    numeric_sum = sum(values[c] for c in BANK_NUMERIC).astype(float)
+    np.testing.assert_allclose(loaded.X.sum(axis=1), numeric_sum + len(BANK_NOMINAL))
+    assert set(np.unique(loaded.X)) >= {0.0, 1.0}

@@ -69,13 +69,22 @@ def _cache_key(ds: Dataset, source: str, detail: str) -> str:
     return hashlib.sha256(json.dumps(fields, default=str).encode()).hexdigest()[:16]
 
 
+def _is_number(value) -> bool:
+    try:
+        float(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _binarise(ds: Dataset, labels: pd.Series, origin: str) -> np.ndarray:
     """Source class labels → ±1 by the registry's (GBRFF Table 1) binarisation."""
     text = labels.astype(str).str.strip()
     numeric = pd.to_numeric(text, errors="coerce")
     if numeric.notna().all():  # "+1" and "1", "2.0" and "2" name the same class
         text = numeric.map(lambda v: f"{v:g}")
-        norm = lambda vals: {f"{float(v):g}" for v in vals}  # noqa: E731
+        # registry names that are not numbers ("no" beside "1") cannot match numeric labels
+        norm = lambda vals: {f"{float(v):g}" for v in vals if _is_number(v)}  # noqa: E731
     else:
         norm = set
     neg, pos = norm(ds.negative), norm(ds.positive)
