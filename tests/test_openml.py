@@ -203,3 +203,30 @@ def test_bankmarketing_through_openml_one_hot_and_binarised(monkeypatch, tmp_pat
     numeric_sum = sum(values[c] for c in BANK_NUMERIC).astype(float)
     np.testing.assert_allclose(loaded.X.sum(axis=1), numeric_sum + len(BANK_NOMINAL))
     assert set(np.unique(loaded.X)) >= {0.0, 1.0}
+
+
+def test_concurrent_downloads_of_one_cache_take_turns(openml_server, tmp_path, monkeypatch):
+    """A download waits while another invocation holds the cache's lock (two lanes fetching the
+    same id would otherwise delete each other's partial files)."""
+    import fcntl
+    import time
+
+    from rfbench.data.openml_source import fetch_openml_frame
+
+    url, calls = openml_server
+    monkeypatch.setenv("RFBENCH_OPENML_SERVER", url)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    cache = tmp_path / "oml"
+    cache.mkdir()
+    holder = open(cache / ".download.lock", "w")
+    fcntl.flock(holder, fcntl.LOCK_EX)
+    result = {}
+    worker = threading.Thread(target=lambda: result.update(frame=fetch_openml_frame(DATASET_ID, cache)))
+    try:
+        worker.start()
+        time.sleep(0.5)
+        assert not calls and worker.is_alive()          # blocked before any request
+    finally:
+        holder.close()                                  # release: the waiting download proceeds
+        worker.join(30)
+    assert calls and len(result["frame"]) > 0

@@ -7,6 +7,7 @@ directory so that a download is made once.
 
 from __future__ import annotations
 
+import fcntl
 import os
 from pathlib import Path
 
@@ -28,11 +29,17 @@ def fetch_openml_frame(dataset_id: int, cache_root: Path) -> pd.DataFrame:
     if server:
         openml.config.server = server
     openml.config.set_retry_policy("robot", int(os.environ.get("RFBENCH_OPENML_RETRIES", "1")))
+    # one download at a time per cache: two invocations fetching the same id (two lanes of one
+    # run) would otherwise race in the client's cache, one deleting the other's partial files
+    lock = open(cache_root / ".download.lock", "w")  # noqa: SIM115 - released in finally
     try:
+        fcntl.flock(lock, fcntl.LOCK_EX)
         ds = openml.datasets.get_dataset(dataset_id, download_data=True, download_qualities=False,
                                          download_features_meta_data=False)
         frame, *_ = ds.get_data(dataset_format="dataframe")
     except Exception as exc:  # network errors, server errors: all mean "not available here"
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataUnavailable(f"OpenML dataset {dataset_id} could not be downloaded: {first[:200]}") from None
+    finally:
+        lock.close()                                   # closing the file releases the lock
     return frame
