@@ -112,21 +112,43 @@ def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, thre
     return list(records.values())
 
 
-def _execute(item, protocol, data_dir, threads, timeout_s, records):
-    ds, X, y, source = _prepared(item.dataset, data_dir, protocol.max_samples, protocol.seed)
-    method = get_method(item.method)
-    cls = method.estimator_class(ds.task)
-    as_sign = ds.task == "classification" and not method.is_native(ds.task)
-    tr, te = proto.outer_splits(protocol, y, ds.task, ds.holdout)[item.fold]
+@dataclass
+class FoldTask:
+    """One outer fold of one (dataset, method), ready to fit: the fold's scaled data and the
+    estimator class with every constructor argument but ``n_features``."""
+    ds: object
+    source: str
+    X_tr: np.ndarray
+    X_te: np.ndarray
+    y_tr: np.ndarray
+    y_te: np.ndarray
+    cls: type
+    common: dict
+    as_sign: bool
+
+
+def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protocol,
+              data_dir: str | None, threads: int = 1) -> FoldTask:
+    """The data and estimator arguments of one outer fold exactly as the runner fits it (also for
+    diagnosis scripts that refit one task)."""
+    ds, X, y, source = _prepared(dataset, data_dir, protocol.max_samples, protocol.seed)
+    method = get_method(method_name)
+    tr, te = proto.outer_splits(protocol, y, ds.task, ds.holdout)[fold]
     scaler = proto.Scaler.fit(X[tr], y[tr], ds.task, protocol.target_scaling)
-    X_tr, X_te = scaler.x(X[tr]), scaler.x(X[te])
     y_tr, y_te = (scaler.y(y[tr]), scaler.y(y[te])) if ds.task == "regression" else (y[tr], y[te])
-    inner = proto.inner_splits(protocol, y_tr, ds.task, item.fold)
-    common = {"cv": inner, "random_state": method_seed(protocol.seed, item.fold), "n_jobs": threads,
-              **method.params}
+    common = {"cv": proto.inner_splits(protocol, y_tr, ds.task, fold),
+              "random_state": method_seed(protocol.seed, fold), "n_jobs": threads, **method.params}
+    return FoldTask(ds, source, scaler.x(X[tr]), scaler.x(X[te]), y_tr, y_te, method.estimator_class(ds.task),
+                    common, ds.task == "classification" and not method.is_native(ds.task))
+
+
+def _execute(item, protocol, data_dir, threads, timeout_s, records):
+    task = fold_task(item.dataset, item.method, item.fold, protocol, data_dir, threads)
+    ds, cls, common, as_sign = task.ds, task.cls, task.common, task.as_sign
+    X_tr, X_te, y_tr, y_te = task.X_tr, task.X_te, task.y_tr, task.y_te
     for rec in records.values():
-        rec.update(source=source, task=ds.task + (" (ridge on ±1, sign)" if as_sign else ""),
-                   n_train=len(tr), n_test=len(te))
+        rec.update(source=task.source, task=ds.task + (" (ridge on ±1, sign)" if as_sign else ""),
+                   n_train=len(y_tr), n_test=len(y_te))
 
     def finish(rec, est, predict, t_fit):
         t0 = time.perf_counter()

@@ -131,7 +131,7 @@ def alc_objective(theta: np.ndarray, X: np.ndarray, y: np.ndarray, U: np.ndarray
 def ard_scales(X: np.ndarray) -> np.ndarray:
     """Initial spectral scales D_j = 1/(max − min of x_j): the initial kernel's length-scale along
     each input is that input's range (1 for a constant column). See the module notes."""
-    spread = np.ptp(X, axis=0) if X.shape[0] else np.ones(X.shape[1])
+    spread = np.ptp(X, axis=0)
     return 1.0 / np.where(spread > 0, spread, 1.0)
 
 
