@@ -404,11 +404,16 @@ def _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect
     (``take``) only when a worker is free for it, so another invocation can share the rest."""
     from concurrent.futures import FIRST_COMPLETED, wait
 
-    from joblib.externals.loky import get_reusable_executor
+    from joblib.externals.loky import ProcessPoolExecutor
 
-    executor = get_reusable_executor(max_workers=jobs, timeout=60)
+    # a pool of its own, not loky's process-wide reusable executor: joblib's Parallel reuses that
+    # singleton too and fails on one it did not create (AttributeError '_temp_folder_manager'), so
+    # any later Parallel(backend="loky") in this process (a method fitted in-process, the tests)
+    # would break
+    executor = ProcessPoolExecutor(max_workers=jobs)
     queue = list(reversed(items))
     pending = {}
+    interrupted = True
     try:
         while queue or pending:
             while queue and len(pending) < jobs:
@@ -430,6 +435,9 @@ def _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect
                                 "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
                                for n in item.budgets]
                 collect(item, records)
+        interrupted = False
     finally:
         for item in pending.values():       # interrupted: the unfinished tasks are free again
             release(item)
+        # interrupted: stop the workers now, their tasks were released and will run again
+        executor.shutdown(wait=not interrupted, kill_workers=interrupted)

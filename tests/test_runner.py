@@ -219,6 +219,10 @@ def test_a_task_running_in_another_invocation_is_left_to_it(tmp_path, monkeypatc
     runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False, jobs=2)
     assert sorted(pd.read_csv(out / "results.csv")["fold"]) == [0, 1, 2]
     assert not list(run.records_dir.glob("*.claim"))        # every claim released
+    # the worker pool was the run's own: joblib's loky backend still works in this process (it
+    # failed on loky's shared executor when the runner had created it)
+    from joblib import Parallel, delayed
+    assert Parallel(n_jobs=2, backend="loky")(delayed(abs)(-i) for i in range(3)) == [0, 1, 2]
 
 
 def test_an_interrupted_task_releases_its_claim(tmp_path, monkeypatch):
