@@ -109,6 +109,9 @@ def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path):
     assert row["left_core_h"] * 3600 == pytest.approx(10 + 10 + 40) and row["by_size"] == 1
     assert "pbrff" not in table.index
     assert "1 of 4 tasks done" in status.render(table.reset_index())
+    (run.records_dir / "bank.claim").write_text(_json.dumps({"host": "another-machine", "pid": 1}))
+    shown = status.render(status.status([run.path]))
+    assert "(1 task(s) running now)" in shown and "100.0" not in shown   # counts stay integers
     assert _json.loads((run.path / "runs.jsonl").read_text().splitlines()[1])["folds"] == [0]
 
 
