@@ -6,7 +6,9 @@ names to rfbench names, the protocol, and the tolerance:
 
     pass  when |reproduced − published| ≤ stds × published std   (default stds = 2)
           (optionally also within ``relative`` × published mean, for subsampled CI configurations)
-    fail  otherwise;  missing when the results have no finished fold for the cell.
+    fail  otherwise;  missing when the results have no finished fold for the cell;
+    partial  when fewer folds than the spec's protocol asks (``outer_folds`` or ``repeats``) have
+          finished: the difference is shown but not judged yet (a run still in progress).
 """
 
 from __future__ import annotations
@@ -117,10 +119,16 @@ def finished_results(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
     return done
 
 
+def expected_folds(spec: Spec) -> int:
+    """Folds of a complete cell under the spec's protocol (0: the spec does not say)."""
+    return int(spec.protocol.get("outer_folds") or spec.protocol.get("repeats") or 0)
+
+
 def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
     pub = published_table(spec)
     c = spec.columns
     done = finished_results(spec, results)
+    n_folds = expected_folds(spec)
     baseline = {}
     if spec.baseline_method:
         sel_b = pub[pub[c["method"]] == spec.baseline_method]
@@ -168,6 +176,8 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
                 "diff_stds": diff,
                 "walltime_s": float(sel["total_s"].astype(float).median()),
                 "status": "pass" if ok else "fail"}
+        if e.size < n_folds:
+            row["status"] = "partial"
         if "published_walltime_s" in row and row["walltime_s"] > 0:
             row["speedup"] = row["published_walltime_s"] / row["walltime_s"]
         rows.append(row)
@@ -192,6 +202,8 @@ def rank_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
                  .pivot_table(index="dataset", columns="method", values="mean"))
     done = finished_results(spec, results)
     rep_means = done.astype({"error": float}).pivot_table(index="dataset", columns="method", values="error")
+    n_done = done.pivot_table(index="dataset", columns="method", values="error", aggfunc="size")
+    rep_means = rep_means.where(n_done >= expected_folds(spec))     # complete cells only
     methods = [m for m in spec.methods.values() if m in rep_means.columns and m in pub_means.columns]
     if len(methods) < 2:
         return None
@@ -223,7 +235,9 @@ def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
                             n=pub[c["n_features"]].astype(int), mean=pd.to_numeric(pub[c["mean"]], errors="coerce"))
                  .set_index(["dataset", "method", "n"])["mean"])
     done = finished_results(spec, results)
-    rep = done.astype({"error": float, "n_features": int}).groupby(["dataset", "method", "n_features"])["error"].mean()
+    cells = done.astype({"error": float, "n_features": int}).groupby(["dataset", "method", "n_features"])["error"]
+    rep = cells.mean()
+    rep = rep[cells.size() >= expected_folds(spec)]     # complete cells only: no partial means
     rows = []
     for cmp in spec.wilcoxon:
         a, na, b, nb = cmp["a"], int(cmp["n_a"]), cmp["b"], int(cmp["n_b"])
@@ -278,8 +292,8 @@ def render_wilcoxon(summary: pd.DataFrame | None) -> str:
     if summary is None or summary.empty:
         return ""
     return ("\nWilcoxon signed-rank tests of the paper across datasets (T = min(W+, W−); significant at "
-            "95 % when T ≤ T_crit; paper_T_same_datasets = the test on the published means of the "
-            "datasets reproduced here):\n\n"
+            "95 % when T ≤ T_crit; datasets = those whose two cells are complete; paper_T_same_datasets = "
+            "the test on the published means of those datasets):\n\n"
             + tabulate(summary, headers="keys", tablefmt="simple", showindex=False, floatfmt=".4g") + "\n")
 
 
@@ -305,6 +319,7 @@ def render(table: pd.DataFrame, spec: Spec) -> str:
         tol += f" or at least as good as the paper's {spec.baseline_method}"
     head = (f"check {spec.name} against {spec.published} ({tol}); walltime = median seconds per outer fold; "
             "speedup = published / reproduced walltime")
-    summary = ", ".join(f"{counts.get(s, 0)} {s}" for s in ("pass", "fail", "missing"))
+    summary = ", ".join(f"{counts.get(s, 0)} {s}" for s in ("pass", "fail", "partial", "missing")
+                        if s != "partial" or counts.get(s))
     return "\n".join([head, "", tabulate(shown, headers="keys", tablefmt="simple", showindex=False,
                                          disable_numparse=True), "", summary]) + "\n"
