@@ -13,6 +13,7 @@ method; outer fold assignments are stored with the results.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -60,6 +61,15 @@ class Protocol:
         if self.max_samples:
             base += f"-max{self.max_samples}"
         return base
+
+
+def outer_count_of_key(key: str) -> int | None:
+    """Outer folds / splits a complete cell of the protocol ``key`` (:meth:`Protocol.key`) has:
+    'cv-o10-i5' → 10, 'splits-r20-t0.3-i5' → 20, 'holdout-…' → 1; None for a key it cannot read."""
+    m = re.match(r"^(cv)-o(\d+)-|^(splits)-r(\d+)-|^(holdout)-", str(key))
+    if not m:
+        return None
+    return int(m.group(2) or m.group(4) or 1)
 
 
 def subsample_index(m: int, max_samples: int | None, seed: int) -> np.ndarray:

@@ -18,6 +18,7 @@ from tabulate import tabulate
 
 from rfbench import stats
 from rfbench.errors import UsageError
+from rfbench.protocol import outer_count_of_key
 from rfbench.registry import datasets as registered_datasets
 from rfbench.runner import hms
 
@@ -31,6 +32,12 @@ class Cell:
     walltime: float
     folds: int
     bold: bool = False
+    expected: int | None = None     # folds of a complete cell under its protocol (None: unknown)
+
+    @property
+    def partial(self) -> bool:
+        """Fewer folds finished than the protocol has (a run in progress)."""
+        return self.expected is not None and self.folds < self.expected
 
 
 def summarise(df: pd.DataFrame, alpha: float = 0.05):
@@ -44,8 +51,10 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05):
     for (ds, n, meth), g in done.groupby(["dataset", "n_features", "method"], sort=True):
         e = g.sort_values("fold")["error"].to_numpy()
         errors[(ds, n, meth)] = e
+        expected = ([outer_count_of_key(k) for k in g["protocol"].unique()] if "protocol" in g else [])
         cells[(ds, n, meth)] = Cell(float(e.mean()), float(e.std(ddof=1)) if e.size > 1 else 0.0,
-                                    float(g["total_s"].astype(float).mean()), int(e.size))
+                                    float(g["total_s"].astype(float).mean()), int(e.size),
+                                    expected=max(expected) if expected and None not in expected else None)
     higher_is_better = set(done["metric"].dropna()) == {"accuracy"}
     for (ds, n, meth), cell in cells.items():
         others = [k for k in cells if k[0] == ds and k[1] == n and k[2] != meth]
@@ -85,8 +94,9 @@ def welch_record(errors, common, a, na, b, nb, higher_is_better: bool) -> str:
 def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool, errors=None) -> dict | None:
     """Wilcoxon signed-rank test of method a at n = na against b at n = nb across datasets, with
     the per-dataset Welch win/tie/loss record when the fold errors are given."""
-    common = sorted({k[0] for k in cells if k[1] == na and k[2] == a}
-                    & {k[0] for k in cells if k[1] == nb and k[2] == b})
+    # complete cells only: the mean of a run in progress is not the cell's result
+    common = sorted({k[0] for k, c in cells.items() if k[1] == na and k[2] == a and not c.partial}
+                    & {k[0] for k, c in cells.items() if k[1] == nb and k[2] == b and not c.partial})
     if len(common) < 2:
         return None
     ea = [cells[(d, na, a)].mean for d in common]
@@ -158,6 +168,8 @@ def _fmt_cell(cell: Cell | None, fmt: str) -> tuple[str, str]:
                "html": f"<b>{cell.mean:.2f}</b> (±{cell.std:.2f})"}.get(fmt, err + " *")
     elif fmt == "latex":
         err = f"{cell.mean:.2f} ($\\pm${cell.std:.2f})"
+    if cell.partial:
+        err += f" [{cell.folds}/{cell.expected}]"
     return err, hms(cell.walltime)
 
 
@@ -198,6 +210,9 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     caption = (f"{lead}, mean (± std) over {unit}; walltime: mean time to "
                f"cross-validate one {one} (hh:mm:ss). Bold: significantly better than every other "
                f"method at the same n (Welch's t-test over {unit}, p = {alpha}).")
+    if any(c.partial for c in cells.values()):
+        caption += (f" [k/K]: only k of the K {unit} have finished (a run in progress); such a cell "
+                    "is left out of the Wilcoxon tests.")
     as_sign = sorted(set(df.loc[df["task"].astype(str).str.contains("sign", na=False), "method"]))
     if as_sign:
         caption += (f" On classification data, {', '.join(as_sign)} (regression methods) are fitted by "

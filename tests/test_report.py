@@ -128,3 +128,17 @@ def test_accuracy_tables_are_labelled_accuracy_not_error():
     assert text.startswith("Accuracy (%)") and "n=100 a accuracy" in text and "a error" not in text
     assert "Accuracy & Walltime" in report.render(df, "latex")
     assert "n=100 a error" in report.render(frame(), "markdown")
+
+
+def test_a_cell_still_running_is_marked_and_left_out_of_the_wilcoxon_test():
+    """Method a at n = 500 on friedman has 3 of the protocol's 10 outer folds: the table says so,
+    and the a-vs-b test at n = 500 runs on the five complete datasets (the n = 100 one on six)."""
+    df = frame().assign(protocol="cv-o10-i5")
+    df = df[~((df["dataset"] == "friedman") & (df["method"] == "a") & (df["n_features"] == 500) & (df["fold"] >= 3))]
+    cells, _, _ = report.summarise(df)
+    assert cells[("friedman", 500, "a")].partial and not cells[("friedman", 100, "a")].partial
+    rows = {r["n"]: r for r in report.wilcoxon_table(cells, ["a", "b"], [100, 500])}
+    assert rows[100]["datasets"] == 6 and rows[500]["datasets"] == 5
+    text = report.render(df, "markdown")
+    assert "[3/10]" in text and "[k/K]" in text and "[10/10]" not in text
+    assert "[k/K]" not in report.render(frame().assign(protocol="cv-o10-i5"), "markdown")
