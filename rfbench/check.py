@@ -124,6 +124,13 @@ def expected_folds(spec: Spec) -> int:
     return int(spec.protocol.get("outer_folds") or spec.protocol.get("repeats") or 0)
 
 
+def complete_cells(spec: Spec, done: pd.DataFrame) -> pd.DataFrame:
+    """The finished folds of complete (dataset, method, n) cells only: the mean of a run still in
+    progress is not the cell's result, so the summaries across datasets leave it out."""
+    size = done.groupby(["dataset", "method", "n_features"])["error"].transform("size")
+    return done[size >= expected_folds(spec)]
+
+
 def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
     pub = published_table(spec)
     c = spec.columns
@@ -200,10 +207,8 @@ def rank_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
     pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[c["method"]].map(spec.methods),
                             mean=pub[c["mean"]].astype(float))
                  .pivot_table(index="dataset", columns="method", values="mean"))
-    done = finished_results(spec, results)
+    done = complete_cells(spec, finished_results(spec, results))
     rep_means = done.astype({"error": float}).pivot_table(index="dataset", columns="method", values="error")
-    n_done = done.pivot_table(index="dataset", columns="method", values="error", aggfunc="size")
-    rep_means = rep_means.where(n_done >= expected_folds(spec))     # complete cells only
     methods = [m for m in spec.methods.values() if m in rep_means.columns and m in pub_means.columns]
     if len(methods) < 2:
         return None
@@ -234,10 +239,8 @@ def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
     pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[c["method"]].map(spec.methods),
                             n=pub[c["n_features"]].astype(int), mean=pd.to_numeric(pub[c["mean"]], errors="coerce"))
                  .set_index(["dataset", "method", "n"])["mean"])
-    done = finished_results(spec, results)
-    cells = done.astype({"error": float, "n_features": int}).groupby(["dataset", "method", "n_features"])["error"]
-    rep = cells.mean()
-    rep = rep[cells.size() >= expected_folds(spec)]     # complete cells only: no partial means
+    done = complete_cells(spec, finished_results(spec, results))
+    rep = done.astype({"error": float, "n_features": int}).groupby(["dataset", "method", "n_features"])["error"].mean()
     rows = []
     for cmp in spec.wilcoxon:
         a, na, b, nb = cmp["a"], int(cmp["n_a"]), cmp["b"], int(cmp["n_b"])

@@ -51,10 +51,11 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05):
     for (ds, n, meth), g in done.groupby(["dataset", "n_features", "method"], sort=True):
         e = g.sort_values("fold")["error"].to_numpy()
         errors[(ds, n, meth)] = e
-        expected = ([outer_count_of_key(k) for k in g["protocol"].unique()] if "protocol" in g else [])
+        # folds of a complete cell: known when every fold's protocol key can be read
+        counts = {outer_count_of_key(k) for k in g["protocol"]} if "protocol" in g else {None}
         cells[(ds, n, meth)] = Cell(float(e.mean()), float(e.std(ddof=1)) if e.size > 1 else 0.0,
                                     float(g["total_s"].astype(float).mean()), int(e.size),
-                                    expected=max(expected) if expected and None not in expected else None)
+                                    expected=None if None in counts else max(counts))
     higher_is_better = set(done["metric"].dropna()) == {"accuracy"}
     for (ds, n, meth), cell in cells.items():
         others = [k for k in cells if k[0] == ds and k[1] == n and k[2] != meth]
@@ -94,9 +95,10 @@ def welch_record(errors, common, a, na, b, nb, higher_is_better: bool) -> str:
 def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool, errors=None) -> dict | None:
     """Wilcoxon signed-rank test of method a at n = na against b at n = nb across datasets, with
     the per-dataset Welch win/tie/loss record when the fold errors are given."""
-    # complete cells only: the mean of a run in progress is not the cell's result
-    common = sorted({k[0] for k, c in cells.items() if k[1] == na and k[2] == a and not c.partial}
-                    & {k[0] for k, c in cells.items() if k[1] == nb and k[2] == b and not c.partial})
+    def complete(meth, n):     # the mean of a run in progress is not the cell's result
+        return {k[0] for k, c in cells.items() if k[1:] == (n, meth) and not c.partial}
+
+    common = sorted(complete(a, na) & complete(b, nb))
     if len(common) < 2:
         return None
     ea = [cells[(d, na, a)].mean for d in common]

@@ -110,7 +110,8 @@ def render(table: pd.DataFrame) -> str:
     # counts stay integers when a "running now" row (no counts) turns their columns into floats
     for col in ("n", "asked", "done", "failed", "left", "by_size", "unestimated"):
         shown[col] = [("" if pd.isna(v) else str(int(v))) for v in table[col]]
-    body = tabulate(shown.astype(object).where(shown.notna(), ""), headers="keys", tablefmt="simple", showindex=False, floatfmt=".1f")
+    body = tabulate(shown.astype(object).where(shown.notna(), ""), headers="keys", tablefmt="simple",
+                    showindex=False, floatfmt=".1f")
     return (body + f"\n\n{int(total['done'])} of {int(total['asked'])} tasks done, {int(total['left'])} left, "
             f"about {total['left_core_h']:.1f} core-hours on one core each (by_size: a rough guess from a line "
             "fitted to other datasets' times against rows × inputs; unestimated: no finished task of that "

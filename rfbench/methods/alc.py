@@ -49,8 +49,9 @@ Choices where the sources are silent (method-notes §3.3 [O] items, plus ours):
   9.75–11.98 per fold) against the published 9.87 ± 0.42; its inner-CV estimate is ≈ 8.2.
   Tracing the test error along the search (outer fold 1): it falls from 15.7 at the start to
   10.0–11.2 after the 20 iterations of each restart and stays at 10.6–11.2 during the final 200,
-  so neither fewer iterations nor another λ start (λ₀ = 5e-4: 11.74) closes it. GFC misses bank by a similar margin (10.47 against 9.83)
-  while RFF matches its published 10.15, so our learned-feature methods gain nothing over RFF there.
+  so neither fewer iterations nor another λ start (λ₀ = 5e-4: 11.74) closes it. GFC misses bank
+  by a similar margin (10.47 against 9.83) while RFF matches its published 10.15, so our
+  learned-feature methods gain nothing over RFF there.
 * μ_q ~ N(0, (0.01·D_q)²) entrywise ("close to zero"); ν_q = std(y)/Q (literal reading of the text);
   λ₀ = 1e-4, optimised as log λ within [1e-10, 1e2]; fresh u's at every restart.
 * bias: y is centred by its training mean and the design carries a constant column (the zero
