@@ -279,12 +279,10 @@ def test_workspace_reuse_gives_identical_results_across_calls():
 
 @pytest.mark.parametrize("n_threads, d", [(2, 3), (3, 3), (2, 17)])
 def test_fold_parallel_pool_agrees_with_the_serial_evaluation(n_threads, d, monkeypatch):
-    """The pooled path (Gram halves, folds and row blocks on threads, NumPy's Cholesky) is the same
+    """The pooled path (row shares, folds and row blocks on threads, NumPy's Cholesky) is the same
     arithmetic grouped differently: equal to rounding, with and without gradient, odd fold sizes,
     several row blocks."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    from rfbench.methods.cvgrad import Workspace
+    from rfbench.methods.cvgrad import RowPool, Workspace
 
     monkeypatch.setattr(cvgrad, "ROW_BLOCK_ELEMS", 1)   # row blocks of 64 rows: two blocks
     rng = np.random.default_rng(4)
@@ -292,7 +290,7 @@ def test_fold_parallel_pool_agrees_with_the_serial_evaluation(n_threads, d, monk
     X, y = rng.standard_normal((m, d)), rng.standard_normal(m)
     splits = [(np.setdiff1d(np.arange(m), f), f) for f in np.array_split(rng.permutation(m), 5)]
     W, scale, fixed = rng.standard_normal((d, 6)) / np.sqrt(d), rng.uniform(0.5, 2.0, 6), np.ones((m, 1))
-    with ThreadPoolExecutor(n_threads) as pool:
+    with RowPool(n_threads) as pool:
         for grad in (True, False):
             serial = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale, grad=grad)
             pooled = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale, grad=grad,

@@ -72,7 +72,6 @@ Choices where the sources are silent (method-notes §3.3 [O] items, plus ours):
 
 from __future__ import annotations
 
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 
 import numpy as np
@@ -83,7 +82,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from rfbench.methods.common import as_generator, resolve_cv
-from rfbench.methods.cvgrad import Workspace, contiguous_folds, trig_cv_grad, trig_features
+from rfbench.methods.cvgrad import RowPool, Workspace, contiguous_folds, trig_cv_grad, trig_features
 from rfbench.methods.ridge import ridge_solve
 from rfbench.methods.tuning import Stopwatch
 
@@ -142,7 +141,7 @@ def _minimise(theta0, X, y, U, splits, y_var, maxiter, n_threads=1):
     these matrices (measured: delta-ailerons n = 100, 200 iterations, 4.5 s on one thread, 17 s on
     two). ``n_threads`` > 1 spreads each evaluation's folds over a pool of Python threads instead."""
     bounds = [(None, None)] * (theta0.size - 1) + [LOG_LAMBDA_BOUNDS]
-    with threadpool_limits(limits=1), ThreadPoolExecutor(n_threads) if n_threads > 1 else nullcontext() as pool:
+    with threadpool_limits(limits=1), RowPool(n_threads) if n_threads > 1 else nullcontext() as pool:
         opt = scipy.optimize.minimize(alc_objective, theta0, args=(X, y, U, splits, y_var, Workspace(pool)),
                                       jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter})
     return opt.x, float(opt.fun)

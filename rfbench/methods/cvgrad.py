@@ -37,6 +37,7 @@ evaluation is Python call overhead, not arithmetic.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -251,15 +252,40 @@ def _cho_factor_nogil(P: np.ndarray):
         return np.linalg.cholesky(P + jitter * np.eye(P.shape[0])), True
 
 
-def _pooled_grams(Z: np.ndarray, blocks, pool) -> list[np.ndarray]:
-    """``[Z[lo:hi].T @ Z[lo:hi] for lo, hi in blocks]`` by the threads of ``pool`` (one BLAS thread
-    each): every block is cut in two halves, so that k blocks are 2k equal tasks for any pool size."""
-    halves = []
-    for lo, hi in blocks:
-        mid = (lo + hi) // 2
-        halves += [(lo, mid), (mid, hi)]
-    parts = list(pool.map(lambda b: Z[b[0]:b[1]].T @ Z[b[0]:b[1]], halves))
-    return [parts[2 * j] + parts[2 * j + 1] for j in range(len(blocks))]
+class RowPool(ThreadPoolExecutor):
+    """A thread pool that knows its size: the pooled paths give every thread an equal share of the
+    rows (BLAS limited to one thread by the caller)."""
+
+    def __init__(self, n_threads: int):
+        super().__init__(n_threads)
+        self.n_threads = n_threads
+
+
+def _row_shares(m: int, pool: RowPool) -> list[tuple[int, int]]:
+    """``pool.n_threads`` contiguous row ranges of (nearly) equal size covering 0..m."""
+    cuts = [m * t // pool.n_threads for t in range(pool.n_threads + 1)]
+    return list(zip(cuts[:-1], cuts[1:], strict=True))
+
+
+def _pooled_grams(Z: np.ndarray, blocks, pool: RowPool) -> list[np.ndarray]:
+    """``[Z[lo:hi].T @ Z[lo:hi] for lo, hi in blocks]`` by the threads of ``pool``: every thread takes
+    an equal share of the rows, so a block that straddles two shares is the sum of its two parts
+    (measured, m = 7373, p = 1001, 5 blocks, 2 threads: 60 ms against 122 ms on one thread; the
+    earlier split of every block into two halves took 107 ms, its ten partial matrices and their
+    sums costing more than the second thread gained)."""
+    def share_grams(share):
+        a, b = share
+        return [(j, Z[max(lo, a):min(hi, b)].T @ Z[max(lo, a):min(hi, b)])
+                for j, (lo, hi) in enumerate(blocks) if max(lo, a) < min(hi, b)]
+
+    grams: list[np.ndarray | None] = [None] * len(blocks)
+    for part in pool.map(share_grams, _row_shares(int(blocks[-1][1]), pool)):
+        for j, gram in part:
+            if grams[j] is None:
+                grams[j] = gram
+            else:
+                grams[j] += gram
+    return grams
 
 
 def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
@@ -376,7 +402,12 @@ def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: fl
         return CVGrad(float(values.mean()), None, 0.0, values)
     # per-row weights: against ∂Z·c_j, (2/m_v) r_v on fold j and −a_j = −Z t_j elsewhere;
     # against ∂Z·t_j, e_j = y − Z c_j outside fold j
-    ZCT = Zs @ CT
+    if pool is None:
+        ZCT = Zs @ CT
+    else:
+        ZCT = np.empty((m, 2 * k))
+        list(pool.map(lambda share: np.matmul(Zs[share[0]:share[1]], CT, out=ZCT[share[0]:share[1]]),
+                      _row_shares(m, pool)))
     U = np.empty((m, 2 * k))
     U[:, :k] = -ZCT[:, k:]
     U[:, k:] = ys[:, None] - ZCT[:, :k]
