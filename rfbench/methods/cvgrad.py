@@ -275,8 +275,8 @@ def _pooled_grams(Z: np.ndarray, blocks, pool: RowPool) -> list[np.ndarray]:
     sums costing more than the second thread gained)."""
     def share_grams(share):
         a, b = share
-        return [(j, Z[max(lo, a):min(hi, b)].T @ Z[max(lo, a):min(hi, b)])
-                for j, (lo, hi) in enumerate(blocks) if max(lo, a) < min(hi, b)]
+        pieces = [(j, max(lo, a), min(hi, b)) for j, (lo, hi) in enumerate(blocks)]
+        return [(j, Z[lo:hi].T @ Z[lo:hi]) for j, lo, hi in pieces if lo < hi]
 
     grams: list[np.ndarray | None] = [None] * len(blocks)
     for part in pool.map(share_grams, _row_shares(int(blocks[-1][1]), pool)):
@@ -295,7 +295,7 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
     ``Z`` is the design matrix of *all* rows (m × p); ``splits`` index its rows. Returns the value,
     ``dZ = dE/dZ`` (m × p, total derivative including the dependence of c on the training rows) and
     ``dE/dλ``. No intercept is fitted: put a constant column in Z if one is wanted. ``pool`` (a
-    thread pool, BLAS limited to one thread by the caller) spreads the Gram matrices and the folds'
+    :class:`RowPool`, BLAS limited to one thread by the caller) spreads the Gram matrices and the folds'
     factorisations of the standard k-fold path over its threads.
     """
     m, p = Z.shape
@@ -586,11 +586,11 @@ class Workspace:
     An evaluation of ALC's objective on a large training part writes several m × n arrays; fresh
     ones are new memory for the kernel to fault in and zero on every call (at m = 36 691, n = 500,
     about a third of the evaluation). Contents do not survive between uses of one name. ``pool``
-    (optional) is a thread pool: :func:`ridge_cv_grad` spreads the folds over it and
+    (optional) is a :class:`RowPool`: :func:`ridge_cv_grad` spreads the folds over it and
     :func:`trig_cv_grad` its blocks of rows.
     """
 
-    def __init__(self, pool=None):
+    def __init__(self, pool: RowPool | None = None):
         self._arrays: dict[str, np.ndarray] = {}
         self.pool = pool        # threads for the fold-parallel parts and trig_cv_grad's row blocks
 
