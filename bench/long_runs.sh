@@ -21,6 +21,7 @@ run() { echo "== lane $lane $(date -u +%FT%TZ) rfbench run $*"; rfbench run --jo
 # issue 3, à la carte with the inverse-range ARD start (2026-11-23; the runs made with the previous
 # start were dropped): the n = 100 columns of Tables 1-3 first, then n = 500, Q = 5 (Table 1) first,
 # a few outer folds of every dataset at a time so that a partial run already covers the table
+# (all complete on 2026-11-24: a new run of this list finds every task done and returns at once)
 run --suite torgo --methods alc --features 100 --out results/alc-table1
 run --suite torgo --methods alc-q1,alc-q2 --features 100 --out results/alc-tables2-3
 run --suite torgo --methods alc --features 500 --folds 0-1 --out results/alc-table1
