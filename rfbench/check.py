@@ -14,93 +14,13 @@ names to rfbench names, the protocol, and the tolerance:
 from __future__ import annotations
 
 import json
-import os
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
-import yaml
 from tabulate import tabulate
 
 from rfbench.errors import UsageError
-from rfbench.registry import ROOT, bench_dir
-
-
-def published_dir() -> Path:
-    env = os.environ.get("RFBENCH_PUBLISHED_DIR")
-    if env:
-        return Path(env)
-    return ROOT.parent / "shared" / "published"
-
-
-@dataclass
-class Spec:
-    name: str
-    published: str
-    columns: dict
-    datasets: dict
-    methods: dict
-    n_features: list = field(default_factory=list)
-    stds: float = 2.0
-    relative: float | None = None
-    protocol: dict = field(default_factory=dict)
-    filters: dict = field(default_factory=dict)
-    baseline_method: str | None = None   # also pass when at least as good as this published method
-    higher_is_better: bool = False
-    notes: str = ""
-    rank_summary: bool = False           # also compare average ranks and mean scores over datasets
-    wilcoxon: list = field(default_factory=list)   # the paper's Wilcoxon comparisons (T values)
-    chosen: dict = field(default_factory=dict)     # a published table of selected hyper-parameters
-    # paper method → every rfbench method name that holds its results, first preferred (e.g. the
-    # GFC paper's à la carte Q = 5 is `alc-q5` in Tables 2-3 and `alc` in Table 1: one run serves
-    # both); ``methods`` maps to the first name
-    method_alternates: dict = field(default_factory=dict)
-
-
-def load_spec(path_or_name: str) -> Spec:
-    path = Path(path_or_name)
-    if not path.is_file():
-        candidate = bench_dir() / (path_or_name if path_or_name.endswith(".yaml") else f"{path_or_name}.yaml")
-        if not candidate.is_file():
-            raise UsageError(f"spec not found: {path_or_name} (looked in {bench_dir()})")
-        path = candidate
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{path.name} is not valid YAML: {str(exc).splitlines()[0]}") from None
-    for key in ("published", "columns", "datasets", "methods"):
-        if key not in (raw or {}):
-            raise UsageError(f"{path.name}: missing field '{key}'")
-    tol = raw.get("tolerance") or {}
-    alternates = {}
-    for paper_m, names in (raw["methods"] or {}).items():
-        names = [names] if isinstance(names, str) else names
-        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-            raise UsageError(f"{path.name}: methods.{paper_m} must be a method name or a list of names")
-        alternates[paper_m] = names
-    return Spec(name=path.stem, published=raw["published"], columns=raw["columns"],
-                datasets=raw["datasets"], methods={k: v[0] for k, v in alternates.items()},
-                method_alternates=alternates, n_features=raw.get("n_features", []),
-                stds=float(tol.get("stds", 2.0)), relative=tol.get("relative"),
-                protocol=raw.get("protocol") or {}, filters=raw.get("filters") or {},
-                baseline_method=tol.get("or_better_than"),
-                higher_is_better=bool(raw.get("higher_is_better", False)), notes=str(raw.get("notes", "")),
-                rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=list(raw.get("wilcoxon") or []),
-                chosen=dict(raw.get("chosen") or {}))
-
-
-def published_path(spec: Spec) -> Path:
-    """A published table (../shared/published) or, for regression references, a repo file."""
-    local = ROOT / spec.published
-    return local if spec.published.startswith(("bench/", "results/")) else published_dir() / spec.published
-
-
-def read_published(path: Path) -> pd.DataFrame:
-    """A published CSV as strings, or the one-line error that says where it was looked for."""
-    if not path.is_file():
-        raise UsageError(f"published table not found: {path} (set RFBENCH_PUBLISHED_DIR)")
-    return pd.read_csv(path, dtype=str)
+from rfbench.spec import Spec, load_spec, published_dir, published_path, read_published  # noqa: F401
 
 
 def published_table(spec: Spec) -> pd.DataFrame:
@@ -114,13 +34,17 @@ def published_table(spec: Spec) -> pd.DataFrame:
 def finished_results(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
     """The finished tasks of the spec's protocol."""
     done = results[results["status"] == "done"]
-    if "protocol_contains" in spec.protocol:
+    if spec.protocol_key:
+        done = done[done["protocol"].astype(str) == spec.protocol_key]
+    elif "protocol_contains" in spec.protocol:
         done = done[done["protocol"].astype(str).str.contains(spec.protocol["protocol_contains"], regex=False)]
     return done
 
 
 def expected_folds(spec: Spec) -> int:
     """Folds of a complete cell under the spec's protocol (0: the spec does not say)."""
+    if spec.plan:
+        return spec.plan.protocol.n_outer
     return int(spec.protocol.get("outer_folds") or spec.protocol.get("repeats") or 0)
 
 

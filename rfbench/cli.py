@@ -1,4 +1,4 @@
-"""Command line: rfbench run | report | check | datasets | methods.
+"""Command line: rfbench run | report | check | reproduce | status | datasets | methods.
 
 Usage errors and bad input exit with code 2 and one line naming the problem, never a traceback.
 """
@@ -153,12 +153,17 @@ def report_cmd(dirs, fmt, output, alpha, compare):
 
 
 @cli.command("status")
-@click.argument("dirs", nargs=-1, required=True)
-def status_cmd(dirs):
-    """Progress of runs: tasks asked for, done, failed and left, with the core-hours left."""
-    from rfbench import status
+@click.argument("targets", nargs=-1)
+@click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
+def status_cmd(targets, data_dir):
+    """Progress per experiment: tasks asked for (by the spec), done, failed, left, core-hours left.
 
-    click.echo(status.render(status.status(dirs)), nl=False)
+    TARGETS are spec names or files, or results directories (default: every spec in bench/)."""
+    from rfbench import status
+    from rfbench.spec import spec_paths
+
+    targets = targets or [p.stem for p in spec_paths()]
+    click.echo(status.render(status.status(targets, data_dir)), nl=False)
 
 
 @cli.command("check")
@@ -178,6 +183,72 @@ def check_cmd(dirs, spec):
     click.echo(check.render_chosen(check.chosen_summary(sp, results), sp), nl=False)
     if (table["status"] == "fail").any():
         sys.exit(1)
+
+
+@cli.command("reproduce")
+@click.argument("specs", nargs=-1)
+@click.option("--all", "all_specs", is_flag=True, help="every experiment spec in bench/")
+@click.option("--list", "list_only", is_flag=True,
+              help="show every spec's cells: published / offline / present / pass / fail / not comparable")
+@click.option("--check-only", is_flag=True, help="do not run; check and write the outputs")
+@click.option("--summary", default=None, metavar="FILE",
+              help="write the generated reproduction section into FILE (e.g. README.md) and results/README.md")
+@click.option("--ci", is_flag=True, help="run each spec's fast CI configuration and compare it with its reference")
+@click.option("--write-reference", is_flag=True, help="with --ci: write the reference from this run (review it first)")
+@click.option("--out", default=None, help="with --ci: where the CI runs go (default: a temporary directory)")
+@click.option("--folds", "fold_list", default=None, help="run only these outer folds / splits, e.g. 0-2")
+@click.option("--jobs", default=1, show_default=True, type=int, help="parallel worker processes")
+@click.option("--threads", default=None, type=int, help="threads per worker (default: cores // jobs)")
+@click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")
+@click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
+@click.option("--quiet", is_flag=True, help="no progress bar")
+def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_reference, out, fold_list, jobs,
+                  threads, timeout, data_dir, quiet):
+    """Run what each experiment spec declares, then check it against the published table and
+    write check.txt and report.md into the spec's results directory (resumable)."""
+    from rfbench import reproduce
+    from rfbench.spec import load_spec, spec_paths
+
+    if all_specs or list_only or (summary and not specs):
+        names = [str(p) for p in spec_paths()]
+    elif specs:
+        names = list(specs)
+    else:
+        raise UsageError("name one or more specs (see `rfbench reproduce --list`) or give --all")
+    loaded = [load_spec(n) for n in names]
+    if ci:
+        from rfbench import regress
+
+        failed = 0
+        for spec in loaded:
+            if spec.ci is None:
+                continue
+            target = Path(out) / spec.name if out else None
+            failed += regress.run_and_compare(spec, target, write_reference=write_reference, jobs=jobs,
+                                              threads=threads)
+        sys.exit(1 if failed else 0)
+    if not (check_only or list_only or summary):
+        for spec in loaded:
+            click.echo(f"== {spec.name}: {spec.title}", err=True)
+            reproduce.run_spec(spec, jobs=jobs, threads=threads, timeout_s=parse_duration(timeout),
+                               folds=parse_folds(fold_list), data_dir=data_dir, progress=not quiet,
+                               command="rfbench " + " ".join(sys.argv[1:]))
+    checked = [reproduce.check_spec(spec, data_dir) for spec in loaded]
+    if list_only:
+        click.echo(reproduce.list_table(checked), nl=False)
+        return
+    for c in checked:
+        written = reproduce.write_outputs(c)
+        if not summary:
+            click.echo(f"{c.spec.name}: " + ", ".join(f"{v} {k}" for k, v in c.counts.items() if v is not None)
+                       + ("; wrote " + ", ".join(map(str, written)) if written else ""))
+    if summary:
+        reproduce.replace_section(Path(summary), reproduce.summary_markdown(checked))
+        readme = reproduce.registry.ROOT / "results" / "README.md"
+        from rfbench.store import atomic_write_text
+
+        atomic_write_text(readme, reproduce.results_readme([load_spec(str(p)) for p in spec_paths()]))
+        click.echo(f"wrote {summary} and {readme}")
 
 
 @cli.group("datasets")

@@ -37,6 +37,14 @@ class Mirror:
     file: str
     sha256: str
     format: str
+    sep: str | None = None                     # csv field separator (default: comma)
+    # further files of the same layout whose rows follow the first file's (e.g. a train and a
+    # validation file that the paper used together): ((file, sha256), ...)
+    append: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def files(self) -> tuple[tuple[str, str], ...]:
+        return ((self.file, self.sha256), *self.append)
 
 
 @dataclass(frozen=True)
@@ -139,13 +147,19 @@ def _parse_dataset(path: Path, name: str, e) -> Dataset:
         mi = e["mirror"]
         if not isinstance(mi, dict) or not {"file", "sha256", "format"} <= set(mi):
             _fail(path, name, "field 'mirror' needs file, sha256 and format")
+        append = []
+        for extra in mi.get("append") or []:
+            if not isinstance(extra, dict) or not {"file", "sha256"} <= set(extra):
+                _fail(path, name, "field 'mirror.append' must be a list of {file, sha256}")
+            append.append((str(extra["file"]), str(extra["sha256"])))
+        for sha in [str(mi["sha256"]), *(s for _, s in append)]:
+            if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+                _fail(path, name, "field 'mirror.sha256' must be 64 lowercase hex digits")
         sha = str(mi["sha256"])
-        if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
-            _fail(path, name, "field 'mirror.sha256' must be 64 lowercase hex digits")
         if mi["format"] not in ("arff", "csv", "csv-noheader", "text", "mat"):
             _fail(path, name, "field 'mirror.format' must be arff, csv, csv-noheader, text or mat, "
                   f"got {mi['format']!r}")
-        mirror = Mirror(str(mi["file"]), sha, mi["format"])
+        mirror = Mirror(str(mi["file"]), sha, mi["format"], mi.get("sep"), tuple(append))
     oml = e.get("openml") or {}
     if oml and not isinstance(oml.get("id"), int):
         _fail(path, name, "field 'openml.id' must be an integer")

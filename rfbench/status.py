@@ -1,8 +1,10 @@
 """Progress of (possibly unfinished) runs: what was asked for, what is done, what is left.
 
-The tasks asked for are the union of every invocation's plan in ``runs.jsonl`` (its datasets ×
-methods × budgets × outer folds, methods only on the task types they support); the done ones are
-the records. The time left is estimated per task from the median time of the finished tasks of the
+What was asked for comes from the experiment spec whose results directory it is (its datasets ×
+methods × budgets × outer folds, methods only on the task types they support); a directory that
+belongs to no spec falls back to the union of its invocations' plans in ``runs.jsonl``. The done
+ones are the records. Tasks of datasets that cannot be obtained offline are counted apart
+(``no_data``), not as left. The time left is estimated per task from the median time of the finished tasks of the
 same (dataset, method, n); for a dataset with none yet, from a line t = a + b·size fitted to the
 (method, n)'s finished datasets (size = rows × inputs of the registry shape; proportional with a
 single dataset), a rough guess (column ``by_size`` counts those tasks). One core per task, as the
@@ -24,6 +26,35 @@ from rfbench.registry import get_dataset, get_method
 from rfbench.store import claim_is_stale, load_results
 
 KEY = ["dataset", "method", "n_features", "fold"]
+
+
+def spec_plan(spec) -> pd.DataFrame:
+    """(dataset, method, n_features, fold, protocol) of every task the spec's run declares."""
+    p = spec.plan
+    rows = []
+    for dname in p.datasets:
+        task = get_dataset(dname).task
+        for mname in p.methods:
+            if get_method(mname).supports(task):
+                rows.extend((dname, mname, int(n), f, p.protocol.key())
+                            for n in p.features for f in range(p.protocol.n_outer))
+    return pd.DataFrame(rows, columns=KEY + ["protocol"])
+
+
+def _target(arg: str):
+    """(label, directory, plan, merge) of a spec name/file or a results directory."""
+    from rfbench.spec import all_specs, load_spec
+
+    path = Path(arg)
+    if path.is_dir():
+        for spec in all_specs():
+            if spec.plan and spec.results == path.resolve():
+                return spec.name, path, spec_plan(spec), "left"
+        return str(arg), path, planned_tasks(path), "outer"
+    spec = load_spec(arg)
+    if spec.plan is None or spec.results is None:
+        raise UsageError(f"spec {spec.name} declares no run")
+    return spec.name, spec.results, spec_plan(spec), "left"
 
 
 def planned_tasks(path: Path) -> pd.DataFrame:
@@ -51,22 +82,30 @@ def planned_tasks(path: Path) -> pd.DataFrame:
     return pd.DataFrame(sorted(rows), columns=KEY + ["protocol"])
 
 
-def status(dirs) -> pd.DataFrame:
-    """One row per (directory, method, n): tasks asked for, done, failed, left, and the estimated
-    core-hours left."""
+def status(targets, data_dir=None) -> pd.DataFrame:
+    """One row per (spec or directory, method, n): tasks asked for, done, failed, left (with data
+    offline), without data offline, and the estimated core-hours left."""
+    from rfbench.reproduce import offline
+
     out = []
-    for d in dirs:
-        path = Path(d)
-        if not path.is_dir():
-            raise UsageError(f"results directory not found: {d}")
-        plan = planned_tasks(path)
+    for arg in targets:
+        # a spec's plan is the whole question (records beyond it belong to other experiments);
+        # a plain directory's plan is rebuilt from its history, so its records count too
+        label, path, plan, how = _target(str(arg))
         try:
-            res = load_results([path])
+            res = load_results([path]) if path.is_dir() else None
         except UsageError:                        # nothing finished yet
+            res = None
+        if res is None:
             res = pd.DataFrame(columns=KEY + ["protocol", "status", "total_s"])
         res = res.astype({"n_features": int, "fold": int})
-        tasks = plan.merge(res[KEY + ["protocol", "status", "total_s"]], on=KEY + ["protocol"], how="outer")
+        if len(plan):                             # a spec's table counts its own protocol only
+            res = res[res["protocol"].isin(set(plan["protocol"]))]
+        tasks = plan.merge(res[KEY + ["protocol", "status", "total_s"]], on=KEY + ["protocol"], how=how)
         tasks["status"] = tasks["status"].fillna("todo")
+        available = {name: offline(name, data_dir) for name in tasks["dataset"].unique()}
+        no_data = (tasks["status"] == "todo") & ~tasks["dataset"].map(available).astype(bool)
+        tasks.loc[no_data, "status"] = "no data"
         done = tasks[tasks["status"] == "done"]
         size = {name: float(np.prod(get_dataset(name).shape)) for name in tasks["dataset"].unique()}
         per_ds = done.groupby(["dataset", "method", "n_features"])["total_s"].median()
@@ -75,20 +114,20 @@ def status(dirs) -> pd.DataFrame:
                  for cell in per_mn.index}
         running = sum(not claim_is_stale(p) for p in (path / "records").glob("*.claim"))
         for (meth, n), g in tasks.groupby(["method", "n_features"], sort=True):
-            left = g[g["status"] != "done"]
+            left = g[~g["status"].isin(["done", "no data"])]
             known = [(r.dataset, meth, n) in per_ds.index for r in left.itertuples()]
             model = guess.get((meth, n), lambda x: np.nan)
             est = [per_ds[(r.dataset, meth, n)] if k else model(size[r.dataset])
                    for r, k in zip(left.itertuples(), known, strict=True)]
-            out.append({"dir": str(d), "method": meth, "n": int(n), "asked": len(g),
+            out.append({"spec": label, "method": meth, "n": int(n), "asked": len(g),
                         "done": int((g["status"] == "done").sum()),
                         "failed": int(g["status"].isin(["error", "timeout"]).sum()),
-                        "left": len(left), "median_task_s": per_mn.get((meth, n), np.nan),
+                        "left": len(left), "no_data": int((g["status"] == "no data").sum()), "median_task_s": per_mn.get((meth, n), np.nan),
                         "left_core_h": float(np.nansum(est)) / 3600 if len(left) else 0.0,
                         "by_size": len(known) - sum(known),
                         "unestimated": int(np.isnan(est).sum()) if est else 0})
         if running:
-            out.append({"dir": str(d), "method": f"({running} task(s) running now)"})
+            out.append({"spec": label, "method": f"({running} task(s) running now)"})
     return pd.DataFrame(out)
 
 
@@ -105,14 +144,19 @@ def _size_model(times: pd.Series, size: dict):
 
 
 def render(table: pd.DataFrame) -> str:
-    total = table[["asked", "done", "left", "left_core_h"]].sum(numeric_only=True)
+    total = table[["asked", "done", "left", "no_data", "left_core_h"]].sum(numeric_only=True)
     shown = table.copy()
     # counts stay integers when a "running now" row (no counts) turns their columns into floats
-    for col in ("n", "asked", "done", "failed", "left", "by_size", "unestimated"):
+    for col in ("n", "asked", "done", "failed", "left", "no_data", "by_size", "unestimated"):
         shown[col] = [("" if pd.isna(v) else str(int(v))) for v in table[col]]
     body = tabulate(shown.astype(object).where(shown.notna(), ""), headers="keys", tablefmt="simple",
                     showindex=False, floatfmt=".1f")
-    return (body + f"\n\n{int(total['done'])} of {int(total['asked'])} tasks done, {int(total['left'])} left, "
+    per_spec = table.groupby("spec", sort=False)[["asked", "done", "failed", "left", "no_data", "left_core_h"]].sum()
+    lines = "".join(f"{name}: {int(r.done)} of {int(r.asked)} done, {int(r.failed)} failed, {int(r.left)} left "
+                    f"(≈ {r.left_core_h:.1f} core-h), {int(r.no_data)} without data offline\n"
+                    for name, r in per_spec.iterrows())
+    return (body + "\n\n" + lines + f"\nIn all: {int(total['done'])} of {int(total['asked'])} tasks done, "
+            f"{int(total['left'])} left, {int(total['no_data'])} without data offline (they need the network), "
             f"about {total['left_core_h']:.1f} core-hours on one core each (by_size: a rough guess from a line "
             "fitted to other datasets' times against rows × inputs; unestimated: no finished task of that "
             "method and n)\n")

@@ -32,7 +32,7 @@ def small_run(tmp_path_factory):
 
 def test_run_prints_table_and_stores_everything(small_run):
     out, res = small_run
-    assert "breiman" in res.stdout and "friedman" in res.stdout and "Wilcoxon" in res.stdout
+    assert "breiman-generated" in res.stdout and "friedman-generated" in res.stdout and "Wilcoxon" in res.stdout
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 2 * 2 * 2 * 3 and set(df["status"]) == {"done"}
     assert not df.duplicated(["dataset", "method", "n_features", "fold"]).any()
@@ -48,7 +48,7 @@ def test_report_formats(small_run, fmt, tmp_path):
     target = tmp_path / f"report.{fmt}"
     rfbench("report", str(out), "--format", fmt, "--output", str(target))
     text = target.read_text()
-    assert "friedman" in text
+    assert "friedman-generated" in text
     if fmt == "latex":
         assert r"\toprule" in text and r"\midrule" in text and r"\bottomrule" in text
     if fmt == "csv":
@@ -107,15 +107,16 @@ def test_folds_subset_then_rest_equals_the_full_run(small_run, tmp_path):
 
 
 def test_datasets_commands():
-    assert "friedman" in rfbench("datasets", "list", "--suite", "synthetic").stdout
-    assert "OpenML id" not in rfbench("datasets", "info", "breiman").stdout
-    assert "generator: breiman" in rfbench("datasets", "info", "breiman").stdout
+    assert "friedman-generated" in rfbench("datasets", "list", "--suite", "synthetic").stdout
+    assert "OpenML id" not in rfbench("datasets", "info", "breiman-generated").stdout
+    assert "generator: breiman" in rfbench("datasets", "info", "breiman-generated").stdout
+    assert "\ngenerator: " not in rfbench("datasets", "info", "breiman").stdout
     assert "rff-laplace" in rfbench("methods").stdout
 
 
 def test_kill_9_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     out = tmp_path / "killed"
-    args = [*RUN, "run", "--datasets", "friedman", "--methods", "rff-gauss,rff-laplace", "--features", "30,60",
+    args = [*RUN, "run", "--datasets", "friedman-generated", "--methods", "rff-gauss,rff-laplace", "--features", "30,60",
             "--outer-folds", "5", "--inner-folds", "3", "--max-samples", "3000", "--jobs", "2", "--quiet",
             "--no-report", "--out", str(out)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)

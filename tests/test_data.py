@@ -19,7 +19,9 @@ def test_registry_has_the_16_gfc_datasets_and_suites():
     assert [d.name for d in registry.suite_datasets("gfc")] == GFC_NAMES
     assert [d.name for d in registry.suite_datasets("uci")] == GFC_NAMES[:4]
     assert [d.name for d in registry.suite_datasets("torgo")] == GFC_NAMES[4:]
-    assert [d.name for d in registry.suite_datasets("synthetic")] == ["breiman", "friedman"]
+    assert [d.name for d in registry.suite_datasets("synthetic")] == ["breiman-generated", "friedman-generated"]
+    # a published comparison never falls back to a generator: the Torgo names have none
+    assert not any(d.generator for d in registry.suite_datasets("gfc"))
 
 
 def test_registered_sha256_match_the_manifest(mirror_dir):
@@ -31,7 +33,8 @@ def test_registered_sha256_match_the_manifest(mirror_dir):
 
 
 @pytest.mark.parametrize("name", ["delta-ailerons", "kinematics", "cpu-activity", "bank", "pumadyn",
-                                  "delta-elevators", "ailerons", "elevators", "cal-housing", "friedman"])
+                                  "delta-elevators", "ailerons", "pole-telecom", "elevators", "cal-housing",
+                                  "breiman", "friedman", "parkinsons-tm", "ujindoorloc"])
 def test_mirror_files_load_with_registered_shape(mirror_dir, name):
     loaded = load(name, mirror_dir)
     assert loaded.source == "mirror"
@@ -61,10 +64,49 @@ def test_generators_follow_the_published_formulas():
     np.testing.assert_array_equal(friedman(m=50, seed=3)[1], friedman(m=50, seed=3)[1])
 
 
-def test_breiman_comes_from_the_generator_without_any_mirror(monkeypatch):
+def test_generated_sets_need_no_mirror_and_the_real_ones_are_never_generated(monkeypatch, tmp_path):
     monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)
-    loaded = load("breiman")
+    monkeypatch.setenv("RFBENCH_CACHE_DIR", str(tmp_path))
+    loaded = load("breiman-generated")
     assert loaded.source == "generator" and loaded.X.shape == (40768, 10)
+    with pytest.raises(DataUnavailable, match="breiman"):
+        load("breiman", allow_download=False)
+
+
+def test_real_breiman_is_2dplanes_at_its_bayes_floor(mirror_dir):
+    """2dplanes is the formula above plus N(0, 1) noise: the residual of the true mean, in units of
+    the output range × 100, is the noise floor the GFC paper's breiman errors sit at (4.01-4.06)."""
+    loaded = load("breiman", mirror_dir)
+    X, y = loaded.X, loaded.y
+    mean = np.where(X[:, 0] == 1, 3 + 3 * X[:, 1] + 2 * X[:, 2] + X[:, 3], -3 + 3 * X[:, 4] + 2 * X[:, 5] + X[:, 6])
+    floor = 100 * np.sqrt(np.mean((y - mean) ** 2)) / np.ptp(y)
+    assert floor == pytest.approx(4.02, abs=0.02)
+    gen = load("breiman-generated").y
+    assert 100 * 1.0 / np.ptp(gen) > 4.15       # the generator's realisation: another range, another floor
+
+
+def test_uci_gfc_sets_follow_the_paper(mirror_dir):
+    """parkinsons-tm: the 21 columns other than total_UPDRS (the paper's d); ujindoorloc: both UCI
+    files, 527 of the 528 columns other than LATITUDE (TIMESTAMP left out); pole-telecom: the 26
+    non-constant inputs of pol."""
+    import pandas as pd
+
+    pk = load("parkinsons-tm", mirror_dir)
+    raw = pd.read_csv(mirror_dir / "uci-gfc/parkinsons-tm/parkinsons_updrs.data")
+    np.testing.assert_array_equal(pk.y, raw["total_UPDRS"].to_numpy())
+    np.testing.assert_array_equal(pk.X, raw.drop(columns="total_UPDRS").to_numpy(float))
+    uj = load("ujindoorloc", mirror_dir)
+    tail = pd.read_csv(mirror_dir / "uci-gfc/ujiindoorloc/validationData.csv")
+    np.testing.assert_array_equal(uj.y[-len(tail):], tail["LATITUDE"].to_numpy())
+    np.testing.assert_array_equal(uj.X[-1], tail.drop(columns=["LATITUDE", "TIMESTAMP"]).to_numpy(float)[-1])
+    pol = load("pole-telecom", mirror_dir)
+    assert pol.X.shape == (15000, 26) and (pol.X.std(axis=0) > 0).all()
+
+
+def test_bankmarketing_from_the_uci_file(mirror_dir):
+    loaded = load("bankmarketing", mirror_dir)
+    assert loaded.X.shape == (45211, 51) and loaded.source == "mirror"
+    assert (loaded.y > 0).sum() == 5289          # 'yes' rows of bank-full.csv (11.7 %)
 
 
 def test_corrupt_mirror_file_is_refused(mirror_dir, tmp_path):
@@ -137,7 +179,6 @@ GBRFF_TABLE1 = {  # GBRFF paper Table 1: n, d (and the published positive-class 
 def test_gbrff_suite_matches_table1_and_binarises(mirror_dir):
     names = [d.name for d in registry.suite_datasets("gbrff")]
     assert names == [*GBRFF_TABLE1, "bankmarketing"]           # the 16 of Table 1, its order
-    assert registry.datasets()["bankmarketing"].mirror is None   # OpenML only
     for name, shape in GBRFF_TABLE1.items():
         loaded = load(name, mirror_dir)
         assert loaded.X.shape == shape, name

@@ -17,29 +17,29 @@ SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
 
 def test_folds_identical_for_every_method_and_saved(tmp_path):
     out = tmp_path / "run"
-    runner.run(["friedman"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=False)
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 6 and (df["status"] == "done").all()
     per_method = {m: g.sort_values("fold")[["fold", "n_train", "n_test"]].to_numpy().tolist()
                   for m, g in df.groupby("method")}
     assert per_method["rff-gauss"] == per_method["rff-cauchy"]
-    folds = pd.read_csv(out / "folds" / "friedman.csv")
+    folds = pd.read_csv(out / "folds" / "friedman-generated.csv")
     assert len(folds) == 300 and sorted(folds["fold"].unique()) == [0, 1, 2]
     # the stored assignment is the protocol's split
-    _, _, y, _ = runner._prepared("friedman", None, 300, 0)
+    _, _, y, _ = runner._prepared("friedman-generated", None, 300, 0)
     for k, (_, te) in enumerate(proto.outer_splits(SMALL, y, "regression")):
         assert (folds["fold"].to_numpy()[te] == k).all()
 
 
 def test_test_fold_values_do_not_leak_into_training(monkeypatch):
-    _, X, y, src = runner._prepared("friedman", None, 300, 0)
+    _, X, y, src = runner._prepared("friedman-generated", None, 300, 0)
     _, te = proto.outer_splits(SMALL, y, "regression")[0]
     X2, y2 = X.copy(), y.copy()
     X2[te] *= 1000.0
     y2[te] += 1e6
-    item = WorkItem("friedman", "rff-gauss", 0, (10,))
+    item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
     base = execute(item, SMALL, None, 1, None)[0]
-    monkeypatch.setattr(runner, "_prepared", lambda *a: (runner.get_dataset("friedman"), X2, y2, src))
+    monkeypatch.setattr(runner, "_prepared", lambda *a: (runner.get_dataset("friedman-generated"), X2, y2, src))
     poisoned = execute(item, SMALL, None, 1, None)[0]
     assert base["status"] == poisoned["status"] == "done"
     # identical training statistics ⇒ identical selection, to the last digit of the CV error
@@ -56,7 +56,7 @@ def test_scaler_uses_training_rows_only():
 
 
 def test_error_and_timeout_become_records(tmp_path, monkeypatch):
-    item = WorkItem("friedman", "rff-gauss", 0, (10,))
+    item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
     recs = execute(item, SMALL, None, 1, timeout_s=1e-3)
     assert recs[0]["status"] == "timeout" and "timeout" in recs[0]["message"]
     from rfbench.methods import rff
@@ -75,13 +75,13 @@ def test_failed_tasks_are_retried_done_ones_skipped(tmp_path, monkeypatch):
 
     real_fit = rff.RFFRegressor.fit
     monkeypatch.setattr(rff.RFFRegressor, "fit", lambda self, X, y: (_ for _ in ()).throw(RuntimeError("x")))
-    runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
     assert set(pd.read_csv(out / "results.csv")["status"]) == {"error"}
     monkeypatch.setattr(rff.RFFRegressor, "fit", real_fit)
-    runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 3 and set(df["status"]) == {"done"}
-    items = runner.plan(["friedman"], ["rff-gauss"], [10], SMALL, runner.RunDir(out))
+    items = runner.plan(["friedman-generated"], ["rff-gauss"], [10], SMALL, runner.RunDir(out))
     assert items == []
 
 
@@ -91,7 +91,7 @@ def test_dataset_smaller_than_the_fold_count_is_a_clear_error():
 
 
 def test_lgbm_budgets_share_one_work_item(tmp_path):
-    items = runner.plan(["friedman"], ["lgbm", "rff-gauss"], [10, 20], SMALL, runner.RunDir(tmp_path).ensure())
+    items = runner.plan(["friedman-generated"], ["lgbm", "rff-gauss"], [10, 20], SMALL, runner.RunDir(tmp_path).ensure())
     lgbm = [i for i in items if i.method == "lgbm"]
     assert len(lgbm) == 3 and all(i.budgets == (10, 20) for i in lgbm)
     assert len([i for i in items if i.method == "rff-gauss"]) == 6
@@ -121,7 +121,7 @@ def test_run_walltime_sums_invocations_up_to_their_last_finished_task(tmp_path):
     finished = ["2026-01-01T10:10:00+00:00", "2026-01-01T10:30:00+00:00",   # first invocation: 30 min
                 "2026-01-01T12:05:00+00:00"]                                # second: 5 min
     for i, t in enumerate(finished):
-        run.write_record({"dataset": "friedman", "method": "rff-gauss", "n_features": 10, "fold": i, "seed": 0,
+        run.write_record({"dataset": "friedman-generated", "method": "rff-gauss", "n_features": 10, "fold": i, "seed": 0,
                           "protocol": "cv-o10-i5", "status": "done", "error": 1.0, "finished_at": t})
     assert run_walltime(run.path) == (35 * 60.0, 2)
     assert json.loads((run.path / "runs.jsonl").read_text().splitlines()[0])["started_at"].startswith("2026")
@@ -133,7 +133,7 @@ def test_two_invocations_on_one_directory_see_each_others_records(tmp_path):
     from rfbench.store import RunDir
 
     def rec(fold):
-        return {"dataset": "friedman", "method": "rff-gauss", "n_features": 10, "fold": fold, "seed": 0,
+        return {"dataset": "friedman-generated", "method": "rff-gauss", "n_features": 10, "fold": fold, "seed": 0,
                 "protocol": "cv-o10-i5", "status": "done", "error": 1.0}
 
     lane_a, lane_b = RunDir(tmp_path / "run").ensure(), RunDir(tmp_path / "run").ensure()
@@ -157,7 +157,7 @@ def test_run_walltime_counts_side_by_side_lanes_once(tmp_path):
     finished = [("a", "2026-01-01T10:10:00+00:00"), ("b", "2026-01-01T10:20:00+00:00"),
                 ("a", "2026-01-01T10:30:00+00:00"), ("c", "2026-01-01T12:05:00+00:00")]
     for fold, (inv, t) in enumerate(finished):
-        run.write_record({"dataset": "friedman", "method": "rff-gauss", "n_features": 10, "fold": fold, "seed": 0,
+        run.write_record({"dataset": "friedman-generated", "method": "rff-gauss", "n_features": 10, "fold": fold, "seed": 0,
                           "protocol": "cv-o10-i5", "status": "done", "error": 1.0, "finished_at": t,
                           "invocation": inv})
     # union of [10:00, 10:30] (a), [10:05, 10:20] (b) and [12:00, 12:05] (c): 35 min, not 50
@@ -166,7 +166,7 @@ def test_run_walltime_counts_side_by_side_lanes_once(tmp_path):
 
 def test_runner_tags_records_with_their_invocation(tmp_path):
     out = tmp_path / "run"
-    runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False, folds=[0])
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, folds=[0])
     (info,) = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     recs = runner.RunDir(out).records()
     assert recs and all(r["invocation"] == info["invocation"] for r in recs)
@@ -209,14 +209,14 @@ def test_a_task_running_in_another_invocation_is_left_to_it(tmp_path, monkeypatc
 
     out = tmp_path / "run"
     run = runner.RunDir(out).ensure()
-    key = record_key("friedman", "rff-gauss", 10, 1, 0, SMALL.key())
+    key = record_key("friedman-generated", "rff-gauss", 10, 1, 0, SMALL.key())
     _claim_file(run, key, host=socket.gethostname(), pid=os.getppid(), start=None)   # a live process
     warnings = []
-    runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False, warn=warnings.append)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, warn=warnings.append)
     df = pd.read_csv(out / "results.csv")
     assert sorted(df["fold"]) == [0, 2] and any("another invocation" in w for w in warnings)
     run.release(key)                                        # the other invocation went away
-    runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False, jobs=2)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, jobs=2)
     assert sorted(pd.read_csv(out / "results.csv")["fold"]) == [0, 1, 2]
     assert not list(run.records_dir.glob("*.claim"))        # every claim released
     # the worker pool was the run's own: joblib's loky backend still works in this process (it
@@ -233,7 +233,7 @@ def test_an_interrupted_task_releases_its_claim(tmp_path, monkeypatch):
 
     monkeypatch.setattr(runner, "execute", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        runner.run(["friedman"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+        runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
     assert not list((out / "records").glob("*.claim"))
 
 

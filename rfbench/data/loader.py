@@ -131,14 +131,16 @@ def validate_arrays(ds: Dataset, X: np.ndarray, y: np.ndarray, origin: str) -> N
 def _from_mirror(ds: Dataset, root: Path) -> Loaded | None:
     if ds.mirror is None:
         return None
-    path = root / ds.mirror.file
-    if not path.is_file():
+    paths = [root / f for f, _ in ds.mirror.files]
+    if not all(p.is_file() for p in paths):
         return None
-    digest = sha256_of(path)
-    if digest != ds.mirror.sha256:
-        raise UsageError(f"mirror file {path} has sha256 {digest[:12]}…, the registry expects "
-                         f"{ds.mirror.sha256[:12]}…; the file is corrupt or another version: "
-                         "replace it with the registered file")
+    for path, (_, expected) in zip(paths, ds.mirror.files, strict=True):
+        digest = sha256_of(path)
+        if digest != expected:
+            raise UsageError(f"mirror file {path} has sha256 {digest[:12]}…, the registry expects "
+                             f"{expected[:12]}…; the file is corrupt or another version: "
+                             "replace it with the registered file")
+    path = paths[0]
     if ds.preprocess:  # a dataset-specific reader (row selections, transforms, as in the paper)
         from rfbench.data.prepare import PREPARERS
 
@@ -147,16 +149,20 @@ def _from_mirror(ds: Dataset, root: Path) -> Loaded | None:
                              f"{', '.join(sorted(PREPARERS))}")
         X, y = PREPARERS[ds.preprocess](path)
         return Loaded(np.asarray(X, float), np.asarray(y, float), "mirror", str(path))
+    df = pd.concat([_read_mirror_file(ds, p) for p in paths], ignore_index=True)
+    X, y = _frame_to_arrays(ds, df, ds.target, str(path))
+    return Loaded(X, y, "mirror", " + ".join(map(str, paths)))
+
+
+def _read_mirror_file(ds: Dataset, path: Path) -> pd.DataFrame:
     if ds.mirror.format == "arff":
-        df = read_arff(path)
-    elif ds.mirror.format == "csv-noheader":
+        return read_arff(path)
+    if ds.mirror.format == "csv-noheader":
         # columns are named by position: c0, c1, ...; ``target: c0`` or the last column's name
         df = pd.read_csv(path, header=None, sep=None, engine="python", skipinitialspace=True)
         df.columns = [f"c{i}" for i in range(df.shape[1])]
-    else:
-        df = pd.read_csv(path)
-    X, y = _frame_to_arrays(ds, df, ds.target, str(path))
-    return Loaded(X, y, "mirror", str(path))
+        return df
+    return pd.read_csv(path, sep=ds.mirror.sep or ",")
 
 
 def _from_generator(ds: Dataset) -> Loaded | None:

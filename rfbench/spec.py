@@ -1,0 +1,231 @@
+"""Experiment specs: one YAML file per published table, the single source of what to run, where
+its results go, what they are checked against and how.
+
+A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec file)::
+
+    title:      one line naming the paper and table
+    results:    the table's one results directory, e.g. ../results/gfc2016-table1
+    also_reads: other results directories that hold columns of this table (read, never written)
+    run:        what `rfbench reproduce` runs: {datasets: [...] or suite: S, methods: [...],
+                features: [...]}
+    protocol:   {name: cv|splits|holdout, outer_folds, inner_folds, repeats, test_size, seed}
+    published:  the published CSV (in the published directory) or a repo file (bench/...)
+    columns:    which published columns hold dataset / n_features / method / mean / std / walltime
+    datasets:   paper dataset name -> rfbench dataset;  methods: paper method -> rfbench method(s)
+    tolerance:  {stds: 2, relative: null, why: "..."}: pass when |ours - published| <= stds x
+                published std (or <= relative x published mean)
+    test:       {name: welch|paired, why: "..."}: the t-test the paper bolds cells with
+    not_comparable: {rfbench dataset: reason}: cells whose problem differs from the paper's
+    wilcoxon:   the paper's Wilcoxon claims [{a, n_a, b, n_b, published_T, published_datasets}]
+    ci:         the fast regression configuration (see rfbench.reproduce)
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+import yaml
+
+from rfbench.errors import UsageError
+from rfbench.protocol import Protocol
+from rfbench.registry import ROOT, bench_dir
+
+TESTS = ("welch", "paired")
+
+
+def published_dir() -> Path:
+    env = os.environ.get("RFBENCH_PUBLISHED_DIR")
+    if env:
+        return Path(env)
+    return ROOT.parent / "shared" / "published"
+
+
+@dataclass
+class RunPlan:
+    """What `rfbench reproduce` runs for a spec (or its fast CI configuration)."""
+    datasets: list
+    methods: list
+    features: list
+    protocol: Protocol
+
+
+@dataclass
+class CIConfig:
+    """A fast configuration of the spec's run whose every error and chosen hyper-parameter is
+    compared exactly with a committed reference run (``reference``: a CSV, one row per task)."""
+    plan: RunPlan
+    reference: Path
+    atol: float = 1e-9
+
+
+@dataclass
+class Spec:
+    name: str
+    published: str | None
+    columns: dict
+    datasets: dict
+    methods: dict
+    path: Path | None = None
+    title: str = ""
+    results: Path | None = None
+    also_reads: list = field(default_factory=list)
+    plan: RunPlan | None = None
+    ci: CIConfig | None = None
+    n_features: list = field(default_factory=list)
+    stds: float = 2.0
+    relative: float | None = None
+    tolerance_why: str = ""
+    test: str = "welch"
+    test_why: str = ""
+    not_comparable: dict = field(default_factory=dict)
+    protocol: dict = field(default_factory=dict)
+    filters: dict = field(default_factory=dict)
+    baseline_method: str | None = None   # also pass when at least as good as this published method
+    higher_is_better: bool = False
+    notes: str = ""
+    rank_summary: bool = False           # also compare average ranks and mean scores over datasets
+    wilcoxon: list = field(default_factory=list)   # the paper's Wilcoxon comparisons (T values)
+    chosen: dict = field(default_factory=dict)     # a published table of selected hyper-parameters
+    # paper method → every rfbench method name that holds its results, first preferred (e.g. the
+    # GFC paper's à la carte Q = 5 is `alc-q5` in Tables 2-3 and `alc` in Table 1: one run serves
+    # both); ``methods`` maps to the first name
+    method_alternates: dict = field(default_factory=dict)
+
+    @property
+    def protocol_key(self) -> str | None:
+        """The protocol key of the spec's full runs (None: the spec does not fix a protocol)."""
+        return self.plan.protocol.key() if self.plan else self.protocol.get("key")
+
+    def result_dirs(self) -> list[Path]:
+        """The directories whose records make up this table: its own, then those it also reads."""
+        return [d for d in [self.results, *self.also_reads] if d is not None]
+
+
+def spec_paths() -> list[Path]:
+    """Every published-table spec in bench/ (sorted by name)."""
+    return sorted(p for p in bench_dir().glob("*.yaml"))
+
+
+def all_specs() -> list[Spec]:
+    return [load_spec(str(p)) for p in spec_paths()]
+
+
+def find_spec(path_or_name: str) -> Path:
+    path = Path(path_or_name)
+    if path.is_file():
+        return path
+    candidate = bench_dir() / (path_or_name if path_or_name.endswith(".yaml") else f"{path_or_name}.yaml")
+    if not candidate.is_file():
+        known = ", ".join(p.stem for p in spec_paths())
+        raise UsageError(f"spec not found: {path_or_name} (looked in {bench_dir()}; known: {known})")
+    return candidate
+
+
+def _protocol(raw: dict, where: str, base: dict | None = None) -> Protocol:
+    p = dict(base or {})
+    p.update(raw or {})
+    allowed = {"name", "outer_folds", "inner_folds", "repeats", "test_size", "seed", "max_samples"}
+    unknown = set(p) - allowed
+    if unknown:
+        raise UsageError(f"{where}: unknown protocol field(s) {', '.join(sorted(unknown))}; "
+                         f"allowed: {', '.join(sorted(allowed))}")
+    return Protocol(**p)
+
+
+def _names(value, where: str) -> list:
+    if isinstance(value, str):
+        value = [v.strip() for v in value.split(",") if v.strip()]
+    if not isinstance(value, list) or not value:
+        raise UsageError(f"{where} must be a non-empty list")
+    return value
+
+
+def _plan(raw: dict, protocol: Protocol, where: str) -> RunPlan:
+    from rfbench import registry
+
+    if "suite" in raw:
+        datasets = [d.name for d in registry.suite_datasets(raw["suite"])]
+    else:
+        datasets = _names(raw.get("datasets"), f"{where}.datasets")
+    for d in datasets:
+        registry.get_dataset(d)
+    methods = _names(raw.get("methods"), f"{where}.methods")
+    for m in methods:
+        registry.get_method(m)
+    features = raw.get("features", [100])
+    if not isinstance(features, list) or not all(isinstance(n, int) and n > 0 for n in features):
+        raise UsageError(f"{where}.features must be a list of positive integers")
+    return RunPlan(datasets, methods, features, protocol)
+
+
+def load_spec(path_or_name: str) -> Spec:
+    path = find_spec(path_or_name)
+    try:
+        raw = yaml.safe_load(path.read_text())
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path.name} is not valid YAML: {str(exc).splitlines()[0]}") from None
+    if not isinstance(raw, dict):
+        raise UsageError(f"{path.name}: top level must be a mapping")
+    # an experiment that tests a paper's claim rather than a table has no published cells
+    needed = ("published", "columns", "datasets", "methods") if raw.get("published") else ("run",)
+    for key in needed:
+        if key not in raw:
+            raise UsageError(f"{path.name}: missing field '{key}'")
+    tol = raw.get("tolerance") or {}
+    alternates = {}
+    for paper_m, names in (raw.get("methods") or {}).items():
+        names = [names] if isinstance(names, str) else names
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+            raise UsageError(f"{path.name}: methods.{paper_m} must be a method name or a list of names")
+        alternates[paper_m] = names
+    test = raw.get("test") or {}
+    test_name = test.get("name", "welch") if isinstance(test, dict) else str(test)
+    if test_name not in TESTS:
+        raise UsageError(f"{path.name}: test.name must be one of {', '.join(TESTS)}, got {test_name!r}")
+    here = path.parent
+    protocol_raw = raw.get("protocol") or {}
+    plan = ci = None
+    if "run" in raw:
+        protocol = _protocol(protocol_raw, f"{path.name}: protocol")
+        plan = _plan(raw["run"] or {}, protocol, f"{path.name}: run")
+        if "ci" in raw:
+            c = raw["ci"] or {}
+            if "reference" not in c:
+                raise UsageError(f"{path.name}: ci needs a 'reference' file")
+            ci_protocol = _protocol(c.get("protocol") or {}, f"{path.name}: ci.protocol", protocol_raw)
+            ci_run = {k: c.get(k, (raw["run"] or {}).get(k)) for k in ("datasets", "methods", "features")}
+            ci = CIConfig(_plan(ci_run, ci_protocol, f"{path.name}: ci"), (here / c["reference"]).resolve(),
+                          float(c.get("atol", 1e-9)))
+    not_comparable = raw.get("not_comparable") or {}
+    if not isinstance(not_comparable, dict):
+        raise UsageError(f"{path.name}: not_comparable must map datasets to reasons")
+    return Spec(name=path.stem, path=path, title=str(raw.get("title", path.stem)), published=raw.get("published"),
+                columns=raw.get("columns") or {}, datasets=raw.get("datasets") or {},
+                methods={k: v[0] for k, v in alternates.items()}, method_alternates=alternates,
+                results=(here / raw["results"]).resolve() if raw.get("results") else None,
+                also_reads=[(here / d).resolve() for d in raw.get("also_reads") or []],
+                plan=plan, ci=ci, n_features=raw.get("n_features", []),
+                stds=float(tol.get("stds", 2.0)), relative=tol.get("relative"), tolerance_why=str(tol.get("why", "")),
+                test=test_name, test_why=str(test.get("why", "")) if isinstance(test, dict) else "",
+                not_comparable={str(k): str(v) for k, v in not_comparable.items()},
+                protocol=protocol_raw, filters=raw.get("filters") or {},
+                baseline_method=tol.get("or_better_than"),
+                higher_is_better=bool(raw.get("higher_is_better", False)), notes=str(raw.get("notes", "")),
+                rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=list(raw.get("wilcoxon") or []),
+                chosen=dict(raw.get("chosen") or {}))
+
+
+def published_path(spec: Spec) -> Path:
+    """A published table (../shared/published) or, for regression references, a repo file."""
+    local = ROOT / spec.published
+    return local if spec.published.startswith(("bench/", "results/")) else published_dir() / spec.published
+
+
+def read_published(path: Path) -> pd.DataFrame:
+    """A published CSV as strings, or the one-line error that says where it was looked for."""
+    if not path.is_file():
+        raise UsageError(f"published table not found: {path} (set RFBENCH_PUBLISHED_DIR)")
+    return pd.read_csv(path, dtype=str)
