@@ -28,30 +28,11 @@ Choices where the sources are silent (method-notes §3.3 [O] items, plus ours):
   std(y)/Q is that start's weight rule). Restart 0 uses it as is; restarts 1.. multiply each D_q,j
   by exp(ξ), ξ ~ N(0, 0.5²). The initial kernel's length-scale along an input is then that input's
   whole spread, so every frequency's phase w·x moves by about one radian across the training data.
-  History of this choice, measured on the Torgo sets:
-
-  - D_j = 1/ℓ_j with ℓ_j the median |x_aj − x_bj| over random pairs (method-notes §3.3 proposal,
-    first version): length-scale ≈ 1 per input, far below the distance √(2d) between points when d
-    is large; pumadyn and bank (d = 32) never left that start (outer fold 0, n = 100: RMSE × 100
-    18.2 and 16.6, worse than the mean predictor).
-  - D_j = 1/(√d · mean |x_aj − x_bj|) (second version, all n = 100 results before 2026-11-23):
-    passed 9 of 11 Table 1 cells at n = 100, but at n = 500 it failed on the heavy-tailed inputs of
-    cpu-activity (standardised inputs reaching 40σ): outer folds 0/1 gave 4.94/7.37 against the
-    published 2.62 ± 0.15, with inner-CV estimates of 2.2/2.3. The mean distance of such an input
-    is set by its narrow core, so the frequencies along it were too high for its tails: five test
-    rows at 12–17σ, with training neighbours 3–11 units away, got predictions off by 0.5–1.0 (the
-    500-frequency sum oscillates there; the n = 100 fit predicted them within 0.2).
-  - range rule (this version), same folds: cpu-activity n = 500 3.20/2.47, n = 100 2.39/2.43
-    (was 2.83/2.68); outer fold 0, n = 100: ailerons 4.31 (was 4.51), kinematics 4.96 (5.05),
-    pumadyn 3.10 (3.10), delta-ailerons 3.55 (3.57), elevators 2.77 (2.80), cal-housing 10.99
-    (10.71); bank folds 0/1 9.45/10.52 (9.73/10.26).
-* known gap: on bank (d = 32, noisy) the fit reaches 10.87 ± 0.57 at n = 500 (10 outer folds,
-  9.75–11.98 per fold) against the published 9.87 ± 0.42; its inner-CV estimate is ≈ 8.2.
-  Tracing the test error along the search (outer fold 1): it falls from 15.7 at the start to
-  10.0–11.2 after the 20 iterations of each restart and stays at 10.6–11.2 during the final 200,
-  so neither fewer iterations nor another λ start (λ₀ = 5e-4: 11.74) closes it. GFC misses bank
-  by a similar margin (10.47 against 9.83) while RFF matches its published 10.15, so our
-  learned-feature methods gain nothing over RFF there.
+  Why the range: the earlier pairwise-distance scales made the initial kernel far too narrow on the
+  d = 32 sets (median distance) or along cpu-activity's heavy-tailed inputs at n = 500 (mean
+  distance); see docs/history/alc.md.
+* known gap: bank (d = 32, noisy), where the inner-CV error of the learned mixture ends well below
+  its test error (it overfits the CV objective); see docs/history/alc.md.
 * μ_q ~ N(0, (0.01·D_q)²) entrywise ("close to zero"); ν_q = std(y)/Q (literal reading of the text);
   λ₀ = 1e-4, optimised as log λ within [1e-10, 1e2]; fresh u's at every restart.
 * bias: y is centred by its training mean and the design carries a constant column (the zero
@@ -61,8 +42,8 @@ Choices where the sources are silent (method-notes §3.3 [O] items, plus ours):
 * speed: per objective evaluation ONE design matrix of all training rows is formed, with the rows
   grouped by inner fold so that each fold is a slice; the full Gram matrix is the sum of the folds'
   and each fold's training Gram matrix is the full one minus the fold's. The m × n arrays of an
-  evaluation live in a workspace kept for the whole L-BFGS-B run (fresh ones are page-faulted in
-  on every call: about a third of an evaluation at m = 36 691, n = 500).
+  evaluation live in a workspace kept for the whole L-BFGS-B run (fresh ones would be page-faulted
+  in on every call; docs/history/alc.md).
   BLAS always runs on one thread (see :func:`_minimise`). With n_jobs > 1 the restarts run in loky
   processes and the final 200 iterations spread every evaluation's folds over n_jobs threads (as
   the GFC paper parallelised its à la carte over the folds, App. C.3); all random draws are made up
@@ -138,8 +119,8 @@ def ard_scales(X: np.ndarray) -> np.ndarray:
 def _minimise(theta0, X, y, U, splits, y_var, maxiter, n_threads=1):
     """L-BFGS-B from θ₀; (θ, objective). BLAS runs on one thread: on a few cores, OpenBLAS's own
     threads lose more to waking and spinning (NumPy and SciPy each bring a pool) than they gain on
-    these matrices (measured: delta-ailerons n = 100, 200 iterations, 4.5 s on one thread, 17 s on
-    two). ``n_threads`` > 1 spreads each evaluation's folds over a pool of Python threads instead."""
+    these matrices (docs/history/alc.md). ``n_threads`` > 1 spreads each evaluation's folds over a
+    pool of Python threads instead."""
     bounds = [(None, None)] * (theta0.size - 1) + [LOG_LAMBDA_BOUNDS]
     with threadpool_limits(limits=1), RowPool(n_threads) if n_threads > 1 else nullcontext() as pool:
         opt = scipy.optimize.minimize(alc_objective, theta0, args=(X, y, U, splits, y_var, Workspace(pool)),

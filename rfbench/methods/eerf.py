@@ -105,9 +105,8 @@ def paper_response_scale(y: np.ndarray) -> np.ndarray:
 
     The score (eq. 7) sees these values — not centred, as in the paper — whatever scaling the
     protocol applied, so the selection does not depend on the unit or offset of y. Scoring the GFC
-    protocol's [0, 1] outputs directly would add a bonus of mean(y) ≈ 0.5 to every low frequency;
-    measured on outer folds 0–3 at n = 100 (RMSE × 100, [0, 1] values → [−1, 1]): bank 13.52 →
-    12.76, pumadyn 16.47 → 15.09, kinematics 11.54 → 10.61, breiman 7.15 → 6.58.
+    protocol's [0, 1] outputs directly would add a bonus of mean(y) ≈ 0.5 to every low frequency
+    (measured in docs/history/eerf.md).
     """
     lo, hi = float(np.min(y)), float(np.max(y))
     return 2.0 * (y - lo) / (hi - lo) - 1.0 if hi > lo else np.zeros_like(y)

@@ -32,7 +32,8 @@ Algorithm 1 (GREEDYDESCENT), :func:`greedy_descent`::
 Settings of the paper (App. C.1): M = 5 descents for 100 features and 25 for 500 (M = n_features//20),
 T = 1, p = 20, ε = 0.01, η = 1e-6·range(y), regulariser Ω(c) = ‖c‖², w₀ ~ N(0, I)/√d, L-BFGS-B.
 
-Choices where the paper is silent (method-notes §2.3/§2.4 [O] items, plus ours):
+Choices where the paper is silent (method-notes §2.3/§2.4 [O] items, plus ours; the measurements
+behind them are in docs/history/gfc.md):
 
 * per-feature λ is optimised as log λ (λ₀ = 1e-4), bounded to [1e-10, 1e2] so that P stays well
   conditioned; L-BFGS-B with maxiter = 200 and scipy's other defaults;
@@ -42,22 +43,11 @@ Choices where the paper is silent (method-notes §2.3/§2.4 [O] items, plus ours
   every descent runs on all m rows (a uniform sample of size m without replacement); the descents
   differ by their random starts w₀ and folds. The alternatives are a random subset of a fraction of
   the rows per descent (``chunks=0.5``) and a random partition into M disjoint chunks
-  (``"partition"``, our earlier reading of "averaging of the greedy approximations constructed on
-  different chunks"). Why "all": on kinematics (paper protocol, same outer folds, 10 folds) the
-  partition gave RMSE×100 5.64 (mean of 3 seeds; n=100) and 5.16 (n=500) against the published
-  5.18 / 4.65, because a chunk has m/M rows (295 rows at n=500) and the inverted split trains each
-  feature on a fifth of that (59 rows); with all rows, per-step folds: 5.27 (3 seeds) and 4.67
-  (delta-ailerons n=100: 3.94 → 3.90, published 3.82), at about 3× (n=100) and 2× (n=500) the
-  fit time (kinematics: 1.2 → 3.7 s and 10 → 20 s per outer fold, one thread).
-  Half the rows per descent gave 5.49, bootstrap samples (with replacement; duplicates leak across
-  the inverted split) 5.37–5.38, all rows with folds fixed per descent 5.34. The paper's walltimes
-  (n=500 on 25 cores barely slower than n=100 on 5 cores, on every dataset) also fit descents whose
-  data size does not shrink with M. ε-stop, λ (bounds, start, scaling, tolerances), the amplitude
-  update and the ν grid were tested too and are not the cause (they change the error by < 0.1, or only
-  by departing from the paper: ε = 0 gives 5.21 at n=100 but the paper fixes ε = 0.01);
+  (``"partition"``). Why "all": a chunk of m/M rows leaves each feature's inverted-split training
+  part too small (the partition misses Table 1 on kinematics), and the paper's walltimes fit
+  descents whose data size does not shrink with M;
 * descent folds: k = ``descent_folds`` = 5, drawn afresh for every step of a descent from the
-  descent's own generator (the paper is silent; per-step folds gave 5.27 vs 5.34 for folds fixed per
-  descent on kinematics n=100, three seeds each);
+  descent's own generator (the paper is silent; slightly better than folds fixed per descent);
 * after the optimisation the amplitudes c are the ridge solution on all chunk points with λ_k;
 * each descent gets an independent seed and its row sample drawn up front, so sequential and
   parallel runs give the same result;
@@ -68,28 +58,8 @@ Choices where the paper is silent (method-notes §2.3/§2.4 [O] items, plus ours
   is identically zero, so it is dropped; ν is picked on ``ridge.DEFAULT_LAMBDAS`` by ``select_lambda``;
 * inputs are used as given (the protocol standardises them; w₀'s scale assumes it).
 
-Known gaps against the paper's Table 1 (``results/gfc-table1``):
-
-* bank (d = 32, noisy): 10.83 / 10.47 against 9.83 at n = 100 / 500. A single descent on outer fold 0
-  shows why: after three steps the test error is 9.54, then every step still lowers the in-sample
-  error by 1.2–1.5 % (so the ε = 0.01 stop never fires) and the inverted-split CV error too, while
-  the test error climbs to 10.44 by step 20 — the w of later steps fit noise. Reading C.1's "stops
-  the greedy descent when the successive improvement in the accuracy is less than 1 %" as a 1 %
-  change of RMSE (≈ 2 % of MSE) instead of Algorithm 1's squared error gives 9.96 on bank (10
-  folds, n = 100; 16 features built instead of 98) but 5.55 on kinematics (published 5.18 ± 0.09,
-  5.34 with the squared error), so the algorithm box's reading stays.
-* pumadyn (d = 32, two relevant inputs): 4.85 / 4.35 against 3.44 / 3.30, with a large spread over
-  folds and seeds (3.8–5.5 at n = 100). The data allow better: à la carte reaches 3.13 on fold 0.
-  Our descents find inputs 4 and 15 in the first steps, but most later frequencies keep their
-  weight on the 30 irrelevant inputs (median share of inputs 4 and 15 in ‖w‖²: 0.16). Tighter
-  L-BFGS-B tolerances, the objective scaled by the residual instead of y, ε = 0 and the
-  other chunk readings do not close the gap (4.5–4.9). Nor do (outer folds 0–3, n = 100, mean
-  4.76 as run): the standard instead of the inverted split inside the descent (4.50), ε on the
-  RMSE instead of the MSE (4.75, with 23–36 features built instead of 88–100), inputs scaled to
-  [0, 1] instead of standardised (4.60; raw inputs 17–19), or the final ν (the inner-CV choice
-  equals the test-set oracle on folds 0 and 2). One descent traced on fold 0: steps 1–5 find
-  inputs 3, 4, 14, 15 (test 12.5 → 5.05), then every step lowers the in-sample MSE by about 1 %
-  with w's on irrelevant inputs while the test error rises to 5.3: the features fit noise.
+Known gaps against the paper's Table 1: bank and pumadyn (d = 32), where the later steps of a
+descent fit noise; the hypotheses tested are in docs/history/gfc.md.
 """
 
 from __future__ import annotations

@@ -25,10 +25,9 @@ with a scaler fitted on the training part of every fit; every fit (inner folds a
 w₀'s from a fresh generator seeded by one seed drawn per outer fit, as the reference's RandomState(1)
 would. Binary labels only (the descent regresses ±1 targets).
 
-Measured against the paper's column (Table 2 protocol, splits 0–4, accuracy %): sonar 79.1 (76.6 ±
-3.2), heart 80.0 (79.4 ± 4.5), ionosphere 91.9 (91.5 ± 2.3), wdbc 95.4 (95.8 ± 1.3). Once the
-in-sample error is near zero (small sets, many inputs) the gradient is below L-BFGS-B's tolerance
-at the start and the remaining steps keep their random w₀ and γ₀, as the reference code's would.
+Once the in-sample error is near zero (small sets, many inputs) the gradient is below L-BFGS-B's
+tolerance at the start and the remaining steps keep their random w₀ and γ₀, as the reference code's
+would. A spot check against the paper's column: docs/history/gfc_gbrff.md.
 """
 
 from __future__ import annotations

@@ -6,9 +6,8 @@ For a shift-invariant kernel k(x − x′) with spectral measure p(ω):
     2. features with z(x)·z(x′) ≈ k(x − x′), either
          ``phase``   (default) n columns √(2/n) cos(ω_k·x + b_k), b_k ~ U[0, 2π)   (Rahimi & Recht)
          ``cos-sin`` 2n columns n^{-1/2} [cos(ω_k·x), sin(ω_k·x)]
-       The paper does not say which it used. ``phase`` reproduces its Table 4 (kinematics n=100:
-       11.05 vs published 11.09, cpu-activity 7.13 vs 6.72, on 3 outer folds), whereas ``cos-sin``
-       (twice the columns) is markedly better than the published numbers (kinematics 9.9), so
+       The paper does not say which it used. ``phase`` reproduces its Table 4, whereas ``cos-sin``
+       (twice the columns) is markedly better than the published numbers (docs/history/rff.md), so
        ``phase`` is the default and "n features" means n columns, as for EERF and LKRF.
     3. ridge regression on z with an unpenalised intercept,
     4. σ from 10 values logspace(−3, 2) and λ from a log grid, both by inner CV; one

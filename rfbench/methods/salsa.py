@@ -14,8 +14,8 @@ Output scale
     that the method is scale-equivariant and λ (with its search bounds) means what it means in the
     reference whatever the unit of y. This is the identity under ``--protocol holdout`` (y already
     standardised on the training part); under the GFC protocol (y scaled to range one, σ_Y ≈ 0.1–0.2)
-    a kernel scaled by σ_Y would stretch every λ by 1/σ_Y and pin it at the lower bound (kinematics,
-    n = 100: λ = 1.0e-4 on every fold).
+    a kernel scaled by σ_Y would stretch every λ by 1/σ_Y and pin it at the lower bound
+    (docs/history/salsa.md).
 
 Intercept
     The reference code has none and relies on standardised targets. Here the targets are centred
@@ -43,8 +43,8 @@ Exact variant (m ≤ threshold)
     The ESP recursion gives all orders 1..d in one pass over the dimensions; orders are computed
     in blocks of up to 4 (d .. d + patience) and kept, so the search moves on without recomputing;
     orders that can no longer be selected are dropped. Memory: at most 5 cached m×m kernels (the
-    best order and a block of 4) plus ~1.5 m² for one fold's eigendecomposition; measured peak RSS
-    4.2 GB at m = 8192, D = 8 (≈ 1 GB at the default threshold m = 4000).
+    best order and a block of 4) plus ~1.5 m² for one fold's eigendecomposition (measured peak RSS:
+    docs/history/salsa.md).
 
 Nyström variant (m > threshold)
     n = n_features landmarks (default min(m, 500)) drawn uniformly without replacement from the
@@ -55,8 +55,7 @@ Nyström variant (m > threshold)
     statistics reuse ``ridge.GramStats`` (full minus validation Gram), one eigendecomposition per
     (order, fold). O(m·n·D·d) time and O(m·n) memory per order. Its λ interval starts at 1e-8: a
     rank-n approximation needs less shrinkage than the exact kernel, and the reference's 1e-4 bound
-    held λ at the bound on every fold (kinematics, outer folds 0–2, n = 500: RMSE × 100 7.42 with
-    the bound against 6.60 with λ ≈ 6e-7 chosen inside [1e-8, 1e2]; n = 100: 10.49 → 10.38).
+    held λ at the bound on every fold (docs/history/salsa.md).
 """
 
 from __future__ import annotations
@@ -85,7 +84,7 @@ NYSTROM_LAMBDA_BOUNDS = (1e-8, 1e2)
 _ORDER_BLOCK = 4
 #: Nyström: diagonal jitter and eigenvalue floor (drop below), relative to the top eigenvalue of K_nn.
 #: The jitter is kept at rounding level: a jitter j biases Φ Φᵀ by ~j, i.e. predictions by ~j/(mλ)
-#: (1e-12 already gave 1e-6 differences from the exact solution at n = m, λ = 1e-4)
+#: (docs/history/salsa.md)
 _NYSTROM_JITTER = 1e-14
 _NYSTROM_FLOOR = 1e-12
 #: rows × columns of one kernel chunk in predict / feature construction (32 MiB of float64)

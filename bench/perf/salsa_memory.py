@@ -7,7 +7,7 @@ Each fit is the method as the runner calls it: 5-fold CV over the order search a
 final fit, on one BLAS thread. Peak RSS is the process's ru_maxrss after the fit; the baseline is
 the RSS after loading the data (before the fit). Writes results/salsa-memory.json.
 
-    RFBENCH_DATA_DIR=../shared/datasets python bench/salsa_memory.py [--output results/salsa-memory.json]
+    RFBENCH_DATA_DIR=../shared/datasets python bench/perf/salsa_memory.py [--output results/salsa-memory.json]
 """
 
 from __future__ import annotations

@@ -6,8 +6,8 @@ outer folds, inner folds and n. Both sides run single-threaded, side by side in 
 the ratio is measured under the same conditions. Output scaling and metric are the protocol's
 (RMSE × 100 of range-normalised outputs).
 
-    python bench/peer_rff.py --datasets ailerons,cal-housing --features 100 --folds 2 --output results/peer-rff-100.json
-    python bench/peer_rff.py --datasets ailerons,cal-housing --features 500 --folds 1 --output results/peer-rff-500.json
+    python bench/perf/peer_rff.py --datasets ailerons,cal-housing --features 100 --folds 2 --output results/peer-rff-100.json
+    python bench/perf/peer_rff.py --datasets ailerons,cal-housing --features 500 --folds 1 --output results/peer-rff-500.json
 
 Target (issue 2): rfbench ≥ 3× faster at equal error.
 """

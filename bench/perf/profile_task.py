@@ -4,7 +4,7 @@ The task runs exactly as in ``rfbench run`` (same data preparation, folds, seeds
 through :func:`rfbench.runner.execute`), under cProfile. Prints the error and time of the task and
 the functions with the largest own time, and writes the same text to ``--output``.
 
-    python bench/profile_task.py --dataset friedman --method gfc --features 500 [--fold 0]
+    python bench/perf/profile_task.py --dataset friedman --method gfc --features 500 [--fold 0]
         [--threads 1] [--top 15] [--output results/profile-gfc-friedman-n500.txt]
 """
 

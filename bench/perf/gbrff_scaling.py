@@ -10,7 +10,7 @@ Reports the time of every point and the slope of log(time) against log(m) fitted
 with m ≥ ``--slope-from`` (below that, fixed per-iteration overheads dominate); a slope of 1 means
 linear scaling. Writes ``results/gbrff-scaling.json`` (resumable: finished points are kept).
 
-    python bench/gbrff_scaling.py [--limit 60] [--max-k 20] [--methods gbrff2,gbrff1,lgbm]
+    python bench/perf/gbrff_scaling.py [--limit 60] [--max-k 20] [--methods gbrff2,gbrff1,lgbm]
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from threadpoolctl import threadpool_limits
 from rfbench.methods.gbrff import GBRFF1Classifier, GBRFF2Classifier
 from rfbench.store import atomic_write_text
 
-OUT = Path(__file__).resolve().parents[1] / "results" / "gbrff-scaling.json"
+OUT = Path(__file__).resolve().parents[2] / "results" / "gbrff-scaling.json"
 
 
 def make_model(name: str):

@@ -9,7 +9,7 @@ in two processes; à la carte: restarts in two processes, then two BLAS threads)
 other, and the published walltime of the cell is read from the GFC paper's Table 1. Run it on an
 otherwise idle machine.
 
-    python bench/speed_cores.py --output results/speed-cores.json \\
+    python bench/perf/speed_cores.py --output results/speed-cores.json \\
         --task gfc:500:ailerons --task alc:100:delta-ailerons [--fold 0]
 
 Rows of tasks not measured this time stay in the output file (re-measure a subset with --task).
