@@ -130,12 +130,15 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 @click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level")
 @click.option("--compare", default=None,
               help="extra Wilcoxon comparisons across n, e.g. gfc@500:alc@100 (comma-separated)")
-def report_cmd(dirs, fmt, output, alpha, compare):
-    """Error/walltime tables in the papers' layout with Welch and Wilcoxon tests."""
+@click.option("--test", "ttest", default="welch", show_default=True, type=click.Choice(["welch", "paired"]),
+              help="the t-test that bolds cells: Welch's unequal-variance test over the outer folds, or the "
+                   "paired t-test on the per-fold differences (folds paired by number)")
+def report_cmd(dirs, fmt, output, alpha, compare, ttest):
+    """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
     from rfbench import report
     from rfbench.store import atomic_write_text, load_results
 
-    text = report.render(load_results(dirs), fmt, alpha, report.parse_comparisons(compare))
+    text = report.render(load_results(dirs), fmt, alpha, report.parse_comparisons(compare), test=ttest)
     if fmt in ("text", "markdown"):
         from rfbench.runner import hms
         from rfbench.store import run_walltime
@@ -170,7 +173,8 @@ def status_cmd(targets, data_dir):
 @click.argument("dirs", nargs=-1, required=True)
 @click.option("--spec", default="gfc2016-table4", show_default=True, help="bench/ spec name or path")
 def check_cmd(dirs, spec):
-    """Compare results with a published table; exit 1 if any present cell fails."""
+    """Compare results with a published table; exit 1 if any present cell fails (a cell the spec
+    marks not comparable is shown and counted apart, never failed)."""
     from rfbench import check
     from rfbench.store import load_results
 
@@ -209,10 +213,10 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     from rfbench import reproduce
     from rfbench.spec import load_spec, spec_paths
 
-    if all_specs or list_only or (summary and not specs):
-        names = [str(p) for p in spec_paths()]
-    elif specs:
+    if specs and not all_specs:
         names = list(specs)
+    elif all_specs or list_only or summary:
+        names = [str(p) for p in spec_paths()]
     else:
         raise UsageError("name one or more specs (see `rfbench reproduce --list`) or give --all")
     loaded = [load_spec(n) for n in names]

@@ -10,7 +10,6 @@ check, never typed by hand.
 from __future__ import annotations
 
 import json
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -200,6 +199,9 @@ def summary_markdown(checked: list[Checked]) -> str:
             out.append("")
             out.append(tabulate(c.wilcoxon, headers="keys", tablefmt="github", showindex=False, floatfmt=".3g"))
             out.append("")
+    bench = benchmarks_markdown()
+    if bench:
+        out += ["### Speed and scaling benchmarks", "", bench]
     out.append(SUMMARY_END)
     return "\n".join(out) + "\n"
 
@@ -255,9 +257,33 @@ def results_readme(specs: list[Spec]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def git_commit() -> str:
-    try:
-        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=registry.ROOT, capture_output=True,
-                              text=True, timeout=10, check=True).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return ""
+def benchmarks_markdown(root: Path | None = None) -> str:
+    """The speed and scaling benchmarks of bench/perf/, rendered from their committed outputs."""
+    root = root or registry.ROOT / "results"
+    out = []
+    path = root / "speed-cores.json"
+    if path.is_file():
+        rows = json.loads(path.read_text())
+        cols = ["dataset", "method", "n_features", "wall_1core_s", "wall_2core_s", "two_core_gain",
+                "published_walltime_s", "speedup_2core"]
+        out += ["Walltime of one outer fold on one core and on two, against the GFC paper's walltime per fold "
+                "(`python bench/perf/speed_cores.py` → `results/speed-cores.json`):", "",
+                tabulate([[r.get(c) for c in cols] for r in rows], headers=cols, tablefmt="github", floatfmt=".3g"), ""]
+    for n in (100, 500):
+        path = root / f"peer-rff-{n}.json"
+        if path.is_file():
+            rows = json.loads(path.read_text())
+            cols = ["dataset", "n", "fold", "rfbench_s", "peer_s", "ratio", "rfbench_error", "peer_error"]
+            out += [f"`rff-gauss` against StandardScaler + RBFSampler + Ridge in GridSearchCV over the same grids "
+                    f"and folds, n = {n} (`python bench/perf/peer_rff.py` → `results/peer-rff-{n}.json`):", "",
+                    tabulate([[r.get(c) for c in cols] for r in rows], headers=cols, tablefmt="github",
+                             floatfmt=".3g"), ""]
+    path = root / "gbrff-scaling.json"
+    if path.is_file():
+        d = json.loads(path.read_text())
+        rows = [[m, v["slope"], v["points"][-1]["m"], v["points"][-1]["seconds"]] for m, v in d["methods"].items()]
+        out += [f"GBRFF paper Fig. 4, fit + predict time against m ({d['setting']}; "
+                "`python bench/perf/gbrff_scaling.py` → `results/gbrff-scaling.json`):", "",
+                tabulate(rows, headers=["method", "log-log slope", "largest m", "seconds at largest m"],
+                         tablefmt="github", floatfmt=".3g"), ""]
+    return "\n".join(out)

@@ -1,0 +1,111 @@
+"""rfbench reproduce / status: an experiment spec drives the run, the check, the outputs and the
+README's reproduction section."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rfbench import reproduce, status
+from rfbench.spec import all_specs, load_spec, published_dir
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = [sys.executable, "-m", "rfbench.cli"]
+
+
+def rfbench(*args, env=None, check=True):
+    res = subprocess.run([*RUN, *args], capture_output=True, text=True, env=env)
+    if check:
+        assert res.returncode == 0, res.stderr
+    return res
+
+
+@pytest.fixture
+def tiny_spec(tmp_path, monkeypatch):
+    """A spec of two generated sets × two RFF kernels under a 3-fold protocol, and a 'published'
+    table whose kernel cells sit at our numbers (gauss) and far off them (laplace)."""
+    pub = tmp_path / "published"
+    pub.mkdir()
+    (pub / "tiny.csv").write_text("dataset,n,kernel,mean,std\n"
+                                  "friedman,10,G,50.0,0.5\nfriedman,10,L,99.0,0.5\n"
+                                  "breiman,10,G,1.0,0.5\n")
+    spec = tmp_path / "bench" / "tiny.yaml"
+    spec.parent.mkdir()
+    spec.write_text("title: tiny\nresults: ../results/tiny\n"
+                    "run: {datasets: [friedman-generated, ct-slice], methods: [rff-gauss, rff-laplace], features: [10]}\n"
+                    "protocol: {name: cv, outer_folds: 3, inner_folds: 2, max_samples: 300}\n"
+                    "published: tiny.csv\ncolumns: {dataset: dataset, n_features: n, method: kernel, mean: mean, std: std}\n"
+                    "methods: {G: rff-gauss, L: rff-laplace}\n"
+                    "datasets: {friedman: friedman-generated, breiman: ct-slice}\n"
+                    "test: {name: paired, why: because}\n")
+    monkeypatch.setenv("RFBENCH_PUBLISHED_DIR", str(pub))
+    monkeypatch.setenv("RFBENCH_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("RFBENCH_OPENML_SERVER", "http://127.0.0.1:9/api/v1/xml")
+    return spec
+
+
+def test_reproduce_runs_checks_writes_and_resumes(tiny_spec):
+    spec = load_spec(str(tiny_spec))
+    assert spec.protocol_key == "cv-o3-i2-max300" and spec.test == "paired"
+    res = rfbench("reproduce", str(tiny_spec), "--quiet")
+    assert "skipped" in res.stderr and "ct-slice" in res.stderr       # no network: skipped, named
+    out = tiny_spec.parent.parent / "results" / "tiny"
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 2 * 3 and set(df["status"]) == {"done"}
+    assert (out / "check.txt").is_file() and (out / "report.md").is_file()
+    # the published gauss cell now holds our own mean: pass; laplace at 99: fail; breiman: missing
+    mean = df[df["method"] == "rff-gauss"]["error"].mean()
+    pub = tiny_spec.parent.parent / "published" / "tiny.csv"
+    pub.write_text(pub.read_text().replace("G,50.0", f"G,{float(mean)!r}"))
+    checked = reproduce.check_spec(load_spec(str(tiny_spec)))
+    assert checked.counts == {"published": 3, "offline": 2, "present": 2, "pass": 1, "fail": 1,
+                              "not comparable": 0, "partial": 0, "missing": 1}
+    listing = rfbench("reproduce", str(tiny_spec), "--list").stdout
+    assert "tiny" in listing and "published" in listing
+    # a second run finds every task done: nothing is added or repeated
+    before = sorted(p.name for p in (out / "records").glob("*.json"))
+    rfbench("reproduce", str(tiny_spec), "--quiet")
+    assert sorted(p.name for p in (out / "records").glob("*.json")) == before
+
+
+def test_status_counts_what_the_spec_asks(tiny_spec):
+    rfbench("reproduce", str(tiny_spec), "--quiet", "--folds", "0")
+    table = status.status([str(tiny_spec)])
+    rows = table[table["method"].isin(["rff-gauss", "rff-laplace"])]
+    # per method: 2 datasets × 3 folds asked; fold 0 of friedman-generated done; ct-slice has no data
+    assert rows["asked"].tolist() == [6, 6] and rows["done"].tolist() == [1, 1]
+    assert rows["left"].tolist() == [2, 2] and rows["no_data"].tolist() == [3, 3]
+    text = rfbench("status", str(tiny_spec)).stdout
+    assert "tiny: 2 of 12 done, 0 failed, 4 left" in text
+
+
+def test_bad_spec_is_one_line(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("title: x\nrun: {datasets: [nosuch], methods: [gfc]}\nprotocol: {name: cv}\n")
+    res = rfbench("reproduce", str(bad), check=False)
+    assert res.returncode == 2 and "unknown dataset 'nosuch'" in res.stderr and "Traceback" not in res.stderr
+    res = rfbench("reproduce", "no-such-spec", check=False)
+    assert res.returncode == 2 and "spec not found" in res.stderr
+
+
+def test_every_spec_declares_a_run_into_its_own_directory():
+    specs = all_specs()
+    dirs = [s.results for s in specs]
+    assert len(set(dirs)) == len(dirs)                 # one table = one directory
+    for s in specs:
+        assert s.plan is not None and s.results.parent == ROOT / "results", s.name
+        assert s.tolerance_why or not s.published, s.name
+
+
+@pytest.mark.skipif(not (published_dir() / "gfc2016_table1.csv").is_file(), reason="published tables not available")
+def test_readme_reproduction_section_is_generated(monkeypatch, tmp_path, mirror_dir):
+    """No number in the README's reproduction section is typed by hand: it equals what
+    `rfbench reproduce --all --check-only --summary README.md` generates from the committed results."""
+    monkeypatch.setenv("RFBENCH_CACHE_DIR", str(tmp_path))     # offline = mirror + generators only
+    text = (ROOT / "README.md").read_text()
+    begin, end = text.index(reproduce.SUMMARY_BEGIN), text.index(reproduce.SUMMARY_END)
+    current = text[begin:end + len(reproduce.SUMMARY_END)] + "\n"
+    generated = reproduce.summary_markdown([reproduce.check_spec(s, mirror_dir) for s in all_specs()])
+    assert current == generated, "README is stale: run `rfbench reproduce --all --check-only --summary README.md`"
