@@ -17,7 +17,8 @@ import pandas as pd
 from tabulate import tabulate
 
 from rfbench import check, registry
-from rfbench.data.loader import cache_dir, data_dir as resolve_data_dir
+from rfbench.data.loader import cache_dir
+from rfbench.data.loader import data_dir as resolve_data_dir
 from rfbench.spec import Spec
 from rfbench.store import COLUMNS, atomic_write_text, load_results
 
