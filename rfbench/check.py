@@ -5,15 +5,20 @@ of its columns hold dataset / n_features / method / mean / std / walltime, the m
 names to rfbench names, the protocol, and the tolerance:
 
     pass  when |reproduced − published| ≤ stds × published std   (default stds = 2)
-          (optionally also within ``relative`` × published mean, for subsampled CI configurations)
+          (optionally also within ``relative`` × published mean, for subsampled CI configurations,
+          or, for one holdout split, within ``holdout_ses`` standard errors of the difference of
+          two test MSEs on the dataset's n_test points: holdout_ses × 2/√n_test × published mean)
     fail  otherwise;  missing when the results have no finished fold for the cell;
     partial  when fewer folds than the spec's protocol asks (``outer_folds`` or ``repeats``) have
-          finished: the difference is shown but not judged yet (a run still in progress).
+          finished: the difference is shown but not judged yet (a run still in progress);
+    not comparable  when the spec says our problem differs from the paper's on that dataset
+          (``not_comparable``: dataset → reason): shown, never judged, counted apart.
 """
 
 from __future__ import annotations
 
 import json
+import textwrap
 
 import numpy as np
 import pandas as pd
@@ -55,15 +60,50 @@ def complete_cells(spec: Spec, done: pd.DataFrame) -> pd.DataFrame:
     return done[size >= expected_folds(spec)]
 
 
+def holdout_se(dataset: str) -> float:
+    """Relative standard error of the difference of two test MSEs (ours, the paper's) on independent
+    test sets of the dataset's holdout.test points: an MSE on n points with Gaussian residuals has
+    relative std √(2/n) (the variance of a squared Gaussian is 2σ⁴), the difference of two √2 that."""
+    from rfbench import registry
+
+    holdout = registry.get_dataset(dataset).holdout
+    if holdout is None:
+        raise UsageError(f"tolerance.holdout_ses needs a holdout split, and dataset {dataset} has none "
+                         "(datasets.yaml holdout: {train, test})")
+    return 2.0 / np.sqrt(holdout[1])
+
+
+def tolerance(spec: Spec, dataset: str, published_mean: float, published_std: float) -> float:
+    """The largest |reproduced − published| that passes (the loosest of the spec's criteria)."""
+    tol = spec.stds * published_std
+    if spec.relative is not None:
+        tol = max(tol, float(spec.relative) * abs(published_mean))
+    if spec.holdout_ses is not None:
+        tol = max(tol, spec.holdout_ses * holdout_se(dataset) * abs(published_mean))
+    return tol
+
+
+def tolerance_text(spec: Spec) -> str:
+    """The pass criterion in words (the check header, the README summary)."""
+    parts = [f"{spec.stds:g} published std"] if spec.stds or not (spec.relative or spec.holdout_ses) else []
+    if spec.relative:
+        parts.append(f"{spec.relative:.0%} of the published mean")
+    if spec.holdout_ses:
+        parts.append(f"{spec.holdout_ses:g} standard errors of the difference of two test MSEs on n_test points "
+                     "(2/√n_test of the published mean each; per cell, column tolerance)")
+    return "|Δ| ≤ " + " or ≤ ".join(parts)
+
+
 def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
+    if not spec.published:
+        raise UsageError(f"spec {spec.name} tests a claim and has no published table to check against")
+    if spec.baseline_method:   # it passed cells 94× off the published number: a cell is judged by its own
+        raise UsageError(f"spec {spec.name}: tolerance.or_better_than is no longer supported; a cell passes "
+                         "only near its own published number")
     pub = published_table(spec)
     c = spec.columns
     done = finished_results(spec, results)
     n_folds = expected_folds(spec)
-    baseline = {}
-    if spec.baseline_method:
-        sel_b = pub[pub[c["method"]] == spec.baseline_method]
-        baseline = {r[c["dataset"]]: float(r[c["mean"]]) for _, r in sel_b.iterrows() if r[c["mean"]]}
     rows = []
     for _, p in pub.iterrows():
         paper_ds, paper_m = p[c["dataset"]], p[c["method"]]
@@ -86,7 +126,8 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
         else:
             meth = spec.methods[paper_m]
         row = {"dataset": ds, "method": meth, "n": n,
-               "published": f"{pm:.4g} ± {ps:.2f}" if "std" in c else f"{pm:.4g}"}
+               "published": f"{pm:.4g} ± {ps:.2f}" if "std" in c else f"{pm:.4g}",
+               "tolerance": tolerance(spec, ds, pm, ps)}
         if "walltime" in c and c["walltime"] in p and p[c["walltime"]]:
             row["published_walltime_s"] = float(p[c["walltime"]])
         if sel.empty:
@@ -94,21 +135,16 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
             continue
         e = sel["error"].astype(float).to_numpy()
         rm, rs = float(e.mean()), float(e.std(ddof=1)) if e.size > 1 else 0.0
-        diff = (rm - pm) / ps if ps > 0 else (0.0 if rm == pm else np.inf)
-        ok = abs(rm - pm) <= spec.stds * ps
-        if spec.relative is not None:
-            ok = ok or abs(rm - pm) <= float(spec.relative) * abs(pm)
-        if paper_ds in baseline:
-            b = baseline[paper_ds]
-            ok = ok or (rm >= b if spec.higher_is_better else rm <= b)
-        if ps == 0:
-            diff = np.nan
+        tol = row["tolerance"]
         row |= {"reproduced": f"{rm:.4g} ± {rs:.2f}" if e.size > 1 else f"{rm:.4g}", "folds": int(e.size),
-                "diff_stds": diff,
+                "diff_stds": (rm - pm) / ps if ps > 0 else np.nan,
+                "diff_se": (rm - pm) / (holdout_se(ds) * abs(pm)) if spec.holdout_ses and pm else np.nan,
                 "walltime_s": float(sel["total_s"].astype(float).median()),
-                "status": "pass" if ok else "fail"}
+                "status": "pass" if abs(rm - pm) <= tol else "fail"}
         if e.size < n_folds:
             row["status"] = "partial"
+        if ds in spec.not_comparable:     # shown, never judged
+            row |= {"status": "not comparable", "reason": spec.not_comparable[ds]}
         if "published_walltime_s" in row and row["walltime_s"] > 0:
             row["speedup"] = row["published_walltime_s"] / row["walltime_s"]
         rows.append(row)
@@ -150,9 +186,12 @@ def rank_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
 
 def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
     """The paper's Wilcoxon signed-rank comparisons across datasets (spec ``wilcoxon``: method a at
-    n_a against b at n_b, the paper's T and its number of datasets), next to the same test on the
-    reproduced means and on the published means of the datasets reproduced here, with the exact
-    and normal-approximation critical values for that number of datasets."""
+    n_a against b at n_b, the paper's T and its number of datasets), one row each: the same test on
+    the published means and on ours, both over the same datasets (those whose two cells are complete
+    here, published and comparable), with T, N (datasets that are not ties), the exact 5 % critical
+    value for that N, and on how many datasets each side is better (``*_wins_a``, ``*_wins_b``; a
+    tie, see stats.ties, counts for neither). Columns ``published_*`` are the published means,
+    unprefixed ones ours; ``paper_T``/``paper_datasets`` what the paper printed on all its sets."""
     if not spec.wilcoxon:
         return None
     from rfbench import stats
@@ -162,25 +201,63 @@ def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
     pub = pub[pub[c["dataset"]].isin(spec.datasets) & pub[c["method"]].isin(spec.methods)]
     pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[c["method"]].map(spec.methods),
                             n=pub[c["n_features"]].astype(int), mean=pd.to_numeric(pub[c["mean"]], errors="coerce"))
-                 .set_index(["dataset", "method", "n"])["mean"])
+                 .set_index(["dataset", "method", "n"])["mean"].dropna())
     done = complete_cells(spec, finished_results(spec, results))
     rep = done.astype({"error": float, "n_features": int}).groupby(["dataset", "method", "n_features"])["error"].mean()
+
+    def side(means, a, na, b, nb, common, prefix):
+        ea, eb = (means.reindex([(d, m, n) for d in common]).to_numpy() for m, n in ((a, na), (b, nb)))
+        T, p, N = stats.wilcoxon(ea, eb)
+        real = ~stats.ties(ea, eb)
+        better_a = (ea > eb) if spec.higher_is_better else (ea < eb)
+        return {f"{prefix}T": T, f"{prefix}p": p, f"{prefix}N": N, f"{prefix}T_crit_95": stats.wilcoxon_critical_value(N),
+                f"{prefix}wins_a": int((better_a & real).sum()), f"{prefix}wins_b": int((~better_a & real).sum())}
+
     rows = []
     for cmp in spec.wilcoxon:
         a, na, b, nb = cmp["a"], int(cmp["n_a"]), cmp["b"], int(cmp["n_b"])
-        common = [d for d in spec.datasets.values() if (d, a, na) in rep.index and (d, b, nb) in rep.index]
-        row = {"comparison": f"{a}@{na} vs {b}@{nb}", "paper_T": cmp.get("published_T"),
-               "paper_datasets": cmp.get("published_datasets"), "datasets": len(common)}
+        common = [d for d in dict.fromkeys(spec.datasets.values()) if d not in spec.not_comparable
+                  and all((d, m, n) in idx for idx in (rep.index, pub_means.index) for m, n in ((a, na), (b, nb)))]
+        row = {"comparison": f"{a}@{na} vs {b}@{nb}", "a": f"{a}@{na}", "b": f"{b}@{nb}",
+               "paper_T": cmp.get("published_T"), "paper_datasets": cmp.get("published_datasets"),
+               "datasets": len(common)}
         if len(common) >= 2:
-            T, p, N = stats.wilcoxon([rep[(d, a, na)] for d in common], [rep[(d, b, nb)] for d in common])
-            T_pub, _, _ = stats.wilcoxon([pub_means[(d, a, na)] for d in common],
-                                         [pub_means[(d, b, nb)] for d in common])
-            row |= {"T": T, "p": p, "T_crit_95": stats.wilcoxon_critical_value(N),
-                    "T_crit_95_normal": stats.wilcoxon_critical_value(N, method="normal"),
-                    "paper_T_same_datasets": T_pub,
-                    "wins_a": int(sum(rep[(d, a, na)] < rep[(d, b, nb)] for d in common))}
+            pub_side = side(pub_means, a, na, b, nb, common, "published_")
+            row |= pub_side | {"paper_T_same_datasets": pub_side["published_T"]}
+            row |= side(rep, a, na, b, nb, common, "")
+            row["T_crit_95_normal"] = stats.wilcoxon_critical_value(row["N"], method="normal")
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def _verdict(r, prefix: str) -> tuple[str, str]:
+    """('T = 9 (T_crit 10: significant)', 'gfc@500 better on 8 of 11') for one side of a comparison."""
+    T, crit, wa, wb = (r[prefix + k] for k in ("T", "T_crit_95", "wins_a", "wins_b"))
+    if pd.isna(T):
+        return "no test (every dataset a tie)", ""
+    sig = (f"T_crit {crit:.0f}: " + ("significant" if T <= crit else "not significant") if pd.notna(crit)
+           else f"N = {r[prefix + 'N']:.0f}: too few datasets to be significant")
+    better = (f"neither better on more ({wa} vs {wb})" if wa == wb
+              else f"{r['a'] if wa > wb else r['b']} better on {max(wa, wb)} of {r['datasets']}")
+    return f"T = {T:g} ({sig}),", better
+
+
+def wilcoxon_lines(summary: pd.DataFrame | None) -> list[str]:
+    """Per claim a line naming it, then the published means and ours on the same datasets: T against
+    its critical value, and which side is better on more datasets."""
+    if summary is None or summary.empty:
+        return []
+    lines = []
+    for _, r in summary.iterrows():
+        paper = f" (paper: T = {r['paper_T']} on {r['paper_datasets']} datasets)" if pd.notna(r["paper_T"]) else ""
+        if pd.isna(r.get("N", np.nan)):
+            lines.append(f"{r['comparison']}{paper}: {r['datasets']} dataset(s) with both cells here, no test")
+            continue
+        sides = [("published means", *_verdict(r, "published_")), ("ours", *_verdict(r, ""))]
+        width = max(len(t) for _, t, _ in sides)
+        lines.append(f"{r['comparison']}{paper}, on our {r['datasets']} datasets:")
+        lines += [f"    {who:<16} {t:<{width}} {better}".rstrip() for who, t, better in sides]
+    return lines
 
 
 def chosen_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
@@ -216,12 +293,13 @@ def render_chosen(summary: pd.DataFrame | None, spec: Spec) -> str:
 
 
 def render_wilcoxon(summary: pd.DataFrame | None) -> str:
-    if summary is None or summary.empty:
+    lines = wilcoxon_lines(summary)
+    if not lines:
         return ""
-    return ("\nWilcoxon signed-rank tests of the paper across datasets (T = min(W+, W−); significant at "
-            "95 % when T ≤ T_crit; datasets = those whose two cells are complete; paper_T_same_datasets = "
-            "the test on the published means of those datasets):\n\n"
-            + tabulate(summary, headers="keys", tablefmt="simple", showindex=False, floatfmt=".4g") + "\n")
+    head = ("The paper's Wilcoxon signed-rank claims on the same datasets: those whose two cells are complete "
+            "here, published and comparable (T = min(W+, W−); significant at 5 % when T ≤ T_crit, the exact "
+            "two-sided value for the N datasets that are not ties; better = the better score, on more datasets):")
+    return "\n" + "\n".join(textwrap.wrap(head, 110)) + "\n\n" + "\n".join(lines) + "\n"
 
 
 def render_ranks(summary: pd.DataFrame | None) -> str:
@@ -232,21 +310,48 @@ def render_ranks(summary: pd.DataFrame | None) -> str:
                                                           showindex=False, floatfmt=".2f") + "\n")
 
 
+def _wrap(label: str, text: str) -> list[str]:
+    return textwrap.wrap(f"{label}: {text}", width=110, subsequent_indent="    ", break_on_hyphens=False)
+
+
+STATUSES = ("pass", "fail", "not comparable", "partial", "missing")
+
+
+def summary_line(table: pd.DataFrame) -> str:
+    """'5 pass, 2 fail, 4 not comparable, 0 missing' (partial and not comparable only when present)."""
+    counts = table["status"].value_counts()
+    return ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES
+                     if s not in ("partial", "not comparable") or counts.get(s, 0))
+
+
 def render(table: pd.DataFrame, spec: Spec) -> str:
-    shown = table.copy()
-    shown["diff_stds"] = shown["diff_stds"].map(lambda v: "" if pd.isna(v) else f"{v:+.2f}")
-    for col in ("walltime_s", "published_walltime_s"):
+    shown = table.drop(columns=["reason"], errors="ignore")
+    fmt = {"diff_stds": "{:+.2f}", "diff_se": "{:+.2f}", "walltime_s": "{:.1f}", "published_walltime_s": "{:.1f}",
+           "speedup": "{:.0f}x"}     # speedup = published / reproduced walltime per outer fold
+    for col, f in fmt.items():
         if col in shown:
-            shown[col] = shown[col].map(lambda v: "" if pd.isna(v) else f"{v:.1f}")
-    if "speedup" in shown:   # published / reproduced walltime per outer fold
-        shown["speedup"] = shown["speedup"].map(lambda v: "" if pd.isna(v) else f"{v:.0f}x")
-    counts = table["status"].value_counts().to_dict()
-    tol = f"|Δ| ≤ {spec.stds:g} published std" + (f" or ≤ {spec.relative:.0%} of the mean" if spec.relative else "")
-    if spec.baseline_method:
-        tol += f" or at least as good as the paper's {spec.baseline_method}"
-    head = (f"check {spec.name} against {spec.published} ({tol}); walltime = median seconds per outer fold; "
-            "speedup = published / reproduced walltime")
-    summary = ", ".join(f"{counts.get(s, 0)} {s}" for s in ("pass", "fail", "partial", "missing")
-                        if s != "partial" or counts.get(s))
-    return "\n".join([head, "", tabulate(shown, headers="keys", tablefmt="simple", showindex=False,
-                                         disable_numparse=True), "", summary]) + "\n"
+            shown[col] = shown[col].map(lambda v, f=f: "" if pd.isna(v) else f.format(v))
+    # the tolerance is worth a column only where it is not a fixed number of published stds
+    if spec.relative or spec.holdout_ses:
+        pm = pd.to_numeric(shown["published"].str.split(" ").str[0], errors="coerce")
+        shown["tolerance"] = [f"±{t:.3g} ({t / abs(m):.0%})" if m else f"±{t:.3g}"
+                              for t, m in zip(table["tolerance"], pm, strict=True)]
+        cols = [c for c in shown if c != "tolerance"]      # the tolerance next to the difference
+        cols.insert(cols.index("diff_se" if "diff_se" in cols else "published") + 1, "tolerance")
+        shown = shown[cols]
+    else:
+        shown = shown.drop(columns=["tolerance"])
+    shown = shown.loc[:, [c for c in shown if not (shown[c].isna() | (shown[c].astype(str) == "")).all()]]
+    head = [f"check {spec.name} against {spec.published}; walltime = median seconds per outer fold; "
+            "speedup = published / reproduced walltime",
+            *_wrap("tolerance", tolerance_text(spec) + (f". Why: {spec.tolerance_why}" if spec.tolerance_why else "")),
+            *_wrap("test", f"{spec.test} (the t-test that bolds cells in the report)"
+                   + (f". Why: {spec.test_why}" if spec.test_why else ""))]
+    if "diff_se" in shown:
+        head += ["diff_se = (reproduced − published) / standard error of the difference of two test MSEs"]
+    out = [*head, "", tabulate(shown, headers="keys", tablefmt="simple", showindex=False, disable_numparse=True)]
+    nc = table[table["status"] == "not comparable"].drop_duplicates("dataset")
+    if len(nc):
+        out += ["", "not comparable (our problem differs from the paper's; shown, not judged):",
+                *(f"  {r.dataset}: {r.reason}" for r in nc.itertuples())]
+    return "\n".join([*out, "", summary_line(table)]) + "\n"

@@ -2,8 +2,9 @@
 
 Rows: dataset, m, d; then for every n_features and method the error mean (± std over outer folds)
 and the walltime per outer fold (hh:mm:ss). Bold marks a result significantly better than every
-other method at the same n (Welch's t-test over the outer folds, p = 0.05). Below the table: the
-Wilcoxon signed-rank test across datasets for every method pair and n.
+other method at the same n (Welch's t-test over the outer folds, p = 0.05, or with ``test="paired"``
+the paired t-test on the per-fold differences); a line under the table says which. Below the table:
+the Wilcoxon signed-rank test across datasets for every method pair and n.
 """
 
 from __future__ import annotations
@@ -40,16 +41,27 @@ class Cell:
         return self.expected is not None and self.folds < self.expected
 
 
-def summarise(df: pd.DataFrame, alpha: float = 0.05):
-    """Per (dataset, n, method) cells, the fold errors, and the bold marks."""
+def lower(x: pd.Series, y: pd.Series, alpha: float = 0.05, test: str = "welch") -> bool:
+    """x significantly lower than y (fold errors indexed by fold number). The paired test pairs
+    the same fold of both cells (the folds are identical for every method) and uses only the folds
+    both cells have."""
+    if test == "paired":
+        x, y = x.align(y, join="inner")
+    return stats.significantly_lower(x, y, alpha, test)
+
+
+def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
+    """Per (dataset, n, method) cells, the fold errors (indexed by fold), and the bold marks."""
+    if test not in stats.TESTS:
+        raise UsageError(f"unknown test '{test}'; use one of {', '.join(stats.TESTS)}")
     done = df[df["status"] == "done"].copy()
     if done.empty:
         raise UsageError("no finished tasks in these results (every record is an error or timeout)")
     done["error"] = done["error"].astype(float)
     cells: dict[tuple, Cell] = {}
-    errors: dict[tuple, np.ndarray] = {}
+    errors: dict[tuple, pd.Series] = {}
     for (ds, n, meth), g in done.groupby(["dataset", "n_features", "method"], sort=True):
-        e = g.sort_values("fold")["error"].to_numpy()
+        e = g.set_index("fold")["error"].sort_index()
         errors[(ds, n, meth)] = e
         # folds of a complete cell: known when every fold's protocol key can be read
         counts = {outer_count_of_key(k) for k in g["protocol"]} if "protocol" in g else {None}
@@ -62,8 +74,7 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05):
         if not others:
             continue
         mine = -errors[(ds, n, meth)] if higher_is_better else errors[(ds, n, meth)]
-        cell.bold = all(stats.significantly_lower(mine, -errors[o] if higher_is_better else errors[o], alpha)
-                        for o in others)
+        cell.bold = all(lower(mine, -errors[o] if higher_is_better else errors[o], alpha, test) for o in others)
     return cells, errors, higher_is_better
 
 
@@ -82,50 +93,54 @@ def parse_comparisons(text: str | None) -> list[tuple[str, int, str, int]]:
     return out
 
 
-def welch_record(errors, common, a, na, b, nb, higher_is_better: bool) -> str:
-    """'wins/ties/losses' of a against b over datasets by Welch's test on the outer-fold errors
-    (the EERF paper's per-dataset comparison); a tie is a difference the test does not confirm."""
+def ttest_record(errors, common, a, na, b, nb, higher_is_better: bool, test: str = "welch") -> str:
+    """'wins/ties/losses' of a against b over datasets by the t-test on the outer-fold errors
+    (Welch's: the EERF paper's per-dataset comparison); a tie is a difference the test does not
+    confirm."""
     def sign(x):
         return -x if higher_is_better else x
-    win = sum(stats.significantly_lower(sign(errors[(d, na, a)]), sign(errors[(d, nb, b)])) for d in common)
-    loss = sum(stats.significantly_lower(sign(errors[(d, nb, b)]), sign(errors[(d, na, a)])) for d in common)
+    ea, eb = ([sign(errors[(d, n, m)]) for d in common] for m, n in ((a, na), (b, nb)))
+    win = sum(lower(x, y, test=test) for x, y in zip(ea, eb, strict=True))
+    loss = sum(lower(y, x, test=test) for x, y in zip(ea, eb, strict=True))
     return f"{win}/{len(common) - win - loss}/{loss}"
 
 
-def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool, errors=None) -> dict | None:
+def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool, errors=None, test: str = "welch") -> dict | None:
     """Wilcoxon signed-rank test of method a at n = na against b at n = nb across datasets, with
-    the per-dataset Welch win/tie/loss record when the fold errors are given."""
+    the per-dataset t-test win/tie/loss record when the fold errors are given."""
     def complete(meth, n):     # the mean of a run in progress is not the cell's result
         return {k[0] for k, c in cells.items() if k[1:] == (n, meth) and not c.partial}
 
     common = sorted(complete(a, na) & complete(b, nb))
     if len(common) < 2:
         return None
-    ea = [cells[(d, na, a)].mean for d in common]
-    eb = [cells[(d, nb, b)].mean for d in common]
+    ea = np.array([cells[(d, na, a)].mean for d in common])
+    eb = np.array([cells[(d, nb, b)].mean for d in common])
     T, p, N = stats.wilcoxon(ea, eb)
-    better = (lambda x, y: x > y) if higher_is_better else (lambda x, y: x < y)
+    real = ~stats.ties(ea, eb)                    # a tie (1e-14 apart) is no win
+    a_better = (ea > eb if higher_is_better else ea < eb) & real
+    b_better = (eb > ea if higher_is_better else eb < ea) & real
     pair = f"{a} vs {b}" if na == nb else f"{a}@{na} vs {b}@{nb}"
     row = {"n": na if na == nb else f"{na}/{nb}", "pair": pair, "datasets": len(common), "N (non-ties)": N,
            "T": T, "T_crit_95": stats.wilcoxon_critical_value(N),
            "T_crit_95_normal": stats.wilcoxon_critical_value(N, method="normal"), "p": p,
-           "wins_a": int(sum(better(x, y) for x, y in zip(ea, eb, strict=True))),
-           "wins_b": int(sum(better(y, x) for x, y in zip(ea, eb, strict=True)))}
+           "wins_a": int(a_better.sum()), "wins_b": int(b_better.sum())}
     if errors is not None:
-        row["welch W/T/L (a)"] = welch_record(errors, common, a, na, b, nb, higher_is_better)
+        row[f"{test} W/T/L (a)"] = ttest_record(errors, common, a, na, b, nb, higher_is_better, test)
     return row
 
 
-def wilcoxon_table(cells, methods, ns, higher_is_better: bool = False, comparisons=(), errors=None) -> list[dict]:
+def wilcoxon_table(cells, methods, ns, higher_is_better: bool = False, comparisons=(), errors=None,
+                   test: str = "welch") -> list[dict]:
     """Wilcoxon signed-rank test across datasets for every method pair and every n, plus any
     requested cross-n comparisons (e.g. the GFC paper's GFC at n = 500 against ALC at n = 100)."""
     pairs = [(a, n, b, n) for n in ns for a, b in itertools.combinations(methods, 2)]
-    rows = [wilcoxon_row(cells, *pair, higher_is_better, errors) for pair in [*pairs, *comparisons]]
+    rows = [wilcoxon_row(cells, *pair, higher_is_better, errors, test) for pair in [*pairs, *comparisons]]
     return [r for r in rows if r is not None]
 
 
-def build(df: pd.DataFrame, alpha: float = 0.05):
-    cells, errors, higher = summarise(df, alpha)
+def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
+    cells, errors, higher = summarise(df, alpha, test)
     reg = registered_datasets()
     ds_order = [d for d in reg if any(k[0] == d for k in cells)]
     ds_order += sorted({k[0] for k in cells} - set(ds_order))
@@ -175,10 +190,23 @@ def _fmt_cell(cell: Cell | None, fmt: str) -> tuple[str, str]:
     return err, hms(cell.walltime)
 
 
-def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons=()) -> str:
+def bold_rule(test: str, alpha: float, unit: str = "outer folds") -> str:
+    """The line under every table that says what bold means and which t-test decides it."""
+    how = {"welch": f"Welch's unequal-variance t-test over the {unit}",
+           "paired": f"paired t-test on the per-fold differences over the {unit} (paired by "
+                     f"{unit[:-1].replace('random ', '')} number; the {unit} are identical for every method)"}[test]
+    return f"bold: significantly better than every other method at that n, {how}, p = {alpha:g}"
+
+
+def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons=(), test: str = "welch") -> str:
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
-    cells, errors, ds_order, ns, methods, sizes, higher = build(df, alpha)
+    cells, errors, ds_order, ns, methods, sizes, higher = build(df, alpha, test)
+    protocols = set(df["protocol"].astype(str)) if "protocol" in df else set()
+    # the unit a task is run on: an outer fold of the nested CV, a random train/test split, the holdout
+    unit = ("random splits" if protocols and all(p.startswith("splits") for p in protocols)
+            else "outer folds")
+    rule = bold_rule(test, alpha, unit)
     reg = registered_datasets()
     metrics = set(df.loc[df["status"] == "done", "metric"].dropna())
     metric = ("accuracy (%)" if higher else "test MSE of the standardised output" if metrics == {"mse"}
@@ -187,7 +215,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
         rows = [{"dataset": d, "m": int(sizes.get(d, 0)) or (reg[d].m if d in reg else None),
                  "d": reg[d].d if d in reg else None, "n_features": n, "method": meth,
                  "error_mean": c.mean, "error_std": c.std, "walltime_s": c.walltime, "folds": c.folds,
-                 "bold": c.bold}
+                 "bold": c.bold, "bold_test": f"{test} p={alpha:g}"}   # a line would break the CSV
                 for d in ds_order for n in ns for meth in methods if (c := cells.get((d, n, meth)))]
         return pd.DataFrame(rows).to_csv(index=False)
     score = "accuracy" if higher else "error"          # what the table's numbers are
@@ -202,16 +230,11 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
             for meth in methods:
                 row += list(_fmt_cell(cells.get((d, n, meth)), fmt))
         body.append(row)
-    tests = wilcoxon_table(cells, methods, ns, higher, comparisons, errors)
-    # the unit a task is run on: an outer fold of the nested CV, a random train/test split, the holdout
-    protocols = set(df["protocol"].astype(str)) if "protocol" in df else set()
-    unit = ("random splits" if protocols and all(p.startswith("splits") for p in protocols)
-            else "outer folds")
+    tests = wilcoxon_table(cells, methods, ns, higher, comparisons, errors, test)
     one = unit[:-1].replace("random ", "")
     lead = "Accuracy (%)" if higher else f"Error: {metric}"
     caption = (f"{lead}, mean (± std) over {unit}; walltime: mean time to "
-               f"cross-validate one {one} (hh:mm:ss). Bold: significantly better than every other "
-               f"method at the same n (Welch's t-test over {unit}, p = {alpha}).")
+               f"cross-validate one {one} (hh:mm:ss).")
     if any(c.partial for c in cells.values()):
         caption += (f" [k/K]: only k of the K {unit} have finished (a run in progress); such a cell "
                     "is left out of the Wilcoxon tests.")
@@ -220,11 +243,12 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
         caption += (f" On classification data, {', '.join(as_sign)} (regression methods) are fitted by "
                     "ridge/least squares on ±1 labels and predict the sign.")
     if fmt == "latex":
-        return _latex(header, body, ns, methods, tests, caption, score)
+        return _latex(header, body, ns, methods, tests, caption, score, rule, test)
     if fmt == "html":
-        return _html(header, body, tests, caption)
+        return _html(header, body, tests, caption, rule)
     tablefmt = "github" if fmt == "markdown" else "simple"
-    out = [caption, "", tabulate(body, headers=header, tablefmt=tablefmt, disable_numparse=True)]
+    rule = "* = " + rule if fmt == "text" else rule[0].upper() + rule[1:]
+    out = [caption, "", tabulate(body, headers=header, tablefmt=tablefmt, disable_numparse=True), "", rule + "."]
     if tests:
         out += ["", "Wilcoxon signed-rank test across datasets (T = min(W+, W−); reject equality at 95 % "
                 "when T ≤ T_crit; T_crit_normal is the normal approximation the GFC paper quotes):", "",
@@ -233,8 +257,6 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     if times:
         out += ["", f"Time per {one} (median seconds; t_pp = feature pre-processing of data-dependent "
                 "methods, part of t_fit):", "", tabulate(times, headers="keys", tablefmt=tablefmt, floatfmt=".3g")]
-    if fmt == "text":
-        out.append("\n* = bold (significantly better than every other method at that n)")
     return "\n".join(out) + "\n"
 
 
@@ -242,7 +264,7 @@ def _tex(s) -> str:
     return str(s).replace("_", r"\_").replace("%", r"\%").replace("&", r"\&").replace("#", r"\#")
 
 
-def _latex(header, body, ns, methods, tests, caption, score) -> str:
+def _latex(header, body, ns, methods, tests, caption, score, rule, test) -> str:
     k = len(methods)
     cols = "lrr" + "".join(("rr" * k) for _ in ns)
     lines = [r"\begin{table}[t]", r"\centering", r"\small", f"\\caption{{{_tex(caption)}}}",
@@ -259,24 +281,25 @@ def _latex(header, body, ns, methods, tests, caption, score) -> str:
     for row in body:
         cells = [_tex(row[0]), str(row[1]), str(row[2])] + [c.replace(" : ", ":") for c in row[3:]]
         lines.append(" & ".join(cells) + r" \\")
-    lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
+    lines += [r"\bottomrule", r"\end{tabular}", "", f"{{\\footnotesize {_tex(rule[0].upper() + rule[1:])}.}}",
+              r"\end{table}"]
     if tests:
         lines += ["", r"\begin{table}[t]", r"\centering", r"\small",
                   r"\caption{Wilcoxon signed-rank test across datasets ($T = \min(W^+, W^-)$; "
                   r"significant at 95\,\% when $T \le T_{\mathrm{crit}}$).}",
                   r"\begin{tabular}{rlrrrrrc}", r"\toprule",
                   r"$n$ & Pair & Datasets & $T$ & $T_{\mathrm{crit}}$ & $T_{\mathrm{crit}}^{\mathrm{normal}}$ & $p$ "
-                  r"& Welch W/T/L \\",
+                  f"& {test.capitalize()} W/T/L \\\\",
                   r"\midrule"]
         for t in tests:
             lines.append(f"{t['n']} & {_tex(t['pair'])} & {t['datasets']} & {t['T']:g} & "
                          f"{t['T_crit_95'] if t['T_crit_95'] is not None else '--'} & "
-                         f"{t['T_crit_95_normal']} & {t['p']:.3g} & {t.get('welch W/T/L (a)', '--')} \\\\")
+                         f"{t['T_crit_95_normal']} & {t['p']:.3g} & {t.get(f'{test} W/T/L (a)', '--')} \\\\")
         lines += [r"\bottomrule", r"\end{tabular}", r"\end{table}"]
     return "\n".join(lines) + "\n"
 
 
-def _html(header, body, tests, caption) -> str:
+def _html(header, body, tests, caption, rule) -> str:
     def table(head, rows):
         h = "".join(f"<th>{html_lib.escape(str(x))}</th>" for x in head)
         r = "".join("<tr>" + "".join(f"<td>{c if str(c).startswith('<b>') else html_lib.escape(str(c))}</td>"
@@ -287,7 +310,8 @@ def _html(header, body, tests, caption) -> str:
              "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:13px}"
              "td,th{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right}"
              "td:first-child{text-align:left}</style></head><body>",
-             f"<p>{html_lib.escape(caption)}</p>", table(header, body)]
+             f"<p>{html_lib.escape(caption)}</p>", table(header, body),
+             f"<p>{html_lib.escape(rule[0].upper() + rule[1:], quote=False)}.</p>"]
     if tests:
         keys = list(tests[0])
         parts += ["<h3>Wilcoxon signed-rank test across datasets</h3>",

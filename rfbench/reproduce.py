@@ -115,7 +115,7 @@ def write_outputs(checked: Checked) -> list[Path]:
     if not done.empty:
         comparisons = [(w["a"], int(w["n_a"]), w["b"], int(w["n_b"])) for w in spec.wilcoxon
                        if int(w["n_a"]) != int(w["n_b"])]
-        body = report.render(done, "markdown", comparisons=comparisons)
+        body = report.render(done, "markdown", comparisons=comparisons, test=spec.test)
         atomic_write_text(spec.results / REPORT_FILE, f"# {spec.title}\n\n{body}")
         written.append(spec.results / REPORT_FILE)
     return written
@@ -168,8 +168,8 @@ def summary_markdown(checked: list[Checked]) -> str:
                    f"present; **{k['pass']} pass, {k['fail']} fail**, {k['not comparable']} not comparable, "
                    f"{k['partial']} partial (run in progress), {k['missing']} missing.")
         t = c.table
-        tol = f"|Δ| ≤ {spec.stds:g} published std" + (f" or ≤ {spec.relative:.0%}" if spec.relative else "")
-        out.append(f"Tolerance: {tol}" + (f" ({spec.tolerance_why})" if spec.tolerance_why else "") + ".")
+        out.append(f"Tolerance: {check.tolerance_text(spec)}"
+                   + (f" ({spec.tolerance_why})" if spec.tolerance_why else "") + ".")
         out.append("")
         fails = t[t["status"] == "fail"]
         if len(fails):
@@ -185,9 +185,9 @@ def summary_markdown(checked: list[Checked]) -> str:
             out.append("")
         nc = t[t["status"] == "not comparable"]
         if len(nc):
-            reasons = {d: spec.not_comparable.get(d, "") for d in nc["dataset"].unique()}
-            out.append("Not comparable (our problem differs from the paper's): "
-                       + "; ".join(f"{d}: {r}" for d, r in reasons.items()) + ".")
+            out.append("Not comparable (our problem differs from the paper's):")
+            out.append("")
+            out += [f"- {d}: {spec.not_comparable.get(d, '')}" for d in nc["dataset"].unique()]
             out.append("")
         if "speedup" in t and t["speedup"].notna().any():
             s = t.loc[t["status"].isin(["pass", "fail"]), "speedup"].dropna()
@@ -196,9 +196,10 @@ def summary_markdown(checked: list[Checked]) -> str:
                            f"{s.median():.0f}× faster, range {s.min():.1f}–{s.max():.0f}× over {len(s)} cells.")
                 out.append("")
         if c.wilcoxon is not None and not c.wilcoxon.empty:
-            out.append("The paper's Wilcoxon claims on our datasets (T, critical value for that many datasets):")
+            out.append("The paper's Wilcoxon claims, on the datasets complete here: the published means of "
+                       "those datasets against ours (T ≤ T_crit: significant at 5 %):")
             out.append("")
-            out.append(tabulate(c.wilcoxon, headers="keys", tablefmt="github", showindex=False, floatfmt=".3g"))
+            out += ["    " + line for line in check.wilcoxon_lines(c.wilcoxon)]
             out.append("")
     bench = benchmarks_markdown()
     if bench:

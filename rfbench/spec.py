@@ -12,8 +12,10 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     published:  the published CSV (in the published directory) or a repo file (bench/...)
     columns:    which published columns hold dataset / n_features / method / mean / std / walltime
     datasets:   paper dataset name -> rfbench dataset;  methods: paper method -> rfbench method(s)
-    tolerance:  {stds: 2, relative: null, why: "..."}: pass when |ours - published| <= stds x
-                published std (or <= relative x published mean)
+    tolerance:  {stds: 2, relative: null, holdout_ses: null, why: "..."}: pass when |ours - published|
+                <= stds x published std (or <= relative x published mean, or, for one holdout split,
+                <= holdout_ses standard errors of the difference of two test MSEs on the dataset's
+                holdout.test points: holdout_ses x 2/sqrt(n_test) x published mean)
     test:       {name: welch|paired, why: "..."}: the t-test the paper bolds cells with
     not_comparable: {rfbench dataset: reason}: cells whose problem differs from the paper's
     wilcoxon:   the paper's Wilcoxon claims [{a, n_a, b, n_b, published_T, published_datasets}]
@@ -77,6 +79,7 @@ class Spec:
     n_features: list = field(default_factory=list)
     stds: float = 2.0
     relative: float | None = None
+    holdout_ses: float | None = None     # tolerance in standard errors of a holdout test MSE difference
     tolerance_why: str = ""
     test: str = "welch"
     test_why: str = ""
@@ -202,13 +205,20 @@ def load_spec(path_or_name: str) -> Spec:
     not_comparable = raw.get("not_comparable") or {}
     if not isinstance(not_comparable, dict):
         raise UsageError(f"{path.name}: not_comparable must map datasets to reasons")
+    unknown = sorted(set(map(str, not_comparable)) - set(map(str, (raw.get("datasets") or {}).values())))
+    if unknown:
+        raise UsageError(f"{path.name}: not_comparable names {', '.join(unknown)}, not among the spec's datasets")
+    ses = tol.get("holdout_ses")
+    if ses is not None and not (isinstance(ses, (int, float)) and ses > 0):
+        raise UsageError(f"{path.name}: tolerance.holdout_ses must be a positive number, got {ses!r}")
     return Spec(name=path.stem, path=path, title=str(raw.get("title", path.stem)), published=raw.get("published"),
                 columns=raw.get("columns") or {}, datasets=raw.get("datasets") or {},
                 methods={k: v[0] for k, v in alternates.items()}, method_alternates=alternates,
                 results=(here / raw["results"]).resolve() if raw.get("results") else None,
                 also_reads=[(here / d).resolve() for d in raw.get("also_reads") or []],
                 plan=plan, ci=ci, n_features=raw.get("n_features", []),
-                stds=float(tol.get("stds", 2.0)), relative=tol.get("relative"), tolerance_why=str(tol.get("why", "")),
+                stds=float(tol.get("stds", 2.0)), relative=tol.get("relative"),
+                holdout_ses=None if ses is None else float(ses), tolerance_why=str(tol.get("why", "")),
                 test=test_name, test_why=str(test.get("why", "")) if isinstance(test, dict) else "",
                 not_comparable={str(k): str(v) for k, v in not_comparable.items()},
                 protocol=protocol_raw, filters=raw.get("filters") or {},

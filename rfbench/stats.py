@@ -1,9 +1,11 @@
 """Significance tests of the papers (scipy.stats does the testing; this module only wraps it).
 
 * Per dataset: Welch's unequal-variance t-test on the outer-fold errors of two methods
-  (GFC paper §3: "paired Welch t-test, p = 0.05"; the folds are identical for both methods).
+  (GFC paper §3: "paired Welch t-test, p = 0.05"), or the paired t-test on the per-fold
+  differences (the outer folds are identical for every method).
 * Across datasets: the Wilcoxon signed-rank test on per-dataset mean errors; the statistic T is
-  min(W+, W−), compared with the critical value for N datasets.
+  min(W+, W−), compared with the critical value for N datasets. Means that agree to ~1e-9 are
+  ties (see ``ties``).
 """
 
 from __future__ import annotations
@@ -25,20 +27,45 @@ def welch(a, b) -> tuple[float, float]:
     return float(res.statistic), float(res.pvalue)
 
 
-def significantly_lower(a, b, alpha: float = 0.05) -> bool:
-    """True when a's mean is lower than b's and Welch's test rejects equality at level alpha."""
-    t, p = welch(a, b)
+def paired(a, b) -> tuple[float, float]:
+    """(t statistic, two-sided p-value) of the paired t-test on the differences a − b (a[i] and
+    b[i] from the same fold)."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    d = a - b
+    if d.size < 2:
+        return math.nan, math.nan
+    if np.all(d == d[0]):      # no spread: scipy would divide by zero
+        return (math.nan, math.nan) if d[0] == 0 else (math.copysign(math.inf, d[0]), 0.0)
+    res = stats.ttest_rel(a, b)
+    return float(res.statistic), float(res.pvalue)
+
+
+TESTS = {"welch": welch, "paired": paired}
+
+
+def significantly_lower(a, b, alpha: float = 0.05, test: str = "welch") -> bool:
+    """True when a's mean is lower than b's and the t-test (welch or paired; paired: a and b
+    aligned by fold) rejects equality at level alpha."""
+    t, p = TESTS[test](a, b)
     return bool(np.mean(a) < np.mean(b) and p < alpha)
 
 
-def wilcoxon(a, b) -> tuple[float, float, int]:
-    """(T = min(W+, W−), two-sided p-value, N) of the signed-rank test on paired values."""
+def ties(a, b, rtol: float = 1e-9) -> np.ndarray:
+    """Where a and b agree to rtol relative (absolute below 1): the same number up to rounding
+    (e.g. two methods that reduce to the same model differ by 1e-14), not a difference."""
     a, b = np.asarray(a, float), np.asarray(b, float)
-    n = int(np.count_nonzero(a - b))
-    if n == 0:
+    return np.abs(a - b) <= rtol * np.maximum(1.0, np.maximum(np.abs(a), np.abs(b)))
+
+
+def wilcoxon(a, b) -> tuple[float, float, int]:
+    """(T = min(W+, W−), two-sided p-value, N) of the signed-rank test on paired values; ties
+    (see ``ties``) are dropped, like exact zeros, and N counts the rest."""
+    a, b = np.asarray(a, float), np.asarray(b, float)
+    d = (a - b)[~ties(a, b)]
+    if d.size == 0:
         return math.nan, math.nan, 0
-    res = stats.wilcoxon(a, b, alternative="two-sided", zero_method="wilcox")
-    return float(res.statistic), float(res.pvalue), n
+    res = stats.wilcoxon(d, alternative="two-sided")
+    return float(res.statistic), float(res.pvalue), int(d.size)
 
 
 def _signed_rank_null_counts(n: int) -> np.ndarray:

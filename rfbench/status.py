@@ -107,28 +107,43 @@ def status(targets, data_dir=None) -> pd.DataFrame:
         no_data = (tasks["status"] == "todo") & ~tasks["dataset"].map(available).astype(bool)
         tasks.loc[no_data, "status"] = "no data"
         done = tasks[tasks["status"] == "done"]
-        size = {name: float(np.prod(get_dataset(name).shape)) for name in tasks["dataset"].unique()}
-        per_ds = done.groupby(["dataset", "method", "n_features"])["total_s"].median()
         per_mn = done.groupby(["method", "n_features"])["total_s"].median()
-        guess = {cell: _size_model(per_ds.xs(cell, level=("method", "n_features")), size)
-                 for cell in per_mn.index}
+        estimate = task_seconds(done)
         running = sum(not claim_is_stale(p) for p in (path / "records").glob("*.claim"))
         for (meth, n), g in tasks.groupby(["method", "n_features"], sort=True):
             left = g[~g["status"].isin(["done", "no data"])]
-            known = [(r.dataset, meth, n) in per_ds.index for r in left.itertuples()]
-            model = guess.get((meth, n), lambda x: np.nan)
-            est = [per_ds[(r.dataset, meth, n)] if k else model(size[r.dataset])
-                   for r, k in zip(left.itertuples(), known, strict=True)]
+            cells = [(r.dataset, meth, n) for r in left.itertuples()]
+            est, known = estimate(cells)
             out.append({"spec": label, "method": meth, "n": int(n), "asked": len(g),
                         "done": int((g["status"] == "done").sum()),
                         "failed": int(g["status"].isin(["error", "timeout"]).sum()),
                         "left": len(left), "no_data": int((g["status"] == "no data").sum()), "median_task_s": per_mn.get((meth, n), np.nan),
                         "left_core_h": float(np.nansum(est)) / 3600 if len(left) else 0.0,
-                        "by_size": len(known) - sum(known),
-                        "unestimated": int(np.isnan(est).sum()) if est else 0})
+                        "by_size": len(known) - int(sum(known)),
+                        "unestimated": int(np.isnan(est).sum())})
         if running:
             out.append({"spec": label, "method": f"({running} task(s) running now)"})
     return pd.DataFrame(out)
+
+
+def task_seconds(done: pd.DataFrame):
+    """A function [(dataset, method, n), ...] ↦ (estimated seconds of one task each, whether each
+    came from finished tasks of the same cell): the median time of the cell's finished tasks, else
+    a line fitted to the (method, n)'s finished datasets against rows × inputs, else NaN."""
+    done = done.astype({"total_s": float})
+    per_ds = done.groupby(["dataset", "method", "n_features"])["total_s"].median()
+    size = {name: float(np.prod(get_dataset(name).shape)) for name in done["dataset"].unique()}
+    models = {}
+    for cell in done.groupby(["method", "n_features"]).size().index:
+        models[cell] = _size_model(per_ds.xs(cell, level=("method", "n_features")), size)
+
+    def estimate(cells):
+        known = [c in per_ds.index for c in cells]
+        est = [per_ds[c] if k else models.get(c[1:], lambda x: np.nan)(float(np.prod(get_dataset(c[0]).shape)))
+               for c, k in zip(cells, known, strict=True)]
+        return np.asarray(est, dtype=float), known
+
+    return estimate
 
 
 def _size_model(times: pd.Series, size: dict):

@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 from rfbench import check
+from rfbench import stats as check_stats
 from rfbench.errors import UsageError
 from rfbench.store import RunDir
 
@@ -66,6 +67,10 @@ def test_cli_exit_code_is_1_on_a_failing_cell(tmp_path):
 @pytest.mark.parametrize("name", SPECS)
 def test_every_bench_spec_matches_published_cells(name):
     spec = check.load_spec(name)
+    if not spec.published:      # a claim, not a table: nothing to check cell by cell
+        with pytest.raises(UsageError, match="no published table"):
+            check.compare(spec, pd.DataFrame())
+        return
     empty = pd.DataFrame(columns=["dataset", "method", "n_features", "fold", "status", "error", "protocol",
                                   "total_s"])
     table = check.compare(spec, empty)
@@ -132,11 +137,12 @@ def test_paper_wilcoxon_comparisons_are_recomputed_on_the_reproduced_means(tmp_p
     assert check.compare(spec, load_results([run.path])).set_index(["dataset", "method", "n"]).loc[
         ("bank", "alc", 500), "status"] == "partial"
     np.testing.assert_allclose(summary["T"], summary["paper_T_same_datasets"])
+    np.testing.assert_array_equal(summary["wins_a"], summary["published_wins_a"])
     g500 = pub[(pub.method == "GFC") & (pub.n_features == 500)].set_index("dataset")["error_mean"]
     a100 = pub[(pub.method == "ALC") & (pub.n_features == 100)].set_index("dataset")["error_mean"]
     assert summary["T"][0] == sps.wilcoxon(g500, a100.loc[g500.index]).statistic
     assert summary["T_crit_95"][0] == 2          # exact two-sided 5 % value for N = 7
-    assert "paper_T" in check.render_wilcoxon(summary)
+    assert "gfc@500 vs alc@100 (paper: T = 28 on 16 datasets), on our 7 datasets:" in check.render_wilcoxon(summary)
 
 
 def test_chosen_parameters_are_listed_next_to_the_published_ones():
@@ -161,7 +167,7 @@ def test_a_method_listed_with_alternates_is_found_under_either_name(tmp_path):
     `alc-q5` results exist (the first name with results wins), and `methods` keeps the first name."""
     from rfbench.store import load_results
 
-    spec = check.load_spec("gfc2016-table2-3")
+    spec = check.load_spec("gfc2016-tables2-3")
     assert spec.methods["5"] == "alc-q5" and spec.method_alternates["5"] == ["alc-q5", "alc"]
     run = RunDir(tmp_path / "run").ensure()
     for meth, err in (("alc", 3.7), ("alc-q1", 3.8)):
@@ -185,3 +191,105 @@ def test_a_malformed_method_mapping_is_a_one_line_error(tmp_path):
     bad.write_text("published: x.csv\ncolumns: {}\ndatasets: {}\nmethods: {A: []}\n")
     with pytest.raises(UsageError, match="methods.A must be a method name or a list"):
         check.load_spec(str(bad))
+
+
+def salsa_run(tmp_path, rel_shift: dict) -> Path:
+    """One holdout 'fold' per SALSA Table 1 cell at the published MSE × (1 + shift), shift per dataset
+    (default 0)."""
+    spec = check.load_spec("salsa2016-table1")
+    pub = pd.read_csv(check.published_dir() / spec.published)
+    run = RunDir(tmp_path / "run").ensure()
+    for _, r in pub[pub["dataset"].isin(spec.datasets) & pub["method"].isin(["SALSA", "KRR"])].iterrows():
+        ds = spec.datasets[r["dataset"]]
+        run.write_record({"dataset": ds, "method": r["method"].lower(), "n_features": 500, "fold": 0, "seed": 0,
+                          "protocol": "holdout-t0.3-i5", "status": "done", "total_s": 1.0,
+                          "error": float(r["mse"]) * (1 + rel_shift.get((ds, r["method"]), 0.0))})
+    run.write_results_csv()
+    return run.path
+
+
+def test_salsa_cells_pass_within_k_standard_errors_and_not_comparable_ones_are_counted_apart(tmp_path):
+    """Tolerance: holdout_ses standard errors of a test-MSE difference, 2/sqrt(n_test) of the MSE each
+    (housing: n_test 250). Being better than the paper's KRR no longer passes a SALSA cell, and a
+    not-comparable cell 94x off is shown, counted apart, and does not fail the check."""
+    import subprocess
+    import sys
+
+    from rfbench.store import load_results
+
+    spec = check.load_spec("salsa2016-table1")
+    assert spec.holdout_ses == 3 and spec.baseline_method is None and "sqrt(2/n_test)" in spec.tolerance_why
+    assert set(spec.not_comparable) == {"salsa-speech", "salsa-telemonit", "salsa-propulsion", "salsa-forestfires"}
+    se_housing, se_galaxy = 2 / np.sqrt(250), 2 / np.sqrt(2000)
+    shifts = {("salsa-housing", "SALSA"): 0.37 / 0.26241 - 1,           # ≤ the paper's KRR (0.3769): 3.2 SE off
+              ("salsa-housing", "KRR"): -2.9 * se_housing, ("salsa-galaxy", "SALSA"): 3.1 * se_galaxy,
+              ("salsa-speech", "SALSA"): 93.0}                          # 94x the published MSE
+    table = check.compare(spec, load_results([salsa_run(tmp_path, shifts)])).set_index(["dataset", "method"])
+    assert table.loc[("salsa-housing", "salsa"), "status"] == "fail"
+    assert table.loc[("salsa-housing", "krr"), "status"] == "pass"
+    assert table.loc[("salsa-housing", "krr"), "diff_se"] == pytest.approx(-2.9)
+    assert table.loc[("salsa-housing", "krr"), "tolerance"] == pytest.approx(3 * se_housing * 0.37690)
+    assert table.loc[("salsa-galaxy", "salsa"), "status"] == "fail"
+    assert table.loc[("salsa-speech", "salsa"), "status"] == "not comparable"
+    assert "median pitch" in table.loc[("salsa-speech", "salsa"), "reason"]
+    counts = table["status"].value_counts()
+    assert (counts["pass"], counts["fail"], counts["not comparable"]) == (12, 2, 8)
+    text = check.render(table.reset_index(), spec)
+    assert "12 pass, 2 fail, 8 not comparable, 0 missing" in text
+    assert "tolerance: |Δ| ≤ 3 standard errors" in text and "Why: one split has no fold spread" in text
+    assert "(38%)" in text and "(13%)" in text           # the per-cell tolerance: 3 × 2/√250, 3 × 2/√2000
+    assert "salsa-speech: our target is median pitch" in text and "test: welch" in text
+    # the CLI exits 0 when only not-comparable cells are off
+    out = salsa_run(tmp_path / "nc", {("salsa-speech", "SALSA"): 93.0, ("salsa-telemonit", "KRR"): -0.9})
+    res = subprocess.run([sys.executable, "-m", "rfbench.cli", "check", str(out), "--spec", "salsa2016-table1"],
+                         capture_output=True, text=True)
+    assert res.returncode == 0 and "14 pass, 0 fail, 8 not comparable, 0 missing" in res.stdout
+
+
+@pytest.mark.parametrize("tolerance, extra, message", [
+    ("{stds: 0, or_better_than: KRR}", "", "or_better_than is no longer supported"),
+    ("{holdout_ses: -1}", "", "holdout_ses must be a positive number"),
+    ("{holdout_ses: 2}", "", "dataset kinematics has none"),
+    ("{stds: 2}", "not_comparable: {bank: differs}\n", "not_comparable names bank"),
+])
+def test_a_bad_tolerance_or_not_comparable_entry_is_a_one_line_error(tmp_path, tolerance, extra, message):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(f"published: gfc2016_table4_rff.csv\ncolumns: {{dataset: dataset, method: kernel, mean: error_mean, "
+                   f"std: error_std, n_features: n_features}}\ndatasets: {{kinematics: kinematics}}\n"
+                   f"methods: {{Gauss: rff-gauss}}\ntolerance: {tolerance}\n{extra}")
+    with pytest.raises(UsageError, match=message):
+        check.compare(check.load_spec(str(bad)), pd.DataFrame(columns=["dataset", "method", "n_features", "fold",
+                                                                       "status", "error", "protocol", "total_s"]))
+
+
+def test_wilcoxon_claims_name_the_better_side_for_the_published_means_and_ours(tmp_path):
+    """Ours reverse the paper on every dataset (ALC@100 better where the paper has GFC@500 better):
+    both T's are the same (the ranks of |d| are unchanged), the direction is not, and the lines say so."""
+    from rfbench.store import load_results
+
+    spec = check.load_spec("gfc2016-table1")
+    pub = pd.read_csv(check.published_dir() / spec.published)
+    pub = pub[pub["dataset"].isin(["delta-ailerons", "kinematics", "cpu-activity", "bank", "pumadyn",
+                                   "delta-elevators", "ailerons", "elevators"])].set_index(["dataset", "method", "n_features"])
+    run = RunDir(tmp_path / "run").ensure()
+    for (ds, meth, n), r in pub.iterrows():
+        mean = float(r["error_mean"])
+        if (meth, n) == ("GFC", 500):          # mirror GFC@500 around ALC@100
+            mean = 2 * float(pub.loc[(ds, "ALC", 100), "error_mean"]) - mean
+        for fold in range(10):
+            run.write_record({"dataset": ds, "method": meth.lower(), "n_features": int(n), "fold": fold, "seed": 0,
+                              "protocol": "cv-o10-i5", "status": "done", "error": mean + (0.1 if fold % 2 else -0.1),
+                              "total_s": 1.0})
+    run.write_results_csv()
+    summary = check.wilcoxon_summary(spec, load_results([run.path]))
+    row = summary.iloc[0]
+    assert row["comparison"] == "gfc@500 vs alc@100" and row["datasets"] == 8
+    assert row["T"] == pytest.approx(row["published_T"])
+    assert (row["published_wins_a"], row["published_wins_b"]) == (row["wins_b"], row["wins_a"])
+    assert row["published_wins_a"] > row["published_wins_b"]
+    lines = check.wilcoxon_lines(summary)
+    assert lines[0] == "gfc@500 vs alc@100 (paper: T = 28 on 16 datasets), on our 8 datasets:"
+    assert lines[1].startswith("    published means  T = ") and \
+        lines[1].endswith(f"gfc@500 better on {row['published_wins_a']} of 8")
+    assert lines[2].startswith("    ours ") and lines[2].endswith(f"alc@100 better on {row['wins_b']} of 8")
+    assert f"T_crit {check_stats.wilcoxon_critical_value(int(row['N']))}" in lines[2]

@@ -46,3 +46,33 @@ def test_wilcoxon_critical_values_match_tables():
     assert stats.wilcoxon_critical_value(5) is None
     # the GFC paper quotes T = 30 for 16 datasets: the normal approximation
     assert stats.wilcoxon_critical_value(16, method="normal") == 30
+
+
+def test_wilcoxon_drops_differences_at_rounding_level_like_exact_zeros():
+    """Two methods that reduce to the same model on one dataset (gbrff vs gfc on ionosphere)
+    differ by 1.4e-14 there: a tie, not the smallest rank."""
+    a = np.array([0.11, 0.32, 0.27, 0.45, 0.50, 0.18, 0.93])
+    b = np.array([0.10, 0.30, 0.30, 0.40, 0.56, 0.25, 0.93 + 1.4e-14])
+    exact = b.copy()
+    exact[-1] = a[-1]                       # the same data with the tie written as an exact zero
+    T, p, n = stats.wilcoxon(a, b)
+    assert n == 6 and (T, p, n) == stats.wilcoxon(a, exact)
+    ref = sps.wilcoxon(a[:-1], b[:-1])
+    assert T == ref.statistic and p == pytest.approx(ref.pvalue)
+    # relative for large values, absolute below 1; a real difference of 1e-6 still counts
+    assert list(stats.ties([1e6, 0.5, 0.5], [1e6 + 1e-4, 0.5 + 5e-10, 0.5 + 1e-6])) == [True, True, False]
+    T0, _, n0 = stats.wilcoxon([1.0, 2.0], [1.0, 2.0 + 1e-15])    # nothing but ties: no test
+    assert n0 == 0 and math.isnan(T0)
+
+
+def test_paired_t_test_matches_scipy_and_pairs_by_fold():
+    rng = np.random.default_rng(0)
+    fold_effect = rng.normal(0, 1, 10)                       # shared by both methods
+    a = fold_effect + rng.normal(0, 0.05, 10)
+    b = fold_effect + 0.2 + rng.normal(0, 0.05, 10)
+    ref = sps.ttest_rel(a, b)
+    assert stats.paired(a, b) == pytest.approx((ref.statistic, ref.pvalue))
+    # the fold effect hides a consistent 0.2 gain from Welch's test, not from the paired one
+    assert stats.significantly_lower(a, b, test="paired") and not stats.significantly_lower(a, b, test="welch")
+    assert stats.paired([1.0, 2.0], [1.5, 2.5]) == (-math.inf, 0.0)       # constant difference
+    assert all(math.isnan(v) for v in stats.paired([1.0, 2.0], [1.0, 2.0]) + stats.paired([1.0], [2.0]))
