@@ -58,7 +58,30 @@ def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, da
     p = spec.plan
     runner.run(p.datasets, p.methods, p.features, p.protocol, str(spec.results), jobs=jobs,
                timeout_s=timeout_s, data_dir=data_dir, strict=False, progress=progress,
-               command=command, threads=threads, folds=folds)
+               command=command, threads=threads, folds=folds, order=cheapest_first(spec))
+
+
+def cheapest_first(spec: Spec):
+    """Work items ordered by their estimated time (finished tasks of the same cell, else a size
+    model of the method's other datasets), unknown ones last by rows × inputs × n: a spec's
+    long run completes its cheap cells first instead of spending days on its largest set."""
+    import numpy as np
+
+    from rfbench import status
+
+    results = results_of(spec)
+    done = results[(results["status"] == "done") & (results["protocol"] == spec.protocol_key)]
+    estimate = status.task_seconds(done.astype({"n_features": int}))
+
+    def order(items):
+        if not items:
+            return items
+        est, _ = estimate([(i.dataset, i.method, max(i.budgets)) for i in items])
+        size = [float(np.prod(registry.get_dataset(i.dataset).shape)) * max(i.budgets) for i in items]
+        keys = [(bool(np.isnan(e)), s if np.isnan(e) else e, i.fold) for e, s, i in zip(est, size, items, strict=True)]
+        return [items[k] for k in sorted(range(len(items)), key=keys.__getitem__)]
+
+    return order
 
 
 @dataclass

@@ -306,7 +306,9 @@ def available_datasets(names, data_dir, strict: bool, warn) -> list[str]:
 def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str, jobs: int = 1,
         timeout_s: float | None = None, data_dir: str | None = None, strict: bool = False,
         progress: bool = True, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr),
-        command: str | None = None, threads: int | None = None, folds=None) -> RunDir:
+        command: str | None = None, threads: int | None = None, folds=None, order=None) -> RunDir:
+    """Run every task not done yet; ``order`` (work items → work items) sets the sequence, e.g.
+    cheapest first, so that an interrupted long run has completed as many cells as it could."""
     for name in method_names:
         get_method(name)
     if folds is not None:
@@ -341,6 +343,8 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         "data_dir": str(resolve_data_dir(data_dir) or ""), "machine": machine_info(), "code": code_version(),
     })
     items = plan(names, method_names, features, protocol, run_dir, warn, folds)
+    if order is not None:
+        items = order(items)
     run_dir.write_results_csv()
     bar = Progress(sum(len(i.budgets) for i in items), progress)
 

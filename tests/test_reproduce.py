@@ -109,3 +109,21 @@ def test_readme_reproduction_section_is_generated(monkeypatch, tmp_path, mirror_
     current = text[begin:end + len(reproduce.SUMMARY_END)] + "\n"
     generated = reproduce.summary_markdown([reproduce.check_spec(s, mirror_dir) for s in all_specs()])
     assert current == generated, "README is stale: run `rfbench reproduce --all --check-only --summary README.md`"
+
+
+def test_cheapest_first_runs_known_cheap_cells_before_expensive_and_unknown_ones(tiny_spec):
+    from rfbench.runner import WorkItem
+    from rfbench.store import RunDir
+
+    spec = load_spec(str(tiny_spec))
+    run = RunDir(spec.results).ensure()
+    for method, seconds in (("rff-gauss", 50.0), ("rff-laplace", 2.0)):
+        run.write_record({"dataset": "friedman-generated", "method": method, "n_features": 10, "fold": 0,
+                          "seed": 0, "protocol": spec.protocol_key, "status": "done", "error": 1.0,
+                          "total_s": seconds})
+    items = [WorkItem("ct-slice", "rff-laplace", 1, (10,)), WorkItem("friedman-generated", "rff-gauss", 1, (10,)),
+             WorkItem("friedman-generated", "rff-laplace", 2, (10,)), WorkItem("friedman-generated", "rff-laplace", 1, (10,))]
+    ordered = reproduce.cheapest_first(spec)(items)
+    # laplace (2 s) before gauss (50 s); ct-slice laplace by the size model of laplace's one dataset
+    # (proportional to rows × inputs: far larger) last; equal estimates by fold
+    assert ordered == [items[3], items[2], items[1], items[0]]
