@@ -117,7 +117,8 @@ def _task_counts(spec: Spec, results: pd.DataFrame) -> dict:
     from rfbench import status
 
     plan = status.spec_plan(spec)
-    done = results[(results["status"] == "done") & (results["protocol"] == spec.protocol_key)]
+    done = results[results["status"] == "done"].astype({"n_features": int, "fold": int})
+    done = plan.merge(done[status.KEY + ["protocol"]], on=status.KEY + ["protocol"])
     return {"published": None, "tasks": len(plan), "done": int(len(done))}
 
 
