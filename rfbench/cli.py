@@ -171,20 +171,24 @@ def status_cmd(targets, data_dir):
 
 @cli.command("check")
 @click.argument("dirs", nargs=-1, required=True)
-@click.option("--spec", default="gfc2016-table4", show_default=True, help="bench/ spec name or path")
+@click.option("--spec", default=None, help="spec name or path (default: the spec whose results directory DIRS[0] is)")
 def check_cmd(dirs, spec):
     """Compare results with a published table; exit 1 if any present cell fails (a cell the spec
     marks not comparable is shown and counted apart, never failed)."""
-    from rfbench import check
+    from rfbench import check, reproduce
+    from rfbench.spec import all_specs
     from rfbench.store import load_results
 
-    sp = check.load_spec(spec)
+    if spec is None:
+        owners = [s for s in all_specs() if s.results == Path(dirs[0]).resolve()]
+        if not owners:
+            raise UsageError(f"no spec has {dirs[0]} as its results directory; name one with --spec")
+        sp = owners[0]
+    else:
+        sp = check.load_spec(spec)
     results = load_results(dirs)
-    table = check.compare(sp, results)
-    click.echo(check.render(table, sp), nl=False)
-    click.echo(check.render_ranks(check.rank_summary(sp, results)), nl=False)
-    click.echo(check.render_wilcoxon(check.wilcoxon_summary(sp, results)), nl=False)
-    click.echo(check.render_chosen(check.chosen_summary(sp, results), sp), nl=False)
+    table, text = reproduce.check_text(sp, results)
+    click.echo(text, nl=False)
     if (table["status"] == "fail").any():
         sys.exit(1)
 

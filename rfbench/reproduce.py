@@ -97,11 +97,17 @@ def check_spec(spec: Spec, data_dir=None) -> Checked:
     results = results_of(spec)
     if not spec.published:
         return Checked(spec, None, "", _task_counts(spec, results), None)
+    table, text = check_text(spec, results)
+    return Checked(spec, table, text, _cell_counts(table, data_dir), check.wilcoxon_summary(spec, results))
+
+
+def check_text(spec: Spec, results: pd.DataFrame) -> tuple[pd.DataFrame, str]:
+    """The cell table and what `rfbench check` prints: cells, ranks, Wilcoxon claims, choices."""
     table = check.compare(spec, results)
-    wil = check.wilcoxon_summary(spec, results)
     text = (check.render(table, spec) + check.render_ranks(check.rank_summary(spec, results))
-            + check.render_wilcoxon(wil) + check.render_chosen(check.chosen_summary(spec, results), spec))
-    return Checked(spec, table, text, _cell_counts(table, data_dir), wil)
+            + check.render_wilcoxon(check.wilcoxon_summary(spec, results))
+            + check.render_chosen(check.chosen_summary(spec, results), spec))
+    return table, text
 
 
 def _cell_counts(table: pd.DataFrame, data_dir) -> dict:
