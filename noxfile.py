@@ -29,7 +29,7 @@ def demo(session):
 
 @nox.session(name="check-ci")
 def check_ci(session):
-    """Fast regression of the reproduced numbers against the published ones (as in CI)."""
+    """Exact regression of every spec's fast ci configuration against its reference (as in CI)."""
     session.install("-e", ".")
     session.env.setdefault("RFBENCH_DATA_DIR", DATA)
     session.run("bash", "bench/ci-check.sh", external=True)

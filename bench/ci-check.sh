@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
-# Fast regression of reproduced numbers against the published tables (CI; a few minutes).
+# Fast regression of every published table (CI): each spec's `ci:` block (bench/*.yaml) is run and
+# every error and chosen hyper-parameter is compared exactly with its committed reference
+# (bench/reference/<spec>.csv); a cell that moves fails with its dataset, method, n, fold and field.
+# About 1.5 minutes on one core (RFBENCH_CI_JOBS=2 spreads tasks over two processes: same numbers,
+# but each spec then starts its own worker pool). After reviewing a change that moves numbers on purpose:
+#   rfbench reproduce SPEC --ci --write-reference
 set -euo pipefail
-out="${RFBENCH_CI_OUT:-$(mktemp -d)/ci-table4}"
-rfbench run --datasets delta-ailerons,kinematics,cpu-activity --methods rff-gauss,rff-laplace,rff-cauchy \
-  --features 100 --strict --quiet --no-report --out "$out"
-rfbench check "$out" --spec bench/ci/gfc2016-table4.yaml
-
-# GFC and a la carte against a reviewed reference run of a fast configuration
-out2="${RFBENCH_CI_OUT2:-$(mktemp -d)/ci-gfc-alc}"
-rfbench run --datasets delta-ailerons,kinematics --methods gfc,alc --features 20 --outer-folds 3 \
-  --inner-folds 3 --max-samples 1500 --strict --quiet --no-report --out "$out2"
-rfbench check "$out2" --spec bench/ci/gfc-alc.yaml
+cd "$(dirname "$0")/.."
+args=(--all --jobs "${RFBENCH_CI_JOBS:-1}")
+if [[ -n "${RFBENCH_CI_OUT:-}" ]]; then args+=(--out "$RFBENCH_CI_OUT"); fi
+rfbench reproduce --ci "${args[@]}"

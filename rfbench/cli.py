@@ -230,7 +230,7 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
         failed = 0
         for spec in loaded:
             if spec.ci is None:
-                continue
+                raise UsageError(f"spec {spec.name} has no ci block; add one (see rfbench/spec.py) to regress it")
             target = Path(out) / spec.name if out else None
             failed += regress.run_and_compare(spec, target, write_reference=write_reference, jobs=jobs,
                                               threads=threads)

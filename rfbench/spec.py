@@ -19,7 +19,8 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     test:       {name: welch|paired, why: "..."}: the t-test the paper bolds cells with
     not_comparable: {rfbench dataset: reason}: cells whose problem differs from the paper's
     wilcoxon:   the paper's Wilcoxon claims [{a, n_a, b, n_b, published_T, published_datasets}]
-    ci:         the fast regression configuration (see rfbench.reproduce)
+    ci:         the fast regression configuration (see rfbench.regress): {datasets, methods, features,
+                protocol overrides, reference: CSV of every task's error and chosen hyper-parameters}
 """
 
 from __future__ import annotations

@@ -1,0 +1,321 @@
+"""Exact regression of every published table's fast CI configuration against a reviewed run.
+
+Every spec (``bench/<name>.yaml``) has a ``ci:`` block (parsed into ``Spec.ci``, see
+:mod:`rfbench.spec`): a fast configuration of the spec's run (a few datasets, subsampled, small n,
+2-3 outer folds) and ``reference``, the committed CSV of a reviewed run of that configuration, one
+row per task::
+
+    dataset,method,n_features,fold,error,params
+
+``error`` is the task's test error in full float precision (``repr``) and ``params`` the record's
+chosen hyper-parameters as canonical JSON (sorted keys). Runs are seeded and bit-for-bit
+deterministic, so CI asks for an exact match: every error and every numeric hyper-parameter within
+``atol`` (default 1e-9), every other hyper-parameter equal. Any change that moves a number fails
+with the cell named (dataset, method, n, fold, field, reference vs ours).
+
+CI runs every task on one thread (``threads=1``, whatever the machine's core count), as the
+references were written, so that no BLAS or OpenMP reduction order depends on the machine's core
+count; ``jobs`` only spreads tasks over processes and does not change a number.
+
+    python -m rfbench.regress --all                 # CI: run and compare every spec's ci block
+    python -m rfbench.regress gfc2016-table4        # one spec
+    python -m rfbench.regress SPEC --write-reference  # after reviewing a change that moves numbers
+
+Exit status: 0 when every task matches, 1 when a cell differs (or a task is missing or extra),
+2 on a usage error (no ci block, no reference file, unknown spec).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from rfbench.errors import UsageError
+from rfbench.spec import CIConfig, Spec, all_specs, load_spec
+from rfbench.store import RunDir, atomic_write_text
+
+KEY = ["dataset", "method", "n_features", "fold"]
+REFERENCE_COLUMNS = [*KEY, "error", "params"]
+COMPARE_COLUMNS = [*KEY, "status", "field", "reference", "ours"]
+STATUSES = ("match", "differ", "missing", "extra")
+
+
+def _fix(spec: Spec) -> str:
+    return (f"review a run of its ci configuration and write the reference with "
+            f"`rfbench reproduce {spec.name} --ci --write-reference` "
+            f"(or `python -m rfbench.regress {spec.name} --write-reference`)")
+
+
+def _ci(spec: Spec) -> CIConfig:
+    if spec.ci is None:
+        raise UsageError(f"{spec.name}: the spec has no ci block; add one (a fast configuration of its run, "
+                         f"see rfbench/spec.py) and then {_fix(spec)}")
+    return spec.ci
+
+
+def ci_run(spec: Spec, out: Path, jobs: int = 1, threads: int | None = None, *, resume: bool = False,
+           progress: bool = False) -> Path:
+    """Run the spec's CI configuration (strict: a missing dataset is an error) into ``out``.
+
+    ``threads`` per task defaults to 1 (the references' setting; see the module docstring).
+    ``out`` must hold no records yet unless ``resume``: records of an earlier run (another code
+    version) would be compared instead of this code's numbers."""
+    from rfbench import runner
+
+    ci = _ci(spec)
+    out = Path(out)
+    if not resume and (out / "records").is_dir() and any((out / "records").glob("*.json")):
+        raise UsageError(f"{out} already holds records; a ci run starts from an empty directory "
+                         "(remove it or give another output directory)")
+    plan = ci.plan
+    runner.run(plan.datasets, plan.methods, plan.features, plan.protocol, str(out), jobs=jobs,
+               strict=True, progress=progress, threads=threads or 1,
+               command=f"rfbench.regress ci_run {spec.name}")
+    return out
+
+
+# ---------------------------------------------------------------------------------------------
+# records and reference tables
+
+
+def canonical_params(params) -> str:
+    """The params JSON of a record with sorted keys ("{}" when the record has none)."""
+    if params is None or (isinstance(params, float) and math.isnan(params)) or params == "":
+        return "{}"
+    value = json.loads(params) if isinstance(params, str) else params
+    return json.dumps(value, sort_keys=True)
+
+
+def _run_records(spec: Spec, run_dir: Path) -> list[dict]:
+    """The run directory's records of the spec's CI protocol (other protocols are ignored)."""
+    run_dir = Path(run_dir)
+    if not run_dir.is_dir():
+        raise UsageError(f"results directory not found: {run_dir}")
+    protocol = _ci(spec).plan.protocol
+    return [r for r in RunDir(run_dir).records()
+            if r.get("protocol") == protocol.key() and r.get("seed") == protocol.seed]
+
+
+def _key(rec) -> tuple:
+    return (str(rec["dataset"]), str(rec["method"]), int(rec["n_features"]), int(rec["fold"]))
+
+
+def read_reference(spec: Spec) -> pd.DataFrame:
+    """The committed reference of the spec's CI configuration (all columns as strings)."""
+    path = _ci(spec).reference
+    if not path.is_file():
+        raise UsageError(f"{spec.name}: ci reference {path} not found; {_fix(spec)}")
+    try:
+        df = pd.read_csv(path, dtype=str, keep_default_na=False)
+    except (pd.errors.ParserError, pd.errors.EmptyDataError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{spec.name}: ci reference {path} is not a readable CSV ({exc}); {_fix(spec)}") from None
+    missing = [c for c in REFERENCE_COLUMNS if c not in df.columns]
+    if missing:
+        raise UsageError(f"{spec.name}: ci reference {path} lacks column(s) {', '.join(missing)}; {_fix(spec)}")
+    return df
+
+
+def write_reference(spec: Spec, run_dir: Path) -> Path:
+    """Write the spec's reference CSV from a (reviewed) run of its CI configuration."""
+    ci = _ci(spec)
+    records = _run_records(spec, run_dir)
+    if not records:
+        raise UsageError(f"{spec.name}: {run_dir} holds no records of the ci protocol "
+                         f"{ci.plan.protocol.key()}; run the ci configuration first")
+    failed = [r for r in records if r.get("status") != "done"]
+    if failed:
+        first = failed[0]
+        raise UsageError(f"{spec.name}: {len(failed)} task(s) of the run did not finish (e.g. {first['dataset']} "
+                         f"{first['method']} n={first['n_features']} fold {first['fold']}: {first.get('status')} "
+                         f"{first.get('message') or ''}); a reference holds finished tasks only".rstrip())
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(REFERENCE_COLUMNS)
+    for rec in sorted(records, key=_key):
+        writer.writerow([rec["dataset"], rec["method"], int(rec["n_features"]), int(rec["fold"]),
+                         repr(float(rec["error"])), canonical_params(rec.get("params"))])
+    atomic_write_text(ci.reference, buf.getvalue())
+    return ci.reference
+
+
+_write_reference = write_reference   # for run_and_compare, whose flag of the same name hides it
+
+
+# ---------------------------------------------------------------------------------------------
+# comparison
+
+
+def _num(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _close(a: float, b: float, atol: float) -> bool:
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= atol
+
+
+def _param_diffs(ref, ours, atol: float, where: str = "params") -> list[tuple[str, str, str]]:
+    """(field, reference, ours) for every hyper-parameter that differs (numbers within ``atol``)."""
+    if _num(ref) and _num(ours):
+        return [] if _close(float(ref), float(ours), atol) else [(where, repr(ref), repr(ours))]
+    if isinstance(ref, dict) and isinstance(ours, dict):
+        out = []
+        for k in sorted(set(ref) | set(ours)):
+            if k not in ours:
+                out.append((f"{where}.{k}", json.dumps(ref[k]), "(absent)"))
+            elif k not in ref:
+                out.append((f"{where}.{k}", "(absent)", json.dumps(ours[k])))
+            else:
+                out.extend(_param_diffs(ref[k], ours[k], atol, f"{where}.{k}"))
+        return out
+    if isinstance(ref, list) and isinstance(ours, list) and len(ref) == len(ours):
+        return [d for i, (a, b) in enumerate(zip(ref, ours, strict=True))
+                for d in _param_diffs(a, b, atol, f"{where}[{i}]")]
+    return [] if ref == ours and type(ref) is type(ours) else [(where, json.dumps(ref), json.dumps(ours))]
+
+
+def compare_tables(reference: pd.DataFrame, records: list[dict], atol: float = 1e-9) -> pd.DataFrame:
+    """One row per task of the reference or of ``records``: status match | differ | missing (in the
+    reference, not in the run) | extra (in the run, not in the reference); for differ, ``field``
+    names what differs ("error", "params.<name>", "status"; several joined by ", ") and
+    ``reference`` / ``ours`` hold the values ("; "-joined)."""
+    ref = {_key(r): r for r in reference.to_dict("records")}
+    ours = {_key(r): r for r in records}
+    rows = []
+    for key in sorted(set(ref) | set(ours)):
+        row = dict(zip(KEY, key, strict=True), status="match", field="", reference="", ours="")
+        if key not in ours:
+            row["status"] = "missing"
+        elif key not in ref:
+            row["status"] = "extra"
+        else:
+            r, o = ref[key], ours[key]
+            diffs = []
+            if o.get("status") != "done":
+                diffs.append(("status", "done", f"{o.get('status')}: {o.get('message') or ''}".strip()))
+            else:
+                ref_err, our_err = float(r["error"]), float(o["error"])
+                if not _close(ref_err, our_err, atol):
+                    diffs.append(("error", repr(ref_err), repr(our_err)))
+                diffs.extend(_param_diffs(json.loads(r["params"] or "{}"),
+                                          json.loads(canonical_params(o.get("params"))), atol))
+            if diffs:
+                row.update(status="differ", field=", ".join(d[0] for d in diffs),
+                           reference="; ".join(d[1] for d in diffs), ours="; ".join(d[2] for d in diffs))
+        rows.append(row)
+    return pd.DataFrame(rows, columns=COMPARE_COLUMNS)
+
+
+def ci_compare(spec: Spec, run_dir: Path) -> pd.DataFrame:
+    """Compare a run of the spec's CI configuration with its committed reference, task by task."""
+    ci = _ci(spec)
+    return compare_tables(read_reference(spec), _run_records(spec, run_dir), ci.atol)
+
+
+def render(table: pd.DataFrame, spec: Spec) -> str:
+    """A one-line verdict, then one line per task that does not match."""
+    n = len(table)
+    counts = {s: int((table["status"] == s).sum()) for s in STATUSES}
+    name = f"{spec.name} ci"
+    if n and counts["match"] == n:
+        return f"{name}: {n} of {n} tasks match the reference"
+    if not n:
+        return f"{name}: FAIL: neither the reference nor the run holds a task"
+    words = {"differ": "differs" if counts["differ"] == 1 else "differ", "missing": "missing", "extra": "extra"}
+    parts = [f"{counts[s]} {words[s]}" for s in ("differ", "missing", "extra") if counts[s]]
+    lines = [f"{name}: FAIL: {counts['match']} of {n} tasks match the reference; {', '.join(parts)}"]
+    for row in table[table["status"] != "match"].itertuples(index=False):
+        cell = f"  {row.dataset} {row.method} n={row.n_features} fold {row.fold}"
+        if row.status == "missing":
+            lines.append(f"{cell}: missing (in the reference, not in this run)")
+        elif row.status == "extra":
+            lines.append(f"{cell}: extra (in this run, not in the reference)")
+        else:
+            fields = row.field.split(", ")
+            refs, ours = row.reference.split("; "), row.ours.split("; ")
+            details = []
+            for f, a, b in zip(fields, refs, ours, strict=False):
+                delta = ""
+                try:
+                    delta = f" (Δ {float(b) - float(a):+.3g})"
+                except ValueError:
+                    pass
+                details.append(f"{f}: reference {a} vs ours {b}{delta}")
+            lines.append(f"{cell}: " + "; ".join(details))
+    if counts["missing"] or counts["extra"]:
+        lines.append(f"  (missing or extra tasks: if the ci block changed on purpose, {_fix(spec)})")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------------------------
+# command line: `rfbench reproduce SPEC... --ci [--write-reference]` and `python -m rfbench.regress`
+
+
+def run_and_compare(spec: Spec, out: Path | None = None, *, write_reference: bool = False, jobs: int = 1,
+                    threads: int | None = None, echo=print) -> int:
+    """Run the spec's CI configuration into ``out`` (default: a new temporary directory), then
+    compare it with the reference and print the verdict (or, with ``write_reference``, write the
+    reference). Returns 1 when a task does not match, else 0; bad input raises UsageError before
+    anything runs."""
+    _ci(spec)
+    if not write_reference:
+        read_reference(spec)
+    out = Path(out) if out else Path(tempfile.mkdtemp(prefix=f"rfbench-ci-{spec.name}-"))
+    t0 = time.perf_counter()
+    run_dir = ci_run(spec, out, jobs=jobs, threads=threads)
+    secs = time.perf_counter() - t0
+    if write_reference:
+        path = _write_reference(spec, run_dir)
+        echo(f"{spec.name} ci: wrote {path} ({len(read_reference(spec))} tasks; run {secs:.0f} s in {run_dir})")
+        return 0
+    table = ci_compare(spec, run_dir)
+    head, *rest = render(table, spec).split("\n")
+    echo("\n".join([f"{head} (run {secs:.0f} s in {run_dir})", *rest]))
+    return 0 if len(table) and (table["status"] == "match").all() else 1
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m rfbench.regress",
+                                 description="Run each spec's fast ci configuration and compare every error and "
+                                             "chosen hyper-parameter exactly with its committed reference.")
+    ap.add_argument("specs", nargs="*", metavar="SPEC", help="spec names or files (bench/<name>.yaml)")
+    ap.add_argument("--all", action="store_true", help="every spec in bench/ (each must have a ci block)")
+    ap.add_argument("--write-reference", action="store_true",
+                    help="write the reference from this run instead of comparing (review the numbers first)")
+    ap.add_argument("--out", type=Path, default=None,
+                    help="parent directory of the runs (one new subdirectory per spec; default: a temporary one)")
+    ap.add_argument("--jobs", type=int, default=1, help="worker processes (tasks run on one thread each)")
+    args = ap.parse_args(argv)
+    try:
+        if args.all == bool(args.specs):
+            raise UsageError("name specs or give --all, not both")
+        specs = all_specs() if args.all else [load_spec(s) for s in args.specs]
+        for spec in specs:             # every usage error before anything runs
+            _ci(spec)
+            if not args.write_reference:
+                read_reference(spec)
+        base = args.out or Path(tempfile.mkdtemp(prefix="rfbench-ci-"))
+        t0 = time.perf_counter()
+        failed = sum(run_and_compare(spec, base / spec.name, write_reference=args.write_reference, jobs=args.jobs)
+                     for spec in specs)
+        print(f"ci regression: {len(specs)} spec(s), {failed} failing, in {time.perf_counter() - t0:.0f} s")
+        return 1 if failed else 0
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
