@@ -1,0 +1,526 @@
+"""Figures of a results store (``rfbench plot``): matplotlib with the Agg backend, so it runs headless.
+
+Kinds (one file each, the critical-difference diagram one file per feature budget n):
+
+* ``cd``          critical-difference diagram of the methods across datasets at each n: average
+                  ranks, Friedman test, then the Nemenyi post-hoc test (bar = critical difference)
+                  or pairwise Wilcoxon signed-rank tests with Holm's correction; methods joined by
+                  a thick bar are not significantly different. Only datasets on which every method
+                  has a complete cell (every fold done) at that n take part.
+* ``error-vs-n``  error (mean ± std over the outer folds) against n, one panel per dataset and one
+                  line per method.
+* ``walltime``    per-fold ``total_s`` (tuning + fit + predict) per method and n, box plot with the
+                  folds of every dataset as points, log scale.
+* ``pareto``      error against wall time per dataset (log x), one point per (method, n), with the
+                  Pareto front (no other point is both faster and better) as a dashed line.
+
+The records' ``metric`` says which way is better: ``accuracy`` (GBRFF classification protocol) is
+higher-is-better, every other metric (RMSE × 100, MSE) is lower-is-better.
+
+The statistics come from scipy (Friedman) and scikit-posthocs (Nemenyi, Wilcoxon–Holm, the
+diagram itself); this module only selects the cells and lays out the figures.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rfbench.errors import UsageError
+
+KINDS = ("cd", "error-vs-n", "walltime", "pareto")
+CD_TESTS = ("nemenyi", "wilcoxon-holm")
+FORMATS = ("png", "pdf")
+FILE_STEMS = {"cd": "cd-diagram", "error-vs-n": "error-vs-n", "walltime": "walltime",
+              "pareto": "error-vs-walltime"}
+METRIC_LABELS = {"rmse100": "RMSE × 100", "accuracy": "accuracy (%)", "mse": "test MSE"}
+KEY = ["dataset", "method", "n_features", "fold", "seed", "protocol"]
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg", force=True)
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+# -- data selection ------------------------------------------------------------------------------
+def _prepare(df: pd.DataFrame) -> pd.DataFrame:
+    """All rows, one per task (the same record loaded from two directories counts once)."""
+    missing = {"dataset", "method", "n_features", "status", "error"} - set(df.columns)
+    if missing:
+        raise UsageError(f"results lack column(s) {', '.join(sorted(missing))}; not an rfbench results table")
+    df = df.copy()
+    for col in ("fold", "seed", "protocol", "metric", "total_s"):
+        if col not in df.columns:
+            df[col] = np.nan
+    df["n_features"] = df["n_features"].astype(int)
+    df["error"] = pd.to_numeric(df["error"], errors="coerce")
+    df["total_s"] = pd.to_numeric(df["total_s"], errors="coerce")
+    return df.drop_duplicates(subset=KEY, keep="last").reset_index(drop=True)
+
+
+def _done(df: pd.DataFrame) -> pd.DataFrame:
+    return df[(df["status"] == "done") & np.isfinite(df["error"])]
+
+
+def _dataset_metric(df: pd.DataFrame) -> dict[str, str]:
+    """dataset → its metric (the most frequent one among its done records)."""
+    out = {}
+    for ds, g in _done(df).groupby("dataset"):
+        m = g["metric"].dropna()
+        out[ds] = str(m.mode().iloc[0]) if len(m) else "error"
+    return out
+
+
+def _higher_is_better(metric: str) -> bool:
+    return metric == "accuracy"
+
+
+def _metric_label(metrics) -> str:
+    metrics = sorted(set(metrics))
+    if len(metrics) == 1:
+        return METRIC_LABELS.get(metrics[0], metrics[0])
+    return "error / accuracy"
+
+
+def complete_cells(df: pd.DataFrame, n: int) -> pd.DataFrame:
+    """dataset × method table of the mean outer-fold error at n, NaN where the cell is not
+    complete: a cell is complete when every one of its tasks is done and it has as many folds as
+    the method with the most folds on that dataset."""
+    df = df[df["n_features"] == n]
+    if df.empty:
+        return pd.DataFrame()
+    rows = []
+    for (ds, meth), g in df.groupby(["dataset", "method"]):
+        ok = bool(((g["status"] == "done") & np.isfinite(g["error"])).all())
+        rows.append((ds, meth, len(g[["fold", "seed"]].drop_duplicates()), ok, g["error"].mean()))
+    cells = pd.DataFrame(rows, columns=["dataset", "method", "folds", "ok", "mean"])
+    cells["expected"] = cells.groupby("dataset")["folds"].transform("max")
+    cells.loc[~cells["ok"] | (cells["folds"] < cells["expected"]), "mean"] = np.nan
+    return cells.pivot(index="dataset", columns="method", values="mean")
+
+
+@dataclass
+class CDResult:
+    n: int
+    test: str                      # "nemenyi" or "wilcoxon-holm"
+    alpha: float
+    scores: pd.DataFrame           # dataset × method: mean error (or accuracy) of the complete cells
+    loss: pd.DataFrame             # the same, oriented so that lower is better (accuracy negated)
+    ranks: pd.Series               # method → average rank over the datasets (1 = best)
+    friedman_stat: float
+    friedman_p: float              # NaN with two methods (scipy's Friedman test needs three)
+    pvalues: pd.DataFrame          # method × method post-hoc p-values
+    significant: pd.DataFrame      # method × method, True where the difference is significant
+    cd: float | None               # Nemenyi critical difference (None for Wilcoxon–Holm)
+    left_out: list[str] = field(default_factory=list)   # datasets without every method complete
+    metric: str = "error"
+
+    @property
+    def n_datasets(self) -> int:
+        return len(self.scores)
+
+    def title(self) -> str:
+        k = len(self.ranks)
+        if math.isnan(self.friedman_p):
+            first = f"{k} methods, no Friedman test (needs ≥ 3)"
+        else:
+            first = f"Friedman χ² = {self.friedman_stat:.2f}, p = {_fmt_p(self.friedman_p)}"
+            if not self.friedman_p < self.alpha:
+                first += " (no significant difference)"
+        post = ("Nemenyi post-hoc" if self.test == "nemenyi"
+                else "Wilcoxon signed-rank post-hoc, Holm-corrected")
+        return (f"Critical-difference diagram, n = {self.n}, N = {self.n_datasets} datasets\n"
+                f"{first}; {post}, α = {self.alpha:g}")
+
+
+def _fmt_p(p: float) -> str:
+    return f"{p:.2g}" if p >= 1e-3 else f"{p:.1e}"
+
+
+def cd_analysis(df: pd.DataFrame, n: int, alpha: float = 0.05, test: str = "nemenyi") -> CDResult:
+    """Average ranks, Friedman test and post-hoc p-values of the methods at n over the datasets on
+    which every method has a complete cell."""
+    import scikit_posthocs as sp
+    from scipy import stats
+
+    if test not in CD_TESTS:
+        raise UsageError(f"unknown critical-difference test '{test}'; use one of {', '.join(CD_TESTS)}")
+    if not 0 < alpha < 1:
+        raise UsageError(f"--alpha {alpha} must be between 0 and 1")
+    df = _prepare(df)
+    table = complete_cells(df, n)
+    methods = sorted(_done(df[df["n_features"] == n])["method"].unique())
+    if len(methods) < 2:
+        raise UsageError(f"critical-difference diagram at n={n}: {len(methods)} method(s) with results "
+                         f"({', '.join(methods) or 'none'}); it needs at least 2")
+    table = table.reindex(columns=methods)
+    full = table.dropna()
+    left_out = sorted(set(table.index) - set(full.index))
+    if len(full) < 2:
+        raise UsageError(f"critical-difference diagram at n={n}: {len(full)} dataset(s) with complete "
+                         f"results for every one of {', '.join(methods)}; it needs at least 2")
+    metric_of = _dataset_metric(df)
+    sign = np.array([-1.0 if _higher_is_better(metric_of.get(ds, "")) else 1.0 for ds in full.index])
+    loss = full.mul(sign, axis=0)
+    values = loss.to_numpy(float)
+    ranks = pd.Series(stats.rankdata(values, axis=1).mean(axis=0), index=methods)
+    k = len(methods)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        if k >= 3:
+            res = stats.friedmanchisquare(*values.T)
+            f_stat, f_p = float(res.statistic), float(res.pvalue)
+        else:
+            f_stat, f_p = math.nan, math.nan
+        if test == "nemenyi" and k >= 3:
+            pv = sp.posthoc_nemenyi_friedman(values)
+        else:
+            if test == "nemenyi":   # Nemenyi needs the Friedman ranks of ≥ 3 methods
+                test = "wilcoxon-holm"
+            pv = sp.posthoc_wilcoxon([values[:, j] for j in range(k)], p_adjust="holm")
+    pv = pd.DataFrame(pv.to_numpy(float), index=methods, columns=methods).fillna(1.0)
+    sig = pv.to_numpy() < alpha
+    np.fill_diagonal(sig, False)
+    if k >= 3 and not f_p < alpha:   # Demšar (2006): post-hoc tests only after the Friedman test rejects
+        sig[:] = False
+    significant = pd.DataFrame(sig, index=methods, columns=methods)
+    cd = None
+    if test == "nemenyi":
+        q = float(stats.studentized_range.ppf(1 - alpha, k, np.inf)) / math.sqrt(2)
+        cd = q * math.sqrt(k * (k + 1) / (6.0 * len(full)))
+    metrics = {metric_of.get(ds, "error") for ds in full.index}
+    return CDResult(n=n, test=test, alpha=alpha, scores=full, loss=loss, ranks=ranks, friedman_stat=f_stat,
+                    friedman_p=f_p, pvalues=pv, significant=significant, cd=cd, left_out=left_out,
+                    metric=_metric_label(metrics))
+
+
+# -- figures -------------------------------------------------------------------------------------
+def _colors(methods) -> dict[str, str]:
+    plt = _pyplot()
+    cycle = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    if len(methods) > len(cycle):
+        cmap = plt.get_cmap("tab20")
+        cycle = [cmap(i % 20) for i in range(len(methods))]
+    return {m: cycle[i] for i, m in enumerate(sorted(methods))}
+
+
+def cd_figure(res: CDResult):
+    """The critical-difference diagram of scikit-posthocs, with the Nemenyi critical difference
+    drawn above the rank axis."""
+    import scikit_posthocs as sp
+    from matplotlib.transforms import ScaledTranslation
+
+    plt = _pyplot()
+    k = len(res.ranks)
+    fig, ax = plt.subplots(figsize=(8.5, 1.7 + 0.3 * k + (0.25 if res.left_out else 0)))
+    # the diagram joins methods whose p-value is ≥ its alpha (0.05 unless given, and only newer
+    # versions take one): hand it the decision already taken at res.alpha as p = 0 or 1
+    sig = pd.DataFrame(np.where(res.significant.to_numpy(), 0.0, 1.0), index=res.ranks.index,
+                       columns=res.ranks.index)
+    artists = sp.critical_difference_diagram(
+        res.ranks, sig, ax=ax, color_palette=_colors(res.ranks.index),
+        label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
+        label_props={"fontsize": 9}, marker_props={"clip_on": False, "s": 30},
+        elbow_props={"clip_on": False, "lw": 1.2})
+    bottom = min(float(np.min(line.get_ydata())) for line in artists["elbows"])
+    ax.set_ylim(bottom - 0.6, 0)            # the rank axis (y = 0) is the top edge of the axes
+    ax.set_xlim(1 - 0.03 * k, k + 0.03 * k)
+    ax.set_xticks(range(1, k + 1))
+    ax.tick_params(axis="x", labelsize=9)
+    if res.cd is not None:                  # above the tick labels of the rank axis
+        up = ax.get_xaxis_transform() + ScaledTranslation(0, 26 / 72, fig.dpi_scale_trans)
+        ax.plot([1, 1 + res.cd], [1, 1], transform=up, color="k", lw=1.5, clip_on=False,
+                marker="|", ms=7)
+        ax.text(1 + res.cd / 2, 1, f"CD = {res.cd:.2f}", transform=up + ScaledTranslation(0, 4 / 72, fig.dpi_scale_trans),
+                ha="center", va="bottom", fontsize=8.5)
+    best = "highest accuracy" if res.metric.startswith("accuracy") else "lowest error"
+    ax.set_title(res.title(), fontsize=9.5, pad=48 if res.cd is not None else 26)
+    notes = [f"average rank over datasets (1 = {best}); a thick bar joins methods that are not "
+             "significantly different"]
+    if res.left_out:
+        notes.append(f"left out (not every method complete): {', '.join(res.left_out)}")
+    fig.text(0.5, 0.01, _wrap("; ".join(notes), 130), ha="center", va="bottom", fontsize=7.5, color="0.35")
+    fig.tight_layout(rect=(0, 0.07 + (0.05 if res.left_out else 0), 1, 1))
+    return fig
+
+
+def _wrap(text: str, width: int) -> str:
+    import textwrap
+
+    return "\n".join(textwrap.wrap(text, width))
+
+
+def _grid(n_panels: int, max_cols: int = 4):
+    cols = min(max_cols, n_panels)
+    return math.ceil(n_panels / cols), cols
+
+
+def _x_scale(ax, ns):
+    ns = sorted(ns)
+    if len(ns) > 1 and ns[-1] / ns[0] >= 4:
+        ax.set_xscale("log")
+    ax.set_xticks(ns)
+    ax.set_xticklabels([str(n) for n in ns])
+    ax.minorticks_off() if ax.get_xscale() == "log" else None
+
+
+def error_vs_n_figure(df: pd.DataFrame):
+    """One panel per dataset, one line per method: mean ± std of the error over the outer folds
+    against n."""
+    plt = _pyplot()
+    df = _prepare(df)
+    done = _done(df)
+    if done.empty:
+        raise UsageError("error against n: no finished task in the results")
+    ns = sorted(done["n_features"].unique())
+    if len(ns) < 2:
+        raise UsageError(f"error against n: every result has n_features = {ns[0]}; it needs at least 2 "
+                         "feature budgets")
+    datasets = sorted(done["dataset"].unique())
+    methods = sorted(done["method"].unique())
+    colors = _colors(methods)
+    metric_of = _dataset_metric(df)
+    rows, cols = _grid(len(datasets))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.1 * cols + 0.4, 2.45 * rows + 0.9), squeeze=False)
+    span = math.log(ns[-1] / ns[0])
+    for ax, ds in zip(axes.flat, datasets, strict=False):
+        g = done[done["dataset"] == ds]
+        present = [m for m in methods if m in set(g["method"])]
+        for i, meth in enumerate(present):
+            s = g[g["method"] == meth].groupby("n_features")["error"].agg(["mean", "std"]).fillna({"std": 0.0})
+            # dodge the methods a little so that the error bars do not hide each other
+            dodge = math.exp(0.025 * span * (i - (len(present) - 1) / 2))
+            bars = ax.errorbar(s.index.to_numpy(float) * dodge, s["mean"], yerr=s["std"].fillna(0.0),
+                               label=meth, color=colors[meth], marker="o", ms=3.5, lw=1.3, elinewidth=0.9,
+                               capsize=2)
+            bars.lines[0].set_label(meth)      # the data line (not the caps) carries the method's name
+        _x_scale(ax, ns)
+        ax.set_title(ds, fontsize=9)
+        ax.tick_params(labelsize=7.5)
+        ax.grid(alpha=0.3, lw=0.5)
+    for ax in axes.flat[len(datasets):]:
+        ax.set_visible(False)
+    for r in range(rows):
+        ax0 = axes[r, 0]
+        ds_row = datasets[r * cols:(r + 1) * cols]
+        ax0.set_ylabel(_metric_label(metric_of.get(d, "error") for d in ds_row), fontsize=8.5)
+    for c in range(cols):
+        last = max(i for i in range(len(datasets)) if i % cols == c)
+        axes.flat[last].set_xlabel("n (features)", fontsize=8.5)
+    handles = [plt.Line2D([], [], color=colors[m], marker="o", ms=4, lw=1.3, label=m) for m in methods]
+    fig.suptitle("Error against the number of features (mean ± std over outer folds)", fontsize=11)
+    _header_legend(fig, handles, ncol=min(len(methods), 6))
+    return fig
+
+
+def _header_legend(fig, handles, ncol: int) -> None:
+    """A legend between the suptitle and the panels, outside every panel (never over data)."""
+    height = fig.get_figheight()
+    lines = math.ceil(len(handles) / ncol)
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.32 / height), ncol=ncol,
+               fontsize=8.5, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - (0.3 + 0.22 * lines) / height))
+
+
+def walltime_figure(df: pd.DataFrame):
+    """Per-fold total_s (tuning + fit + predict) per method and n: boxes with the folds of every
+    dataset as points, log scale."""
+    plt = _pyplot()
+    df = _prepare(df)
+    done = _done(df)
+    done = done[np.isfinite(done["total_s"]) & (done["total_s"] > 0)]
+    if done.empty:
+        raise UsageError("wall time: no finished task with a recorded total_s")
+    methods = sorted(done["method"].unique())
+    ns = sorted(done["n_features"].unique())
+    n_colors = dict(zip(ns, plt.get_cmap("viridis")(np.linspace(0.15, 0.8, len(ns))), strict=True))
+    width = 0.8 / len(ns)
+    fig, ax = plt.subplots(figsize=(max(6.5, 1.1 * len(methods) * max(1, len(ns) * 0.7) + 1.5), 4.6))
+    rng = np.random.default_rng(0)
+    for i, meth in enumerate(methods):
+        for j, n in enumerate(ns):
+            t = done[(done["method"] == meth) & (done["n_features"] == n)]["total_s"].to_numpy(float)
+            if t.size == 0:
+                continue
+            x = i - 0.4 + width * (j + 0.5)
+            ax.boxplot([t], positions=[x], widths=width * 0.8, showfliers=False, patch_artist=True,
+                       boxprops={"facecolor": (*n_colors[n][:3], 0.25), "edgecolor": n_colors[n]},
+                       medianprops={"color": "black", "lw": 1.2}, whiskerprops={"color": n_colors[n]},
+                       capprops={"color": n_colors[n]})
+            ax.scatter(x + rng.uniform(-width * 0.3, width * 0.3, t.size), t, s=5, alpha=0.35,
+                       color=n_colors[n], lw=0, zorder=3)
+    _log_axis(ax, "y", done["total_s"].to_numpy(float))
+    ax.set_xticks(range(len(methods)))
+    ax.set_xticklabels(methods, rotation=30 if len(methods) > 5 else 0, ha="right" if len(methods) > 5 else "center")
+    ax.set_xlim(-0.6, len(methods) - 0.4)
+    ax.set_ylabel("wall time per outer fold (s, log scale)")
+    ax.grid(axis="y", which="major", alpha=0.3, lw=0.5)
+    n_ds = done["dataset"].nunique()
+    ax.set_title(f"Wall time per task (tuning + fit + predict): {n_ds} datasets × outer folds",
+                 fontsize=10.5)
+    if len(ns) > 1:
+        from matplotlib.patches import Patch
+
+        ax.legend(handles=[Patch(facecolor=(*n_colors[n][:3], 0.35), edgecolor=n_colors[n], label=f"n = {n}")
+                           for n in ns], loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize=8.5, frameon=False)
+    else:
+        ax.set_xlabel(f"method (n = {ns[0]})")
+    fig.tight_layout()
+    return fig
+
+
+def _log_axis(ax, which: str, values: np.ndarray) -> None:
+    """Log scale with plain-number labels on 1-2-5 ticks (1-10-100 over a wide range), never the
+    overlapping minor-tick labels matplotlib puts on a narrow log range."""
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    axis = ax.xaxis if which == "x" else ax.yaxis
+    decades = math.log10(values.max() / values.min()) if values.size and values.min() > 0 else 0.0
+    subs = (1.0,) if decades >= 2 else (1.0, 2.0, 5.0) if decades >= 0.5 else (1.0, 1.5, 2.0, 3.0, 5.0, 7.0)
+    axis.set_major_locator(LogLocator(base=10, subs=subs))
+    axis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+    axis.set_minor_formatter(NullFormatter())
+
+
+def pareto_front(points: np.ndarray) -> np.ndarray:
+    """Indices of the points (time, loss) that no other point beats in both, sorted by time."""
+    order = np.lexsort((points[:, 1], points[:, 0]))
+    front, best = [], math.inf
+    for i in order:
+        if points[i, 1] < best:
+            front.append(i)
+            best = points[i, 1]
+    return np.array(front, dtype=int)
+
+
+def pareto_figure(df: pd.DataFrame):
+    """Error against wall time per dataset (log x), one point per (method, n), Pareto front dashed."""
+    plt = _pyplot()
+    df = _prepare(df)
+    done = _done(df)
+    done = done[np.isfinite(done["total_s"]) & (done["total_s"] > 0)]
+    if done.empty:
+        raise UsageError("error against wall time: no finished task with a recorded total_s")
+    datasets = sorted(done["dataset"].unique())
+    methods = sorted(done["method"].unique())
+    ns = sorted(done["n_features"].unique())
+    colors = _colors(methods)
+    markers = dict(zip(ns, "osD^vP*Xh", strict=False))
+    metric_of = _dataset_metric(df)
+    rows, cols = _grid(len(datasets))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.1 * cols + 0.4, 2.45 * rows + 1.0), squeeze=False)
+    for ax, ds in zip(axes.flat, datasets, strict=False):
+        g = done[done["dataset"] == ds].groupby(["method", "n_features"]).agg(
+            err=("error", "mean"), t=("total_s", "mean")).reset_index()
+        higher = _higher_is_better(metric_of.get(ds, ""))
+        pts = np.column_stack([g["t"].to_numpy(float), (-1 if higher else 1) * g["err"].to_numpy(float)])
+        front = pareto_front(pts)
+        ax.plot(g["t"].to_numpy()[front], g["err"].to_numpy()[front], ls="--", color="0.55", lw=1, zorder=1,
+                drawstyle="steps-post", marker="o", ms=9, mfc="none", mec="0.45", mew=0.8)
+        for _, r in g.iterrows():
+            ax.scatter(r["t"], r["err"], color=colors[r["method"]], marker=markers.get(r["n_features"], "o"),
+                       s=26, zorder=3, edgecolor="white", linewidth=0.4)
+        _log_axis(ax, "x", g["t"].to_numpy(float))
+        ax.set_title(ds, fontsize=9)
+        ax.tick_params(labelsize=7.5)
+        ax.grid(alpha=0.3, lw=0.5, which="major")
+        ax.margins(x=0.12, y=0.12)
+    for ax in axes.flat[len(datasets):]:
+        ax.set_visible(False)
+    for r in range(rows):
+        ds_row = datasets[r * cols:(r + 1) * cols]
+        axes[r, 0].set_ylabel(_metric_label(metric_of.get(d, "error") for d in ds_row), fontsize=8.5)
+    for c in range(cols):
+        last = max(i for i in range(len(datasets)) if i % cols == c)
+        axes.flat[last].set_xlabel("mean wall time per fold (s)", fontsize=8.5)
+    handles = [plt.Line2D([], [], color=colors[m], marker="o", lw=0, ms=5, label=m) for m in methods]
+    if len(ns) > 1:
+        handles += [plt.Line2D([], [], color="0.3", marker=markers.get(n, "o"), lw=0, ms=5, label=f"n = {n}")
+                    for n in ns]
+    handles.append(plt.Line2D([], [], color="0.55", ls="--", lw=1, marker="o", ms=8, mfc="none", mec="0.45",
+                              label="Pareto front"))
+    title = "Error against wall time (means over outer folds; ringed and dashed: Pareto front)"
+    if len(ns) == 1:
+        title += f", n = {ns[0]}"
+    fig.suptitle(title, fontsize=11)
+    _header_legend(fig, handles, ncol=min(len(handles), 8))
+    return fig
+
+
+# -- files ---------------------------------------------------------------------------------------
+def file_name(kind: str, fmt: str, n: int | None = None) -> str:
+    """'cd-diagram-n100.png', 'error-vs-n.pdf', 'walltime.png', 'error-vs-walltime.png'."""
+    stem = FILE_STEMS[kind] + (f"-n{n}" if n is not None else "")
+    return f"{stem}.{fmt}"
+
+
+def _save(fig, path: Path) -> Path:
+    plt = _pyplot()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=150, bbox_inches="tight", pad_inches=0.15)
+    plt.close(fig)
+    return path
+
+
+def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05,
+            test: str = "nemenyi") -> tuple[list[tuple[int | None, object]], list[str]]:
+    """([(n or None, figure)], notes on the budgets n left out) of one kind; UsageError when there
+    is nothing to plot."""
+    if kind == "cd":
+        df = _prepare(df)
+        out, notes = [], []
+        for n in sorted(_done(df)["n_features"].unique()):
+            try:
+                res = cd_analysis(df, int(n), alpha, test)
+            except UsageError as exc:
+                notes.append(str(exc))
+                continue
+            out.append((int(n), cd_figure(res)))
+        if not out:
+            raise UsageError("; ".join(notes) or "critical-difference diagram: no finished task in the results")
+        return out, [f"skipped {n}" for n in notes]
+    make = {"error-vs-n": error_vs_n_figure, "walltime": walltime_figure, "pareto": pareto_figure}.get(kind)
+    if make is None:
+        raise UsageError(f"unknown plot kind '{kind}'; use one of {', '.join(KINDS)} or all")
+    return [(None, make(df))], []
+
+
+def make_plots(df: pd.DataFrame, kind: str = "all", output: str | Path = "plots", fmt: str = "png",
+               alpha: float = 0.05, test: str = "nemenyi") -> tuple[list[Path], list[str]]:
+    """Write the figures of ``kind`` (or every kind) to ``output``; returns (paths written, notes
+    on what was skipped because there was nothing to plot). An explicitly asked kind with nothing
+    to plot raises UsageError; with ``all`` it is skipped with a note (an error if nothing is left)."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
+    if kind != "all" and kind not in KINDS:
+        raise UsageError(f"unknown plot kind '{kind}'; use one of {', '.join(KINDS)} or all")
+    if test not in CD_TESTS:
+        raise UsageError(f"unknown critical-difference test '{test}'; use one of {', '.join(CD_TESTS)}")
+    if not 0 < alpha < 1:
+        raise UsageError(f"--alpha {alpha} must be between 0 and 1")
+    kinds = list(KINDS) if kind == "all" else [kind]
+    out, notes = Path(output), []
+    written: list[Path] = []
+    for k in kinds:
+        try:
+            figs, skipped = figures(df, k, alpha, test)
+        except UsageError as exc:
+            if kind != "all":
+                raise
+            notes.append(f"skipped {k}: {exc}")
+            continue
+        notes += skipped
+        written += [_save(fig, out / file_name(k, fmt, n)) for n, fig in figs]
+    if not written:
+        raise UsageError("nothing to plot: " + "; ".join(s.removeprefix("skipped ") for s in notes))
+    return written, notes

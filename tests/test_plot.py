@@ -1,0 +1,162 @@
+"""rfbench plot: the statistics of the critical-difference diagram, the files, the figures' contents
+and the 'nothing to plot' errors, on small synthetic result frames."""
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from rfbench import plot
+from rfbench.errors import UsageError
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+PDF_MAGIC = b"%PDF-"
+
+
+def frame(datasets=("d1", "d2", "d3", "d4", "d5", "d6"), methods=("m-a", "m-b", "m-c"), ns=(10, 50),
+          folds=3, metric="rmse100", seed=0) -> pd.DataFrame:
+    """Done records: method j is on average j worse, with noise, and slower with n."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for di, ds in enumerate(datasets):
+        for j, meth in enumerate(methods):
+            for n in ns:
+                for fold in range(folds):
+                    err = 10 + di + 0.8 * j - 0.002 * n + rng.normal(0, 1.0)
+                    rows.append({"dataset": ds, "method": meth, "n_features": n, "fold": fold, "seed": 0,
+                                 "protocol": "cv-o3-i3", "status": "done", "metric": metric, "error": err,
+                                 "total_s": 0.01 * n * (j + 1) * (1 + rng.uniform()), "message": ""})
+    return pd.DataFrame(rows)
+
+
+def naive_ranks(df, n, higher_is_better=False):
+    means = df[df["n_features"] == n].groupby(["dataset", "method"])["error"].mean().unstack()
+    ranks = {m: 0.0 for m in means.columns}
+    for _, row in means.iterrows():
+        order = (-row if higher_is_better else row).to_dict()
+        for m, v in order.items():
+            below = sum(1 for w in order.values() if w < v)
+            equal = sum(1 for w in order.values() if w == v)
+            ranks[m] += below + (equal + 1) / 2       # average rank of ties
+    return pd.Series({m: r / len(means) for m, r in ranks.items()}), means
+
+
+@pytest.mark.parametrize("metric", ["rmse100", "accuracy"])
+def test_cd_ranks_equal_naive_average_ranks(metric):
+    df = frame(metric=metric, seed=1)
+    # a tie on one dataset: ranks must be averaged
+    tie = (df["dataset"] == "d2") & (df["n_features"] == 10) & (df["method"] == "m-b")
+    df.loc[tie, "error"] = df[(df["dataset"] == "d2") & (df["n_features"] == 10)
+                              & (df["method"] == "m-a")]["error"].to_numpy()
+    res = plot.cd_analysis(df, 10)
+    want, _ = naive_ranks(df, 10, higher_is_better=metric == "accuracy")
+    pd.testing.assert_series_equal(res.ranks.sort_index(), want.sort_index(), check_names=False)
+    assert res.n_datasets == 6 and res.left_out == []
+    assert res.ranks.sum() == pytest.approx(3 * 4 / 2)          # ranks 1..k always sum to k(k+1)/2
+
+
+def test_friedman_p_equals_scipy_on_the_same_matrix():
+    df = frame(seed=2)
+    res = plot.cd_analysis(df, 50)
+    _, means = naive_ranks(df, 50)
+    want = stats.friedmanchisquare(*[means[m].to_numpy() for m in means.columns])
+    assert res.friedman_p == pytest.approx(want.pvalue, rel=1e-12)
+    assert res.friedman_stat == pytest.approx(want.statistic, rel=1e-12)
+    # Nemenyi critical difference q_alpha * sqrt(k(k+1)/(6N)); q_0.05 for k = 3 is 2.343 (Demšar 2006)
+    assert res.cd == pytest.approx(2.343 * np.sqrt(3 * 4 / (6 * 6)), rel=1e-3)
+    assert "Friedman" in res.title() and "α = 0.05" in res.title() and "N = 6 datasets" in res.title()
+
+
+def test_cd_uses_only_datasets_complete_for_every_method():
+    df = frame()
+    # m-c lost a fold on d1 (error) and never ran fold 2 on d2: both datasets are left out at n=10
+    df.loc[(df["dataset"] == "d1") & (df["method"] == "m-c") & (df["fold"] == 0), "status"] = "error"
+    df = df[~((df["dataset"] == "d2") & (df["method"] == "m-c") & (df["fold"] == 2))]
+    res = plot.cd_analysis(df, 10)
+    assert res.left_out == ["d1", "d2"] and list(res.scores.index) == ["d3", "d4", "d5", "d6"]
+    want, _ = naive_ranks(df[df["dataset"].isin(["d3", "d4", "d5", "d6"])], 10)
+    pd.testing.assert_series_equal(res.ranks.sort_index(), want.sort_index(), check_names=False)
+
+
+def test_wilcoxon_holm_variant_and_two_methods():
+    df = frame(methods=("m-a", "m-b"))
+    res = plot.cd_analysis(df, 10, alpha=0.1, test="nemenyi")
+    assert res.test == "wilcoxon-holm" and np.isnan(res.friedman_p) and res.cd is None   # Friedman needs 3
+    res = plot.cd_analysis(frame(), 10, test="wilcoxon-holm")
+    assert res.test == "wilcoxon-holm" and "Holm" in res.title()
+    assert res.pvalues.shape == (3, 3) and (np.diag(res.pvalues) == 1).all()
+    # no post-hoc difference unless the Friedman test rejects at alpha (Demšar 2006)
+    strict = plot.cd_analysis(frame(), 10, alpha=1e-12)
+    assert not strict.friedman_p < 1e-12 and not strict.significant.to_numpy().any()
+
+
+@pytest.mark.parametrize("kind, fmt, names", [
+    ("cd", "png", ["cd-diagram-n10.png", "cd-diagram-n50.png"]),
+    ("error-vs-n", "pdf", ["error-vs-n.pdf"]),
+    ("walltime", "png", ["walltime.png"]),
+    ("pareto", "pdf", ["error-vs-walltime.pdf"]),
+])
+def test_files_have_the_expected_names_and_are_valid_png_and_pdf(tmp_path, kind, fmt, names):
+    df = frame(datasets=("d1", "d2", "d3"), folds=2)
+    written, notes = plot.make_plots(df, kind, tmp_path, fmt)
+    assert [p.name for p in written] == names and notes == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == names
+    magic = PNG_MAGIC if fmt == "png" else PDF_MAGIC
+    assert all(p.read_bytes()[:len(magic)] == magic for p in written)
+
+
+def test_error_vs_n_has_one_line_per_method_per_panel():
+    df = frame(datasets=("d1", "d2", "d3"), folds=2)
+    df = df[~((df["dataset"] == "d3") & (df["method"] == "m-b"))]       # m-b never ran on d3
+    fig = plot.error_vs_n_figure(df)
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["d1", "d2", "d3"]
+    for ax in panels:
+        labels = [line.get_label() for line in ax.get_lines() if not line.get_label().startswith("_")]
+        assert sorted(labels) == (["m-a", "m-c"] if ax.get_title() == "d3" else ["m-a", "m-b", "m-c"])
+        for line in ax.get_lines():
+            if line.get_label() == "m-a":
+                assert len(line.get_xdata()) == 2                          # one point per n
+    plot._pyplot().close(fig)
+
+
+def test_pareto_front():
+    pts = np.array([[1.0, 5.0], [2.0, 4.0], [3.0, 4.5], [4.0, 1.0], [0.5, 9.0], [4.0, 0.5]])
+    assert list(plot.pareto_front(pts)) == [4, 0, 1, 5]
+
+
+def test_nothing_to_plot_errors(tmp_path):
+    one_method = frame(methods=("m-a",))
+    with pytest.raises(UsageError, match="1 method.*at least 2"):
+        plot.make_plots(one_method, "cd", tmp_path, "png")
+    one_dataset = frame(datasets=("d1",))
+    with pytest.raises(UsageError, match="1 dataset.*at least 2"):
+        plot.make_plots(one_dataset, "cd", tmp_path, "png")
+    one_n = frame(ns=(10,))
+    with pytest.raises(UsageError, match="at least 2 feature budgets"):
+        plot.make_plots(one_n, "error-vs-n", tmp_path, "png")
+    # --kind all: skipped with a note, the others are written
+    written, notes = plot.make_plots(frame(methods=("m-a",), ns=(10,), folds=2), "all", tmp_path, "png")
+    assert sorted(p.name for p in written) == ["error-vs-walltime.png", "walltime.png"]
+    assert len(notes) == 2 and notes[0].startswith("skipped cd: ") and "skipped error-vs-n" in notes[1]
+    failed = frame().assign(status="error", error=np.nan)
+    with pytest.raises(UsageError, match="nothing to plot"):
+        plot.make_plots(failed, "all", tmp_path, "png")
+    with pytest.raises(UsageError, match="format"):
+        plot.make_plots(frame(), "all", tmp_path, "svg")
+
+
+def test_cli_plot_exit_codes(tmp_path, capsys):
+    from rfbench.cli import main
+    from rfbench.store import COLUMNS
+
+    run = tmp_path / "run"
+    run.mkdir()
+    frame(methods=("m-a",), ns=(10,), folds=2).reindex(columns=COLUMNS).to_csv(run / "results.csv", index=False)
+    with pytest.raises(SystemExit) as exc:
+        main(["plot", str(run), "--kind", "cd", "--output", str(tmp_path / "out")])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("rfbench: error: critical-difference diagram") and "\n" not in err
+    main(["plot", str(run), "--kind", "walltime", "--format", "pdf", "--output", str(tmp_path / "out")])
+    assert (tmp_path / "out" / "walltime.pdf").read_bytes()[:5] == PDF_MAGIC
