@@ -98,18 +98,23 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     from rfbench.store import load_results
 
     names = split_names(dataset_names)
-    if suite or not names:
-        suite_names = [d.name for d in registry.suite_datasets(suite or DEFAULT_SUITE)]
-        names = [n for n in suite_names if not names or n in names]
-        if not names:
-            raise UsageError(f"none of --datasets {dataset_names} is in suite '{suite}'")
+    if dataset_names is not None and not names:
+        raise UsageError("--datasets is empty; name datasets (see `rfbench datasets list`), or leave the option "
+                         f"out to run --suite (default {DEFAULT_SUITE})")
+    if suite is not None and not suite.strip():
+        raise UsageError("--suite is empty; name a suite (see `rfbench datasets list`), or leave the option out")
     for n in names:
         registry.get_dataset(n)
+    if suite or not names:
+        suite_names = [d.name for d in registry.suite_datasets(suite or DEFAULT_SUITE)]
+        outside = [n for n in names if n not in suite_names]
+        if outside:
+            raise UsageError(f"--datasets {','.join(outside)} not in suite '{suite}' (it has "
+                             f"{', '.join(suite_names)}); drop --suite or those names")
+        names = [n for n in suite_names if not names or n in names]
     methods = split_names(method_names)
     if not methods:
         raise UsageError("--methods is empty")
-    if max_samples is not None and max_samples < 2:
-        raise UsageError("--max-samples must be at least 2")
     protocol = Protocol(protocol_name, outer_folds, inner_folds, seed, repeats, test_size, max_samples)
     run_dir = runner.run(names, methods, parse_int_list(features, "--features"), protocol, out,
                          jobs=jobs, timeout_s=parse_duration(timeout), data_dir=data_dir, strict=strict,
@@ -133,21 +138,38 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 @click.option("--test", "ttest", default="welch", show_default=True, type=click.Choice(["welch", "paired"]),
               help="the t-test that bolds cells: Welch's unequal-variance test over the outer folds, or the "
                    "paired t-test on the per-fold differences (folds paired by number)")
-def report_cmd(dirs, fmt, output, alpha, compare, ttest):
+@click.option("--names", default=None,
+              help="display names of methods, e.g. 'gfc=GFC,alc=à la carte' (comma-separated), or a .yaml file "
+                   "mapping registered to display names; used in every format but csv (default: registered names)")
+@click.option("--label", default=None,
+              help="LaTeX \\label of the table (default: tab:<name of the first DIR>); the Wilcoxon table gets "
+                   "<label>-wilcoxon")
+@click.option("--latex-width", default="469pt", show_default=True,
+              help="text width the LaTeX must fit (pt, in, cm, mm, bp; 469pt = 6.5 in): one table if it fits, "
+                   "else one panel per n, then \\footnotesize, then panels of whole methods; \\resizebox last")
+@click.option("--width", type=int, default=None,
+              help="characters per line of the text format (default: the terminal's width, 80 when not a "
+                   "terminal; 0: no limit); wider tables are split per n and into column blocks")
+def report_cmd(dirs, fmt, output, alpha, compare, ttest, names, label, latex_width, width):
     """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
     from rfbench import report
     from rfbench.store import atomic_write_text, load_results
 
-    text = report.render(load_results(dirs), fmt, alpha, report.parse_comparisons(compare), test=ttest)
+    width = report.terminal_width() if width is None else width
+    label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
+    text = report.render(load_results(dirs), fmt, alpha, report.parse_comparisons(compare), test=ttest,
+                         names=report.parse_names(names), width=width, label=label,
+                         latex_width=report.parse_length(latex_width))
     if fmt in ("text", "markdown"):
-        from rfbench.runner import hms
+        from rfbench.report import fmt_walltime
         from rfbench.store import run_walltime
 
         for d in dirs:
             seconds, n = run_walltime(d)
             if n:
-                text += (f"\nWall time of the run in {d}: {hms(seconds)} over {n} invocation(s) that ran tasks "
-                         "(each from its start to the last task it finished).\n")
+                line = (f"Wall time of the run in {d}: {fmt_walltime(seconds)} over {n} invocation(s) that ran tasks "
+                        "(each from its start to the last task it finished).")
+                text += "\n" + (report.wrap(line, width) if fmt == "text" else line) + "\n"
     if output:
         atomic_write_text(Path(output), text)
         click.echo(f"wrote {output}")
@@ -259,6 +281,29 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
         click.echo(f"wrote {summary} and {readme}")
 
 
+@cli.command("plot")
+@click.argument("dirs", nargs=-1, required=True)
+@click.option("--kind", default="all", show_default=True,
+              type=click.Choice(["cd", "error-vs-n", "walltime", "pareto", "all"]),
+              help="critical-difference diagram per n, error against n per dataset, wall time per method and n, "
+                   "error against wall time with the Pareto front, or every one that has something to plot")
+@click.option("--format", "fmt", default="png", show_default=True, type=click.Choice(["png", "pdf"]))
+@click.option("--output", default="plots", show_default=True, help="directory the figures are written to")
+@click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level (cd)")
+@click.option("--cd-test", default="nemenyi", show_default=True, type=click.Choice(["nemenyi", "wilcoxon-holm"]),
+              help="post-hoc test of the critical-difference diagram after the Friedman test")
+def plot_cmd(dirs, kind, fmt, output, alpha, cd_test):
+    """Figures of one or more results directories (matplotlib, headless)."""
+    from rfbench import plot
+    from rfbench.store import load_results
+
+    written, notes = plot.make_plots(load_results(dirs), kind, output, fmt, alpha, cd_test)
+    for note in notes:
+        click.echo(f"rfbench plot: {note}", err=True)
+    for path in written:
+        click.echo(f"wrote {path}")
+
+
 @cli.group("datasets")
 def datasets_group():
     """List, describe and fetch registered datasets."""
@@ -271,7 +316,7 @@ def datasets_list(suite):
 
     from rfbench import registry
 
-    items = registry.suite_datasets(suite) if suite else list(registry.datasets().values())
+    items = registry.suite_datasets(suite) if suite is not None else list(registry.datasets().values())
     rows = [[d.name, d.task, f"{d.m}×{d.d}", ",".join(d.suites),
              "mirror" if d.mirror else "", d.generator or "", d.openml_id or ""] for d in items]
     click.echo(tabulate(rows, headers=["name", "task", "shape", "suites", "mirror", "generator", "openml"]))

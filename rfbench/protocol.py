@@ -40,7 +40,14 @@ class Protocol:
         if self.outer_folds < 2 or self.inner_folds < 2:
             raise UsageError("--outer-folds and --inner-folds must be at least 2")
         if not 0 < self.test_size < 1:
-            raise UsageError("--test-size must be between 0 and 1")
+            raise UsageError(f"--test-size {self.test_size:g} must be between 0 and 1 (a fraction of the rows), "
+                             "e.g. 0.3")
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int) or not 0 <= self.seed < 2**32:
+            raise UsageError(f"--seed {self.seed} must be an integer from 0 to 2**32 - 1")
+        if self.repeats < 1:
+            raise UsageError(f"--repeats {self.repeats} must be at least 1")
+        if self.max_samples is not None and self.max_samples < 2:
+            raise UsageError(f"--max-samples {self.max_samples} must be at least 2")
 
     @property
     def target_scaling(self) -> str:
@@ -100,6 +107,10 @@ def outer_splits(protocol: Protocol, y: np.ndarray, task: str,
         kf = KFold(protocol.outer_folds, shuffle=True, random_state=protocol.seed)
         return list(kf.split(np.zeros((m, 1))))
     n_splits = protocol.repeats if protocol.name == "splits" else 1
+    n_test = int(round(protocol.test_size * m))
+    if not 1 <= n_test < m:
+        raise UsageError(f"--test-size {protocol.test_size:g} of the dataset's {m} rows leaves {n_test} test and "
+                         f"{m - n_test} training rows; choose a test size that keeps both non-empty")
     if task == "classification":
         splitter = StratifiedShuffleSplit(n_splits, test_size=protocol.test_size, random_state=protocol.seed)
         return list(splitter.split(np.zeros((m, 1)), y))

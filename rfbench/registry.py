@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -18,6 +19,26 @@ from rfbench.errors import UsageError
 
 ROOT = Path(__file__).resolve().parent.parent
 TASKS = ("regression", "classification")
+# dataset and method names become file names (records/<dataset>__<method>__….json, folds/<dataset>.csv,
+# the download cache): letters, digits, '-', '_' and '.', not leading, never '..'
+_NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
+_ESTIMATOR = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+
+
+def check_name(file: Path, name, kind: str) -> str:
+    """A registry entry's name, refused unless it is a safe file-name component."""
+    if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name:
+        raise UsageError(f"{file.name}: {kind} name {name!r} is not allowed: use letters, digits, '-', '_' "
+                         "and '.' (not first, never '..'), since it becomes part of file names")
+    return name
+
+
+def _inside_data_dir(value) -> bool:
+    """A mirror path relative to the data directory that cannot leave it (no absolute path, no '..')."""
+    if not isinstance(value, str) or not value.strip():
+        return False
+    parts = re.split(r"[/\\]", value)
+    return not (value.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:", value) or ".." in parts)
 
 
 def datasets_file() -> Path:
@@ -105,9 +126,26 @@ class Method:
         """The estimator class for a task (a regressor also serves classification via ±1 + sign)."""
         if not self.supports(task):
             raise UsageError(f"method '{self.name}' has no estimator for {task} datasets")
-        path = self.estimators.get(task) or self.estimators["regression"]
+        return self._resolve(self.estimators.get(task) or self.estimators["regression"])
+
+    def _resolve(self, path: str):
+        """``module:Class`` → the class; one line naming methods.yaml's entry when it cannot be."""
         module, _, cls = path.partition(":")
-        return getattr(importlib.import_module(module), cls)
+        where = f"{methods_file().name}: entry '{self.name}': estimator {path!r}"
+        try:
+            mod = importlib.import_module(module)
+        except ImportError as exc:
+            raise UsageError(f"{where}: cannot import module '{module}' ({type(exc).__name__}: {exc})") from None
+        found = getattr(mod, cls, None)
+        if not isinstance(found, type):
+            raise UsageError(f"{where}: module '{module}' has no class '{cls}'")
+        return found
+
+    def check(self) -> Method:
+        """Import every estimator class of the method now (before any task runs)."""
+        for path in self.estimators.values():
+            self._resolve(path)
+        return self
 
     def is_native(self, task: str) -> bool:
         return task in self.estimators
@@ -152,6 +190,10 @@ def _parse_dataset(path: Path, name: str, e) -> Dataset:
             if not isinstance(extra, dict) or not {"file", "sha256"} <= set(extra):
                 _fail(path, name, "field 'mirror.append' must be a list of {file, sha256}")
             append.append((str(extra["file"]), str(extra["sha256"])))
+        for f in [mi["file"], *(f for f, _ in append)]:
+            if not _inside_data_dir(f):
+                _fail(path, name, f"field 'mirror.file' must be a path relative to the data directory that stays "
+                      f"inside it (no absolute path, no '..'), got {f!r}")
         for sha in [str(mi["sha256"]), *(s for _, s in append)]:
             if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
                 _fail(path, name, "field 'mirror.sha256' must be 64 lowercase hex digits")
@@ -172,6 +214,12 @@ def _parse_dataset(path: Path, name: str, e) -> Dataset:
         _fail(path, name, "field 'download' needs a 'url' and format arff, csv or whitespace")
     if not (mirror or oml or e.get("url") or e.get("generator")):
         _fail(path, name, "needs at least one source: mirror, openml, url or generator")
+    if e.get("generator") is not None:
+        from rfbench.data.generators import GENERATORS
+
+        if e["generator"] not in GENERATORS:
+            _fail(path, name, f"field 'generator' must be one of {', '.join(sorted(GENERATORS))}, "
+                  f"got {e['generator']!r}")
     return Dataset(
         name=name, task=e["task"], suites=tuple(e["suites"]), shape=(shape[0], shape[1]),
         target=str(e["target"]), paper=str(e.get("paper", name)), mirror=mirror,
@@ -200,7 +248,7 @@ def _datasets(path: Path) -> tuple[dict[str, Dataset], dict[str, str]]:
     entries = data.get("datasets")
     if not isinstance(entries, dict) or not entries:
         raise UsageError(f"{path.name}: needs a non-empty 'datasets' mapping")
-    datasets = {name: _parse_dataset(path, name, e) for name, e in entries.items()}
+    datasets = {check_name(path, name, "dataset"): _parse_dataset(path, name, e) for name, e in entries.items()}
     suites = dict(data.get("suites") or {})
     for ds in datasets.values():
         for s in ds.suites:
@@ -235,6 +283,7 @@ def _methods(path: Path) -> dict[str, Method]:
     data = _load_yaml(path)
     out = {}
     for name, e in data.items():
+        check_name(path, name, "method")
         if not isinstance(e, dict) or "estimator" not in e:
             _fail(path, name, "missing field 'estimator'")
         est = e["estimator"]
@@ -243,6 +292,11 @@ def _methods(path: Path) -> dict[str, Method]:
             est = {"regression": est} if kind == "regressor" else {"classification": est}
         if not isinstance(est, dict) or not set(est) <= set(TASKS):
             _fail(path, name, "field 'estimator' must be 'module:Class' or a task -> 'module:Class' map")
+        for target in est.values():
+            if not isinstance(target, str) or not _ESTIMATOR.fullmatch(target):
+                _fail(path, name, f"field 'estimator' must name 'package.module:Class', got {target!r}")
+        if not isinstance(e.get("params") or {}, dict):
+            _fail(path, name, "field 'params' must be a mapping of constructor arguments")
         out[name] = Method(name, dict(est), dict(e.get("params") or {}),
                            str(e.get("description", "")), str(e.get("paper", "")))
     return out

@@ -32,7 +32,7 @@ from rfbench.data import load
 from rfbench.data.loader import data_dir as resolve_data_dir
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.registry import get_dataset, get_method
-from rfbench.store import RunDir, record_key
+from rfbench.store import RunDir, is_disk_full, record_key
 
 
 @dataclass(frozen=True)
@@ -310,7 +310,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     """Run every task not done yet; ``order`` (work items → work items) sets the sequence, e.g.
     cheapest first, so that an interrupted long run has completed as many cells as it could."""
     for name in method_names:
-        get_method(name)
+        get_method(name).check()        # a missing module or class fails now, not in every task
     if folds is not None:
         bad = sorted(f for f in folds if not 0 <= f < protocol.n_outer)
         if bad or not folds:
@@ -321,6 +321,21 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         raise UsageError("--features must be positive integers, e.g. --features 100,500")
     if jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    if threads is not None and threads < 1:
+        raise UsageError(f"--threads {threads} must be at least 1 (leave it out for cores // jobs)")
+    resolve_data_dir(data_dir)          # a named data directory that does not exist is refused now
+    try:
+        return _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, data_dir, strict,
+                    progress, warn, command, threads, folds, order)
+    except OSError as exc:
+        if not is_disk_full(exc):
+            raise
+        raise UsageError(f"disk full while writing {exc.filename or out}; finished tasks are saved; free space "
+                         "and re-run the same command to resume") from None
+
+
+def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, data_dir, strict, progress,
+         warn, command, threads, folds, order) -> RunDir:
     run_dir = RunDir(out).ensure()
     names = available_datasets(dataset_names, data_dir, strict, warn)
     for name in names:  # fold assignments, saved once and checked on resume
@@ -369,11 +384,13 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         return True
 
     def collect(item: WorkItem, records: list[dict]):
-        for rec in records:
-            rec["invocation"] = invocation
-            run_dir.write_record(rec)
-        for k in keys[item]:
-            run_dir.release(k)
+        try:
+            for rec in records:
+                rec["invocation"] = invocation
+                run_dir.write_record(rec)
+        finally:                            # a failed write (disk full) frees the task too
+            for k in keys[item]:
+                run_dir.release(k)
         run_dir.write_results_csv()
         statuses = ",".join(sorted({r["status"] for r in records}))
         secs = max((r.get("total_s") or 0.0) for r in records)

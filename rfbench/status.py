@@ -97,6 +97,9 @@ def status(targets, data_dir=None) -> pd.DataFrame:
         except UsageError:                        # nothing finished yet
             res = None
         if res is None:
+            if how == "outer" and plan.empty:     # a directory with neither runs.jsonl nor records
+                raise UsageError(f"no run in {path} yet (no runs.jsonl, no records); start one with "
+                                 f"`rfbench run --out {path}` or name a spec (`rfbench status` alone shows every spec)")
             res = pd.DataFrame(columns=KEY + ["protocol", "status", "total_s"])
         res = res.astype({"n_features": int, "fold": int})
         if len(plan):                             # a spec's table counts its own protocol only

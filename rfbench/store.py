@@ -20,10 +20,14 @@ no longer runs on this host (killed) is taken over by the next invocation that w
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
+import math
+import numbers
 import os
 import socket
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -37,17 +41,34 @@ COLUMNS = ["dataset", "method", "n_features", "fold", "seed", "protocol", "statu
            "params", "message", "source", "task", "finished_at"]
 
 
+STATUSES = ("done", "error", "timeout")
+DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    return isinstance(exc, OSError) and exc.errno in DISK_FULL
+
+
 def atomic_write_text(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    """Write ``text`` to ``path`` through a temporary file and ``os.replace``: a failed write (disk
+    full, killed) removes its temporary file and leaves the old ``path`` untouched. An OSError is
+    raised again naming ``path`` (not the temporary file)."""
+    path = Path(path)
+    tmp = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
+    except OSError as exc:
+        if exc.filename == str(path):
+            raise
+        raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
     finally:
-        if os.path.exists(tmp):
+        if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
 
 
@@ -57,11 +78,86 @@ def record_key(dataset: str, method: str, n_features: int, fold: int, seed: int,
     return f"{slug}__{hashlib.sha1(raw.encode()).hexdigest()[:8]}"
 
 
+def _number(value, integral: bool = False):
+    """A finite number (an integral one when asked) or None; JSON and CSV values alike."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value):
+        return None
+    if integral:
+        return int(value) if float(value).is_integer() else None
+    return float(value)
+
+
+def record_problem(rec) -> str | None:
+    """Why a record (a JSON record or a results.csv row) cannot be counted, naming the field; None
+    when it can. Only the fields that the tables and checks read are required: every record names
+    its dataset, method, n_features, fold and a known status, and a done one its error (its time and
+    sizes may be missing, but must be numbers when given)."""
+    if not isinstance(rec, dict):
+        return "not a JSON object"
+    for key in ("dataset", "method"):
+        if key not in rec or rec[key] is None:
+            return f"field '{key}' is missing"
+        if not isinstance(rec[key], str) or not rec[key]:
+            return f"field '{key}' is not a name ({rec[key]!r})"
+    for key, low in (("n_features", 1), ("fold", 0)):
+        if key not in rec or rec[key] is None:
+            return f"field '{key}' is missing"
+        value = _number(rec[key], integral=True)
+        if value is None or value < low:
+            return f"field '{key}' is not an integer >= {low} ({rec[key]!r})"
+    if rec.get("status") not in STATUSES:
+        return ("field 'status' is missing" if rec.get("status") is None else
+                f"field 'status' is {rec['status']!r}, not one of {', '.join(STATUSES)}")
+    if rec.get("protocol") is not None and not isinstance(rec["protocol"], str):
+        return f"field 'protocol' is not a protocol key ({rec['protocol']!r})"
+    if rec["status"] == "done":
+        for key, integral in (("error", False), ("total_s", False), ("n_train", True), ("n_test", True)):
+            if key not in rec or rec[key] is None:
+                if key != "error":                   # optional (an unknown time or size), numeric when given
+                    continue
+                return f"field '{key}' of a done record is missing"
+            value = _number(rec[key], integral)
+            if value is None or (integral and value < 1):
+                return (f"field '{key}' of a done record is not "
+                        f"{'a positive integer' if integral else 'a finite number'} ({rec[key]!r})")
+    return None
+
+
+NUMERIC = ("n_features", "fold", "seed", "error", "total_s", "tune_s", "fit_s", "predict_s", "preprocess_s",
+           "n_train", "n_test", "threads")
+
+
+_WARNED: set[tuple[str, str]] = set()
+
+
+def warn_once(where, problem: str, warn=None) -> None:
+    """One warning line per (file, problem) per process (the runner re-reads its directory often)."""
+    if (str(where), problem) in _WARNED:
+        return
+    _WARNED.add((str(where), problem))
+    msg = f"skipped {where}: {problem}"
+    if warn is not None:
+        warn(msg)
+    else:
+        print(f"warning: {msg}", file=sys.stderr)
+
+
 class RunDir:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self.records_dir = self.path / "records"
         self._cache: dict[str, dict] | None = None  # key → record, read from disk once per process
+        self._bad: dict[str, float] = {}             # key → mtime of a record file that cannot be counted
+
+    def inside(self, path: Path) -> Path:
+        """``path`` when it lies inside the run directory (after resolving '..' and links), else a
+        UsageError: nothing the store writes may land outside ``--out`` (the registry refuses unsafe
+        names already; this is defence in depth)."""
+        root = self.path.resolve()
+        if not Path(path).resolve().is_relative_to(root):
+            raise UsageError(f"refusing to write {path}: it lies outside the results directory {self.path} "
+                             "(a dataset or method name with '/' or '..'?)")
+        return Path(path)
 
     def ensure(self) -> RunDir:
         try:
@@ -74,13 +170,14 @@ class RunDir:
     def record_path(self, rec: dict) -> Path:
         key = record_key(rec["dataset"], rec["method"], rec["n_features"], rec["fold"], rec["seed"],
                          rec["protocol"])
-        return self.records_dir / f"{key}.json"
+        return self.inside(self.records_dir / f"{key}.json")
 
     def write_record(self, rec: dict) -> None:
         path = self.record_path(rec)
         atomic_write_text(path, json.dumps(rec, sort_keys=True, default=str))
         if self._cache is not None:
             self._cache[path.stem] = rec
+            self._bad.pop(path.stem, None)
 
     def _load(self) -> dict[str, dict]:
         """key → record. Files are parsed once per process; every call lists the directory again
@@ -93,10 +190,23 @@ class RunDir:
             for p in sorted(self.records_dir.glob("*.json")):
                 if p.stem in self._cache:
                     continue
+                mtime = 0.0
                 try:
-                    self._cache[p.stem] = json.loads(p.read_text())
-                except (OSError, json.JSONDecodeError):
-                    continue  # cannot happen with atomic writes; a foreign file is ignored
+                    if p.stem in self._bad and p.stat().st_mtime == self._bad[p.stem]:
+                        continue        # still the damaged file (another invocation may rewrite it)
+                    mtime = p.stat().st_mtime
+                    rec = json.loads(p.read_text())
+                except FileNotFoundError:
+                    continue
+                except (OSError, ValueError) as exc:   # not JSON (a foreign or damaged file)
+                    rec, problem = None, f"not a JSON record ({type(exc).__name__})"
+                else:
+                    problem = record_problem(rec)
+                if problem:     # not counted (and not done: `rfbench run` runs the task again)
+                    self._bad[p.stem] = mtime
+                    warn_once(p, problem)
+                    continue
+                self._cache[p.stem] = rec
         return self._cache
 
     def records(self) -> list[dict]:
@@ -110,16 +220,17 @@ class RunDir:
 
     def is_done(self, key: str) -> bool:
         """Whether the task's record on disk says done (another invocation may have written it)."""
-        path = self.records_dir / f"{key}.json"
+        path = self.inside(self.records_dir / f"{key}.json")
         try:
-            return json.loads(path.read_text()).get("status") == "done"
-        except (OSError, json.JSONDecodeError):
+            rec = json.loads(path.read_text())
+        except (OSError, ValueError):
             return False
+        return record_problem(rec) is None and rec["status"] == "done"
 
     # -- claims: one live invocation per task --------------------------------------------------
     def claim(self, key: str) -> bool:
         """Take the task ``key`` for this process; False if a live process holds it."""
-        path = self.records_dir / f"{key}.claim"
+        path = self.inside(self.records_dir / f"{key}.claim")
         for _ in range(2):
             try:
                 fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
@@ -130,22 +241,26 @@ class RunDir:
                 # which only repeats work (records are written atomically under one name)
                 path.unlink(missing_ok=True)
                 continue
-            with os.fdopen(fd, "w") as fh:
-                json.dump(_process_identity(), fh)
+            try:
+                with os.fdopen(fd, "w") as fh:
+                    json.dump(_process_identity(), fh)
+            except OSError as exc:      # e.g. disk full: no half-written claim is left behind
+                path.unlink(missing_ok=True)
+                raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
             return True
         return False
 
     def release(self, key: str) -> None:
-        (self.records_dir / f"{key}.claim").unlink(missing_ok=True)
+        self.inside(self.records_dir / f"{key}.claim").unlink(missing_ok=True)
 
     # -- consolidated table ------------------------------------------------------------------
     def write_results_csv(self) -> pd.DataFrame:
         df = records_frame(self.records())
-        atomic_write_text(self.path / "results.csv", df.to_csv(index=False))
+        atomic_write_text(self.inside(self.path / "results.csv"), df.to_csv(index=False))
         return df
 
     def write_folds(self, dataset: str, fold_of_row) -> None:
-        path = self.path / "folds" / f"{dataset}.csv"
+        path = self.inside(self.path / "folds" / f"{dataset}.csv")
         text = "row,fold\n" + "".join(f"{i},{int(f)}\n" for i, f in enumerate(fold_of_row))
         if path.is_file() and path.read_text() != text:
             raise UsageError(f"{path} holds other fold assignments: this directory belongs to a run "
@@ -154,10 +269,10 @@ class RunDir:
             atomic_write_text(path, text)
 
     def write_run_info(self, info: dict) -> None:
-        history = self.path / "runs.jsonl"
+        history = self.inside(self.path / "runs.jsonl")
         lines = history.read_text() if history.is_file() else ""
         atomic_write_text(history, lines + json.dumps(info, default=str) + "\n")
-        atomic_write_text(self.path / "run.json", json.dumps(info, indent=2, default=str))
+        atomic_write_text(self.inside(self.path / "run.json"), json.dumps(info, indent=2, default=str))
 
 
 def _start_time(pid: int) -> str | None:
@@ -211,15 +326,27 @@ def run_walltime(path) -> tuple[float, int]:
     history = path / "runs.jsonl"
     if not history.is_file():
         return 0.0, 0
-    runs = sorted((pd.Timestamp(info["started_at"]), info.get("invocation"))
-                  for info in map(json.loads, filter(str.strip, history.read_text().splitlines())))
+    runs = []
+    for n, line in enumerate(history.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            info = json.loads(line)
+            start = _timestamp(info.get("started_at"))
+        except (ValueError, AttributeError):
+            start = None
+        if start is None:
+            warn_once(f"{history} line {n}", "not an invocation with a 'started_at' time")
+            continue
+        runs.append((start, info.get("invocation")))
+    runs.sort(key=lambda r: r[0])
     last: dict[int, pd.Timestamp] = {}
     ids = {inv: i for i, (_, inv) in enumerate(runs) if inv}
     starts = [start for start, _ in runs]
     for rec in RunDir(path).records():
-        if not rec.get("finished_at"):
+        t = _timestamp(rec.get("finished_at"))
+        if t is None:
             continue
-        t = pd.Timestamp(rec["finished_at"])
         i = ids.get(rec.get("invocation"))
         if i is None:           # untagged: the last invocation that started before it finished
             i = max((j for j, start in enumerate(starts) if start <= t), default=None)
@@ -245,8 +372,61 @@ def records_frame(records: list[dict]) -> pd.DataFrame:
     return df
 
 
+def _timestamp(value) -> pd.Timestamp | None:
+    if not value or not isinstance(value, str):
+        return None
+    try:
+        return pd.Timestamp(value)
+    except (ValueError, TypeError):
+        return None
+
+
+def read_results_csv(path: Path, warn=None) -> pd.DataFrame:
+    """The valid rows of a results.csv (a directory without records, e.g. copied tables): a file
+    that is not a table is refused with one line; rows that cannot be counted are skipped with one
+    warning line naming the file, the first bad row and its field."""
+    try:
+        df = pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        return records_frame([])
+    except (pd.errors.ParserError, UnicodeDecodeError, ValueError) as exc:
+        raise UsageError(f"{path} is not a results table ({type(exc).__name__}: "
+                         f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}); "
+                         "delete it or re-run `rfbench run` to rewrite it from the records") from None
+    rows = [{k: _csv_value(k, v) for k, v in r.items()} for r in df.to_dict("records")]
+    problems = [(i, record_problem(r)) for i, r in enumerate(rows)]
+    bad = [(i, pr) for i, pr in problems if pr]
+    if bad:
+        i, problem = bad[0]
+        warn_once(path, f"{len(bad)} of {len(rows)} row(s) cannot be counted; the first, row {i + 2}: {problem}",
+                  warn)
+    keep = [r for r, (_, pr) in zip(rows, problems, strict=True) if not pr]
+    for r in keep:
+        r["n_features"], r["fold"] = int(r["n_features"]), int(r["fold"])
+    df = records_frame(keep)
+    for key in NUMERIC:         # a stray text cell in a column that is not checked becomes NaN
+        if key not in ("n_features", "fold"):
+            df[key] = pd.to_numeric(df[key], errors="coerce")
+    return df
+
+
+def _csv_value(key: str, value):
+    """A results.csv cell as the record would hold it: empty → None; a numeric column's text (a
+    column pandas could not parse as numbers because some row is garbage) → its number if it is one."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if key in NUMERIC and isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
 def load_results(dirs) -> pd.DataFrame:
-    """All records of one or more run directories (the records are the source of truth)."""
+    """All records of one or more run directories (the records are the source of truth). Records
+    that cannot be counted (a missing or non-numeric field, an unknown status) are skipped with
+    one warning line each naming the file and the field; the others count."""
     frames = []
     for d in dirs:
         run = RunDir(d)
@@ -254,7 +434,7 @@ def load_results(dirs) -> pd.DataFrame:
             raise UsageError(f"results directory not found: {d}")
         recs = run.records()
         if not recs and (run.path / "results.csv").is_file():
-            frames.append(pd.read_csv(run.path / "results.csv"))
+            frames.append(read_results_csv(run.path / "results.csv"))
         else:
             frames.append(records_frame(recs))
     df = pd.concat(frames, ignore_index=True) if frames else records_frame([])

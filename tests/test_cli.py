@@ -60,14 +60,40 @@ def test_report_formats(small_run, fmt, tmp_path):
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 def test_latex_report_compiles(small_run, tmp_path):
+    """The LaTeX, in a minimal article with the packages its first line names and the 6.5 in text
+    width it is laid out for, compiles without an overfull box."""
     out, _ = small_run
     body = rfbench("report", str(out), "--format", "latex").stdout
+    assert body.startswith("% requires: ") and r"\label{tab:synthetic}" in body
+    packages = body.splitlines()[0].removeprefix("% requires: ")
     doc = tmp_path / "t.tex"
-    doc.write_text("\\documentclass{article}\n\\usepackage{booktabs}\n\\usepackage[margin=1cm,landscape]{geometry}\n"
+    doc.write_text(f"\\documentclass{{article}}\n\\usepackage{{{packages}}}\n\\setlength{{\\textwidth}}{{6.5in}}\n"
                    "\\begin{document}\n" + body + "\\end{document}\n")
     res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name],
                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stdout[-2000:]
+    log = (tmp_path / "t.log").read_text(errors="replace")
+    assert "Overfull \\hbox" not in log and "Float too large" not in log
+
+
+def test_report_names_label_and_widths(small_run, tmp_path):
+    out, _ = small_run
+    names = "rff-gauss=Gauss RFF,rff-cauchy=Cauchy RFF"
+    text = rfbench("report", str(out), "--names", names, "--width", "60").stdout
+    assert max(len(line) for line in text.splitlines()) <= 60
+    assert "Gauss RFF vs Cauchy RFF" in text or "Cauchy RFF vs Gauss RFF" in text     # the Wilcoxon pair
+    assert "None" not in text and "00:00:00" not in text        # sub-second walltimes show as seconds
+    yaml_names = tmp_path / "names.yaml"
+    yaml_names.write_text("rff-gauss: Gauss RFF\n")
+    tex = rfbench("report", str(out), "--format", "latex", "--names", str(yaml_names), "--label", "tab:small",
+                  "--latex-width", "12cm").stdout
+    assert r"\label{tab:small}" in tex and r"\label{tab:small-wilcoxon}" in tex
+    assert r"\multicolumn{2}{c}{Gauss RFF}" in tex and r"\multicolumn{2}{c}{rff-cauchy}" in tex
+    assert "text width of 341.4pt" in tex
+    bad = rfbench("report", str(out), "--format", "latex", "--latex-width", "wide", check=False)
+    assert bad.returncode != 0 and "--latex-width 'wide'" in bad.stderr
+    bad = rfbench("report", str(out), "--names", "gauss", check=False)
+    assert bad.returncode != 0 and "--names 'gauss'" in bad.stderr
 
 
 @pytest.mark.parametrize("args, message", [

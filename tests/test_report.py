@@ -1,6 +1,9 @@
 """Report: bold marks, Wilcoxon rows (same n and across n) against scipy on a known table."""
 
 import io
+import re
+import shutil
+import subprocess
 
 import numpy as np
 import pandas as pd
@@ -117,8 +120,8 @@ def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path):
 
 def test_caption_names_the_protocol_unit():
     df = frame()
-    assert "over outer folds" in report.render(df.assign(protocol="cv-o10-i5"), "text")
-    text = report.render(df.assign(protocol="splits-r20-t0.3-i5"), "text")
+    assert "over outer folds" in report.render(df.assign(protocol="cv-o10-i5"), "text", width=0)
+    text = report.render(df.assign(protocol="splits-r20-t0.3-i5"), "text", width=0)    # prose not wrapped
     assert "over random splits" in text and "one split" in text and "outer fold" not in text
 
 
@@ -177,8 +180,8 @@ def test_paired_test_pairs_folds_by_number_and_only_common_ones():
 @pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "html"])
 def test_every_format_says_which_t_test_bolds_cells(fmt):
     df = frame().assign(protocol="cv-o10-i5")
-    welch = report.render(df, fmt)
-    paired = report.render(df, fmt, test="paired", alpha=0.01)
+    welch = report.render(df, fmt, width=0)                 # text: prose not wrapped
+    paired = report.render(df, fmt, test="paired", alpha=0.01, width=0)
     assert "significantly better than every other method at that n" in welch
     assert "Welch's unequal-variance t-test over the outer folds, p = 0.05" in welch and "paired t-test" not in welch
     assert "paired t-test on the per-fold differences over the outer folds" in paired and "p = 0.01" in paired
@@ -187,3 +190,169 @@ def test_every_format_says_which_t_test_bolds_cells(fmt):
     assert welch.index("bold: significantly" if fmt == "text" else "Bold: significantly") > table_end
     csv = pd.read_csv(io.StringIO(report.render(df, "csv", test="paired")))
     assert set(csv["bold_test"]) == {"paired p=0.05"}
+
+
+# --- publication-ready tables: walltimes, display names, text width, LaTeX layout --------------------------
+
+WIDE_METHODS = ("alc", "gfc", "rff-gauss-knn", "lgbm", "gfc-gbrff")
+WIDE_DATASETS = ("parkinsons-tm", "delta-ailerons", "kinematics", "delta-elevators", "breiman-generated",
+                 "cal-housing", "friedman-generated")
+
+
+def wide_frame(methods=WIDE_METHODS, ns=(100, 500, 1000), datasets=WIDE_DATASETS):
+    """A table wider than any page or terminal: 5 methods × 3 n, walltimes from 0.03 s to hours,
+    a bold method, a missing cell and a partial one (3 of 10 folds)."""
+    rng = np.random.default_rng(3)
+    seconds = (0.031, 0.314, 12.44, 229.0, 5000.0)
+    rows = []
+    for d, ds in enumerate(datasets):
+        for k, method in enumerate(methods):
+            for n in ns:
+                if (ds, method, n) == ("kinematics", "lgbm", 500):
+                    continue                                   # never ran
+                folds = 3 if (ds, method, n) == ("cal-housing", "gfc", 1000) else 10
+                for fold in range(folds):
+                    rows.append({"dataset": ds, "method": method, "n_features": n, "fold": fold,
+                                 "status": "done", "metric": "rmse100", "n_train": 90, "n_test": 10,
+                                 "task": "regression", "total_s": seconds[(d + k) % 5], "protocol": "cv-o10-i5",
+                                 "error": 15 + d + (0 if method == "alc" else 0.5 * k) + 0.05 * rng.normal()})
+    return pd.DataFrame(rows)
+
+
+def few_datasets_frame():
+    """Three datasets: no Wilcoxon critical value exists (T_crit is None), and a method without
+    pre-processing time (NaN in the timing table)."""
+    df = frame()
+    df = df[df["dataset"].isin(["kinematics", "bank", "pumadyn"])].assign(tune_s=1.0, fit_s=1.0, predict_s=0.1)
+    return df.assign(preprocess_s=np.where(df["method"] == "a", 0.5, np.nan))
+
+
+@pytest.mark.parametrize("seconds, text", [(0.314, "0.31 s"), (12.44, "12.4 s"), (229, "00:03:49"),
+                                           (3.0, "3.00 s"), (9.996, "10.0 s"), (59.96, "00:01:00"),
+                                           (0.001, "<0.01 s"), (0.0, "0 s"), (4000, "01:06:40"),
+                                           (float("nan"), "–"), (None, "–")])
+def test_walltime_keeps_sub_second_precision_below_a_minute(seconds, text):
+    assert report.fmt_walltime(seconds) == text
+
+
+def test_walltimes_below_a_minute_show_seconds_in_every_format():
+    df = wide_frame(methods=("alc", "gfc"), ns=(100,))
+    for fmt in ("text", "markdown", "latex", "html"):
+        out = report.render(df, fmt, width=0)
+        assert "00:00:00" not in out and "01:23:20" in out and "00:03:49" in out, fmt
+        assert ("0.31\\,s" if fmt == "latex" else "0.31 s") in out, fmt
+    assert "seconds below one minute, hh:mm:ss from one minute on" in report.render(df, "text", width=0)
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "csv", "html"])
+def test_no_none_or_nan_in_any_format(fmt):
+    df = few_datasets_frame()
+    cells, errors, _ = report.summarise(df)
+    row = report.wilcoxon_table(cells, ["a", "b"], [100], errors=errors)[0]
+    assert row["T_crit_95"] is None and row["T_crit_95_normal"] is None      # what printed 'None' before
+    out = report.render(df, fmt, width=80)
+    assert "None" not in out
+    assert not re.search(r"\bnan\b", out, re.IGNORECASE)
+    if fmt == "latex":
+        assert "no critical value exists" in out
+
+
+@pytest.mark.parametrize("width", [60, 80, 100, 140])
+def test_text_lines_fit_the_terminal_width(width):
+    df = wide_frame()
+    text = report.render(df, "text", width=width)
+    assert max(len(line) for line in text.splitlines()) <= width
+    # split per n and into column blocks, every cell still there once
+    assert all(f"n = {n}\n" in text for n in (100, 500, 1000)) and "(continued)" in text
+    assert text.count("(±") == 1 + len(WIDE_DATASETS) * len(WIDE_METHODS) * 3 - 1 and "[3/10]" in text  # + caption
+    assert all(m in text for m in WIDE_METHODS)
+
+
+def test_text_width_defaults_to_the_terminal_and_a_table_that_fits_stays_whole(monkeypatch):
+    df = wide_frame()
+    monkeypatch.setenv("COLUMNS", "72")
+    assert max(len(line) for line in report.render(df, "text").splitlines()) <= 72
+    whole = report.render(df, "text", width=0)                  # 0: no limit, the paper's single table
+    assert "n=100 alc" in whole and "n = 100" not in whole
+    assert max(len(line) for line in whole.splitlines()) > 300
+    small = frame()
+    assert "n = 100" not in report.render(small, "text", width=200)    # it fits: one table
+
+
+def test_display_names_replace_registered_names_except_in_csv():
+    df = frame()
+    names = report.parse_names(r"a=Alpha, b=\`a la carte")
+    assert names == {"a": "Alpha", "b": r"\`a la carte"}
+    md = report.render(df, "markdown", names=names)
+    assert "n=100 Alpha error" in md and r"Alpha vs \`a la carte" in md and "n=100 a error" not in md
+    tex = report.render(df, "latex", names=names)
+    assert r"\multicolumn{2}{c}{Alpha}" in tex and r"\multicolumn{2}{c}{\`a la carte}" in tex
+    text = report.render(df, "text", names=names, width=0)
+    assert "n=100 Alpha" in text and " a vs b" not in text
+    html = report.render(df, "html", names=names)
+    assert "n=100 Alpha error" in html
+    assert set(pd.read_csv(io.StringIO(report.render(df, "csv", names=names)))["method"]) == {"a", "b"}
+    # without a map: the registered names, not upper-cased
+    plain = report.render(wide_frame(methods=("alc", "gfc"), ns=(100,)), "latex")
+    assert r"\multicolumn{2}{c}{alc}" in plain and "ALC" not in plain and "GFC" not in plain
+
+
+def test_names_from_a_yaml_file_and_bad_specs(tmp_path):
+    path = tmp_path / "names.yaml"
+    path.write_text("gfc: GFC\nalc: à la carte\n", encoding="utf-8")
+    assert report.parse_names(str(path)) == {"gfc": "GFC", "alc": "à la carte"}
+    assert report.parse_names(None) == {} and report.parse_names("") == {}
+    with pytest.raises(UsageError, match="must look like gfc=GFC"):
+        report.parse_names("gfc")
+    with pytest.raises(UsageError, match="not found"):
+        report.parse_names(str(tmp_path / "missing.yaml"))
+
+
+def test_latex_has_caption_label_and_names_its_packages():
+    tex = report.render(frame(), "latex", label="tab:demo")
+    assert tex.startswith("% requires: booktabs\n")
+    assert r"\caption{Error: RMSE $\times$ 100" in tex and r"\label{tab:demo}" in tex
+    assert r"\label{tab:demo-wilcoxon}" in tex and tex.count(r"\caption{") == 2
+    assert "±" not in tex and "×" not in tex and "–" not in tex      # all as LaTeX, not raw Unicode
+    assert r"\label{tab:rfbench}" in report.render(frame(), "latex")   # a default label
+
+
+def test_latex_layout_follows_the_text_width():
+    df = wide_frame()
+    roomy = report.render(df, "latex", latex_width=2000)
+    assert "one table at \\small" in roomy and roomy.count(r"\begin{tabular}") == 2     # + Wilcoxon
+    page = report.render(df, "latex")                        # 469 pt: 15 method columns do not fit
+    assert "panels of whole methods" in page and page.count(r"\begin{tabular}") > 4
+    assert "$n = 100$ (continued)" in page and "resizebox" not in page and "graphicx" not in page
+    tiny = report.render(df, "latex", latex_width=report.parse_length("1.5in"))
+    assert tiny.startswith("% requires: booktabs, graphicx") and r"\resizebox{\textwidth}{!}{%" in tiny
+    assert report.parse_length("6.5in") == pytest.approx(469.755) and report.parse_length("469") == 469
+    with pytest.raises(UsageError, match="latex-width"):
+        report.parse_length("wide")
+
+
+def compile_latex(tmp_path, body: str, text_width: str) -> str:
+    """pdflatex on the table in a minimal article with the given \\textwidth; the log."""
+    packages = body.splitlines()[0].removeprefix("% requires: ")
+    doc = tmp_path / "t.tex"
+    doc.write_text("\\documentclass{article}\n"
+                   f"\\usepackage{{{packages}}}\n"
+                   f"\\setlength{{\\textwidth}}{{{text_width}}}\\setlength{{\\textheight}}{{9in}}\n"
+                   "\\begin{document}\n" + body + "\\end{document}\n", encoding="utf-8")
+    res = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", doc.name],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    log = (tmp_path / "t.log").read_text(errors="replace")
+    assert res.returncode == 0, log[-3000:]
+    return log
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+@pytest.mark.parametrize("width", ["469pt", "345pt", "3in"])
+def test_latex_fits_the_page_width_under_pdflatex(tmp_path, width):
+    """The layout chosen for a text width has no overfull box in a document of that width (the
+    wide table is split into panels; at 3 in some are scaled), and no float taller than the page."""
+    body = report.render(wide_frame(), "latex", latex_width=report.parse_length(width),
+                         names={"gfc-gbrff": "GFC+GBRFF", "alc": "à la carte"}, label="tab:wide")
+    log = compile_latex(tmp_path, body, width)
+    assert "Overfull \\hbox" not in log and "Float too large" not in log
+    assert "LaTeX Error" not in log and "Missing character" not in log

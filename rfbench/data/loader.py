@@ -38,8 +38,26 @@ def cache_dir() -> Path:
 
 
 def data_dir(override: str | os.PathLike | None = None) -> Path | None:
-    value = override or os.environ.get("RFBENCH_DATA_DIR")
-    return Path(value) if value else None
+    """The mirror directory (--data-dir, else $RFBENCH_DATA_DIR; None when neither is set).
+
+    A directory that is named but does not exist is refused rather than silently ignored (the run
+    would otherwise fall back to generators and downloads and compute something else)."""
+    if override is not None and str(override).strip() == "":
+        raise UsageError("--data-dir is empty; name the dataset mirror directory, or leave the option out "
+                         "to use $RFBENCH_DATA_DIR")
+    if override is not None:
+        value, origin = str(override), "--data-dir"
+    else:
+        value, origin = os.environ.get("RFBENCH_DATA_DIR", "").strip(), "RFBENCH_DATA_DIR"
+        if not value:
+            return None
+    path = Path(value).expanduser()
+    if not path.is_dir():
+        fix = ("give the dataset mirror directory" if origin == "--data-dir" else
+               "point it at the dataset mirror directory, or unset it to use only generated and downloaded datasets")
+        shown = f"--data-dir {value}" if origin == "--data-dir" else f"RFBENCH_DATA_DIR={value}"
+        raise UsageError(f"{shown} is not a directory ({'missing' if not path.exists() else 'a file'}); {fix}")
+    return path
 
 
 def sha256_of(path: Path) -> str:
@@ -132,6 +150,10 @@ def _from_mirror(ds: Dataset, root: Path) -> Loaded | None:
     if ds.mirror is None:
         return None
     paths = [root / f for f, _ in ds.mirror.files]
+    base = os.path.normpath(os.path.abspath(root))
+    for p in paths:  # the registry refuses such paths already: defence in depth
+        if os.path.commonpath([base, os.path.normpath(os.path.abspath(p))]) != base:
+            raise UsageError(f"dataset '{ds.name}': mirror file {p} lies outside the data directory {root}")
     if not all(p.is_file() for p in paths):
         return None
     for path, (_, expected) in zip(paths, ds.mirror.files, strict=True):

@@ -1,0 +1,401 @@
+"""Every input a user can give is validated once, with one line (exit 2), never a traceback and
+never a silent surprise: registry names and mirror paths, methods.yaml estimators, numeric options,
+empty lists, data directories, empty or damaged results directories, and a disk that fills up."""
+
+import errno
+import io
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rfbench import registry
+from rfbench.errors import UsageError
+from rfbench.store import RunDir, atomic_write_text
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = [sys.executable, "-m", "rfbench.cli"]
+TINY = ["--features", "10", "--outer-folds", "2", "--inner-folds", "2", "--max-samples", "100", "--quiet",
+        "--no-report"]
+SHA = "a" * 64
+
+
+def rfbench(*args, env=None):
+    full_env = dict(os.environ, **(env or {}))
+    return subprocess.run([*RUN, *args], capture_output=True, text=True, timeout=600, env=full_env)
+
+
+def one_line_error(res, message: str) -> str:
+    """The run failed with exit 2 and exactly one stderr line, ``rfbench: error: ...message...``."""
+    assert res.returncode == 2, (res.returncode, res.stdout[-1000:], res.stderr[-2000:])
+    lines = res.stderr.strip().splitlines()
+    assert "Traceback" not in res.stderr and len(lines) == 1, res.stderr
+    assert lines[0].startswith("rfbench: error: ") and message in lines[0], lines[0]
+    return lines[0]
+
+
+@pytest.fixture
+def custom_registry(tmp_path, monkeypatch):
+    """Write a datasets.yaml (suite 's') and point the registry at it, in-process and for subprocesses."""
+    def make(entries: str) -> Path:
+        path = tmp_path / "datasets.yaml"
+        path.write_text("suites: {s: test}\ndatasets:\n" + entries)
+        monkeypatch.setenv("RFBENCH_DATASETS_YAML", str(path))
+        registry._datasets.cache_clear()
+        return path
+    yield make
+    registry._datasets.cache_clear()
+
+
+def generated(name: str) -> str:
+    return (f"  {name!r}:\n    task: regression\n    suites: [s]\n    shape: [200, 10]\n    target: y\n"
+            "    generator: friedman\n")
+
+
+def mirrored(name: str, file: str, append: str = "") -> str:
+    extra = f", append: [{{file: {append!r}, sha256: {SHA}}}]" if append else ""
+    return (f"  {name}:\n    task: regression\n    suites: [s]\n    shape: [10, 2]\n    target: y\n"
+            f"    mirror: {{file: {file!r}, format: csv, sha256: {SHA}{extra}}}\n")
+
+
+# -- 1. unsafe dataset / method names; nothing is written outside --out -----------------------------
+
+@pytest.mark.parametrize("name", ["../../escape", "a/b", "..", ".hidden", "a..b", "x y", "a\\b", "ok;rm"])
+def test_unsafe_dataset_name_is_refused_when_the_registry_loads(custom_registry, name):
+    custom_registry(generated(name))
+    with pytest.raises(UsageError, match="dataset name .* is not allowed"):
+        registry.datasets()
+
+
+def test_safe_names_still_load(custom_registry):
+    custom_registry(generated("a.b-c_9") + generated("Z"))
+    assert set(registry.datasets()) == {"a.b-c_9", "Z"}
+
+
+def test_escaping_dataset_name_through_the_cli_writes_nothing_outside_out(custom_registry, tmp_path):
+    custom_registry(generated("../../escape"))
+    out = tmp_path / "a" / "b" / "out"
+    res = rfbench("run", "--datasets", "../../escape", "--methods", "rff-gauss", *TINY, "--out", str(out))
+    one_line_error(res, "dataset name '../../escape' is not allowed")
+    assert not list(tmp_path.rglob("*.json")) and not list(tmp_path.rglob("escape*"))
+
+
+def test_unsafe_method_name_is_refused(tmp_path):
+    methods = tmp_path / "methods.yaml"
+    methods.write_text("'../evil':\n  estimator: rfbench.methods.rff:RFFRegressor\n")
+    res = rfbench("methods", env={"RFBENCH_METHODS_YAML": str(methods)})
+    one_line_error(res, "method name '../evil' is not allowed")
+
+
+def test_store_refuses_every_path_outside_the_run_directory(tmp_path):
+    """Defence in depth: even a record that slipped past the registry cannot leave --out."""
+    run = RunDir(tmp_path / "run").ensure()
+    rec = {"dataset": "../../escape", "method": "m", "n_features": 1, "fold": 0, "seed": 0, "protocol": "cv",
+           "status": "done", "error": 1.0, "total_s": 1.0}
+    with pytest.raises(UsageError, match="outside the results directory"):
+        run.write_record(rec)
+    with pytest.raises(UsageError, match="outside the results directory"):
+        run.write_folds("../../escape", [0, 1])
+    with pytest.raises(UsageError, match="outside the results directory"):
+        run.claim("../../escape")
+    assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == []
+    run.write_record(dict(rec, dataset="fine"))          # a safe record is still written
+    assert len(list(run.records_dir.glob("*.json"))) == 1
+
+
+# -- 2. a mirror path that leaves the data directory ------------------------------------------------
+
+@pytest.mark.parametrize("file, append", [("../../etc/passwd", ""), ("/etc/passwd", ""), ("a/../../b.csv", ""),
+                                          ("ok.csv", "../other.csv"), ("~/x.csv", "")])
+def test_mirror_path_leaving_the_data_directory_is_refused_when_the_registry_loads(custom_registry, file, append):
+    custom_registry(mirrored("leaky", file, append))
+    with pytest.raises(UsageError, match="entry 'leaky': field 'mirror.file' must be a path relative to the data"):
+        registry.datasets()
+
+
+def test_mirror_path_outside_through_the_cli(custom_registry):
+    custom_registry(mirrored("passwd", "../../etc/passwd"))
+    res = rfbench("datasets", "fetch", "passwd", "--data-dir", "/usr/share")
+    one_line_error(res, "field 'mirror.file'")
+
+
+def test_loader_refuses_a_mirror_path_outside_the_data_directory(tmp_path):
+    """Defence in depth: a Dataset built without the registry's check still cannot read outside."""
+    from rfbench.data.loader import _from_mirror
+    from rfbench.registry import Dataset, Mirror
+
+    ds = Dataset("x", "regression", ("s",), (10, 2), "y", mirror=Mirror("../outside.csv", SHA, "csv"))
+    (tmp_path / "outside.csv").write_text("a,b,y\n")
+    (tmp_path / "mirror").mkdir()
+    with pytest.raises(UsageError, match="outside the data directory"):
+        _from_mirror(ds, tmp_path / "mirror")
+
+
+def test_unknown_generator_is_refused_when_the_registry_loads(custom_registry):
+    custom_registry(generated("g").replace("friedman", "nosuch"))
+    with pytest.raises(UsageError, match="entry 'g': field 'generator' must be one of breiman, friedman"):
+        registry.datasets()
+
+
+# -- 3. a methods.yaml module or class that does not exist ------------------------------------------
+
+@pytest.fixture
+def bad_methods(tmp_path):
+    path = tmp_path / "methods.yaml"
+    path.write_text((ROOT / "methods.yaml").read_text()
+                    + "\nnomod:\n  estimator: rfbench.methods.nosuch:Thing\n"
+                    + "nocls:\n  estimator: rfbench.methods.rff:NoSuchClass\n")
+    return path
+
+
+@pytest.mark.parametrize("method, message", [
+    ("nomod", "entry 'nomod': estimator 'rfbench.methods.nosuch:Thing': cannot import module 'rfbench.methods.nosuch'"),
+    ("nocls", "entry 'nocls': estimator 'rfbench.methods.rff:NoSuchClass': module 'rfbench.methods.rff' has no "
+              "class 'NoSuchClass'"),
+])
+def test_missing_estimator_module_or_class_fails_before_any_task(bad_methods, tmp_path, method, message):
+    out = tmp_path / "out"
+    res = rfbench("run", "--suite", "synthetic", "--methods", f"rff-gauss,{method}", *TINY, "--out", str(out),
+                  env={"RFBENCH_METHODS_YAML": str(bad_methods)})
+    one_line_error(res, message)
+    assert not out.exists()                      # nothing ran, nothing was written
+
+
+def test_malformed_estimator_path_is_refused_when_the_registry_loads(tmp_path):
+    path = tmp_path / "methods.yaml"
+    path.write_text("x:\n  estimator: 'rfbench/methods:RFF'\n")
+    one_line_error(rfbench("methods", env={"RFBENCH_METHODS_YAML": str(path)}),
+                   "entry 'x': field 'estimator' must name 'package.module:Class'")
+
+
+# -- 4. numeric options ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, message", [
+    (["--seed", "-1"], "--seed -1 must be an integer from 0 to 2**32 - 1"),
+    (["--seed", str(2**32)], "--seed 4294967296 must be"),
+    (["--threads", "-1"], "--threads -1 must be at least 1"),
+    (["--threads", "0"], "--threads 0 must be at least 1"),
+    (["--repeats", "0"], "--repeats 0 must be at least 1"),
+    (["--repeats", "0", "--protocol", "splits"], "--repeats 0 must be at least 1"),
+    (["--jobs", "0"], "--jobs must be at least 1"),
+    (["--max-samples", "1"], "--max-samples 1 must be at least 2"),
+    (["--max-samples", "0"], "--max-samples 0 must be at least 2"),
+    (["--test-size", "1.5"], "--test-size 1.5 must be between 0 and 1"),
+    (["--test-size", "0", "--protocol", "holdout"], "--test-size 0 must be between 0 and 1"),
+    (["--test-size", "0.001", "--protocol", "splits"], "leaves 0 test and 100 training rows"),
+])
+def test_bad_numeric_option_is_one_line(tmp_path, args, message):
+    out = tmp_path / "out"
+    res = rfbench("run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY, *args, "--out", str(out))
+    one_line_error(res, message)
+    assert not list(out.glob("records/*.json"))
+
+
+# -- 5. empty lists ---------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, message", [
+    (["--datasets", ""], "--datasets is empty"),
+    (["--datasets", " , "], "--datasets is empty"),
+    (["--suite", ""], "--suite is empty"),
+    (["--methods", ""], "--methods is empty"),
+    (["--suite", "synthetic", "--datasets", "friedman-generated,breiman"], "--datasets breiman not in suite 'synthetic'"),
+])
+def test_empty_or_mismatched_lists_are_refused(tmp_path, args, message):
+    res = rfbench("run", *TINY, *args, "--out", str(tmp_path / "out"))
+    one_line_error(res, message)
+    assert not (tmp_path / "out").exists()
+
+
+def test_no_datasets_and_no_suite_still_runs_the_default_suite(tmp_path):
+    out = tmp_path / "default"
+    res = rfbench("run", "--methods", "rff-gauss", *TINY, "--out", str(out))
+    assert res.returncode == 0, res.stderr
+    assert set(pd.read_csv(out / "results.csv")["dataset"]) == {"breiman-generated", "friedman-generated"}
+
+
+# -- 6. a data directory that does not exist --------------------------------------------------------
+
+def test_missing_data_dir_option_is_refused(tmp_path):
+    out = tmp_path / "out"
+    res = rfbench("run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY, "--out", str(out),
+                  "--data-dir", "/nonexistent")
+    one_line_error(res, "--data-dir /nonexistent is not a directory (missing)")
+    assert not out.exists()
+    afile = tmp_path / "file"
+    afile.write_text("")
+    one_line_error(rfbench("datasets", "info", "breiman", "--data-dir", str(afile)), "is not a directory (a file)")
+    one_line_error(rfbench("datasets", "fetch", "breiman", "--data-dir", ""), "--data-dir is empty")
+
+
+def test_missing_data_dir_in_the_environment_is_refused_with_how_to_fix(tmp_path):
+    res = rfbench("run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY,
+                  "--out", str(tmp_path / "out"), env={"RFBENCH_DATA_DIR": "/nonexistent"})
+    line = one_line_error(res, "RFBENCH_DATA_DIR=/nonexistent is not a directory")
+    assert "unset it" in line
+    one_line_error(rfbench("datasets", "info", "breiman", env={"RFBENCH_DATA_DIR": "/nonexistent"}),
+                   "RFBENCH_DATA_DIR=/nonexistent")
+
+
+# -- 7. status on an empty directory ----------------------------------------------------------------
+
+def test_status_of_an_empty_directory_is_one_line(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    one_line_error(rfbench("status", str(empty)), f"no run in {empty} yet")
+
+
+# -- 8. damaged records and results tables ----------------------------------------------------------
+
+def _record(method, fold, **kw):
+    rec = {"dataset": "friedman-generated", "method": method, "n_features": 10, "fold": fold, "seed": 0,
+           "protocol": "cv-o3-i2", "status": "done", "metric": "rmse100", "error": 10.0 + fold, "total_s": 1.0,
+           "tune_s": 0.5, "n_train": 90, "n_test": 10, "finished_at": "2026-01-01T00:00:00+00:00"}
+    return rec | kw
+
+
+BAD_RECORDS = {
+    "no-error": ({"error": None}, "field 'error' of a done record is missing"),
+    "text-error": ({"error": "abc"}, "field 'error' of a done record is not a finite number ('abc')"),
+    "weird-status": ({"status": "weird"}, "field 'status' is 'weird'"),
+    "text-time": ({"total_s": "slow"}, "field 'total_s' of a done record is not a finite number ('slow')"),
+    "text-n": ({"n_features": "ten"}, "field 'n_features' is not an integer >= 1 ('ten')"),
+    "no-method": ({"method": None}, "field 'method' is missing"),
+    "text-n-test": ({"n_test": "ten"}, "field 'n_test' of a done record is not a positive integer ('ten')"),
+}
+
+
+@pytest.fixture
+def damaged_run(tmp_path):
+    run = tmp_path / "damaged"
+    (run / "records").mkdir(parents=True)
+    for m in ("rff-gauss", "rff-cauchy"):
+        for f in range(3):
+            (run / "records" / f"{m}-{f}.json").write_text(json.dumps(_record(m, f, error=10.0 + f + (m == "rff-cauchy"))))
+    for name, (change, _) in BAD_RECORDS.items():
+        rec = {k: v for k, v in (_record("rff-gauss", 3) | change).items() if v is not None}
+        (run / "records" / f"{name}.json").write_text(json.dumps(rec))
+    (run / "records" / "list.json").write_text("[1, 2]")
+    (run / "records" / "garbage.json").write_bytes(b"\x00\xffnot json")
+    (run / "runs.jsonl").write_text('{"started_at": "2026-01-01T00:00:00+00:00"}\nnot json\n')
+    return run
+
+
+def _warnings(stderr: str) -> list[str]:
+    return [line for line in stderr.splitlines() if line.startswith("warning: ")]
+
+
+def test_report_skips_damaged_records_with_one_warning_each_and_counts_the_rest(damaged_run):
+    res = rfbench("report", str(damaged_run), "--format", "csv")
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    warnings = _warnings(res.stderr)
+    for name, (_, field) in BAD_RECORDS.items():
+        assert any(f"{name}.json" in w and field in w for w in warnings), (name, warnings)
+    assert any("list.json" in w and "not a JSON object" in w for w in warnings)
+    assert any("garbage.json" in w and "not a JSON record" in w for w in warnings)
+    assert len(warnings) == len(BAD_RECORDS) + 2 and len(res.stderr.strip().splitlines()) == len(warnings)
+    table = pd.read_csv(io.StringIO(res.stdout))
+    assert sorted(table["folds"]) == [3, 3]                  # the good records still count
+    text = rfbench("report", str(damaged_run))                  # text format: wall time from runs.jsonl too
+    assert text.returncode == 0 and "Traceback" not in text.stderr
+    assert any("runs.jsonl line 2" in w for w in _warnings(text.stderr))
+
+
+def test_check_and_status_skip_damaged_records(damaged_run):
+    res = rfbench("check", str(damaged_run), "--spec", "gfc2016-table1")
+    assert res.returncode in (0, 1) and "Traceback" not in res.stderr, res.stderr
+    assert any("text-error.json" in w for w in _warnings(res.stderr))
+    (damaged_run / "runs.jsonl").unlink()                   # (status reads runs.jsonl as it is)
+    res = rfbench("status", str(damaged_run))
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+
+
+def test_results_csv_with_garbage_rows_is_read_with_one_warning(tmp_path):
+    run = tmp_path / "csvonly"
+    run.mkdir()
+    rows = [_record("rff-gauss", f) for f in range(3)] + [_record("rff-gauss", 3, error="abc"),
+                                                          _record("rff-gauss", 4, status="weird")]
+    pd.DataFrame(rows).to_csv(run / "results.csv", index=False)
+    res = rfbench("report", str(run), "--format", "csv")
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
+    warnings = _warnings(res.stderr)
+    assert len(warnings) == 1 and "results.csv" in warnings[0] and "2 of 5 row(s)" in warnings[0]
+    assert "row 5: field 'error'" in warnings[0]
+    assert list(pd.read_csv(io.StringIO(res.stdout))["folds"]) == [3]
+
+
+def test_results_csv_that_is_not_a_table_is_one_line(tmp_path):
+    run = tmp_path / "broken"
+    run.mkdir()
+    (run / "results.csv").write_text('garbage\n"a,b\n')
+    one_line_error(rfbench("report", str(run)), "results.csv is not a results table")
+    one_line_error(rfbench("check", str(run), "--spec", "gfc2016-table1"), "results.csv is not a results table")
+
+
+def test_only_damaged_records_is_the_no_results_line(tmp_path):
+    run = tmp_path / "allbad"
+    (run / "records").mkdir(parents=True)
+    (run / "records" / "x.json").write_text(json.dumps(_record("rff-gauss", 0, error="abc")))
+    res = rfbench("report", str(run))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert res.stderr.strip().splitlines()[-1].startswith("rfbench: error: no results in")
+
+
+# -- 9. disk full during a run ----------------------------------------------------------------------
+
+def test_atomic_write_that_fails_keeps_the_old_file_and_leaves_no_temp(tmp_path, monkeypatch):
+    target = tmp_path / "results.csv"
+    target.write_text("old\n")
+
+    def full(*_a, **_k):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(os, "fsync", full)
+    with pytest.raises(OSError) as info:
+        atomic_write_text(target, "new\n" * 1000)
+    assert info.value.errno == errno.ENOSPC and info.value.filename == str(target)
+    assert target.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["results.csv"]
+
+
+@pytest.mark.parametrize("victim", ["record", "results.csv"])
+def test_disk_full_during_a_run_stops_with_one_line_and_resumes(tmp_path, monkeypatch, capsys, victim):
+    from rfbench import cli
+
+    out = tmp_path / "full"
+    args = ["run", "--datasets", "friedman-generated", "--methods", "rff-gauss", "--features", "10",
+            "--outer-folds", "3", "--inner-folds", "2", "--max-samples", "100", "--quiet", "--no-report",
+            "--out", str(out)]
+    real_replace = os.replace
+    writes = {"n": 0}
+
+    def replace(src, dst, *a, **k):
+        dst_s = str(dst)
+        hit = (dst_s.endswith(".json") and f"{os.sep}records{os.sep}" in dst_s) if victim == "record" \
+            else dst_s.endswith("results.csv")
+        if hit:
+            writes["n"] += 1
+            # the first record is written, the second fails; results.csv: the initial and the
+            # first task's writes succeed, the second task's fails
+            if writes["n"] >= 2 + (victim == "results.csv"):
+                raise OSError(errno.ENOSPC, "No space left on device")
+        return real_replace(src, dst, *a, **k)
+
+    monkeypatch.setattr(os, "replace", replace)
+    with pytest.raises(SystemExit) as exc:
+        cli.main(args)
+    assert exc.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("rfbench: error: disk full while writing "), err
+    assert "finished tasks are saved; free space and re-run" in err[0]
+    assert (str(out / "records") if victim == "record" else str(out / "results.csv")) in err[0]
+    # nothing partial: no temp file, no claim, every record whole
+    assert not [p for p in out.rglob("*") if p.name.endswith(".tmp") or p.name.endswith(".claim")]
+    records = [json.loads(p.read_text()) for p in (out / "records").glob("*.json")]
+    assert len(records) == (1 if victim == "record" else 2) and all(r["status"] == "done" for r in records)
+    assert len(pd.read_csv(out / "results.csv")) == 1       # the last complete table
+    monkeypatch.setattr(os, "replace", real_replace)
+    cli.main(args)                                           # space freed: the same command resumes
+    assert len(pd.read_csv(out / "results.csv")) == 3
