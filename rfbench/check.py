@@ -13,6 +13,14 @@ names to rfbench names, the protocol, and the tolerance:
           finished: the difference is shown but not judged yet (a run still in progress);
     not comparable  when the spec says our problem differs from the paper's on that dataset
           (``not_comparable``: dataset → reason): shown, never judged, counted apart.
+
+Several seeds (``rfbench run --seeds``) are pooled (see :func:`pooled`): the reproduced mean is over
+every (seed, fold) error and is judged against the published mean; the ± next to it is the spread
+across folds (one seed's std over its folds, mean over seeds), comparable with the published std
+over folds, and the spread across seeds is shown apart (``3.92 ± 0.36 (±0.05 seeds)``, column
+seeds); a cell is partial until every seed has every fold. Records reach the check through
+``store.load_results``, which counts a task found in several directories once and refuses
+conflicting copies and mixed protocols.
 """
 
 from __future__ import annotations
@@ -53,11 +61,33 @@ def expected_folds(spec: Spec) -> int:
     return int(spec.protocol.get("outer_folds") or spec.protocol.get("repeats") or 0)
 
 
+def _seeds(df: pd.DataFrame) -> pd.Series:
+    """The seed of every record (records without one: seed 0, the default of every run)."""
+    if "seed" not in df:
+        return pd.Series(0, index=df.index)
+    return pd.to_numeric(df["seed"], errors="coerce").fillna(0).astype(int)
+
+
 def complete_cells(spec: Spec, done: pd.DataFrame) -> pd.DataFrame:
     """The finished folds of complete (dataset, method, n) cells only: the mean of a run still in
-    progress is not the cell's result, so the summaries across datasets leave it out."""
-    size = done.groupby(["dataset", "method", "n_features"])["error"].transform("size")
-    return done[size >= expected_folds(spec)]
+    progress is not the cell's result, so the summaries across datasets leave it out. With several
+    seeds a cell is complete when each of its seeds has every fold (its mean pools them all)."""
+    cell = [done[k] for k in ("dataset", "method", "n_features")]
+    size = done.groupby([*cell, _seeds(done)])["error"].transform("size")
+    complete = (size >= expected_folds(spec)).groupby(cell).transform("all")
+    return done[complete.astype(bool)]
+
+
+def pooled(errors: pd.Series, seeds: pd.Series) -> dict:
+    """A cell's errors pooled over seeds: mean over every (seed, fold) error; fold_std the std over
+    one seed's folds, mean over the seeds (with one seed: the std over the folds, as the papers
+    print it); seed_std the std of the per-seed means (None: one seed); min_folds the folds of its
+    least complete seed."""
+    per_seed = errors.astype(float).groupby(seeds.to_numpy())
+    fold_stds, means = per_seed.std(ddof=1).dropna(), per_seed.mean()
+    return {"mean": float(errors.astype(float).mean()), "fold_std": float(fold_stds.mean()) if len(fold_stds) else 0.0,
+            "seed_std": float(means.std(ddof=1)) if len(means) > 1 else None, "seeds": len(means),
+            "min_folds": int(per_seed.size().min())}
 
 
 def holdout_se(dataset: str) -> float:
@@ -134,14 +164,18 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
             rows.append(row | {"reproduced": "", "folds": 0, "diff_stds": np.nan, "status": "missing"})
             continue
         e = sel["error"].astype(float).to_numpy()
-        rm, rs = float(e.mean()), float(e.std(ddof=1)) if e.size > 1 else 0.0
+        pool = pooled(sel["error"], _seeds(sel))      # one seed: mean and std over the folds, as before
+        rm, rs = pool["mean"], pool["fold_std"]
         tol = row["tolerance"]
         row |= {"reproduced": f"{rm:.4g} ± {rs:.2f}" if e.size > 1 else f"{rm:.4g}", "folds": int(e.size),
                 "diff_stds": (rm - pm) / ps if ps > 0 else np.nan,
                 "diff_se": (rm - pm) / (holdout_se(ds) * abs(pm)) if spec.holdout_ses and pm else np.nan,
                 "walltime_s": float(sel["total_s"].astype(float).median()),
                 "status": "pass" if abs(rm - pm) <= tol else "fail"}
-        if e.size < n_folds:
+        if pool["seeds"] > 1:      # the std next to the published one is across folds; seeds apart
+            row["reproduced"] += f" (±{pool['seed_std']:.2f} seeds)"
+            row["seeds"] = pool["seeds"]
+        if pool["min_folds"] < n_folds:
             row["status"] = "partial"
         if ds in spec.not_comparable:     # shown, never judged
             row |= {"status": "not comparable", "reason": spec.not_comparable[ds]}
@@ -327,7 +361,7 @@ def summary_line(table: pd.DataFrame) -> str:
 def render(table: pd.DataFrame, spec: Spec) -> str:
     shown = table.drop(columns=["reason"], errors="ignore")
     fmt = {"diff_stds": "{:+.2f}", "diff_se": "{:+.2f}", "walltime_s": "{:.1f}", "published_walltime_s": "{:.1f}",
-           "speedup": "{:.0f}x"}     # speedup = published / reproduced walltime per outer fold
+           "speedup": "{:.0f}x", "seeds": "{:.0f}"}     # speedup = published / reproduced walltime per outer fold
     for col, f in fmt.items():
         if col in shown:
             shown[col] = shown[col].map(lambda v, f=f: "" if pd.isna(v) else f.format(v))

@@ -40,6 +40,21 @@ def parse_int_list(text: str, option: str) -> list[int]:
     return values
 
 
+def parse_seeds(text: str | None, seed: int = 0) -> list[int]:
+    """--seeds '0,1,2' → [0, 1, 2] (each once, in the order given); without --seeds, [--seed]."""
+    if text is None:
+        return [seed]
+    if seed != 0:
+        raise UsageError("give either --seed N or --seeds LIST, not both (--seeds 0,1,2 runs every seed)")
+    try:
+        seeds = list(dict.fromkeys(int(v) for v in text.split(",") if v.strip()))
+    except ValueError:
+        raise UsageError(f"--seeds '{text}' must be comma-separated integers, e.g. 0,1,2") from None
+    if not seeds or any(not 0 <= s < 2**32 for s in seeds):
+        raise UsageError(f"--seeds '{text}' must be integers from 0 to 2**32 - 1, e.g. 0,1,2")
+    return seeds
+
+
 def parse_folds(text: str | None) -> list[int] | None:
     """'0-2,5' → [0, 1, 2, 5]; None → all folds."""
     if text is None:
@@ -68,9 +83,10 @@ def cli():
 
 @cli.command()
 @click.option("--suite", default=None, help=f"dataset suite (default: {DEFAULT_SUITE} when no --datasets)")
-@click.option("--datasets", "dataset_names", default=None, help="comma-separated dataset names")
+@click.option("--datasets", "dataset_names", default=None,
+              help="comma-separated dataset names, data files (csv, tsv, arff, parquet; with --target) or openml:ID")
 @click.option("--methods", "method_names", default="rff-gauss,lgbm", show_default=True,
-              help="comma-separated method names (see `rfbench methods`)")
+              help="comma-separated method names (see `rfbench methods`) or estimators as package.module:Class")
 @click.option("--features", default="100,500", show_default=True, help="feature budgets n")
 @click.option("--protocol", "protocol_name", default="cv", show_default=True,
               type=click.Choice(["cv", "splits", "holdout"]), help="evaluation protocol")
@@ -79,6 +95,9 @@ def cli():
 @click.option("--repeats", default=20, show_default=True, type=int, help="random splits (--protocol splits)")
 @click.option("--test-size", default=0.3, show_default=True, type=float, help="test fraction (splits/holdout)")
 @click.option("--seed", default=0, show_default=True, type=int)
+@click.option("--seeds", "seed_list", default=None,
+              help="run the protocol once per seed into the same --out, e.g. 0,1,2 (the report pools the seeds and "
+                   "shows their spread apart from the folds'); replaces --seed")
 @click.option("--folds", "fold_list", default=None,
               help="run only these outer folds / splits, e.g. 0-2 (the splits are unchanged; default: all)")
 @click.option("--jobs", default=1, show_default=True, type=int, help="parallel worker processes")
@@ -88,21 +107,31 @@ def cli():
 @click.option("--out", default="runs/latest", show_default=True, help="results directory (resumable)")
 @click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
 @click.option("--strict", is_flag=True, help="fail instead of skipping datasets that cannot be obtained")
+@click.option("--target", default=None, help="the column to predict of the data files / openml:ID in --datasets")
+@click.option("--task", "task_type", default=None, type=click.Choice(["regression", "classification"]),
+              help="task of the data files / openml:ID in --datasets (default: inferred from the target)")
+@click.option("--registry", "registry_files", multiple=True, metavar="FILE",
+              help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
+                   "repeatable (also $RFBENCH_REGISTRY)")
 @click.option("--no-report", is_flag=True, help="do not print the table at the end")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 def run(suite, dataset_names, method_names, features, protocol_name, outer_folds, inner_folds, repeats,
-        test_size, seed, fold_list, jobs, threads, timeout, max_samples, out, data_dir, strict, no_report, quiet):
+        test_size, seed, seed_list, fold_list, jobs, threads, timeout, max_samples, out, data_dir, strict, no_report,
+        quiet, target, task_type, registry_files):
     """Run the protocol for datasets × methods × n_features; resumes an existing --out."""
     from rfbench import registry, report, runner
+    from rfbench.data.loader import resolve_dataset_names
     from rfbench.protocol import Protocol
     from rfbench.store import load_results
 
+    registry.use_files(registry_files)
     names = split_names(dataset_names)
     if dataset_names is not None and not names:
         raise UsageError("--datasets is empty; name datasets (see `rfbench datasets list`), or leave the option "
                          f"out to run --suite (default {DEFAULT_SUITE})")
     if suite is not None and not suite.strip():
         raise UsageError("--suite is empty; name a suite (see `rfbench datasets list`), or leave the option out")
+    names = resolve_dataset_names(names, target, task_type)    # data files and openml:ID → registered
     for n in names:
         registry.get_dataset(n)
     if suite or not names:
@@ -112,19 +141,24 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
             raise UsageError(f"--datasets {','.join(outside)} not in suite '{suite}' (it has "
                              f"{', '.join(suite_names)}); drop --suite or those names")
         names = [n for n in suite_names if not names or n in names]
-    methods = split_names(method_names)
+    methods = registry.resolve_method_names(split_names(method_names))    # package.module:Class → registered
     if not methods:
         raise UsageError("--methods is empty")
-    protocol = Protocol(protocol_name, outer_folds, inner_folds, seed, repeats, test_size, max_samples)
+    seeds = parse_seeds(seed_list, seed)
+    protocol = Protocol(protocol_name, outer_folds, inner_folds, seeds[0], repeats, test_size, max_samples)
     run_dir = runner.run(names, methods, parse_int_list(features, "--features"), protocol, out,
                          jobs=jobs, timeout_s=parse_duration(timeout), data_dir=data_dir, strict=strict,
                          progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]),
-                         threads=threads, folds=parse_folds(fold_list))
-    df = load_results([run_dir.path])
+                         threads=threads, folds=parse_folds(fold_list), seeds=seeds)
+    df = load_results([run_dir.path], protocol=protocol.key())     # this run's protocol, every seed in --out
     counts = df["status"].value_counts().to_dict()
     click.echo(f"results: {run_dir.path / 'results.csv'} ({', '.join(f'{v} {k}' for k, v in counts.items())})")
     if not no_report and (df["status"] == "done").any():
+        import shlex
+
         click.echo(report.render(df, "text"))
+        click.echo(f"files: {run_dir.path / 'results.csv'} (one record per task in {run_dir.records_dir}/); "
+                   f"LaTeX: rfbench report {shlex.quote(out)} --format latex")
 
 
 @cli.command("report")
@@ -137,7 +171,8 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
               help="extra Wilcoxon comparisons across n, e.g. gfc@500:alc@100 (comma-separated)")
 @click.option("--test", "ttest", default="welch", show_default=True, type=click.Choice(["welch", "paired"]),
               help="the t-test that bolds cells: Welch's unequal-variance test over the outer folds, or the "
-                   "paired t-test on the per-fold differences (folds paired by number)")
+                   "paired t-test on the per-fold differences (folds paired by number; with several seeds, by "
+                   "(seed, fold) over every seed's folds)")
 @click.option("--names", default=None,
               help="display names of methods, e.g. 'gfc=GFC,alc=à la carte' (comma-separated), or a .yaml file "
                    "mapping registered to display names; used in every format but csv (default: registered names)")
@@ -150,21 +185,24 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 @click.option("--width", type=int, default=None,
               help="characters per line of the text format (default: the terminal's width, 80 when not a "
                    "terminal; 0: no limit); wider tables are split per n and into column blocks")
-def report_cmd(dirs, fmt, output, alpha, compare, ttest, names, label, latex_width, width):
+@click.option("--protocol", "protocol_key", default=None, metavar="KEY",
+              help="only the records of this protocol key (e.g. cv-o10-i5); needed when DIRS hold one cell under "
+                   "several protocols, which are never pooled")
+def report_cmd(dirs, fmt, output, alpha, compare, ttest, names, label, latex_width, width, protocol_key):
     """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
     from rfbench import report
     from rfbench.store import atomic_write_text, load_results
 
     width = report.terminal_width() if width is None else width
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
-    text = report.render(load_results(dirs), fmt, alpha, report.parse_comparisons(compare), test=ttest,
+    text = report.render(load_results(dirs, protocol_key), fmt, alpha, report.parse_comparisons(compare), test=ttest,
                          names=report.parse_names(names), width=width, label=label,
                          latex_width=report.parse_length(latex_width))
     if fmt in ("text", "markdown"):
         from rfbench.report import fmt_walltime
         from rfbench.store import run_walltime
 
-        for d in dirs:
+        for d in dict.fromkeys(dirs):           # a directory named twice is one run
             seconds, n = run_walltime(d)
             if n:
                 line = (f"Wall time of the run in {d}: {fmt_walltime(seconds)} over {n} invocation(s) that ran tasks "
@@ -194,7 +232,9 @@ def status_cmd(targets, data_dir):
 @cli.command("check")
 @click.argument("dirs", nargs=-1, required=True)
 @click.option("--spec", default=None, help="spec name or path (default: the spec whose results directory DIRS[0] is)")
-def check_cmd(dirs, spec):
+@click.option("--protocol", "protocol_key", default=None, metavar="KEY",
+              help="only the records of this protocol key (default: the spec's protocol, when it names one)")
+def check_cmd(dirs, spec, protocol_key):
     """Compare results with a published table; exit 1 if any present cell fails (a cell the spec
     marks not comparable is shown and counted apart, never failed)."""
     from rfbench import check, reproduce
@@ -208,7 +248,7 @@ def check_cmd(dirs, spec):
         sp = owners[0]
     else:
         sp = check.load_spec(spec)
-    results = load_results(dirs)
+    results = load_results(dirs, protocol_key or sp.protocol_key, missing_ok=protocol_key is None)
     table, text = reproduce.check_text(sp, results)
     click.echo(text, nl=False)
     if (table["status"] == "fail").any():
@@ -292,12 +332,15 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
 @click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level (cd)")
 @click.option("--cd-test", default="nemenyi", show_default=True, type=click.Choice(["nemenyi", "wilcoxon-holm"]),
               help="post-hoc test of the critical-difference diagram after the Friedman test")
-def plot_cmd(dirs, kind, fmt, output, alpha, cd_test):
+@click.option("--protocol", "protocol_key", default=None, metavar="KEY",
+              help="only the records of this protocol key (e.g. cv-o10-i5); needed when DIRS hold one cell under "
+                   "several protocols, which are never pooled")
+def plot_cmd(dirs, kind, fmt, output, alpha, cd_test, protocol_key):
     """Figures of one or more results directories (matplotlib, headless)."""
     from rfbench import plot
     from rfbench.store import load_results
 
-    written, notes = plot.make_plots(load_results(dirs), kind, output, fmt, alpha, cd_test)
+    written, notes = plot.make_plots(load_results(dirs, protocol_key), kind, output, fmt, alpha, cd_test)
     for note in notes:
         click.echo(f"rfbench plot: {note}", err=True)
     for path in written:
@@ -311,11 +354,15 @@ def datasets_group():
 
 @datasets_group.command("list")
 @click.option("--suite", default=None)
-def datasets_list(suite):
+@click.option("--registry", "registry_files", multiple=True, metavar="FILE",
+              help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
+                   "repeatable (also $RFBENCH_REGISTRY)")
+def datasets_list(suite, registry_files):
     from tabulate import tabulate
 
     from rfbench import registry
 
+    registry.use_files(registry_files)
     items = registry.suite_datasets(suite) if suite is not None else list(registry.datasets().values())
     rows = [[d.name, d.task, f"{d.m}×{d.d}", ",".join(d.suites),
              "mirror" if d.mirror else "", d.generator or "", d.openml_id or ""] for d in items]
@@ -325,16 +372,19 @@ def datasets_list(suite):
 @datasets_group.command("info")
 @click.argument("name")
 @click.option("--data-dir", default=None)
-def datasets_info(name, data_dir):
+@click.option("--registry", "registry_files", multiple=True, metavar="FILE",
+              help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
+                   "repeatable (also $RFBENCH_REGISTRY)")
+def datasets_info(name, data_dir, registry_files):
     from rfbench import registry
-    from rfbench.data.loader import data_dir as resolve_dir
+    from rfbench.data.loader import mirror_root
 
+    registry.use_files(registry_files)
     d = registry.get_dataset(name)
     lines = [f"name: {d.name} (paper: {d.paper})", f"task: {d.task}", f"shape: {d.m} × {d.d}",
              f"target: {d.target}", f"suites: {', '.join(d.suites)}"]
     if d.mirror:
-        root = resolve_dir(data_dir)
-        present = root is not None and (root / d.mirror.file).is_file()
+        present = mirror_root(d, data_dir) is not None
         lines.append(f"mirror: {d.mirror.file} ({'present' if present else 'absent'}), sha256 {d.mirror.sha256}")
     if d.generator:
         lines.append(f"generator: {d.generator} (seed 0)")
@@ -351,12 +401,16 @@ def datasets_info(name, data_dir):
 @click.argument("names", nargs=-1)
 @click.option("--suite", default=None)
 @click.option("--data-dir", default=None)
-def datasets_fetch(names, suite, data_dir):
+@click.option("--registry", "registry_files", multiple=True, metavar="FILE",
+              help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
+                   "repeatable (also $RFBENCH_REGISTRY)")
+def datasets_fetch(names, suite, data_dir, registry_files):
     """Obtain datasets (mirror, generator or download) and verify them."""
     from rfbench import registry
     from rfbench.data import load
     from rfbench.errors import DataUnavailable
 
+    registry.use_files(registry_files)
     targets = list(names) + ([d.name for d in registry.suite_datasets(suite)] if suite else [])
     if not targets:
         raise UsageError("name datasets to fetch or give --suite")
@@ -373,12 +427,16 @@ def datasets_fetch(names, suite, data_dir):
 
 
 @cli.command("methods")
-def methods_cmd():
+@click.option("--registry", "registry_files", multiple=True, metavar="FILE",
+              help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
+                   "repeatable (also $RFBENCH_REGISTRY)")
+def methods_cmd(registry_files):
     """List the registered methods."""
     from tabulate import tabulate
 
     from rfbench import registry
 
+    registry.use_files(registry_files)
     rows = [[m.name, ", ".join(sorted(m.estimators)), m.paper, m.description] for m in registry.methods().values()]
     click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))
 

@@ -1,4 +1,18 @@
-"""Registry: datasets.yaml, methods.yaml and bench/*.yaml read into small validated objects.
+"""Registry: datasets.yaml, methods.yaml and bench/*.yaml read into small validated objects, extended
+by user registries, installed plugins and datasets and methods named on the command line.
+
+The built-in files are package data (``rfbench/_data/``, read through importlib.resources); in a
+development checkout those are symlinks to the top-level datasets.yaml, methods.yaml and bench/, which
+stay the source of truth.
+
+Extensions (a name already registered is an error, never a silent override):
+
+* user registry files (``--registry FILE``, ``$RFBENCH_REGISTRY``, config key ``registry``): YAML with
+  ``methods:``, ``datasets:`` and ``suites:`` sections (the schema of methods.yaml / datasets.yaml,
+  with relaxed dataset fields: see README "Bring your own method and data");
+* installed plugins: entry points of the group ``rfbench.methods`` (``name = "package.module:Class"``);
+* the command line: ``--methods package.module:Class`` and ``--datasets file.csv`` / ``openml:ID``
+  (kept in the environment, so that worker processes see the same registry).
 
 A malformed entry fails once, before any work starts, with one line naming the file, the entry
 and the field.
@@ -7,8 +21,14 @@ and the field.
 from __future__ import annotations
 
 import importlib
+import importlib.metadata
+import importlib.resources
+import inspect
+import json
 import os
 import re
+import sys
+import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -17,18 +37,22 @@ import yaml
 
 from rfbench.errors import UsageError
 
-ROOT = Path(__file__).resolve().parent.parent
+PACKAGE_DIR = Path(__file__).resolve().parent
+ROOT = PACKAGE_DIR.parent        # the checkout, in a development tree
 TASKS = ("regression", "classification")
+ENTRY_POINT_GROUP = "rfbench.methods"
+ADHOC_ENV = "RFBENCH_ADHOC_REGISTRY"   # internal: entries named on the command line (JSON)
 # dataset and method names become file names (records/<dataset>__<method>__….json, folds/<dataset>.csv,
 # the download cache): letters, digits, '-', '_' and '.', not leading, never '..'
 _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 _ESTIMATOR = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
+FILE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".arff": "arff", ".parquet": "parquet", ".pq": "parquet"}
 
 
 def check_name(file: Path, name, kind: str) -> str:
     """A registry entry's name, refused unless it is a safe file-name component."""
     if not isinstance(name, str) or not _NAME.fullmatch(name) or ".." in name:
-        raise UsageError(f"{file.name}: {kind} name {name!r} is not allowed: use letters, digits, '-', '_' "
+        raise UsageError(f"{Path(file).name}: {kind} name {name!r} is not allowed: use letters, digits, '-', '_' "
                          "and '.' (not first, never '..'), since it becomes part of file names")
     return name
 
@@ -41,22 +65,47 @@ def _inside_data_dir(value) -> bool:
     return not (value.startswith(("/", "\\", "~")) or re.match(r"[A-Za-z]:", value) or ".." in parts)
 
 
+# -- where the built-in files are ----------------------------------------------------------------
+
+@lru_cache(maxsize=8)
+def _resource(*parts: str) -> Path:
+    """A packaged file under rfbench/_data/, symlinks resolved (in a checkout: the top-level file)."""
+    return Path(str(importlib.resources.files("rfbench").joinpath("_data", *parts))).resolve()
+
+
+def in_checkout() -> bool:
+    """Whether rfbench runs from a development checkout (its package directory beside pyproject.toml
+    and bench/), rather than from an installed wheel."""
+    return (ROOT / "pyproject.toml").is_file() and (ROOT / "bench").is_dir()
+
+
+def is_packaged(path: Path) -> bool:
+    """Whether a file lies inside the installed package (a packaged spec of a wheel install)."""
+    try:
+        Path(path).resolve().relative_to(PACKAGE_DIR)
+    except ValueError:
+        return False
+    return True
+
+
 def datasets_file() -> Path:
-    return Path(os.environ.get("RFBENCH_DATASETS_YAML", ROOT / "datasets.yaml"))
+    return Path(os.environ.get("RFBENCH_DATASETS_YAML") or _resource("datasets.yaml"))
 
 
 def methods_file() -> Path:
-    return Path(os.environ.get("RFBENCH_METHODS_YAML", ROOT / "methods.yaml"))
+    return Path(os.environ.get("RFBENCH_METHODS_YAML") or _resource("methods.yaml"))
 
 
 def bench_dir() -> Path:
-    return ROOT / "bench"
+    return _resource("bench")
 
+
+# -- entries ----------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Mirror:
     file: str
-    sha256: str
+    sha256: str                                # "" (user entries only): not checked
     format: str
     sep: str | None = None                     # csv field separator (default: comma)
     # further files of the same layout whose rows follow the first file's (e.g. a train and a
@@ -73,8 +122,8 @@ class Dataset:
     name: str
     task: str
     suites: tuple[str, ...]
-    shape: tuple[int, int]
-    target: str
+    shape: tuple[int, int]              # (0, 0): not declared (user data), not checked
+    target: str                         # "" (OpenML user data): the dataset's default target
     paper: str = ""
     mirror: Mirror | None = None
     openml_id: int | None = None
@@ -86,11 +135,17 @@ class Dataset:
     download_format: str | None = None
     download_member: str | None = None
     negative: tuple[str, ...] = ()      # classification: source labels mapped to −1
-    positive: tuple[str, ...] = ()      # ... and to +1 (GBRFF paper Table 1)
+    positive: tuple[str, ...] = ()      # ... and to +1 (GBRFF paper Table 1); user data: inferred
     one_hot: bool = False               # one-hot encode categorical inputs
-    holdout: tuple[int, int] | None = None  # (n_train, n_test) of the paper's single split
+    holdout: tuple[int, int] | None = None  # (n_train, n_test) of the paper's split
     preprocess: str | None = None       # name of a dataset-specific reader in rfbench.data.prepare
     notes: str = ""
+    file: str | None = None             # user data: an absolute file path (csv, tsv, arff, parquet)
+    file_format: str | None = None
+    sep: str | None = None
+    sha256: str = ""                    # of ``file``; "" : not checked
+    origin: str = "built-in"            # built-in | the user registry file | command line
+    unavailable: str | None = None      # command line: why the data could not be obtained
 
     @property
     def m(self) -> int:
@@ -100,8 +155,14 @@ class Dataset:
     def d(self) -> int:
         return self.shape[1]
 
+    @property
+    def user(self) -> bool:
+        return self.origin != "built-in"
+
     def how_to_supply(self) -> str:
         hints = []
+        if self.file:
+            hints.append(f"restore the file {self.file}")
         if self.mirror:
             hints.append(f"put {self.mirror.file} under RFBENCH_DATA_DIR (or --data-dir)")
         if self.openml_id:
@@ -118,41 +179,176 @@ class Method:
     params: dict = field(default_factory=dict)
     description: str = ""
     paper: str = ""
+    grid: dict | list | None = None     # user methods: GridSearchCV grid over the inner folds
+    origin: str = "built-in"            # built-in | user registry file | entry point … | command line
+    sys_path: tuple[str, ...] = ()      # directories the estimator's module is imported from
 
     def supports(self, task: str) -> bool:
         return task in self.estimators or "regression" in self.estimators
 
     def estimator_class(self, task: str):
-        """The estimator class for a task (a regressor also serves classification via ±1 + sign)."""
+        """The estimator class for a task (a regressor also serves classification via ±1 + sign).
+
+        A user estimator that does not take rfbench's constructor arguments (n_features, cv,
+        random_state, n_jobs), or that has a ``grid``, is wrapped so that it does (ForeignEstimator)."""
         if not self.supports(task):
             raise UsageError(f"method '{self.name}' has no estimator for {task} datasets")
-        return self._resolve(self.estimators.get(task) or self.estimators["regression"])
+        cls = self._resolve(self.estimators.get(task) or self.estimators["regression"])
+        if self.origin == "built-in" or (follows_contract(cls) and not self.grid):
+            return cls
+        return adapt(cls, self.grid)
+
+    def _where(self, path: str) -> str:
+        source = methods_file().name if self.origin == "built-in" else self.origin
+        return f"{source}: entry '{self.name}': estimator {path!r}"
 
     def _resolve(self, path: str):
-        """``module:Class`` → the class; one line naming methods.yaml's entry when it cannot be."""
-        module, _, cls = path.partition(":")
-        where = f"{methods_file().name}: entry '{self.name}': estimator {path!r}"
-        try:
-            mod = importlib.import_module(module)
-        except ImportError as exc:
-            raise UsageError(f"{where}: cannot import module '{module}' ({type(exc).__name__}: {exc})") from None
-        found = getattr(mod, cls, None)
-        if not isinstance(found, type):
-            raise UsageError(f"{where}: module '{module}' has no class '{cls}'")
-        return found
+        """``module:Class`` → the class; one line naming the registry entry when it cannot be."""
+        return import_estimator(path, self._where(path), self.sys_path)
 
     def check(self) -> Method:
-        """Import every estimator class of the method now (before any task runs)."""
+        """Import every estimator class of the method now (before any task runs), and check a user
+        method's params and grid against its constructor."""
         for path in self.estimators.values():
-            self._resolve(path)
+            cls = self._resolve(path)
+            if self.origin != "built-in":
+                _check_arguments(cls, self.params, self.grid, self._where(path))
         return self
 
     def is_native(self, task: str) -> bool:
         return task in self.estimators
 
 
+def import_estimator(path: str, where: str, sys_path=()) -> type:
+    module, _, cls = path.partition(":")
+    for d in reversed(sys_path):
+        if d not in sys.path:
+            sys.path.insert(0, d)
+    try:
+        mod = importlib.import_module(module)
+    except ImportError as exc:
+        raise UsageError(f"{where}: cannot import module '{module}' ({type(exc).__name__}: {exc})") from None
+    except Exception as exc:  # noqa: BLE001 - a user module that fails on import: one line, no traceback
+        first = str(exc).splitlines()[0] if str(exc) else ""
+        raise UsageError(f"{where}: importing module '{module}' failed ({type(exc).__name__}: {first})") from None
+    found = getattr(mod, cls, None)
+    if not isinstance(found, type):
+        raise UsageError(f"{where}: module '{module}' has no class '{cls}'")
+    return found
+
+
+# -- user estimators: the adapter to rfbench's estimator contract ----------------------------------
+
+CONTRACT = ("n_features", "cv", "random_state", "n_jobs")
+
+
+def _init_params(cls) -> tuple[set, bool]:
+    """The constructor's named parameters, and whether it takes **kwargs."""
+    try:
+        sig = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return set(), True
+    names = {p.name for p in sig.parameters.values()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"}
+    return names, any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
+
+
+def follows_contract(cls) -> bool:
+    """Whether the class takes every argument the runner passes (rfbench/methods/common.py)."""
+    names, _ = _init_params(cls)
+    return set(CONTRACT) <= names
+
+
+def _grid_keys(grid) -> set:
+    grids = grid if isinstance(grid, list) else [grid]
+    return {k for g in grids for k in g}
+
+
+def _check_arguments(cls, params: dict, grid, where: str) -> None:
+    names, var_kw = _init_params(cls)
+    if var_kw:
+        return
+    unknown = sorted((set(params) | (_grid_keys(grid) if grid else set())) - names)
+    if unknown:
+        raise UsageError(f"{where}: {', '.join(unknown)} {'is not a parameter' if len(unknown) == 1 else 'are not parameters'} "
+                         f"of {cls.__name__} (it takes: {', '.join(sorted(names)) or 'none'})")
+
+
+class ForeignEstimator:
+    """Runs any scikit-learn estimator under rfbench's estimator contract.
+
+    Of the runner's arguments, the estimator receives ``n_features``, ``random_state`` and ``n_jobs``
+    when its constructor has them. Hyper-parameters: with a ``grid``, a GridSearchCV over the inner
+    folds (scoring: mean squared error, or accuracy for classifiers) selects them; else the inner
+    folds are passed as ``cv`` when the constructor has a ``cv`` parameter; else the estimator is
+    fitted as it is. ``best_params_``: the grid's choice, else the estimator's own ``best_params_``."""
+
+    target: type = None      # set by adapt()
+    grid = None
+
+    def __init__(self, n_features=None, cv=None, random_state=None, n_jobs=None, **params):
+        self.n_features, self.cv, self.random_state, self.n_jobs = n_features, cv, random_state, n_jobs
+        self.params = params
+
+    def fit(self, X, y):
+        names, _ = _init_params(self.target)
+        kw = dict(self.params)
+        for key in ("n_features", "random_state", "n_jobs"):
+            if key in names and key not in kw and getattr(self, key) is not None:
+                kw[key] = getattr(self, key)
+        cv = self.cv if self.cv is None or isinstance(self.cv, int) else list(self.cv)
+        t0 = time.perf_counter()
+        if self.grid:
+            from sklearn.base import is_classifier
+            from sklearn.model_selection import GridSearchCV
+
+            est = self.target(**kw)
+            search = GridSearchCV(est, self.grid, cv=cv, refit=True, error_score="raise",
+                                  scoring="accuracy" if is_classifier(est) else "neg_mean_squared_error")
+            search.fit(X, y)
+            self.model_ = search.best_estimator_
+            self.best_params_ = dict(search.best_params_)
+            self.tune_time_ = max(time.perf_counter() - t0 - float(getattr(search, "refit_time_", 0.0)), 0.0)
+        else:
+            if "cv" in names and "cv" not in kw and cv is not None:
+                kw["cv"] = cv
+            self.model_ = self.target(**kw)
+            self.model_.fit(X, y)
+            self.best_params_ = dict(getattr(self.model_, "best_params_", None) or {})
+            self.tune_time_ = float(getattr(self.model_, "tune_time_", 0.0) or 0.0)
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+@lru_cache(maxsize=64)
+def _adapt(cls: type, grid_json: str) -> type:
+    grid = json.loads(grid_json)
+    return type(f"Foreign{cls.__name__}", (ForeignEstimator,), {"target": cls, "grid": grid,
+                                                               "__module__": __name__})
+
+
+def adapt(cls: type, grid=None) -> type:
+    """The ForeignEstimator subclass that runs ``cls`` (with ``grid``, if any)."""
+    return _adapt(cls, json.dumps(grid or None, sort_keys=True, default=str))
+
+
+def _is_classifier(cls: type) -> bool:
+    from sklearn.base import ClassifierMixin, is_classifier
+
+    if issubclass(cls, ClassifierMixin):
+        return True
+    try:
+        return bool(is_classifier(cls()))
+    except Exception:  # noqa: BLE001 - a constructor that needs arguments
+        return getattr(cls, "_estimator_type", None) == "classifier"
+
+
+# -- parsing ------------------------------------------------------------------------------------
+
 def _fail(file: Path, entry: str, msg: str):
-    raise UsageError(f"{file.name}: entry '{entry}': {msg}")
+    raise UsageError(f"{Path(file).name}: entry '{entry}': {msg}")
 
 
 def _load_yaml(path: Path) -> dict:
@@ -167,59 +363,83 @@ def _load_yaml(path: Path) -> dict:
     return data
 
 
-def _parse_dataset(path: Path, name: str, e) -> Dataset:
+def _parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
+    """One datasets.yaml entry. ``user``: an entry of a user registry (relative ``file`` paths are
+    relative to ``path``'s directory; task defaults to regression, suites to none, shape and the
+    sha256 checksums are optional, classification labels are inferred when not given)."""
     if not isinstance(e, dict):
         _fail(path, name, "must be a mapping")
+    if user:
+        e = {"task": "regression", "suites": [], **e}
+        if "target" not in e and (e.get("openml") or str(e.get("file") or "").lower().endswith(".arff")):
+            e["target"] = (e.get("openml") or {}).get("target") or ""
     for key in ("task", "suites", "shape", "target"):
-        if key not in e:
+        if key not in e and not (user and key == "shape"):
             _fail(path, name, f"missing field '{key}'")
     if e["task"] not in TASKS:
         _fail(path, name, f"field 'task' must be one of {TASKS}, got {e['task']!r}")
-    shape = e["shape"]
-    if not (isinstance(shape, list) and len(shape) == 2 and all(isinstance(v, int) and v > 0 for v in shape)):
+    shape = e.get("shape", [0, 0] if user else None)
+    if not (isinstance(shape, list) and len(shape) == 2 and all(isinstance(v, int) and v > 0 for v in shape)) \
+            and not (user and shape == [0, 0]):
         _fail(path, name, f"field 'shape' must be [rows, inputs] of positive ints, got {shape!r}")
     if not isinstance(e["suites"], list):
         _fail(path, name, "field 'suites' must be a list")
     mirror = None
     if "mirror" in e:
         mi = e["mirror"]
-        if not isinstance(mi, dict) or not {"file", "sha256", "format"} <= set(mi):
-            _fail(path, name, "field 'mirror' needs file, sha256 and format")
+        if not isinstance(mi, dict) or not ({"file", "format"} if user else {"file", "sha256", "format"}) <= set(mi):
+            _fail(path, name, "field 'mirror' needs file, " + ("" if user else "sha256 ") + "and format")
         append = []
         for extra in mi.get("append") or []:
-            if not isinstance(extra, dict) or not {"file", "sha256"} <= set(extra):
+            if not isinstance(extra, dict) or not ({"file"} if user else {"file", "sha256"}) <= set(extra):
                 _fail(path, name, "field 'mirror.append' must be a list of {file, sha256}")
-            append.append((str(extra["file"]), str(extra["sha256"])))
+            append.append((str(extra["file"]), str(extra.get("sha256") or "")))
         for f in [mi["file"], *(f for f, _ in append)]:
             if not _inside_data_dir(f):
                 _fail(path, name, f"field 'mirror.file' must be a path relative to the data directory that stays "
                       f"inside it (no absolute path, no '..'), got {f!r}")
-        for sha in [str(mi["sha256"]), *(s for _, s in append)]:
-            if len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha):
+        for sha in [str(mi.get("sha256") or ""), *(s for _, s in append)]:
+            if (sha or not user) and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
                 _fail(path, name, "field 'mirror.sha256' must be 64 lowercase hex digits")
-        sha = str(mi["sha256"])
-        if mi["format"] not in ("arff", "csv", "csv-noheader", "text", "mat"):
-            _fail(path, name, "field 'mirror.format' must be arff, csv, csv-noheader, text or mat, "
+        sha = str(mi.get("sha256") or "")
+        formats = ("arff", "csv", "csv-noheader", "text", "mat") + (("tsv", "parquet") if user else ())
+        if mi["format"] not in formats:
+            _fail(path, name, f"field 'mirror.format' must be {', '.join(formats[:-1])} or {formats[-1]}, "
                   f"got {mi['format']!r}")
         mirror = Mirror(str(mi["file"]), sha, mi["format"], mi.get("sep"), tuple(append))
+    file = file_format = None
+    file_sha = ""
+    if user and e.get("file") is not None:
+        if not isinstance(e["file"], str) or not e["file"].strip():
+            _fail(path, name, "field 'file' must be a path (relative to this registry file or absolute)")
+        file = str((Path(path).parent / Path(e["file"]).expanduser()).absolute())
+        file_format = e.get("format") or FILE_FORMATS.get(Path(file).suffix.lower())
+        if file_format not in ("csv", "tsv", "csv-noheader", "arff", "parquet"):
+            _fail(path, name, "field 'format' must be csv, tsv, csv-noheader, arff or parquet (default: from the "
+                  f"file's extension), got {file_format!r}")
+        file_sha = str(e.get("sha256") or "")
+        if file_sha and (len(file_sha) != 64 or any(c not in "0123456789abcdef" for c in file_sha)):
+            _fail(path, name, "field 'sha256' must be 64 lowercase hex digits")
     oml = e.get("openml") or {}
-    if oml and not isinstance(oml.get("id"), int):
+    if oml and not (isinstance(oml, dict) and isinstance(oml.get("id"), int)):
         _fail(path, name, "field 'openml.id' must be an integer")
     labels = e.get("labels") or {}
-    if e["task"] == "classification":
+    if e["task"] == "classification" and not (user and not labels):
         if not (isinstance(labels, dict) and labels.get("negative") and labels.get("positive")):
             _fail(path, name, "classification needs 'labels: {negative: [...], positive: [...]}'")
     dl = e.get("download") or {}
     if dl and (not e.get("url") or dl.get("format") not in ("arff", "csv", "whitespace")):
         _fail(path, name, "field 'download' needs a 'url' and format arff, csv or whitespace")
-    if not (mirror or oml or e.get("url") or e.get("generator")):
-        _fail(path, name, "needs at least one source: mirror, openml, url or generator")
+    if not (mirror or oml or e.get("url") or e.get("generator") or file or e.get("unavailable")):
+        _fail(path, name, "needs at least one source: " + ("file, " if user else "") + "mirror, openml, url or generator")
     if e.get("generator") is not None:
         from rfbench.data.generators import GENERATORS
 
         if e["generator"] not in GENERATORS:
             _fail(path, name, f"field 'generator' must be one of {', '.join(sorted(GENERATORS))}, "
                   f"got {e['generator']!r}")
+        if shape == [0, 0]:
+            _fail(path, name, "a generator needs field 'shape' (its rows and inputs)")
     return Dataset(
         name=name, task=e["task"], suites=tuple(e["suites"]), shape=(shape[0], shape[1]),
         target=str(e["target"]), paper=str(e.get("paper", name)), mirror=mirror,
@@ -231,6 +451,8 @@ def _parse_dataset(path: Path, name: str, e) -> Dataset:
         positive=tuple(str(v) for v in labels.get("positive", ())),
         one_hot=bool(e.get("one_hot", False)), preprocess=e.get("preprocess"), holdout=_holdout(path, name, e.get("holdout")),
         notes=str(e.get("notes", "")),
+        file=file, file_format=file_format, sep=e.get("sep"), sha256=file_sha,
+        origin=str(path) if user else "built-in", unavailable=e.get("unavailable"),
     )
 
 
@@ -257,12 +479,220 @@ def _datasets(path: Path) -> tuple[dict[str, Dataset], dict[str, str]]:
     return datasets, suites
 
 
+def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | None = None,
+                  sys_path: tuple[str, ...] = ()) -> Method:
+    check_name(path, name, "method")
+    if not isinstance(e, dict) or "estimator" not in e:
+        _fail(path, name, "missing field 'estimator'")
+    est = e["estimator"]
+    if isinstance(est, str):
+        kind = e.get("kind")
+        if kind is None and user and _ESTIMATOR.fullmatch(est):   # a user estimator says what it is
+            where = f"{origin or Path(path).name}: entry '{name}': estimator {est!r}"
+            kind = "classifier" if _is_classifier(import_estimator(est, where, sys_path)) else "regressor"
+        est = {"regression": est} if (kind or "regressor") == "regressor" else {"classification": est}
+    if not isinstance(est, dict) or not set(est) <= set(TASKS):
+        _fail(path, name, "field 'estimator' must be 'module:Class' or a task -> 'module:Class' map")
+    for target in est.values():
+        if not isinstance(target, str) or not _ESTIMATOR.fullmatch(target):
+            _fail(path, name, f"field 'estimator' must name 'package.module:Class', got {target!r}")
+    if not isinstance(e.get("params") or {}, dict):
+        _fail(path, name, "field 'params' must be a mapping of constructor arguments")
+    grid = e.get("grid")
+    if grid is not None:
+        grids = grid if isinstance(grid, list) else [grid]
+        if not grids or not all(isinstance(g, dict) and g and all(isinstance(v, list) and v for v in g.values())
+                                for g in grids):
+            _fail(path, name, "field 'grid' must map constructor parameters to non-empty lists of values "
+                  "(or be a list of such mappings)")
+    return Method(name, dict(est), dict(e.get("params") or {}), str(e.get("description", "")),
+                  str(e.get("paper", "")), grid=grid, origin=origin or ("built-in" if not user else str(path)),
+                  sys_path=tuple(sys_path))
+
+
+@lru_cache(maxsize=4)
+def _methods(path: Path) -> dict[str, Method]:
+    data = _load_yaml(path)
+    return {name: _parse_method(path, name, e) for name, e in data.items()}
+
+
+# -- extensions: user registry files, entry points, the command line -------------------------------
+
+def user_registry_files() -> list[Path]:
+    """User registry files: $RFBENCH_REGISTRY (``--registry`` adds to it), then the config's."""
+    from rfbench import config
+
+    return list(_registry_files(os.environ.get("RFBENCH_REGISTRY", ""), config.load().registry))
+
+
+@lru_cache(maxsize=16)
+def _registry_files(env: str, configured: tuple[Path, ...]) -> tuple[Path, ...]:
+    files = [Path(v.strip()).expanduser() for v in env.split(os.pathsep) if v.strip()] + list(configured)
+    return tuple(dict.fromkeys(f.absolute() for f in files))
+
+
+def use_files(paths) -> None:
+    """``--registry FILE...``: add user registry files (for this process and its workers)."""
+    paths = [Path(p).expanduser().absolute() for p in paths or ()]
+    for p in paths:
+        if not p.is_file():
+            raise UsageError(f"--registry {p}: no such file")
+    if paths:
+        old = os.environ.get("RFBENCH_REGISTRY", "")
+        os.environ["RFBENCH_REGISTRY"] = os.pathsep.join([*map(str, paths), *([old] if old.strip() else [])])
+
+
+@lru_cache(maxsize=16)
+def _user_file(path: Path, mtime_ns: int) -> tuple[dict, dict, dict]:
+    """A user registry file: (datasets, suites, methods)."""
+    data = _load_yaml(path)
+    unknown = sorted(set(data) - {"datasets", "methods", "suites"})
+    if unknown:
+        raise UsageError(f"{path}: unknown section(s) {', '.join(map(str, unknown))}; a user registry has "
+                         "'methods:', 'datasets:' and 'suites:'")
+    sections = {}
+    for key in ("datasets", "methods", "suites"):
+        value = data.get(key) or {}
+        if not isinstance(value, dict):
+            raise UsageError(f"{path}: '{key}' must be a mapping of names to entries")
+        sections[key] = value
+    suites = {str(k): str(v) for k, v in sections["suites"].items()}
+    datasets = {check_name(path, name, "dataset"): _parse_dataset(path, name, e, user=True)
+                for name, e in sections["datasets"].items()}
+    for ds in datasets.values():
+        for s in ds.suites:
+            if s not in suites:
+                _fail(path, ds.name, f"suite '{s}' is not declared under this file's 'suites' (user datasets "
+                      "join user suites only)")
+    methods = {}
+    for name, e in sections["methods"].items():
+        if not isinstance(e, dict):
+            _fail(path, name, "must be a mapping")
+        dirs = [str(path.parent)] + [str((path.parent / Path(p).expanduser()).absolute())
+                                     for p in (e.get("path") or [])]
+        methods[name] = _parse_method(path, name, {k: v for k, v in e.items() if k != "path"}, user=True,
+                                      sys_path=tuple(dirs))
+    return datasets, suites, methods
+
+
+def _adhoc() -> dict:
+    raw = os.environ.get(ADHOC_ENV, "").strip()
+    if not raw:
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError:
+        raise UsageError(f"{ADHOC_ENV} is not valid JSON; unset it (rfbench sets it for its own workers)") from None
+    return data if isinstance(data, dict) else {}
+
+
+def add_adhoc(kind: str, name: str, entry: dict) -> None:
+    """Register a dataset or method named on the command line, for this process and its workers."""
+    state = _adhoc()
+    section = state.setdefault(kind, {})
+    if section.get(name) not in (None, entry):
+        raise UsageError(f"{kind[:-1]} '{name}' is named twice on the command line with different sources; "
+                         "give one of them another name in a --registry file")
+    section[name] = entry
+    os.environ[ADHOC_ENV] = json.dumps(state, sort_keys=True)
+
+
+@lru_cache(maxsize=16)
+def _adhoc_entries(raw: str) -> tuple[dict, dict]:
+    data = json.loads(raw) if raw.strip() else {}
+    where = Path("command line")
+    datasets = {check_name(where, name, "dataset"): _parse_dataset(where, name, e, user=True)
+                for name, e in (data.get("datasets") or {}).items()}
+    methods = {name: _parse_method(where, name, {k: v for k, v in e.items() if k != "sys_path"}, user=True,
+                                   origin="command line", sys_path=tuple(e.get("sys_path") or ()))
+               for name, e in (data.get("methods") or {}).items()}
+    return datasets, methods
+
+
+_EP_CACHE: dict = {}
+
+
+def _entry_point_methods() -> dict[str, Method]:
+    """Methods of installed plugins: entry points of the group ``rfbench.methods``."""
+    fn = importlib.metadata.entry_points
+    hit = _EP_CACHE.get("eps")
+    if hit is not None and hit[0] is fn:
+        return hit[1]
+    try:
+        eps = fn(group=ENTRY_POINT_GROUP)
+    except TypeError:                     # an entry_points() without selection (very old API)
+        eps = fn().get(ENTRY_POINT_GROUP, [])
+    out = {}
+    for ep in eps:
+        dist = getattr(getattr(ep, "dist", None), "name", None)
+        origin = f"entry point '{ep.name}' ({ENTRY_POINT_GROUP}" + (f", distribution {dist})" if dist else ")")
+        if ep.name in out:
+            raise UsageError(f"{origin}: method '{ep.name}' is also registered by {out[ep.name].origin}")
+        out[ep.name] = _parse_method(Path(origin), ep.name, {"estimator": ep.value}, user=True, origin=origin)
+    _EP_CACHE["eps"] = (fn, out)
+    return out
+
+
+def _merge(kind: str, base: dict, layers: list[tuple[str, dict]]) -> dict:
+    merged = dict(base)
+    where = {n: "the built-in registry" for n in base}
+    for origin, entries in layers:
+        for name, entry in entries.items():
+            if name in merged:
+                raise UsageError(f"{origin}: {kind} '{name}' is already registered by {where[name]}; give it "
+                                 "another name (a user entry never overrides a registered one)")
+            merged[name] = entry
+            where[name] = origin
+    return merged
+
+
+_MERGED: dict = {}
+
+
+def _mtime(path: Path) -> int:
+    try:
+        return os.stat(path).st_mtime_ns
+    except OSError:
+        return 0
+
+
+def _extended(kind: str):
+    """The registry of ``kind`` ('datasets' or 'methods') with every extension (cached)."""
+    base = _datasets(datasets_file()) if kind == "datasets" else _methods(methods_file())
+    files = tuple((f, _mtime(f)) for f in user_registry_files())
+    adhoc = os.environ.get(ADHOC_ENV, "")
+    key = (kind, files, adhoc)
+    ep = _entry_point_methods() if kind == "methods" else None
+    hit = _MERGED.get(key)
+    if hit is not None and hit[0] is base and hit[1] is ep:
+        return hit[2]
+    layers_ds, layers_suites, layers_m = [], [], []
+    for f, mtime in files:
+        if not mtime:
+            raise UsageError(f"user registry file not found: {f} (from --registry, RFBENCH_REGISTRY or the "
+                             "config's 'registry')")
+        d, s, m = _user_file(f, mtime)
+        layers_ds.append((str(f), d))
+        layers_suites.append((str(f), s))
+        layers_m.append((str(f), m))
+    ad_ds, ad_m = _adhoc_entries(adhoc)
+    if kind == "datasets":
+        datasets = _merge("dataset", base[0], [*layers_ds, ("the command line", ad_ds)])
+        suites = _merge("suite", base[1], layers_suites)
+        value = (datasets, suites)
+    else:
+        value = _merge("method", base, [*(("installed plugin " + m.origin, {n: m}) for n, m in ep.items()),
+                                        *layers_m, ("the command line", ad_m)])
+    _MERGED[key] = (base, ep, value)
+    return value
+
+
 def datasets() -> dict[str, Dataset]:
-    return _datasets(datasets_file())[0]
+    return _extended("datasets")[0]
 
 
 def suites() -> dict[str, str]:
-    return _datasets(datasets_file())[1]
+    return _extended("datasets")[1]
 
 
 def get_dataset(name: str) -> Dataset:
@@ -278,36 +708,36 @@ def suite_datasets(suite: str) -> list[Dataset]:
     return [d for d in datasets().values() if suite in d.suites]
 
 
-@lru_cache(maxsize=4)
-def _methods(path: Path) -> dict[str, Method]:
-    data = _load_yaml(path)
-    out = {}
-    for name, e in data.items():
-        check_name(path, name, "method")
-        if not isinstance(e, dict) or "estimator" not in e:
-            _fail(path, name, "missing field 'estimator'")
-        est = e["estimator"]
-        if isinstance(est, str):
-            kind = e.get("kind", "regressor")
-            est = {"regression": est} if kind == "regressor" else {"classification": est}
-        if not isinstance(est, dict) or not set(est) <= set(TASKS):
-            _fail(path, name, "field 'estimator' must be 'module:Class' or a task -> 'module:Class' map")
-        for target in est.values():
-            if not isinstance(target, str) or not _ESTIMATOR.fullmatch(target):
-                _fail(path, name, f"field 'estimator' must name 'package.module:Class', got {target!r}")
-        if not isinstance(e.get("params") or {}, dict):
-            _fail(path, name, "field 'params' must be a mapping of constructor arguments")
-        out[name] = Method(name, dict(est), dict(e.get("params") or {}),
-                           str(e.get("description", "")), str(e.get("paper", "")))
-    return out
-
-
 def methods() -> dict[str, Method]:
-    return _methods(methods_file())
+    return _extended("methods")
 
 
 def get_method(name: str) -> Method:
     all_m = methods()
     if name not in all_m:
-        raise UsageError(f"unknown method '{name}'; known: {', '.join(sorted(all_m))}")
+        hint = " (or a module path, package.module:Class)" if ":" not in name else ""
+        raise UsageError(f"unknown method '{name}'; known: {', '.join(sorted(all_m))}{hint}")
     return all_m[name]
+
+
+def method_name_of(path: str) -> str:
+    """The registered name of a method given as ``package.module:Class``: ``package.module.Class``."""
+    return path.replace(":", ".")
+
+
+def resolve_method_names(names) -> list[str]:
+    """Method names of the command line: registered names as they are, ``package.module:Class``
+    registered as ``package.module.Class`` (imported from the current directory, then sys.path)."""
+    out = []
+    for n in names:
+        if ":" in n:
+            if not _ESTIMATOR.fullmatch(n):
+                raise UsageError(f"--methods {n!r}: a module path must be 'package.module:Class'")
+            name = method_name_of(n)
+            if name not in _adhoc().get("methods", {}) and name in methods():
+                raise UsageError(f"--methods {n}: its name '{name}' is already registered by "
+                                 f"{methods()[name].origin}; use that name")
+            add_adhoc("methods", name, {"estimator": n, "sys_path": [str(Path.cwd())]})
+            n = name
+        out.append(n)
+    return out

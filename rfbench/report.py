@@ -7,6 +7,13 @@ at the same n (Welch's t-test over the outer folds, p = 0.05, or with ``test="pa
 t-test on the per-fold differences); a line under the table says which. Below the table: the
 Wilcoxon signed-rank test across datasets for every method pair and n.
 
+Seeds (``rfbench run --seeds 0,1,2``; the results are pooled by ``store.load_results``): a cell's
+mean is over all its (seed, fold) errors, and it shows the spread across folds (the std over one
+seed's folds, mean over seeds) apart from the spread across seeds (the std of the per-seed means):
+``3.92 (±0.36 folds, ±0.05 seeds)``; with one seed, ``3.92 (±0.36)`` as before. The t-tests run
+over every (seed, fold) error, the paired one paired by (seed, fold) since within a seed the splits
+are the same for every method (:func:`bold_rule` says why not over per-seed means).
+
 Layout (``rfbench report --help``):
 
 * Methods are shown by their registered names, or by display names given with ``names``
@@ -62,12 +69,15 @@ DEFAULT_LABEL = "tab:rfbench"
 
 @dataclass
 class Cell:
-    mean: float
-    std: float
+    mean: float                     # over every (seed, fold) error of the cell
+    std: float                      # spread across folds: the std over one seed's folds, mean over seeds
     walltime: float
-    folds: int
+    folds: int                      # (seed, fold) errors finished
     bold: bool = False
-    expected: int | None = None     # folds of a complete cell under its protocol (None: unknown)
+    expected: int | None = None     # folds of a complete cell under its protocol × seeds (None: unknown)
+    seeds: int = 1
+    seed_std: float | None = None   # spread across seeds: the std of the per-seed means (None: one seed)
+    unit: str = "folds"             # what std is across ("splits" under the splits protocol)
 
     @property
     def partial(self) -> bool:
@@ -76,32 +86,57 @@ class Cell:
 
 
 def lower(x: pd.Series, y: pd.Series, alpha: float = 0.05, test: str = "welch") -> bool:
-    """x significantly lower than y (fold errors indexed by fold number). The paired test pairs
-    the same fold of both cells (the folds are identical for every method) and uses only the folds
-    both cells have."""
+    """x significantly lower than y (fold errors indexed by fold number, or by (seed, fold) when
+    the results hold several seeds). The paired test pairs the same fold of the same seed of both
+    cells (within a seed the folds are identical for every method) and uses only the (seed, fold)
+    pairs both cells have; Welch's test takes every (seed, fold) error of each cell as one value."""
     if test == "paired":
         x, y = x.align(y, join="inner")
     return stats.significantly_lower(x, y, alpha, test)
 
 
+def _seeds(df: pd.DataFrame) -> pd.Series:
+    """The seed of every record (records without one: seed 0, the default of every run)."""
+    if "seed" not in df:
+        return pd.Series(0, index=df.index)
+    return pd.to_numeric(df["seed"], errors="coerce").fillna(0).astype(int)
+
+
 def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
-    """Per (dataset, n, method) cells, the fold errors (indexed by fold), and the bold marks."""
+    """Per (dataset, n, method) cells, the fold errors, and the bold marks.
+
+    Seeds (``rfbench run --seeds``) are pooled: a cell's mean is over all its (seed, fold) errors;
+    its spread across folds (``std``) is the mean over seeds of the std over that seed's folds, and
+    its spread across seeds (``seed_std``) the std of the per-seed means; with one seed, ``std`` is
+    the std over the folds as before. The errors are indexed by fold, or by (seed, fold) when the
+    results hold several seeds, and the t-tests run over every (seed, fold) value (see
+    :func:`lower` and :func:`bold_rule`). A complete cell has every fold of every seed its dataset
+    was run with."""
     if test not in stats.TESTS:
         raise UsageError(f"unknown test '{test}'; use one of {', '.join(stats.TESTS)}")
     done = df[df["status"] == "done"].copy()
     if done.empty:
         raise UsageError("no finished tasks in these results (every record is an error or timeout)")
     done["error"] = done["error"].astype(float)
+    done["seed"] = _seeds(done)
+    several = done["seed"].nunique() > 1
+    seeds_of = done.groupby("dataset")["seed"].nunique()
     cells: dict[tuple, Cell] = {}
     errors: dict[tuple, pd.Series] = {}
     for (ds, n, meth), g in done.groupby(["dataset", "n_features", "method"], sort=True):
-        e = g.set_index("fold")["error"].sort_index()
+        e = g.set_index(["seed", "fold"] if several else "fold")["error"].sort_index()
         errors[(ds, n, meth)] = e
+        per_seed = g.groupby("seed")["error"]
+        fold_stds = per_seed.std(ddof=1).dropna()          # seeds with at least two folds
+        means = per_seed.mean()
         # folds of a complete cell: known when every fold's protocol key can be read
         counts = {outer_count_of_key(k) for k in g["protocol"]} if "protocol" in g else {None}
-        cells[(ds, n, meth)] = Cell(float(e.mean()), float(e.std(ddof=1)) if e.size > 1 else 0.0,
+        unit = "splits" if "protocol" in g and g["protocol"].astype(str).str.startswith("splits").all() else "folds"
+        cells[(ds, n, meth)] = Cell(float(e.mean()), float(fold_stds.mean()) if len(fold_stds) else 0.0,
                                     float(g["total_s"].astype(float).mean()), int(e.size),
-                                    expected=None if None in counts else max(counts))
+                                    expected=None if None in counts else max(counts) * int(seeds_of[ds]),
+                                    seeds=len(means), seed_std=float(means.std(ddof=1)) if len(means) > 1 else None,
+                                    unit=unit)
     higher_is_better = set(done["metric"].dropna()) == {"accuracy"}
     for (ds, n, meth), cell in cells.items():
         others = [k for k in cells if k[0] == ds and k[1] == n and k[2] != meth]
@@ -303,13 +338,22 @@ def _pair_name(a: str, b: str, na, nb, names) -> str:
     return f"{a} vs {b}" if na == nb else f"{a}@{na} vs {b}@{nb}"
 
 
+def _spread(cell: Cell) -> str:
+    """'±0.36' (one seed), or '±0.36 folds, ±0.05 seeds': the spread across folds (mean over seeds
+    of one seed's std over its folds) apart from the spread across seeds (std of the seed means)."""
+    if cell.seed_std is None:
+        return f"±{cell.std:.2f}"
+    return f"±{cell.std:.2f} {cell.unit}, ±{cell.seed_std:.2f} seeds"
+
+
 def _fmt_cell(cell: Cell | None, fmt: str) -> tuple[str, str]:
     if cell is None:
         return DASH, DASH
-    err = f"{cell.mean:.2f} (±{cell.std:.2f})"
+    spread = _spread(cell)
+    err = f"{cell.mean:.2f} ({spread})"
     if cell.bold:
-        err = {"markdown": f"**{cell.mean:.2f}** (±{cell.std:.2f})",
-               "html": f"<b>{cell.mean:.2f}</b> (±{cell.std:.2f})"}.get(fmt, err + " *")
+        err = {"markdown": f"**{cell.mean:.2f}** ({spread})",
+               "html": f"<b>{cell.mean:.2f}</b> ({spread})"}.get(fmt, err + " *")
     if cell.partial:
         err += f" [{cell.folds}/{cell.expected}]"
     return err, fmt_walltime(cell.walltime)
@@ -409,11 +453,24 @@ def _fit_columns(header, rows, width, keep_first, keep_rest, groups, colalign) -
     return [block(i, chunk) for i, chunk in enumerate(chunks)]
 
 
-def bold_rule(test: str, alpha: float, unit: str = "outer folds") -> str:
-    """The line under every table that says what bold means and which t-test decides it."""
-    how = {"welch": f"Welch's unequal-variance t-test over the {unit}",
-           "paired": f"paired t-test on the per-fold differences over the {unit} (paired by "
-                     f"{unit[:-1].replace('random ', '')} number; the {unit} are identical for every method)"}[test]
+def bold_rule(test: str, alpha: float, unit: str = "outer folds", seeds: int = 1) -> str:
+    """The line under every table that says what bold means and which t-test decides it. With
+    several seeds both tests run over every (seed, fold) error, the paired one pairing by seed and
+    fold (within a seed the splits are the same for every method): not over the per-seed means,
+    whose spread measures only the choice of splits (not the test data) and which would leave the
+    test seeds − 1 degrees of freedom. Errors of different seeds share their rows, so p is a little
+    optimistic against independent folds; the fold spread in every cell shows the scale."""
+    one = unit[:-1].replace("random ", "")
+    if seeds > 1:
+        how = {"welch": f"Welch's unequal-variance t-test over the {unit} of all {seeds} seeds (each "
+                        f"(seed, {one}) error one value, not the per-seed means)",
+               "paired": f"paired t-test on the per-fold differences over the {unit} of all {seeds} seeds "
+                         f"(paired by seed and {one} number: within a seed the {unit} are identical for every "
+                         "method; not the per-seed means)"}[test]
+    else:
+        how = {"welch": f"Welch's unequal-variance t-test over the {unit}",
+               "paired": f"paired t-test on the per-fold differences over the {unit} (paired by "
+                         f"{one} number; the {unit} are identical for every method)"}[test]
     return f"bold: significantly better than every other method at that n, {how}, p = {alpha:g}"
 
 
@@ -431,7 +488,8 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     # the unit a task is run on: an outer fold of the nested CV, a random train/test split, the holdout
     unit = ("random splits" if protocols and all(p.startswith("splits") for p in protocols)
             else "outer folds")
-    rule = bold_rule(test, alpha, unit)
+    seeds = max(c.seeds for c in cells.values())     # several: every cell pools its seeds
+    rule = bold_rule(test, alpha, unit, seeds)
     reg = registered_datasets()
     metrics = set(df.loc[df["status"] == "done", "metric"].dropna())
     metric = ("accuracy (%)" if higher else "test MSE of the standardised output" if metrics == {"mse"}
@@ -441,6 +499,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
                  "d": reg[d].d if d in reg else None, "n_features": n, "method": meth,
                  "error_mean": c.mean, "error_std": c.std, "walltime_s": c.walltime, "folds": c.folds,
                  "bold": c.bold, "bold_test": f"{test} p={alpha:g}"}   # a line would break the CSV
+                | ({"error_std_seeds": c.seed_std, "seeds": c.seeds} if seeds > 1 else {})
                 for d in ds_order for n in ns for meth in methods if (c := cells.get((d, n, meth)))]
         return pd.DataFrame(rows).to_csv(index=False)
     score = "accuracy" if higher else "error"          # what the table's numbers are
@@ -449,10 +508,16 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     tests = wilcoxon_table(cells, methods, ns, higher, comparisons, errors, test, names=names)
     one = unit[:-1].replace("random ", "")
     lead = "Accuracy (%)" if higher else f"Error: {metric}"
-    caption = (f"{lead}, mean (± std) over {unit}; walltime: mean time to "
-               f"cross-validate one {one} ({WALLTIME_NOTE}).")
+    if seeds > 1:
+        caption = (f"{lead}, mean over the {unit} of {seeds} seeds (± std across {unit}: the std over one "
+                   f"seed's {unit}, mean over seeds; ± std across seeds: the std of the per-seed means); "
+                   f"walltime: mean time to cross-validate one {one} ({WALLTIME_NOTE}).")
+    else:
+        caption = (f"{lead}, mean (± std) over {unit}; walltime: mean time to "
+                   f"cross-validate one {one} ({WALLTIME_NOTE}).")
     if any(c.partial for c in cells.values()):
-        caption += (f" [k/K]: only k of the K {unit} have finished (a run in progress); such a cell "
+        tasks = unit if seeds == 1 else f"(seed, {one}) tasks"
+        caption += (f" [k/K]: only k of the K {tasks} have finished (a run in progress); such a cell "
                     "is left out of the Wilcoxon tests.")
     as_sign = sorted(set(df.loc[df["task"].astype(str).str.contains("sign", na=False), "method"]))
     if as_sign:
@@ -605,9 +670,9 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
                 if c is None:
                     tex[(d, n, meth)] = ("--", _pt("–"), "--", _pt("–"))
                     continue
-                mean, std = f"{c.mean:.2f}", f"{c.std:.2f}"
-                err = (f"\\textbf{{{mean}}}" if c.bold else mean) + f" ($\\pm${std})"
-                w = _pt(mean, c.bold) + _pt(f" (±{std})")
+                mean, spread = f"{c.mean:.2f}", _spread(c)
+                err = (f"\\textbf{{{mean}}}" if c.bold else mean) + f" ({_tex(spread)})"
+                w = _pt(mean, c.bold) + _pt(f" ({spread})")
                 if c.partial:
                     err += f" [{c.folds}/{c.expected}]"
                     w += _pt(f" [{c.folds}/{c.expected}]")

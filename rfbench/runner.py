@@ -30,6 +30,7 @@ import numpy as np
 from rfbench import protocol as proto
 from rfbench.data import load
 from rfbench.data.loader import data_dir as resolve_data_dir
+from rfbench.data.loader import provenance as data_provenance
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.registry import get_dataset, get_method
 from rfbench.store import RunDir, is_disk_full, record_key
@@ -259,30 +260,185 @@ def machine_info() -> dict:
 
 
 class Progress:
-    """Tasks done / total with an ETA, on one line (stderr)."""
+    """Tasks done / total with an ETA, on one line of stderr (one line per update when stderr is
+    not a terminal).
 
-    def __init__(self, total: int, enabled: bool = True):
-        self.total, self.done, self.enabled = total, 0, enabled
-        self.t0 = time.perf_counter()
-        self.tty = sys.stderr.isatty()
+    ``note`` says what the run does before its first task (loading data); ``start`` draws the bar at
+    once, counting the tasks finished before this invocation (resume) as done. The ETA is estimated
+    per group of tasks (dataset, method, n): the median seconds of finished tasks of the same
+    (dataset, method, n), else of the same (method, n) on other datasets (this invocation's times
+    first, then those recorded by earlier ones), times the tasks left in the group, less the time
+    the running ones (``begin``) have run; a group with none takes the median of every finished task
+    and makes the ETA rough (``~``). The sum is shared by the ``jobs`` workers, but is never less
+    than the longest single task left.
+    """
 
-    def update(self, n: int, label: str):
-        self.done += n
+    WIDTH = 24
+
+    def __init__(self, enabled: bool = True, jobs: int = 1, clock=time.perf_counter, stream=None):
+        self.enabled, self.jobs, self.clock, self._stream = enabled, max(1, int(jobs)), clock, stream
+        self.t0 = clock()
+        self.total = self.done = 0
+        self.left: dict[tuple, int] = {}            # (dataset, method, n) → tasks left
+        self.times: dict[tuple, list[float]] = {}   # (dataset, method, n) → seconds, this invocation
+        self.prior: dict[tuple, list[float]] = {}   # the same from records of earlier invocations
+        self.running: list[tuple[tuple, float]] = []  # (task, start time) of the tasks being run
+        self.drawn = False
+
+    @property
+    def stream(self):
+        return self._stream or sys.stderr           # looked up late: tests capture sys.stderr
+
+    @property
+    def tty(self) -> bool:
+        return bool(getattr(self.stream, "isatty", lambda: False)())
+
+    def note(self, message: str):
+        """One line saying what the run is doing (before the bar)."""
+        if self.enabled:
+            self._write(message, end=True)
+
+    def start(self, tasks, done: int = 0, history=()):
+        """Draw the bar: ``tasks`` are the (dataset, method, n) of every task to run, ``done`` the
+        tasks already finished (resume), ``history`` ((dataset, method, n), seconds) pairs of tasks
+        earlier invocations finished."""
+        tasks = list(tasks)
+        for key in tasks:
+            self.left[key] = self.left.get(key, 0) + 1
+        for key, seconds in history:
+            self.prior.setdefault(key, []).append(float(seconds))
+        self.done, self.total = done, done + len(tasks)
+        if not tasks:
+            label = "nothing to run: every task is done"
+        elif done:
+            label = f"resuming: {done} of {self.total} tasks were done before; running {len(tasks)}"
+        else:
+            label = f"running {len(tasks)} tasks"
+        self._show(label)
+
+    def begin(self, tasks) -> float:
+        """The tasks (dataset, method, n) start running now; returns the clock's time."""
+        now = self.clock()
+        self.running.extend((key, now) for key in tasks)
+        return now
+
+    def update(self, label: str, finished=(), skipped=()):
+        """``finished``: ((dataset, method, n), seconds) of tasks this invocation ran; ``skipped``:
+        (dataset, method, n) of tasks another invocation finished or is running."""
+        finished, skipped = list(finished), list(skipped)
+        for key, seconds in finished:
+            self._leave(key)
+            self.times.setdefault(key, []).append(float(seconds))
+            for i, (running, _) in enumerate(self.running):     # the earliest started of its group
+                if running == key:
+                    del self.running[i]
+                    break
+        for key in skipped:
+            self._leave(key)
+        self.done += len(finished) + len(skipped)
+        self._show(label)
+
+    def _leave(self, key):
+        if self.left.get(key, 0) > 0:
+            self.left[key] -= 1
+
+    def eta(self) -> tuple[float | None, bool]:
+        """(seconds left, rough); seconds is None while no task has a time to estimate from."""
+        left = {k: c for k, c in self.left.items() if c > 0}
+        if not left:
+            return 0.0, False
+        pools = [self.times, self.prior]
+        by_key = [{k: float(np.median(v)) for k, v in p.items() if v} for p in pools]
+        by_mn = []
+        for p in pools:
+            groups: dict[tuple, list[float]] = {}
+            for (_, m, n), v in p.items():
+                groups.setdefault((m, n), []).extend(v)
+            by_mn.append({k: float(np.median(v)) for k, v in groups.items() if v})
+        every = [s for p in pools for v in p.values() for s in v]
+        fallback = float(np.median(every)) if every else None
+        ran: dict[tuple, list[float]] = {}          # seconds each running task has run so far
+        now = self.clock()
+        for key, t0 in self.running:
+            ran.setdefault(key, []).append(now - t0)
+        work, longest, rough = 0.0, 0.0, False
+        for (d, m, n), count in left.items():
+            est = next((t[(d, m, n)] for t in by_key if (d, m, n) in t),
+                       next((t[(m, n)] for t in by_mn if (m, n) in t), None))
+            if est is None:
+                if fallback is None:
+                    return None, True
+                est, rough = fallback, True
+            # a running task has est - (its time so far) left, at least a tenth of est (overrunning)
+            rest = [max(est - r, est / 10) for r in ran.get((d, m, n), [])[:count]]
+            work += est * (count - len(rest)) + sum(rest)
+            longest = max([longest, *rest] if len(rest) == count else [longest, est])
+        return max(work / self.jobs, longest), rough
+
+    def _show(self, label: str):
         if not self.enabled:
             return
-        elapsed = time.perf_counter() - self.t0
-        eta = elapsed / self.done * (self.total - self.done) if self.done else 0.0
-        width = 24
-        filled = int(width * self.done / max(self.total, 1))
-        bar = "#" * filled + "." * (width - filled)
-        line = (f"[{bar}] {self.done}/{self.total} tasks  elapsed {hms(elapsed)}  "
-                f"ETA {hms(eta)}  {label}")
-        sys.stderr.write(("\r" + line[:150].ljust(150)) if self.tty else line + "\n")
-        sys.stderr.flush()
+        elapsed = self.clock() - self.t0
+        eta, rough = self.eta()
+        eta_text = "--:--:--" if eta is None else ("~" if rough else "") + hms(eta)
+        filled = int(self.WIDTH * self.done / max(self.total, 1))
+        bar = "#" * filled + "." * (self.WIDTH - filled)
+        self._write(f"[{bar}] {self.done}/{self.total} tasks  elapsed {hms(elapsed)}  ETA {eta_text}  {label}")
+        self.drawn = True
+
+    def _write(self, line: str, end: bool = False):
+        stream = self.stream
+        if self.tty:
+            import shutil
+
+            width = max(40, shutil.get_terminal_size().columns - 1)
+            stream.write("\r" + line[:width].ljust(width) + ("\n" if end else ""))
+        else:
+            stream.write(line + "\n")
+        stream.flush()
 
     def close(self):
-        if self.enabled and self.tty:
-            sys.stderr.write("\n")
+        if self.enabled and self.tty and self.drawn:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def interleaved(items: list[WorkItem]) -> list[WorkItem]:
+    """The first fold of every (dataset, method) first, then the rest by dataset (first-seen order),
+    fold and method (the planned order otherwise): every (dataset, method) has a finished task early,
+    which gives the ETA a time for each and an interrupted run a first fold of the whole table, and
+    a dataset's data is loaded (per worker) at most twice."""
+    first: dict[str, int] = {}
+    lowest: dict[tuple, int] = {}
+    for item in items:
+        first.setdefault(item.dataset, len(first))
+        lowest[item.dataset, item.method] = min(item.fold, lowest.get((item.dataset, item.method), item.fold))
+    return sorted(items, key=lambda i: (i.fold != lowest[i.dataset, i.method], first[i.dataset], i.fold))
+
+
+def task_count(dataset_names, method_names, features, protocol, folds=None) -> int:
+    """The tasks (dataset, method, n, fold) a run asks for, done or not (as ``plan`` enumerates them)."""
+    n_folds = protocol.n_outer if folds is None else len(folds)
+    return sum(len(features) * n_folds for d in dataset_names for m in method_names
+               if get_method(m).supports(get_dataset(d).task))
+
+
+def recorded_seconds(run_dir: RunDir, dataset_names, method_names, features, protocol) -> list[tuple]:
+    """((dataset, method, n), seconds) of the done tasks of these datasets and methods already in the
+    directory (the ETA of a resumed run); a method fitting all budgets in one model records the
+    item's time in each, so it is shared among the budgets."""
+    datasets, methods, out = set(dataset_names), set(method_names), []
+    shared: dict[tuple, int] = {}
+    for rec in run_dir.records():
+        d, m, secs = rec.get("dataset"), rec.get("method"), rec.get("total_s")
+        if (rec.get("status") != "done" or d not in datasets or m not in methods
+                or rec.get("protocol") != protocol.key() or not isinstance(secs, (int, float))):
+            continue
+        if (d, m) not in shared:
+            cls = get_method(m).estimator_class(get_dataset(d).task)
+            shared[(d, m)] = len(features) if getattr(cls, "shares_budgets", False) else 1
+        out.append(((d, m, rec.get("n_features")), float(secs) / shared[(d, m)]))
+    return out
 
 
 def hms(seconds: float) -> str:
@@ -306,9 +462,22 @@ def available_datasets(names, data_dir, strict: bool, warn) -> list[str]:
 def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str, jobs: int = 1,
         timeout_s: float | None = None, data_dir: str | None = None, strict: bool = False,
         progress: bool = True, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr),
-        command: str | None = None, threads: int | None = None, folds=None, order=None) -> RunDir:
+        command: str | None = None, threads: int | None = None, folds=None, order=None,
+        seeds=None) -> RunDir:
     """Run every task not done yet; ``order`` (work items → work items) sets the sequence, e.g.
-    cheapest first, so that an interrupted long run has completed as many cells as it could."""
+    cheapest first, so that an interrupted long run has completed as many cells as it could.
+
+    ``seeds`` (``--seeds 0,1,2``): run the protocol once per seed, one after the other, into the
+    same directory (default: ``protocol.seed`` alone). The seed draws the outer splits, the inner
+    folds and every estimator's random_state (and the --max-samples subsample); it is part of every
+    record's key and the fold assignments are kept per seed, so the seeds' records sit side by side
+    and the report pools them."""
+    import dataclasses
+
+    seeds = [protocol.seed] if seeds is None else list(dict.fromkeys(seeds))
+    if not seeds:
+        raise UsageError("--seeds names no seed; use e.g. --seeds 0,1,2")
+    protocols = [dataclasses.replace(protocol, seed=s) for s in seeds]   # each seed validated now
     for name in method_names:
         get_method(name).check()        # a missing module or class fails now, not in every task
     if folds is not None:
@@ -325,8 +494,10 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         raise UsageError(f"--threads {threads} must be at least 1 (leave it out for cores // jobs)")
     resolve_data_dir(data_dir)          # a named data directory that does not exist is refused now
     try:
-        return _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, data_dir, strict,
-                    progress, warn, command, threads, folds, order)
+        for seeded in protocols:
+            run_dir = _run(dataset_names, method_names, features, seeded, out, jobs, timeout_s, data_dir, strict,
+                           progress, warn, command, threads, folds, order)
+        return run_dir
     except OSError as exc:
         if not is_disk_full(exc):
             raise
@@ -337,12 +508,15 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
 def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, data_dir, strict, progress,
          warn, command, threads, folds, order) -> RunDir:
     run_dir = RunDir(out).ensure()
+    bar = Progress(progress, jobs)      # says at once what it does: loading can take a while
+    bar.note(f"loading {len(dataset_names)} dataset{'s' * (len(dataset_names) != 1)} "
+             f"({', '.join(dataset_names)}) ...")
     names = available_datasets(dataset_names, data_dir, strict, warn)
     for name in names:  # fold assignments, saved once and checked on resume
         _, _, y, _ = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
         splits = proto.outer_splits(protocol, y, get_dataset(name).task, get_dataset(name).holdout)
         if protocol.name == "cv":
-            run_dir.write_folds(name, proto.fold_assignment(splits, len(y)))
+            run_dir.write_folds(name, proto.fold_assignment(splits, len(y)), seed=protocol.seed)
     cores = os.cpu_count() or 1
     threads = threads or max(1, cores // jobs)
     if threads * jobs > cores:
@@ -355,22 +529,28 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
         "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": jobs,
         "threads_per_worker": threads, "timeout_s": timeout_s,
         "folds": folds,
-        "data_dir": str(resolve_data_dir(data_dir) or ""), "machine": machine_info(), "code": code_version(),
+        "data_dir": str(resolve_data_dir(data_dir) or ""),
+        "user_entries": data_provenance(names, method_names), "machine": machine_info(), "code": code_version(),
     })
     items = plan(names, method_names, features, protocol, run_dir, warn, folds)
-    if order is not None:
-        items = order(items)
+    items = order(items) if order is not None else interleaved(items)
+    todo = [(i.dataset, i.method, n) for i in items for n in i.budgets]
+    bar.start(todo, done=max(0, task_count(names, method_names, features, protocol, folds) - len(todo)),
+              history=recorded_seconds(run_dir, names, method_names, features, protocol))
     run_dir.write_results_csv()
-    bar = Progress(sum(len(i.budgets) for i in items), progress)
 
     keys = {item: [record_key(item.dataset, item.method, n, item.fold, protocol.seed, protocol.key())
                    for n in item.budgets] for item in items}
     busy: list[WorkItem] = []
+    started: dict[WorkItem, float] = {}
+
+    def tasks_of(item: WorkItem) -> list[tuple]:
+        return [(item.dataset, item.method, n) for n in item.budgets]
 
     def take(item: WorkItem) -> bool:
         """Claim the item's tasks unless another invocation has finished or is running them."""
         if all(run_dir.is_done(k) for k in keys[item]):
-            bar.update(len(item.budgets), f"{item.dataset} {item.method} fold {item.fold}: done elsewhere")
+            bar.update(f"{item.dataset} {item.method} fold {item.fold}: done elsewhere", skipped=tasks_of(item))
             return False
         taken = []
         for k in keys[item]:
@@ -378,9 +558,11 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
                 for t in taken:
                     run_dir.release(t)
                 busy.append(item)
-                bar.update(len(item.budgets), f"{item.dataset} {item.method} fold {item.fold}: running elsewhere")
+                bar.update(f"{item.dataset} {item.method} fold {item.fold}: running elsewhere",
+                           skipped=tasks_of(item))
                 return False
             taken.append(k)
+        started[item] = bar.begin(tasks_of(item))   # a worker is free for it: its wall time starts now
         return True
 
     def collect(item: WorkItem, records: list[dict]):
@@ -394,8 +576,9 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
         run_dir.write_results_csv()
         statuses = ",".join(sorted({r["status"] for r in records}))
         secs = max((r.get("total_s") or 0.0) for r in records)
-        bar.update(len(records), f"{item.dataset} {item.method} n={'/'.join(map(str, item.budgets))} "
-                                 f"fold {item.fold}: {statuses} ({secs:.1f}s)")
+        wall = (bar.clock() - started.pop(item, bar.clock())) / len(item.budgets)   # budgets share the item
+        bar.update(f"{item.dataset} {item.method} n={'/'.join(map(str, item.budgets))} "
+                   f"fold {item.fold}: {statuses} ({secs:.1f}s)", finished=[(t, wall) for t in tasks_of(item)])
 
     try:
         if jobs == 1:

@@ -1,7 +1,10 @@
 """Experiment specs: one YAML file per published table, the single source of what to run, where
 its results go, what they are checked against and how.
 
-A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec file)::
+A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec file, except the
+``results`` and ``also_reads`` directories of a spec packaged in an installed wheel: those go to
+``<results_root>/<last part of the path>``, results_root = $RFBENCH_RESULTS_ROOT, else the config's
+``results_root``, else ./results of the current directory; see rfbench/config.py)::
 
     title:      one line naming the paper and table
     results:    the table's one results directory, e.g. ../results/gfc2016-table1
@@ -34,16 +37,35 @@ import yaml
 
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
-from rfbench.registry import ROOT, bench_dir
+from rfbench.registry import ROOT, bench_dir, in_checkout, is_packaged
 
 TESTS = ("welch", "paired")
 
 
 def published_dir() -> Path:
+    """The published tables: $RFBENCH_PUBLISHED_DIR, else the config's published_dir, else (in a
+    development checkout) the checkout's ../shared/published, else $XDG_DATA_HOME/rfbench/published."""
+    from rfbench import config
+
     env = os.environ.get("RFBENCH_PUBLISHED_DIR")
     if env:
-        return Path(env)
-    return ROOT.parent / "shared" / "published"
+        return Path(env).expanduser()
+    path, _ = config.setting("RFBENCH_PUBLISHED_DIR", "published_dir")
+    if path is not None:
+        return path
+    if in_checkout():
+        return ROOT.parent / "shared" / "published"
+    return config.data_home() / "published"
+
+
+def results_path(spec_file: Path, value: str) -> Path:
+    """A spec's ``results`` / ``also_reads`` directory: relative to the spec file, or for a spec packaged
+    in an installed wheel, <results_root>/<last part of the path> (never inside site-packages)."""
+    from rfbench import config
+
+    if is_packaged(spec_file):
+        return (config.results_root() / Path(value).name).resolve()
+    return (spec_file.parent / value).resolve()
 
 
 @dataclass
@@ -120,12 +142,12 @@ def all_specs() -> list[Spec]:
 def find_spec(path_or_name: str) -> Path:
     path = Path(path_or_name)
     if path.is_file():
-        return path
+        return path.resolve()
     candidate = bench_dir() / (path_or_name if path_or_name.endswith(".yaml") else f"{path_or_name}.yaml")
     if not candidate.is_file():
         known = ", ".join(p.stem for p in spec_paths())
         raise UsageError(f"spec not found: {path_or_name} (looked in {bench_dir()}; known: {known})")
-    return candidate
+    return candidate.resolve()
 
 
 def _protocol(raw: dict, where: str, base: dict | None = None) -> Protocol:
@@ -215,8 +237,8 @@ def load_spec(path_or_name: str) -> Spec:
     return Spec(name=path.stem, path=path, title=str(raw.get("title", path.stem)), published=raw.get("published"),
                 columns=raw.get("columns") or {}, datasets=raw.get("datasets") or {},
                 methods={k: v[0] for k, v in alternates.items()}, method_alternates=alternates,
-                results=(here / raw["results"]).resolve() if raw.get("results") else None,
-                also_reads=[(here / d).resolve() for d in raw.get("also_reads") or []],
+                results=results_path(path, raw["results"]) if raw.get("results") else None,
+                also_reads=[results_path(path, d) for d in raw.get("also_reads") or []],
                 plan=plan, ci=ci, n_features=raw.get("n_features", []),
                 stds=float(tol.get("stds", 2.0)), relative=tol.get("relative"),
                 holdout_ses=None if ses is None else float(ses), tolerance_why=str(tol.get("why", "")),
@@ -230,13 +252,19 @@ def load_spec(path_or_name: str) -> Spec:
 
 
 def published_path(spec: Spec) -> Path:
-    """A published table (../shared/published) or, for regression references, a repo file."""
-    local = ROOT / spec.published
-    return local if spec.published.startswith(("bench/", "results/")) else published_dir() / spec.published
+    """A published table (in the published directory) or, for regression references, a repo file
+    (bench/..., results/...)."""
+    if spec.published.startswith("bench/"):
+        return bench_dir().parent / spec.published
+    if spec.published.startswith("results/"):
+        return results_path(spec.path, spec.published) if spec.path and is_packaged(spec.path) \
+            else ROOT / spec.published
+    return published_dir() / spec.published
 
 
 def read_published(path: Path) -> pd.DataFrame:
     """A published CSV as strings, or the one-line error that says where it was looked for."""
     if not path.is_file():
-        raise UsageError(f"published table not found: {path} (set RFBENCH_PUBLISHED_DIR)")
+        raise UsageError(f"published table not found: {path} (set RFBENCH_PUBLISHED_DIR, or published_dir in "
+                         "the config file: see rfbench/config.py)")
     return pd.read_csv(path, dtype=str)

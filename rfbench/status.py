@@ -93,7 +93,7 @@ def status(targets, data_dir=None) -> pd.DataFrame:
         # a plain directory's plan is rebuilt from its history, so its records count too
         label, path, plan, how = _target(str(arg))
         try:
-            res = load_results([path]) if path.is_dir() else None
+            res = load_results([path], mixed_protocols=True) if path.is_dir() else None
         except UsageError:                        # nothing finished yet
             res = None
         if res is None:

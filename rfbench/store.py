@@ -4,7 +4,8 @@ Layout of a run directory::
 
     run.json              command, seed, protocol, package versions, machine facts (per invocation)
     records/<key>.json    one record per (dataset, method, n_features, fold, seed, protocol)
-    folds/<dataset>.csv   the outer fold of every row (identical for every method)
+    folds/<dataset>.csv   the outer fold of every row under seed 0 (identical for every method)
+    folds/s<seed>/<dataset>.csv   the same for every other seed (``rfbench run --seeds 0,1,2``)
     results.csv           all records as one tidy table, rewritten atomically after each record
 
 Every write goes to a temporary file in the same directory followed by ``os.replace``, so a run
@@ -32,6 +33,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from rfbench.errors import UsageError
@@ -259,12 +261,20 @@ class RunDir:
         atomic_write_text(self.inside(self.path / "results.csv"), df.to_csv(index=False))
         return df
 
-    def write_folds(self, dataset: str, fold_of_row) -> None:
-        path = self.inside(self.path / "folds" / f"{dataset}.csv")
+    def folds_path(self, dataset: str, seed: int = 0) -> Path:
+        """folds/<dataset>.csv for seed 0 (the layout of every run before seeds were repeated), and
+        folds/s<seed>/<dataset>.csv for any other seed (a subdirectory, so that no dataset name can
+        collide with another dataset's file of another seed)."""
+        sub = self.path / "folds" if int(seed) == 0 else self.path / "folds" / f"s{int(seed)}"
+        return self.inside(sub / f"{dataset}.csv")
+
+    def write_folds(self, dataset: str, fold_of_row, seed: int = 0) -> None:
+        path = self.folds_path(dataset, seed)
         text = "row,fold\n" + "".join(f"{i},{int(f)}\n" for i, f in enumerate(fold_of_row))
         if path.is_file() and path.read_text() != text:
-            raise UsageError(f"{path} holds other fold assignments: this directory belongs to a run "
-                             "with another seed or data; use a new --out directory")
+            raise UsageError(f"{path} holds other fold assignments for seed {int(seed)}: this directory belongs "
+                             "to a run with other data or another protocol (outer folds, --max-samples); use a "
+                             "new --out directory")
         if not path.is_file():
             atomic_write_text(path, text)
 
@@ -423,10 +433,39 @@ def _csv_value(key: str, value):
     return value
 
 
-def load_results(dirs) -> pd.DataFrame:
-    """All records of one or more run directories (the records are the source of truth). Records
-    that cannot be counted (a missing or non-numeric field, an unknown status) are skipped with
-    one warning line each naming the file and the field; the others count."""
+TASK_KEY = ["dataset", "method", "n_features", "fold", "seed", "protocol"]   # what record_key hashes
+CELL = ["dataset", "method", "n_features"]
+
+
+class CombineError(UsageError):
+    """Results that cannot be pooled: one task with different errors, or one cell under two protocols."""
+
+
+def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = False,
+                 missing_ok: bool = False) -> pd.DataFrame:
+    """All records of one or more run directories (the records are the source of truth), pooled
+    by the rules every command that reads results shares (report, check, plot, reproduce, the
+    table at the end of run). Records that cannot be counted (a missing or non-numeric field, an
+    unknown status) are skipped with one warning line each naming the file and the field.
+
+    Pooling, by task key (dataset, method, n_features, fold, seed, protocol; :func:`record_key`):
+
+    * a task found in several directories (the same directory given twice, a copy, a run resumed
+      elsewhere) counts once: a finished record wins over an error/timeout one, then the newest;
+      finished copies must agree on the error (to 1e-9 relative: the same code on other thread
+      counts differs in the last bits);
+    * finished copies whose errors differ (two code versions) are refused with one line naming the
+      task and both directories (CombineError, exit 2): keeping either silently would hide the
+      change; report the directories separately, or delete the stale record;
+    * ``protocol``: only the records of that protocol key count (a directory holding several);
+      none is an error naming the keys the directories hold, unless ``missing_ok`` (the check's
+      default, the spec's protocol: then every published cell is missing);
+    * one (dataset, method, n) finished under two protocols (other fold counts, --max-samples) is
+      refused with one line naming them, unless ``mixed_protocols`` (status counts tasks, it pools
+      nothing): select one with ``--protocol KEY``.
+
+    Records of different seeds are distinct tasks and all count: a cell's statistics are pooled
+    over seeds by the report (rfbench.report.summarise) and the check."""
     frames = []
     for d in dirs:
         run = RunDir(d)
@@ -434,10 +473,79 @@ def load_results(dirs) -> pd.DataFrame:
             raise UsageError(f"results directory not found: {d}")
         recs = run.records()
         if not recs and (run.path / "results.csv").is_file():
-            frames.append(read_results_csv(run.path / "results.csv"))
+            frame = read_results_csv(run.path / "results.csv")
         else:
-            frames.append(records_frame(recs))
-    df = pd.concat(frames, ignore_index=True) if frames else records_frame([])
+            frame = records_frame(recs)
+        frames.append(frame.assign(_dir=str(d)))
+    df = pd.concat(frames, ignore_index=True) if frames else records_frame([]).assign(_dir=None)
     if df.empty:
         raise UsageError(f"no results in {', '.join(map(str, dirs))}; run `rfbench run` first")
-    return df
+    df = _one_record_per_task(df)
+    if protocol is not None:
+        held = sorted(set(df["protocol"].dropna().astype(str)))
+        df = df[df["protocol"].astype(str) == protocol]
+        if df.empty and not missing_ok:
+            raise UsageError(f"no records of protocol {protocol} in {', '.join(map(str, dirs))} (they hold "
+                             f"{', '.join(held) or 'no protocol key'}); name one of those with --protocol")
+    if not mixed_protocols:
+        _refuse_mixed_protocols(df)
+    return df.drop(columns="_dir").reset_index(drop=True)
+
+
+def _task_label(row) -> str:
+    seed = "?" if pd.isna(row["seed"]) else f"{int(row['seed'])}"
+    return (f"{row['dataset']} {row['method']} n={int(row['n_features'])} fold {int(row['fold'])} seed {seed} "
+            f"protocol {row['protocol']}")
+
+
+def _record_file(row) -> str:
+    if pd.isna(row["seed"]) or pd.isna(row["protocol"]):
+        return "its records/*.json file"
+    key = record_key(row["dataset"], row["method"], int(row["n_features"]), int(row["fold"]), int(row["seed"]),
+                     row["protocol"])
+    return f"records/{key}.json of one directory"
+
+
+def _one_record_per_task(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per task key (see load_results); CombineError when finished copies disagree."""
+    if not df.duplicated(TASK_KEY).any():
+        return df
+    done = df["status"] == "done"
+    error = pd.to_numeric(df["error"], errors="coerce").where(done)
+    by_task = error.groupby([df[k] for k in TASK_KEY], dropna=False, sort=False)
+    lo, hi = by_task.transform("min"), by_task.transform("max")
+    differ = done & ~np.isclose(lo, hi, rtol=1e-9, atol=1e-12, equal_nan=True)
+    if differ.any():
+        n_tasks = len(df[differ].drop_duplicates(TASK_KEY))
+        first = df[differ].iloc[0]
+        same = np.logical_and.reduce([(df[k] == first[k]) | (df[k].isna() & pd.isna(first[k])) for k in TASK_KEY])
+        copies = df[same & done]
+        a, b = copies.loc[error[same & done].idxmin()], copies.loc[error[same & done].idxmax()]
+        more = f" ({n_tasks - 1} more task(s) differ)" if n_tasks > 1 else ""
+        raise CombineError(
+            f"task {_task_label(first)} has different results: error {a['error']:.10g} in {a['_dir']}, "
+            f"{b['error']:.10g} in {b['_dir']}{more} (two code versions?); report the directories separately, "
+            f"or delete the stale record ({_record_file(first)})")
+    order = df.assign(_done=done, _at=df["finished_at"].astype(str).where(df["finished_at"].notna(), ""))
+    order = order.sort_values(["_done", "_at"], ascending=False, kind="stable")
+    return df.loc[sorted(order.drop_duplicates(TASK_KEY, keep="first").index)]
+
+
+def _refuse_mixed_protocols(df: pd.DataFrame) -> None:
+    """CombineError when a (dataset, method, n) has finished records under more than one protocol."""
+    done = df[df["status"] == "done"]
+    if done.empty:
+        return
+    protocols = done["protocol"].astype(str).where(done["protocol"].notna(), "(none)")
+    counts = protocols.groupby([done[k] for k in CELL]).nunique()
+    mixed = counts[counts > 1]
+    if mixed.empty:
+        return
+    ds, meth, n = mixed.index[0]
+    cell = (done["dataset"] == ds) & (done["method"] == meth) & (done["n_features"] == n)
+    held = {p: sorted(set(done.loc[cell & (protocols == p), "_dir"])) for p in sorted(set(protocols[cell]))}
+    more = f" ({len(mixed) - 1} more cell(s) too)" if len(mixed) > 1 else ""
+    raise CombineError(
+        f"{ds} {meth} n={n} has results under {len(held)} protocols, which are not pooled: "
+        + ", ".join(f"{p} (in {', '.join(d)})" for p, d in held.items())
+        + f"{more}; select one with --protocol KEY, e.g. --protocol {next(iter(held))}")

@@ -5,6 +5,12 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
+# the README's test command gives the mirror relative to the checkout; tests that run the CLI from
+# another directory need it absolute
+if os.environ.get("RFBENCH_DATA_DIR"):
+    os.environ["RFBENCH_DATA_DIR"] = os.pathsep.join(
+        str(Path(p).resolve()) for p in os.environ["RFBENCH_DATA_DIR"].split(os.pathsep) if p)
+
 
 def mirror_path() -> Path | None:
     env = os.environ.get("RFBENCH_DATA_DIR")

@@ -168,6 +168,7 @@ def test_fit_on_mixture_spectrum_data():
     np.testing.assert_allclose(est.predict(X), np.hstack([S, C]) @ est.coef_ + est.intercept_)
 
 
+@pytest.mark.slow
 def test_parallel_restarts_match_sequential():
     X, y, _, _ = mixture_data(5, 400)
     kw = dict(n_features=8, n_components=2, n_restarts=3, restart_iter=5, final_iter=10,
@@ -192,5 +193,6 @@ def test_components_and_frequencies_per_component(Q, s):
 
 @parametrize_with_checks([ALCRegressor(n_features=10, n_components=2, n_restarts=2,
                                        restart_iter=3, final_iter=10)])
+@pytest.mark.slow
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

@@ -54,6 +54,7 @@ def test_exact_published_numbers_pass_and_shifted_ones_fail(tmp_path):
     assert (edge.loc[edge["status"] != "missing", "status"] == "pass").all()
 
 
+@pytest.mark.slow
 def test_cli_exit_code_is_1_on_a_failing_cell(tmp_path):
     import subprocess
     import sys
@@ -208,6 +209,7 @@ def salsa_run(tmp_path, rel_shift: dict) -> Path:
     return run.path
 
 
+@pytest.mark.slow
 def test_salsa_cells_pass_within_k_standard_errors_and_not_comparable_ones_are_counted_apart(tmp_path):
     """Tolerance: holdout_ses standard errors of a test-MSE difference, 2/sqrt(n_test) of the MSE each
     (housing: n_test 250). Being better than the paper's KRR no longer passes a SALSA cell, and a

@@ -30,6 +30,7 @@ def small_run(tmp_path_factory):
     return out, res
 
 
+@pytest.mark.slow
 def test_run_prints_table_and_stores_everything(small_run):
     out, res = small_run
     assert "breiman-generated" in res.stdout and "friedman-generated" in res.stdout and "Wilcoxon" in res.stdout
@@ -43,6 +44,7 @@ def test_run_prints_table_and_stores_everything(small_run):
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "csv", "html"])
+@pytest.mark.slow
 def test_report_formats(small_run, fmt, tmp_path):
     out, _ = small_run
     target = tmp_path / f"report.{fmt}"
@@ -59,6 +61,7 @@ def test_report_formats(small_run, fmt, tmp_path):
 
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
+@pytest.mark.slow
 def test_latex_report_compiles(small_run, tmp_path):
     """The LaTeX, in a minimal article with the packages its first line names and the 6.5 in text
     width it is laid out for, compiles without an overfull box."""
@@ -76,6 +79,7 @@ def test_latex_report_compiles(small_run, tmp_path):
     assert "Overfull \\hbox" not in log and "Float too large" not in log
 
 
+@pytest.mark.slow
 def test_report_names_label_and_widths(small_run, tmp_path):
     out, _ = small_run
     names = "rff-gauss=Gauss RFF,rff-cauchy=Cauchy RFF"
@@ -109,6 +113,7 @@ def test_report_names_label_and_widths(small_run, tmp_path):
     (["check", "/nonexistent/dir", "--spec", "nosuchspec"], "spec not found"),
     (["datasets", "info", "nosuch"], "unknown dataset"),
 ])
+@pytest.mark.slow
 def test_bad_input_is_one_clear_line_exit_2(args, message):
     res = rfbench(*args, check=False)
     assert res.returncode == 2, res.stderr
@@ -116,6 +121,7 @@ def test_bad_input_is_one_clear_line_exit_2(args, message):
     assert len(lines) == 1 and message in lines[0] and "Traceback" not in res.stderr
 
 
+@pytest.mark.slow
 def test_folds_subset_then_rest_equals_the_full_run(small_run, tmp_path):
     """--folds runs part of the same splits; the rest added later gives the full run's records."""
     full, _ = small_run
@@ -132,6 +138,7 @@ def test_folds_subset_then_rest_equals_the_full_run(small_run, tmp_path):
     pd.testing.assert_series_equal(got["error"], want["error"], rtol=1e-10)
 
 
+@pytest.mark.slow
 def test_datasets_commands():
     assert "friedman-generated" in rfbench("datasets", "list", "--suite", "synthetic").stdout
     assert "OpenML id" not in rfbench("datasets", "info", "breiman-generated").stdout
@@ -140,6 +147,7 @@ def test_datasets_commands():
     assert "rff-laplace" in rfbench("methods").stdout
 
 
+@pytest.mark.slow
 def test_kill_9_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     out = tmp_path / "killed"
     args = [*RUN, "run", "--datasets", "friedman-generated", "--methods", "rff-gauss,rff-laplace", "--features", "30,60",

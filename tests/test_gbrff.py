@@ -212,10 +212,12 @@ SMALL = dict(n_features=10, gamma_grid=(1.0,), random_state=0)
     GBRFF2Regressor(lambda_grid=(0.0,), **SMALL),
     GBRFF1Regressor(beta_grid=(1.0,), **SMALL),
 ])
+@pytest.mark.slow
 def test_sklearn_contract(estimator, check):
     check(estimator)
 
 
+@pytest.mark.slow
 def test_parallel_inner_cv_gives_the_same_selection():
     X, y = make_moons(120, noise=0.2, random_state=4)
     kw = dict(n_features=8, gamma_grid=(0.5, 2.0), lambda_grid=(0.0,), cv=3, random_state=1)

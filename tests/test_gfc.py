@@ -92,6 +92,7 @@ def test_reaches_noise_level_on_cosine_ridge_functions(seed):
     assert est.tune_time_ > 0
 
 
+@pytest.mark.slow
 def test_parallel_and_sequential_give_identical_results():
     X, y, _ = ridge_data(3, 600)
     kw = dict(n_features=30, n_descents=3, max_steps=4, random_state=7)
@@ -176,5 +177,6 @@ def test_seed_reproducibility():
 
 
 @parametrize_with_checks([GFCRegressor(n_features=10, max_steps=5)])
+@pytest.mark.slow
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

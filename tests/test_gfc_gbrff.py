@@ -66,6 +66,7 @@ def test_descent_lowers_the_in_sample_error_step_by_step():
 
 
 @pytest.mark.parametrize("make", [make_moons, make_circles])
+@pytest.mark.slow
 def test_separates_the_toy_sets(make):
     kwargs = {"noise": 0.1, "random_state": 0} | ({"factor": 0.5} if make is make_circles else {})
     X, y = make(n_samples=300, **kwargs)
@@ -76,6 +77,7 @@ def test_separates_the_toy_sets(make):
     assert clf.frequencies_.shape == (2, 15)
 
 
+@pytest.mark.slow
 def test_labels_are_returned_as_given_and_parallel_folds_change_nothing():
     X, y01 = make_moons(n_samples=120, noise=0.2, random_state=1)
     y = np.where(y01 == 1, "yes", "no")
@@ -93,5 +95,6 @@ def test_more_than_two_classes_is_refused():
 
 
 @parametrize_with_checks([GFCGBRFFClassifier(n_features=3, C_grid=(1.0, 10.0), cv=2, random_state=0)])
+@pytest.mark.slow
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

@@ -258,6 +258,7 @@ def test_no_none_or_nan_in_any_format(fmt):
 
 
 @pytest.mark.parametrize("width", [60, 80, 100, 140])
+@pytest.mark.slow
 def test_text_lines_fit_the_terminal_width(width):
     df = wide_frame()
     text = report.render(df, "text", width=width)
@@ -348,6 +349,7 @@ def compile_latex(tmp_path, body: str, text_width: str) -> str:
 
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 @pytest.mark.parametrize("width", ["469pt", "345pt", "3in"])
+@pytest.mark.slow
 def test_latex_fits_the_page_width_under_pdflatex(tmp_path, width):
     """The layout chosen for a text width has no overfull box in a document of that width (the
     wide table is split into panels; at 3 in some are scaled), and no float taller than the page."""

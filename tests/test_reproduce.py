@@ -46,6 +46,7 @@ def tiny_spec(tmp_path, monkeypatch):
     return spec
 
 
+@pytest.mark.slow
 def test_reproduce_runs_checks_writes_and_resumes(tiny_spec):
     spec = load_spec(str(tiny_spec))
     assert spec.protocol_key == "cv-o3-i2-max300" and spec.test == "paired"
@@ -70,6 +71,7 @@ def test_reproduce_runs_checks_writes_and_resumes(tiny_spec):
     assert sorted(p.name for p in (out / "records").glob("*.json")) == before
 
 
+@pytest.mark.slow
 def test_status_counts_what_the_spec_asks(tiny_spec):
     rfbench("reproduce", str(tiny_spec), "--quiet", "--folds", "0")
     table = status.status([str(tiny_spec)])
@@ -81,6 +83,7 @@ def test_status_counts_what_the_spec_asks(tiny_spec):
     assert "tiny: 2 of 12 done, 0 failed, 4 left" in text
 
 
+@pytest.mark.slow
 def test_bad_spec_is_one_line(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("title: x\nrun: {datasets: [nosuch], methods: [gfc]}\nprotocol: {name: cv}\n")
@@ -100,6 +103,7 @@ def test_every_spec_declares_a_run_into_its_own_directory():
 
 
 @pytest.mark.skipif(not (published_dir() / "gfc2016_table1.csv").is_file(), reason="published tables not available")
+@pytest.mark.slow
 def test_readme_reproduction_section_is_generated(monkeypatch, tmp_path, mirror_dir):
     """No number in the README's reproduction section is typed by hand: it equals what
     `rfbench reproduce --all --check-only --summary README.md` generates from the committed results."""

@@ -15,6 +15,7 @@ from rfbench.methods.rff import (
 
 @pytest.mark.parametrize("kernel", KERNELS)
 @pytest.mark.parametrize("feature_map", ["phase", "cos-sin"])
+@pytest.mark.slow
 def test_features_converge_to_exact_kernel(kernel, feature_map):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, 3))
@@ -42,6 +43,7 @@ def test_crossed_samplers_are_not_interchangeable():
     assert np.abs(right @ right.T - K).max() < 0.05 < np.abs(wrong @ wrong.T - K).max()
 
 
+@pytest.mark.slow
 def test_selects_bandwidth_and_fits_smooth_function():
     rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(600, 2))

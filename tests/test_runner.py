@@ -201,6 +201,7 @@ def test_claims_are_exclusive_released_and_taken_over_from_dead_or_recycled_hold
     assert not run.claim("d")
 
 
+@pytest.mark.slow
 def test_a_task_running_in_another_invocation_is_left_to_it(tmp_path, monkeypatch):
     import os
     import socket

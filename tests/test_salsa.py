@@ -233,6 +233,7 @@ def test_order_search_picks_one_on_additive_function():
 
 
 @pytest.mark.parametrize("c", [5.0, 20.0])
+@pytest.mark.slow
 def test_order_search_picks_interaction_order(c):
     rng = np.random.default_rng(1)
     X = rng.uniform(-2, 2, size=(200, 6))
@@ -311,6 +312,7 @@ def test_invalid_parameters_raise_in_fit(params):
     SALSARegressor(cv=3, n_lambda_evals=10, threshold=0, n_features=15, random_state=0),
     KRRRegressor(cv=3, n_lambda_evals=10, random_state=0),
 ])
+@pytest.mark.slow
 def test_sklearn_compatible(estimator, check):
     check(estimator)
 

@@ -157,6 +157,7 @@ def bad_methods(tmp_path):
     ("nocls", "entry 'nocls': estimator 'rfbench.methods.rff:NoSuchClass': module 'rfbench.methods.rff' has no "
               "class 'NoSuchClass'"),
 ])
+@pytest.mark.slow
 def test_missing_estimator_module_or_class_fails_before_any_task(bad_methods, tmp_path, method, message):
     out = tmp_path / "out"
     res = rfbench("run", "--suite", "synthetic", "--methods", f"rff-gauss,{method}", *TINY, "--out", str(out),
@@ -188,6 +189,7 @@ def test_malformed_estimator_path_is_refused_when_the_registry_loads(tmp_path):
     (["--test-size", "0", "--protocol", "holdout"], "--test-size 0 must be between 0 and 1"),
     (["--test-size", "0.001", "--protocol", "splits"], "leaves 0 test and 100 training rows"),
 ])
+@pytest.mark.slow
 def test_bad_numeric_option_is_one_line(tmp_path, args, message):
     out = tmp_path / "out"
     res = rfbench("run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY, *args, "--out", str(out))
@@ -204,6 +206,7 @@ def test_bad_numeric_option_is_one_line(tmp_path, args, message):
     (["--methods", ""], "--methods is empty"),
     (["--suite", "synthetic", "--datasets", "friedman-generated,breiman"], "--datasets breiman not in suite 'synthetic'"),
 ])
+@pytest.mark.slow
 def test_empty_or_mismatched_lists_are_refused(tmp_path, args, message):
     res = rfbench("run", *TINY, *args, "--out", str(tmp_path / "out"))
     one_line_error(res, message)
@@ -219,6 +222,7 @@ def test_no_datasets_and_no_suite_still_runs_the_default_suite(tmp_path):
 
 # -- 6. a data directory that does not exist --------------------------------------------------------
 
+@pytest.mark.slow
 def test_missing_data_dir_option_is_refused(tmp_path):
     out = tmp_path / "out"
     res = rfbench("run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY, "--out", str(out),
@@ -288,6 +292,7 @@ def _warnings(stderr: str) -> list[str]:
     return [line for line in stderr.splitlines() if line.startswith("warning: ")]
 
 
+@pytest.mark.slow
 def test_report_skips_damaged_records_with_one_warning_each_and_counts_the_rest(damaged_run):
     res = rfbench("report", str(damaged_run), "--format", "csv")
     assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr
@@ -304,6 +309,7 @@ def test_report_skips_damaged_records_with_one_warning_each_and_counts_the_rest(
     assert any("runs.jsonl line 2" in w for w in _warnings(text.stderr))
 
 
+@pytest.mark.slow
 def test_check_and_status_skip_damaged_records(damaged_run):
     res = rfbench("check", str(damaged_run), "--spec", "gfc2016-table1")
     assert res.returncode in (0, 1) and "Traceback" not in res.stderr, res.stderr
@@ -327,6 +333,7 @@ def test_results_csv_with_garbage_rows_is_read_with_one_warning(tmp_path):
     assert list(pd.read_csv(io.StringIO(res.stdout))["folds"]) == [3]
 
 
+@pytest.mark.slow
 def test_results_csv_that_is_not_a_table_is_one_line(tmp_path):
     run = tmp_path / "broken"
     run.mkdir()

@@ -1,8 +1,13 @@
 """One function that returns (X, y, meta) for a dataset name, whatever the source.
 
-Order: local cache (of earlier downloads) → mirror directory (RFBENCH_DATA_DIR / --data-dir) → built-in generator →
-download (OpenML client) → DataUnavailable with a one-line hint on how to supply the data offline.
-Mirror files are checked against the registry's sha256; a mismatch is refused.
+Order: local cache (of earlier downloads) → a user dataset's own file → mirror directories
+(--data-dir, else RFBENCH_DATA_DIR, else the config's data_dirs; several, os.pathsep-separated,
+searched in order) → built-in generator → download (OpenML client, URL) → DataUnavailable with a
+one-line hint on how to supply the data offline. Mirror files are checked against the registry's
+sha256; a mismatch is refused (user entries may leave the checksum out).
+
+Datasets named on the command line (``--datasets file.csv --target y``, ``openml:ID``) are turned
+into registry entries by :func:`resolve_dataset_names`.
 """
 
 from __future__ import annotations
@@ -17,10 +22,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rfbench import config
 from rfbench.data.arff import read_arff
 from rfbench.data.generators import GENERATORS
 from rfbench.errors import DataUnavailable, UsageError
-from rfbench.registry import Dataset, get_dataset
+from rfbench.registry import FILE_FORMATS, Dataset, add_adhoc, check_name, datasets, get_dataset
 
 CACHE_VERSION = 1
 
@@ -29,16 +35,18 @@ CACHE_VERSION = 1
 class Loaded:
     X: np.ndarray
     y: np.ndarray
-    source: str       # cache | mirror | generator | openml
+    source: str       # cache | file | mirror | generator | openml | url
     detail: str       # file path, generator seed, OpenML id
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("RFBENCH_CACHE_DIR", Path.home() / ".cache" / "rfbench"))
+    """The download cache: $RFBENCH_CACHE_DIR, else the config's cache_dir, else ~/.cache/rfbench."""
+    return config.cache_dir()
 
 
-def data_dir(override: str | os.PathLike | None = None) -> Path | None:
-    """The mirror directory (--data-dir, else $RFBENCH_DATA_DIR; None when neither is set).
+def data_dirs(override: str | os.PathLike | None = None) -> list[Path]:
+    """The mirror directories, searched in order: --data-dir, else $RFBENCH_DATA_DIR, else the config's
+    data_dirs (each may hold several directories separated by os.pathsep); [] when none is set.
 
     A directory that is named but does not exist is refused rather than silently ignored (the run
     would otherwise fall back to generators and downloads and compute something else)."""
@@ -46,18 +54,41 @@ def data_dir(override: str | os.PathLike | None = None) -> Path | None:
         raise UsageError("--data-dir is empty; name the dataset mirror directory, or leave the option out "
                          "to use $RFBENCH_DATA_DIR")
     if override is not None:
-        value, origin = str(override), "--data-dir"
+        values, origin = [v for v in str(override).split(os.pathsep) if v.strip()], "--data-dir"
+    elif os.environ.get("RFBENCH_DATA_DIR", "").strip():
+        values = [v.strip() for v in os.environ["RFBENCH_DATA_DIR"].split(os.pathsep) if v.strip()]
+        origin = "RFBENCH_DATA_DIR"
     else:
-        value, origin = os.environ.get("RFBENCH_DATA_DIR", "").strip(), "RFBENCH_DATA_DIR"
-        if not value:
-            return None
-    path = Path(value).expanduser()
-    if not path.is_dir():
-        fix = ("give the dataset mirror directory" if origin == "--data-dir" else
-               "point it at the dataset mirror directory, or unset it to use only generated and downloaded datasets")
-        shown = f"--data-dir {value}" if origin == "--data-dir" else f"RFBENCH_DATA_DIR={value}"
-        raise UsageError(f"{shown} is not a directory ({'missing' if not path.exists() else 'a file'}); {fix}")
-    return path
+        cfg = config.load()
+        values, origin = [str(p) for p in cfg.data_dirs], f"data_dirs in {cfg.origin.get('data_dirs')}"
+    paths = []
+    for value in values:
+        path = Path(value).expanduser()
+        if not path.is_dir():
+            fix = ("give the dataset mirror directory" if origin == "--data-dir" else
+                   "point it at the dataset mirror directory, or unset it to use only generated and downloaded "
+                   "datasets")
+            shown = {"--data-dir": f"--data-dir {value}", "RFBENCH_DATA_DIR": f"RFBENCH_DATA_DIR={value}"}.get(
+                origin, f"{value} ({origin})")
+            raise UsageError(f"{shown} is not a directory ({'missing' if not path.exists() else 'a file'}); {fix}")
+        paths.append(path)
+    return paths
+
+
+def data_dir(override: str | os.PathLike | None = None) -> Path | None:
+    """The first mirror directory (None when none is set); see :func:`data_dirs`."""
+    dirs = data_dirs(override)
+    return dirs[0] if dirs else None
+
+
+def mirror_root(ds: Dataset, override=None) -> Path | None:
+    """The first mirror directory that holds every mirror file of the dataset (not hashed here)."""
+    if ds.mirror is None:
+        return None
+    for root in data_dirs(override):
+        if all((root / f).is_file() for f, _ in ds.mirror.files):
+            return root
+    return None
 
 
 def sha256_of(path: Path) -> str:
@@ -113,10 +144,48 @@ def _binarise(ds: Dataset, labels: pd.Series, origin: str) -> np.ndarray:
     return np.where(text.isin(pos), 1.0, -1.0)
 
 
+def _two_classes(ds: Dataset, labels: pd.Series, origin: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """User data without a 'labels' field: its two classes, the smaller (numerically, else
+    alphabetically) → −1."""
+    values = class_values(labels)
+    if len(values) != 2:
+        raise UsageError(f"dataset '{ds.name}' from {origin}: classification needs a target with exactly two "
+                         f"classes, found {len(values)} ({', '.join(values[:5])}{', ...' if len(values) > 5 else ''}); "
+                         "map them to two with 'labels: {negative: [...], positive: [...]}' in a --registry entry, "
+                         "or use --task regression")
+    return (values[0],), (values[1],)
+
+
+def class_values(labels: pd.Series) -> list[str]:
+    """The distinct labels of a target column, sorted numerically when they are numbers."""
+    text = labels.dropna().astype(str).str.strip()
+    numeric = pd.to_numeric(text, errors="coerce")
+    if numeric.notna().all():
+        return [f"{v:g}" for v in sorted(set(numeric))]
+    return sorted(set(text))
+
+
+def default_target(ds: Dataset, df: pd.DataFrame) -> str:
+    """A user entry without a target: OpenML's default target attribute, or an ARFF file's last attribute."""
+    target = ds.target or (df.attrs.get("openml_default_target") or "")
+    if not target and ds.file_format == "arff":
+        target = str(df.columns[-1])
+    return target
+
+
 def _frame_to_arrays(ds: Dataset, df: pd.DataFrame, target: str, origin: str) -> tuple[np.ndarray, np.ndarray]:
+    if ds.user and not target:
+        target = default_target(ds, df)
     if target not in df.columns:
-        raise UsageError(f"dataset '{ds.name}': target column '{target}' not found in {origin}")
-    if ds.task == "classification":
+        raise UsageError(f"dataset '{ds.name}': target column '{target}' not found in {origin}"
+                         + (f" (columns: {', '.join(map(str, df.columns[:8]))}{', ...' if df.shape[1] > 8 else ''})"
+                            if ds.user else ""))
+    if ds.task == "classification" and ds.user and not (ds.negative or ds.positive):
+        neg, pos = _two_classes(ds, df[target], origin)
+        from dataclasses import replace
+
+        y = _binarise(replace(ds, negative=neg, positive=pos), df[target], origin)
+    elif ds.task == "classification":
         y = _binarise(ds, df[target], origin)
     else:
         y = pd.to_numeric(df[target], errors="coerce").to_numpy(dtype=float)
@@ -140,15 +209,25 @@ def validate_arrays(ds: Dataset, X: np.ndarray, y: np.ndarray, origin: str) -> N
         raise UsageError(f"dataset '{ds.name}' from {origin} has {n_nan_x + n_nan_y} missing or "
                          f"non-finite values ({n_nan_x} in inputs, {n_nan_y} in target); "
                          "impute or drop them in the source, or fix its registry entry")
-    if X.shape != ds.shape:
+    if ds.shape != (0, 0) and X.shape != ds.shape:
         raise UsageError(f"dataset '{ds.name}' from {origin} has shape {X.shape[0]}×{X.shape[1]}, "
                          f"the registry expects {ds.m}×{ds.d}; the file is another version or the "
                          "entry's target/drop fields are wrong")
 
 
-def _from_mirror(ds: Dataset, root: Path) -> Loaded | None:
+def _from_mirror(ds: Dataset, roots) -> Loaded | None:
+    """The dataset from the first of the mirror directories ``roots`` that holds all its files."""
     if ds.mirror is None:
         return None
+    roots = [roots] if isinstance(roots, (str, os.PathLike)) else list(roots)
+    for root in roots:
+        loaded = _from_mirror_dir(ds, Path(root))
+        if loaded is not None:
+            return loaded
+    return None
+
+
+def _from_mirror_dir(ds: Dataset, root: Path) -> Loaded | None:
     paths = [root / f for f, _ in ds.mirror.files]
     base = os.path.normpath(os.path.abspath(root))
     for p in paths:  # the registry refuses such paths already: defence in depth
@@ -157,6 +236,8 @@ def _from_mirror(ds: Dataset, root: Path) -> Loaded | None:
     if not all(p.is_file() for p in paths):
         return None
     for path, (_, expected) in zip(paths, ds.mirror.files, strict=True):
+        if not expected and ds.user:     # a user entry without a checksum
+            continue
         digest = sha256_of(path)
         if digest != expected:
             raise UsageError(f"mirror file {path} has sha256 {digest[:12]}…, the registry expects "
@@ -177,14 +258,46 @@ def _from_mirror(ds: Dataset, root: Path) -> Loaded | None:
 
 
 def _read_mirror_file(ds: Dataset, path: Path) -> pd.DataFrame:
-    if ds.mirror.format == "arff":
+    return read_table(path, ds.mirror.format, ds.mirror.sep)
+
+
+def read_table(path: Path, fmt: str, sep: str | None = None) -> pd.DataFrame:
+    """A data file as a DataFrame: arff, csv (header row), tsv, csv-noheader, parquet."""
+    if fmt == "arff":
         return read_arff(path)
-    if ds.mirror.format == "csv-noheader":
+    if fmt == "csv-noheader":
         # columns are named by position: c0, c1, ...; ``target: c0`` or the last column's name
         df = pd.read_csv(path, header=None, sep=None, engine="python", skipinitialspace=True)
         df.columns = [f"c{i}" for i in range(df.shape[1])]
         return df
-    return pd.read_csv(path, sep=ds.mirror.sep or ",")
+    if fmt == "parquet":
+        try:
+            return pd.read_parquet(path)
+        except ImportError as exc:
+            raise UsageError(f"{path}: reading parquet needs pyarrow (pip install pyarrow): {exc}") from None
+    try:
+        return pd.read_csv(path, sep=sep or ("\t" if fmt == "tsv" else ","))
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path}: cannot be read as {fmt} ({str(exc).splitlines()[0]})") from None
+
+
+def _from_file(ds: Dataset) -> Loaded | None:
+    """A user dataset's own file (``file:`` of a user registry entry, or --datasets FILE)."""
+    if not ds.file:
+        return None
+    path = Path(ds.file)
+    if not path.is_file():
+        raise DataUnavailable(f"dataset '{ds.name}': file {path} not found ({ds.origin}); "
+                              f"to run: {ds.how_to_supply()}")
+    if ds.sha256:
+        digest = sha256_of(path)
+        if digest != ds.sha256:
+            raise UsageError(f"dataset '{ds.name}': file {path} has sha256 {digest[:12]}…, {ds.origin} expects "
+                             f"{ds.sha256[:12]}…; the file changed: use a new --out for the new data (or update "
+                             "the checksum)")
+    df = read_table(path, ds.file_format, ds.sep)
+    X, y = _frame_to_arrays(ds, df, ds.target, str(path))
+    return Loaded(X, y, "file", str(path))
 
 
 def _from_generator(ds: Dataset) -> Loaded | None:
@@ -247,15 +360,18 @@ def _write_cache(ds: Dataset, loaded: Loaded) -> None:
 def load(name: str, data_dir_override=None, allow_download: bool = True, use_cache: bool = True) -> Loaded:
     """(X, y) of a registered dataset, from the first source that has it."""
     ds = get_dataset(name)
+    if ds.unavailable:
+        raise DataUnavailable(ds.unavailable)
     if use_cache:
         cached = _read_cache(ds)
         if cached is not None:
             validate_arrays(ds, cached.X, cached.y, "the cache")
             return cached
-    loaded = None
-    root = data_dir(data_dir_override)
-    if root is not None:
-        loaded = _from_mirror(ds, root)
+    roots = data_dirs(data_dir_override)
+    root = roots[0] if roots else None
+    loaded = _from_file(ds)
+    if loaded is None and roots:
+        loaded = _from_mirror(ds, roots)
     if loaded is None:
         loaded = _from_generator(ds)
     problems = []
@@ -269,7 +385,8 @@ def load(name: str, data_dir_override=None, allow_download: bool = True, use_cac
     download_problem = "; ".join(problems) or ("download disabled" if not allow_download
                                                 else "no download source registered")
     if loaded is None:
-        where = f"not in mirror {root}" if root else "no mirror: RFBENCH_DATA_DIR unset"
+        where = (f"not in mirror {os.pathsep.join(map(str, roots))}" if root
+                 else "no mirror: RFBENCH_DATA_DIR unset")
         raise DataUnavailable(f"dataset '{name}' is not available ({where}; {download_problem}); "
                               f"to run offline: {ds.how_to_supply()}")
     validate_arrays(ds, loaded.X, loaded.y, loaded.detail)
@@ -278,3 +395,176 @@ def load(name: str, data_dir_override=None, allow_download: bool = True, use_cac
         # to keep consistent with a cache when the user changes RFBENCH_DATA_DIR
         _write_cache(ds, loaded)
     return loaded
+
+
+# -- datasets named on the command line ---------------------------------------------------------
+
+def _note(msg: str) -> None:
+    import sys
+
+    print(f"note: {msg}", file=sys.stderr)
+
+
+def _is_file_spec(name: str) -> bool:
+    return Path(name).suffix.lower() in FILE_FORMATS or "/" in name or os.sep in name or Path(name).is_file()
+
+
+def _file_dataset_name(path: Path) -> str:
+    import re
+
+    name = re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem).lstrip(".") or "data"
+    return re.sub(r"\.\.+", ".", name)
+
+
+def _infer(name: str, df: pd.DataFrame, target: str, task: str | None, origin: str, note) -> dict:
+    """Task, labels and one-hot encoding of a user table: regression unless --task classification, or a
+    target that is not numeric or has two values (said in one note line)."""
+    if target not in df.columns:
+        shown = ", ".join(map(str, df.columns[:8])) + (", ..." if df.shape[1] > 8 else "")
+        raise UsageError(f"--target {target}: no such column in {origin} (columns: {shown})")
+    y = df[target]
+    values = class_values(y)
+    numeric = pd.to_numeric(y.dropna().astype(str).str.strip(), errors="coerce").notna().all()
+    entry: dict = {}
+    if task is None:
+        task = "classification" if (not numeric or len(values) == 2) else "regression"
+        if task == "classification":
+            why = "is not numeric" if not numeric else "has two values"
+            note(f"dataset '{name}': target '{target}' {why}: classification"
+                 + (f" ({values[0]} → −1, {values[1]} → +1)" if len(values) == 2 else "")
+                 + "; give --task regression to predict it as a number")
+    if task == "classification":
+        if len(values) != 2:
+            raise UsageError(f"dataset '{name}': target '{target}' has {len(values)} classes; rfbench's "
+                             "classification protocol is binary (±1): map the classes to two with "
+                             "'labels: {negative: [...], positive: [...]}' in a --registry entry, or give "
+                             "--task regression")
+        entry["labels"] = {"negative": [values[0]], "positive": [values[1]]}
+    elif not numeric:
+        raise UsageError(f"dataset '{name}': target '{target}' is not numeric; regression needs a numeric target "
+                         "(leave --task out, or give --task classification for two classes)")
+    inputs = df.drop(columns=[target])
+    categorical = [c for c in inputs.columns if not pd.api.types.is_numeric_dtype(inputs[c])]
+    if categorical:
+        entry["one_hot"] = True
+        note(f"dataset '{name}': {len(categorical)} non-numeric input column(s) one-hot encoded "
+             f"({', '.join(map(str, categorical[:3]))}{', ...' if len(categorical) > 3 else ''})")
+    entry["task"] = task
+    return entry
+
+
+def resolve_dataset_names(names, target: str | None = None, task: str | None = None, note=_note) -> list[str]:
+    """Dataset names of the command line: registered names as they are; a data file (csv, tsv, arff,
+    parquet) registered under its file name's stem with ``target`` (required but for ARFF, whose
+    default is the last attribute); ``openml:ID`` registered as ``openml-ID`` (target: ``target`` or
+    the dataset's default target attribute). The task is ``task``, else inferred (one note line).
+    An OpenML dataset that cannot be downloaded is registered as unavailable: the run skips it with a
+    warning (an error with --strict)."""
+    out, user = [], False
+    for n in names:
+        if n.lower().startswith("openml:"):
+            n, user = _register_openml(n, target, task, note), True
+        elif n not in datasets() and _is_file_spec(n):
+            n, user = _register_file(n, target, task, note), True
+        if n not in out:
+            out.append(n)
+    if (target or task) and not user:
+        raise UsageError(f"{'--target' if target else '--task'} applies to data files and openml:ID in --datasets "
+                         "only (a registered dataset has its target and task in its registry entry)")
+    return out
+
+
+def _check_new(name: str, source: str) -> None:
+    check_name(Path("command line"), name, "dataset")
+    from rfbench.registry import _adhoc
+
+    if name in datasets() and name not in _adhoc().get("datasets", {}):
+        raise UsageError(f"--datasets {source}: its name '{name}' is already a registered dataset "
+                         f"({get_dataset(name).origin}); rename the file, or register it under another name in a "
+                         "--registry file")
+
+
+def _register_file(spec: str, target: str | None, task: str | None, note) -> str:
+    path = Path(spec).expanduser().absolute()
+    if not path.is_file():
+        raise UsageError(f"--datasets {spec}: no such file (a data file: csv, tsv, arff or parquet; or a "
+                         "registered dataset name, see `rfbench datasets list`)")
+    fmt = FILE_FORMATS.get(path.suffix.lower(), "csv")
+    name = _file_dataset_name(path)
+    _check_new(name, spec)
+    df = read_table(path, fmt)
+    if not target:
+        if fmt != "arff":
+            raise UsageError(f"--datasets {spec} needs --target COLUMN: the column to predict (columns: "
+                             f"{', '.join(map(str, df.columns[:8]))}{', ...' if df.shape[1] > 8 else ''})")
+        target = str(df.columns[-1])
+    entry = {"file": str(path), "format": fmt, "target": target, "sha256": sha256_of(path),
+             **_infer(name, df, target, task, str(path), note)}
+    shape = _shape(name, entry, df, target, str(path))
+    add_adhoc("datasets", name, {**entry, "shape": list(shape)})
+    return name
+
+
+def _shape(name: str, entry: dict, df: pd.DataFrame, target: str, origin: str) -> tuple[int, int]:
+    from rfbench.registry import _parse_dataset
+
+    ds = _parse_dataset(Path("command line"), name, entry, user=True)
+    X, y = _frame_to_arrays(ds, df, target, origin)
+    validate_arrays(ds, X, y, origin)
+    return X.shape
+
+
+def _register_openml(spec: str, target: str | None, task: str | None, note) -> str:
+    raw = spec.partition(":")[2].strip()
+    if not raw.isdigit() or int(raw) < 1:
+        raise UsageError(f"--datasets {spec}: an OpenML dataset is openml:ID with a positive integer ID, "
+                         "e.g. openml:4531")
+    did = int(raw)
+    name = f"openml-{did}"
+    _check_new(name, spec)
+    from rfbench.data.openml_source import fetch_openml_frame
+
+    try:
+        df = fetch_openml_frame(did, cache_dir() / "openml")
+    except DataUnavailable as exc:
+        add_adhoc("datasets", name, {"openml": {"id": did, "target": target}, "target": target or "",
+                                     "task": task or "regression",
+                                     "unavailable": f"dataset '{name}' is not available ({exc}); to run "
+                                                    f"offline: fetch OpenML id {did} once with network"})
+        return name
+    tgt = target or df.attrs.get("openml_default_target") or ""
+    if not tgt or "," in tgt:
+        raise UsageError(f"--datasets {spec}: OpenML {did} has {'several default targets' if tgt else 'no default target'}"
+                         f"; give --target COLUMN")
+    entry = {"openml": {"id": did, "target": tgt}, "target": tgt, **_infer(name, df, tgt, task, f"OpenML {did}", note)}
+    shape = _shape(name, entry, df, tgt, f"OpenML {did}")
+    add_adhoc("datasets", name, {**entry, "shape": list(shape)})
+    return name
+
+
+def provenance(dataset_names, method_names=()) -> dict:
+    """What run.json records of the user datasets and methods of a run (built-in ones: nothing):
+    where each comes from, a data file's sha256 and the shape; an estimator's module path."""
+    from rfbench.registry import get_method
+
+    out: dict = {}
+    for name in dataset_names:
+        ds = get_dataset(name)
+        if not ds.user:
+            continue
+        info = {"origin": ds.origin, "task": ds.task, "target": ds.target or None,
+                "shape": list(ds.shape) if ds.shape != (0, 0) else None}
+        if ds.file:
+            info["file"] = ds.file
+            info["sha256"] = ds.sha256 or (sha256_of(Path(ds.file)) if Path(ds.file).is_file() else None)
+        if ds.mirror:
+            info["mirror"] = [f for f, _ in ds.mirror.files]
+        if ds.openml_id:
+            info["openml"] = ds.openml_id
+        out.setdefault("datasets", {})[name] = info
+    for name in method_names:
+        m = get_method(name)
+        if m.origin != "built-in":
+            out.setdefault("methods", {})[name] = {"origin": m.origin, "estimators": m.estimators,
+                                                   "params": m.params, "grid": m.grid}
+    return out

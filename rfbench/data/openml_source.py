@@ -37,6 +37,7 @@ def fetch_openml_frame(dataset_id: int, cache_root: Path) -> pd.DataFrame:
         ds = openml.datasets.get_dataset(dataset_id, download_data=True, download_qualities=False,
                                          download_features_meta_data=False)
         frame, *_ = ds.get_data(dataset_format="dataframe")
+        frame.attrs["openml_default_target"] = ds.default_target_attribute or ""
     except Exception as exc:  # network errors, server errors: all mean "not available here"
         first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise DataUnavailable(f"OpenML dataset {dataset_id} could not be downloaded: {first[:200]}") from None

@@ -1,0 +1,155 @@
+"""Settings: where rfbench finds dataset mirrors, published tables, its download cache, results of
+packaged specs and user registries.
+
+Each setting is taken from the first of: the command-line option (where there is one), the
+environment variable, the config file, the default.
+
+| key            | environment              | default                                                        |
+|----------------|--------------------------|----------------------------------------------------------------|
+| data_dirs      | RFBENCH_DATA_DIR         | none (generated and downloaded datasets only)                  |
+| published_dir  | RFBENCH_PUBLISHED_DIR    | a checkout's ../shared/published, else $XDG_DATA_HOME/rfbench/published |
+| cache_dir      | RFBENCH_CACHE_DIR        | ~/.cache/rfbench                                               |
+| results_root   | RFBENCH_RESULTS_ROOT     | ./results (results of the packaged specs: <results_root>/<name>) |
+| registry       | RFBENCH_REGISTRY         | none (user registry files that extend the built-in one)        |
+
+``data_dirs`` and ``registry`` hold several paths: a TOML list, or one string of paths separated by
+``os.pathsep`` (':' on Linux and macOS), as in the environment; directories are searched in order.
+
+Config files (TOML, top-level keys above): ``$RFBENCH_CONFIG`` alone when it is set (empty or
+``none``: no config file), else ``./rfbench.toml`` and ``$XDG_CONFIG_HOME/rfbench/config.toml``
+(default ``~/.config/rfbench/config.toml``), a key in the first overriding the second. A relative
+path in a config file is relative to the file's directory.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from rfbench.errors import UsageError
+
+KEYS = ("data_dirs", "published_dir", "cache_dir", "results_root", "registry")
+_LISTS = ("data_dirs", "registry")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The settings of the config files (None / empty: not set there)."""
+    data_dirs: tuple[Path, ...] = ()
+    published_dir: Path | None = None
+    cache_dir: Path | None = None
+    results_root: Path | None = None
+    registry: tuple[Path, ...] = ()
+    files: tuple[Path, ...] = field(default=())   # the config files read, first = strongest
+    origin: dict = field(default_factory=dict)     # key -> the config file that set it
+
+
+def _candidates() -> list[str]:
+    """The config files that may be read, strongest first (plain strings: this runs often)."""
+    explicit = os.environ.get("RFBENCH_CONFIG")
+    if explicit is not None:
+        if explicit.strip().lower() in ("", "none"):
+            return []
+        path = os.path.expanduser(explicit)
+        if not os.path.isfile(path):
+            raise UsageError(f"RFBENCH_CONFIG={explicit} is not a file; point it at a config TOML file, "
+                             "or set it to 'none' to read no config file")
+        return [path]
+    xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return [os.path.join(os.getcwd(), "rfbench.toml"),
+            os.path.join(os.path.expanduser(xdg), "rfbench", "config.toml")]
+
+
+def config_files() -> list[Path]:
+    """The config files that exist, strongest first."""
+    return [Path(p) for p in _candidates() if os.path.isfile(p)]
+
+
+def _paths(file: Path, key: str, value) -> tuple[Path, ...]:
+    if isinstance(value, str):
+        value = [v for v in value.split(os.pathsep) if v.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise UsageError(f"{file}: '{key}' must be a path or a list of paths")
+    return tuple((file.parent / Path(v).expanduser()) for v in value)
+
+
+@lru_cache(maxsize=16)
+def _read(path: Path, mtime_ns: int) -> dict:
+    try:
+        raw = tomllib.loads(path.read_text())
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{path} is not valid TOML: {str(exc).splitlines()[0]}") from None
+    unknown = sorted(set(raw) - set(KEYS))
+    if unknown:
+        raise UsageError(f"{path}: unknown key(s) {', '.join(unknown)}; allowed: {', '.join(KEYS)}")
+    out = {}
+    for key, value in raw.items():
+        if key in _LISTS:
+            out[key] = _paths(path, key, value)
+        elif isinstance(value, str) and value.strip():
+            out[key] = path.parent / Path(value).expanduser()
+        else:
+            raise UsageError(f"{path}: '{key}' must be a path (a non-empty string)")
+    return out
+
+
+def load() -> Config:
+    """The merged settings of the config files (read again when a file changes)."""
+    stamps = []
+    for path in _candidates():
+        try:
+            st = os.stat(path)
+        except OSError:
+            continue
+        stamps.append((path, st.st_mtime_ns, st.st_size))
+    return _merged(tuple(stamps))
+
+
+@lru_cache(maxsize=16)
+def _merged(stamps: tuple) -> Config:
+    merged: dict = {}
+    origin: dict = {}
+    for path, mtime_ns, _ in reversed(stamps):    # weakest first, so the stronger one overrides
+        values = _read(Path(path).resolve(), mtime_ns)
+        merged.update(values)
+        origin.update(dict.fromkeys(values, Path(path)))
+    return Config(**merged, files=tuple(Path(p) for p, *_ in stamps), origin=origin)
+
+
+def env_paths(name: str) -> list[Path] | None:
+    """An os.pathsep-separated list of paths from the environment (None when the variable is unset
+    or blank)."""
+    value = os.environ.get(name, "").strip()
+    if not value:
+        return None
+    return [Path(v.strip()).expanduser() for v in value.split(os.pathsep) if v.strip()]
+
+
+def setting(env: str, key: str) -> tuple[Path | None, str]:
+    """A one-path setting and where it came from: (path, 'ENV' | 'config file PATH' | '')."""
+    value = os.environ.get(env, "").strip()
+    if value:
+        return Path(value).expanduser(), env
+    cfg = load()
+    found = getattr(cfg, key)
+    if found is not None:
+        return found, f"{key} in {cfg.origin[key]}"
+    return None, ""
+
+
+def cache_dir() -> Path:
+    path, _ = setting("RFBENCH_CACHE_DIR", "cache_dir")
+    return path or Path.home() / ".cache" / "rfbench"
+
+
+def results_root() -> Path:
+    """Where the results of the packaged specs go: <results_root>/<spec's results name>."""
+    path, _ = setting("RFBENCH_RESULTS_ROOT", "results_root")
+    return (path or Path("results")).absolute()
+
+
+def data_home() -> Path:
+    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share").expanduser() / "rfbench"

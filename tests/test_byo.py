@@ -1,0 +1,295 @@
+"""Bring your own method and data: the README's example end to end, user registries that extend the
+built-in one, plugins (entry points), data files and openml:ID, and no dataset dropped silently."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from importlib.metadata import EntryPoint
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rfbench import registry
+from rfbench.data import loader
+from rfbench.errors import DataUnavailable, UsageError
+
+ROOT = Path(__file__).resolve().parent.parent
+# the CLI as the `rfbench` console script runs it: the current directory is NOT on sys.path
+CLI = [sys.executable, "-c", "import sys; sys.path = [p for p in sys.path if p not in ('', '.')]; "
+       "sys.argv[0] = 'rfbench'; from rfbench.cli import main; main()"]
+TINY = ["--features", "5", "--outer-folds", "2", "--inner-folds", "2", "--quiet", "--no-report"]
+
+
+@pytest.fixture(autouse=True)
+def clean_registry(monkeypatch):
+    """Command-line entries and user registries live in the environment: restored after each test."""
+    monkeypatch.setenv(registry.ADHOC_ENV, "")
+    monkeypatch.setenv("RFBENCH_REGISTRY", "")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [str(ROOT), os.environ.get("PYTHONPATH")] if p))
+    yield
+
+
+def rfbench(*args, cwd, env=None, ok=(0,)):
+    res = subprocess.run([*CLI, *args], cwd=cwd, capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, **(env or {})))
+    assert res.returncode in ok, (res.returncode, res.stdout[-2000:], res.stderr[-3000:])
+    return res
+
+
+def one_line_error(res, message: str) -> str:
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert lines[0].startswith("rfbench: error: ") and message in lines[0], lines[0]
+    return lines[0]
+
+
+def readme_example() -> str:
+    """The bash block of the README's "Bring your own method and data" section."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Bring your own method and data", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+
+
+@pytest.mark.slow
+def test_readme_example_runs_end_to_end(tmp_path):
+    script = readme_example()
+    assert "--methods mymod:MyRidge --datasets my.csv --target y" in script
+    shim = (f'rfbench() {{ "{CLI[0]}" -c "{CLI[2]}" "$@"; }}\n'
+            f'python() {{ "{sys.executable}" "$@"; }}\n')
+    res = subprocess.run(["bash", "-euo", "pipefail", "-c", shim + script], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=600, env=dict(os.environ))
+    assert res.returncode == 0, (res.stdout[-2000:], res.stderr[-3000:])
+    out = next(tmp_path.rglob("results.csv")).parent
+    df = pd.read_csv(out / "results.csv")
+    assert set(df["method"]) == {"mymod.MyRidge"} and set(df["dataset"]) == {"my"}
+    assert set(df["status"]) == {"done"} and df["params"].str.contains("alpha").all()
+    assert (df["source"] == "file").all() and (df["task"] == "regression").all()
+    info = json.loads((out / "run.json").read_text())["user_entries"]
+    assert len(info["datasets"]["my"]["sha256"]) == 64 and info["datasets"]["my"]["shape"][1] == 3
+    assert info["methods"]["mymod.MyRidge"]["estimators"] == {"regression": "mymod:MyRidge"}
+    assert "mymod.MyRidge" in res.stdout                 # the report's column
+
+
+# -- user registry files ---------------------------------------------------------------------------
+
+def _table(path: Path, n: int = 60, classes=None) -> Path:
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(n, 3))
+    y = X @ [1.0, -1.0, 0.5] + 0.1 * rng.normal(size=n)
+    df = pd.DataFrame(X, columns=["a", "b", "c"])
+    df["y"] = np.where(y > 0, *classes) if classes else y
+    if path.suffix == ".parquet":
+        df.to_parquet(path)
+    else:
+        df.to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.slow
+def test_user_registry_extends_the_built_in_one(tmp_path, monkeypatch):
+    _table(tmp_path / "data.csv")
+    reg = tmp_path / "my.yaml"
+    reg.write_text("methods:\n"
+                   "  my-ridge:\n"
+                   "    estimator: sklearn.linear_model:Ridge\n"
+                   "    grid: {alpha: [0.1, 10.0]}\n"
+                   "    description: ridge, alpha by GridSearchCV on the inner folds\n"
+                   "datasets:\n"
+                   "  mydata: {file: data.csv, target: y}\n")
+    monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
+    assert registry.get_method("my-ridge").origin == str(reg) and "rff-gauss" in registry.methods()
+    ds = registry.get_dataset("mydata")
+    assert ds.task == "regression" and ds.file == str(tmp_path / "data.csv") and "breiman" in registry.datasets()
+    assert loader.load("mydata").X.shape == (60, 3)
+    # through the CLI: --registry on methods, datasets and run
+    assert "my-ridge" in rfbench("methods", "--registry", str(reg), cwd=tmp_path).stdout
+    assert "mydata" in rfbench("datasets", "list", "--registry", str(reg), cwd=tmp_path).stdout
+    rfbench("run", "--registry", str(reg), "--methods", "my-ridge", "--datasets", "mydata", *TINY, "--out", "o",
+            cwd=tmp_path, env={"RFBENCH_REGISTRY": ""})
+    df = pd.read_csv(tmp_path / "o" / "results.csv")
+    assert set(df["status"]) == {"done"} and len(df) == 2
+    assert all(json.loads(p)["alpha"] in (0.1, 10.0) for p in df["params"])
+
+
+@pytest.mark.parametrize("entry, message", [
+    ("methods:\n  rff-gauss: {estimator: 'sklearn.linear_model:Ridge'}\n",
+     "method 'rff-gauss' is already registered by the built-in registry"),
+    ("datasets:\n  breiman: {file: x.csv, target: y}\n", "dataset 'breiman' is already registered by the built-in"),
+    ("methods:\n  r: {estimator: 'sklearn.linear_model:Ridge', grid: {nope: [1]}}\n",
+     "nope is not a parameter of Ridge"),
+    ("methods:\n  r: {estimator: 'nosuchmodule:Thing'}\n", "cannot import module 'nosuchmodule'"),
+    ("datasets:\n  d: {target: y}\n", "entry 'd': needs at least one source: file, mirror"),
+])
+@pytest.mark.slow
+def test_bad_user_entry_is_one_line(tmp_path, entry, message):
+    reg = tmp_path / "bad.yaml"
+    reg.write_text(entry)
+    one_line_error(rfbench("run", "--registry", str(reg), "--suite", "synthetic", "--methods", "rff-gauss,r"
+                           if "  r:" in entry else "rff-gauss", *TINY, "--out", "o", cwd=tmp_path, ok=(2,)), message)
+    assert not (tmp_path / "o").exists()
+
+
+def test_module_path_method_name_cannot_shadow_a_registered_one(tmp_path, monkeypatch):
+    reg = tmp_path / "my.yaml"
+    reg.write_text("methods:\n  sklearn.linear_model.Ridge: {estimator: 'sklearn.linear_model:Lasso'}\n")
+    monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
+    with pytest.raises(UsageError, match="already registered by .*my.yaml; use that name"):
+        registry.resolve_method_names(["sklearn.linear_model:Ridge"])
+
+
+# -- plugins: entry points of the group rfbench.methods ----------------------------------------------
+
+def _fake_entry_points(*eps):
+    import importlib.metadata
+
+    real = importlib.metadata.entry_points
+
+    def entry_points(**kw):
+        return list(eps) if kw == {"group": "rfbench.methods"} else real(**kw)
+    return entry_points
+
+
+def test_entry_point_plugins_are_discovered(monkeypatch):
+    import importlib.metadata
+
+    ep = EntryPoint(name="plug-ridge", value="sklearn.linear_model:Ridge", group="rfbench.methods")
+    monkeypatch.setattr(importlib.metadata, "entry_points", _fake_entry_points(ep))
+    m = registry.get_method("plug-ridge")
+    assert "entry point 'plug-ridge'" in m.origin and m.estimators == {"regression": "sklearn.linear_model:Ridge"}
+    cls = m.estimator_class("regression")
+    assert issubclass(cls, registry.ForeignEstimator)        # Ridge does not take n_features/cv: wrapped
+    rng = np.random.default_rng(0)
+    X, y = rng.normal(size=(30, 2)), rng.normal(size=30)
+    est = cls(n_features=10, cv=[(np.arange(15), np.arange(15, 30))], random_state=0, n_jobs=1).fit(X, y)
+    assert est.predict(X).shape == (30,) and est.best_params_ == {}
+    # a plugin may not take a registered name
+    dup = EntryPoint(name="lgbm", value="sklearn.linear_model:Ridge", group="rfbench.methods")
+    monkeypatch.setattr(importlib.metadata, "entry_points", _fake_entry_points(dup))
+    with pytest.raises(UsageError, match="method 'lgbm' is already registered by the built-in registry"):
+        registry.methods()
+
+
+def test_estimator_with_cv_receives_the_inner_folds():
+    from sklearn.linear_model import RidgeCV
+
+    cls = registry.adapt(RidgeCV)
+    folds = [(np.arange(10, 20), np.arange(10)), (np.arange(10), np.arange(10, 20))]
+    est = cls(n_features=5, cv=iter(folds), random_state=1, n_jobs=1, alphas=[0.1, 1.0])
+    est.fit(np.random.default_rng(0).normal(size=(20, 2)), np.arange(20.0))
+    assert [(list(a), list(b)) for a, b in est.model_.cv] == [(list(a), list(b)) for a, b in folds]
+
+
+# -- data files, task inference, openml:ID ---------------------------------------------------------
+
+def test_data_file_task_is_inferred_or_given(tmp_path):
+    notes = []
+    reg = _table(tmp_path / "r.parquet")
+    cls = _table(tmp_path / "c.csv", classes=("yes", "no"))
+    two = _table(tmp_path / "two.csv", classes=(1, 0))
+    assert loader.resolve_dataset_names([str(reg), str(cls)], "y", note=notes.append) == ["r", "c"]
+    assert registry.get_dataset("r").task == "regression" and registry.get_dataset("c").task == "classification"
+    assert notes == ["dataset 'c': target 'y' is not numeric: classification (no → −1, yes → +1); give --task "
+                     "regression to predict it as a number"]
+    y = loader.load("c").y
+    assert set(y) == {-1.0, 1.0}
+    assert loader.resolve_dataset_names([str(two)], "y", note=notes.append) == ["two"]
+    assert registry.get_dataset("two").task == "classification" and "has two values" in notes[-1]
+    with pytest.raises(UsageError, match="not numeric; regression needs a numeric target"):
+        loader.resolve_dataset_names([str(tmp_path / "c.csv")], "y", "regression")
+    with pytest.raises(UsageError, match="--target nope: no such column .*columns: a, b, c, y"):
+        loader.resolve_dataset_names([str(reg)], "nope")
+    with pytest.raises(UsageError, match="needs --target COLUMN"):
+        loader.resolve_dataset_names([str(reg)])
+    with pytest.raises(UsageError, match="missing.csv: no such file"):
+        loader.resolve_dataset_names([str(tmp_path / "missing.csv")], "y")
+    breiman = tmp_path / "breiman.csv"
+    breiman.write_text("a,y\n1,2\n")
+    with pytest.raises(UsageError, match="its name 'breiman' is already a registered dataset"):
+        loader.resolve_dataset_names([str(breiman)], "y")
+    with pytest.raises(UsageError, match="--target applies to data files and openml:ID"):
+        loader.resolve_dataset_names(["breiman-generated"], "y")
+
+
+def _serve_openml(did: int, arff: str, target: str):
+    """A minimal OpenML-compatible server (the calls openml-python 0.15 makes in get_dataset)."""
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802 - http.server API
+            base = f"http://127.0.0.1:{self.server.server_address[1]}"
+            path = self.path.split("?")[0]
+            if path == f"/api/v1/xml/data/{did}":
+                body, code = (
+                    '<oml:data_set_description xmlns:oml="http://openml.org/openml">'
+                    f"<oml:id>{did}</oml:id><oml:name>toy</oml:name><oml:version>1</oml:version>"
+                    "<oml:description>test</oml:description><oml:format>ARFF</oml:format>"
+                    "<oml:upload_date>2014-04-06T23:21:11</oml:upload_date><oml:licence>Public</oml:licence>"
+                    f"<oml:url>{base}/data/v1/download/{did}/toy.arff</oml:url><oml:file_id>{did}</oml:file_id>"
+                    f"<oml:default_target_attribute>{target}</oml:default_target_attribute>"
+                    "<oml:visibility>public</oml:visibility><oml:status>active</oml:status>"
+                    "</oml:data_set_description>").encode(), 200
+            elif path.startswith(f"/data/v1/download/{did}/"):
+                body, code = arff.encode(), 200
+            else:
+                body, code = (b'<oml:error xmlns:oml="http://openml.org/openml"><oml:code>111</oml:code>'
+                              b"<oml:message>Unknown dataset</oml:message></oml:error>"), 412
+            self.send_response(code)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
+@pytest.mark.slow
+def test_openml_id_through_the_cli_and_unavailable_ones_are_never_dropped_silently(tmp_path):
+    rng = np.random.default_rng(0)
+    rows = [f"{a:.4f},{b:.4f},{'pos' if a + b > 0 else 'neg'}" for a, b in rng.normal(size=(40, 2))]
+    arff = "@relation toy\n@attribute u numeric\n@attribute v numeric\n@attribute cls {neg,pos}\n@data\n"
+    server = _serve_openml(4321, arff + "\n".join(rows) + "\n", "cls")
+    env = {"RFBENCH_OPENML_SERVER": f"http://127.0.0.1:{server.server_address[1]}/api/v1/xml",
+           "NO_PROXY": "127.0.0.1,localhost"}
+    try:
+        # openml:4321 (target: its default, classification inferred); openml:999 is unknown to the server
+        res = rfbench("run", "--datasets", "openml:4321,openml:999,breiman-generated", "--methods", "rff-gauss",
+                      "--max-samples", "60", *TINY, "--out", "o", cwd=tmp_path, env=env)
+        assert "note: dataset 'openml-4321': target 'cls' is not numeric: classification" in res.stderr
+        assert re.search(r"warning: skipped: dataset 'openml-999' is not available", res.stderr)
+        df = pd.read_csv(tmp_path / "o" / "results.csv")
+        assert set(df["dataset"]) == {"openml-4321", "breiman-generated"} and set(df["status"]) == {"done"}
+        assert df.loc[df["dataset"] == "openml-4321", "metric"].eq("accuracy").all()
+        # --strict: the unavailable dataset is an error, nothing runs
+        one_line_error(rfbench("run", "--datasets", "breiman-generated,openml:999", "--methods", "rff-gauss",
+                               "--strict", *TINY, "--out", "o2", cwd=tmp_path, env=env, ok=(2,)),
+                       "dataset 'openml-999' is not available")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_method_that_cannot_serve_a_dataset_is_skipped_with_a_warning(tmp_path):
+    _table(tmp_path / "my.csv")
+    res = rfbench("run", "--methods", "sklearn.linear_model:LogisticRegression,rff-gauss", "--datasets", "my.csv",
+                  "--target", "y", *TINY, "--out", "o", cwd=tmp_path)
+    assert "skipping sklearn.linear_model.LogisticRegression on my: the method has no estimator for regression" \
+        in res.stderr
+    assert set(pd.read_csv(tmp_path / "o" / "results.csv")["method"]) == {"rff-gauss"}
+
+
+def test_openml_id_parsing():
+    for bad in ("openml:", "openml:x", "openml:-3", "openml:0"):
+        with pytest.raises(UsageError, match="openml:ID with a positive integer ID"):
+            loader.resolve_dataset_names([bad])
+    # unreachable server (conftest): registered as unavailable, raised when loaded
+    assert loader.resolve_dataset_names(["openml:77"], "y") == ["openml-77"]
+    with pytest.raises(DataUnavailable, match="dataset 'openml-77' is not available"):
+        loader.load("openml-77")
