@@ -331,15 +331,20 @@ def _header_legend(fig, handles, ncol: int) -> None:
     fig.tight_layout(rect=(0, 0, 1, 1 - (0.3 + 0.22 * lines) / height))
 
 
+def _timed(df: pd.DataFrame, what: str) -> pd.DataFrame:
+    """The finished tasks that recorded a positive wall time (the two time plots need them)."""
+    done = _done(_prepare(df))
+    done = done[np.isfinite(done["total_s"]) & (done["total_s"] > 0)]
+    if done.empty:
+        raise UsageError(f"{what}: no finished task with a recorded total_s")
+    return done
+
+
 def walltime_figure(df: pd.DataFrame):
     """Per-fold total_s (tuning + fit + predict) per method and n: boxes with the folds of every
     dataset as points, log scale."""
     plt = _pyplot()
-    df = _prepare(df)
-    done = _done(df)
-    done = done[np.isfinite(done["total_s"]) & (done["total_s"] > 0)]
-    if done.empty:
-        raise UsageError("wall time: no finished task with a recorded total_s")
+    done = _timed(df, "wall time")
     methods = sorted(done["method"].unique())
     ns = sorted(done["n_features"].unique())
     n_colors = dict(zip(ns, plt.get_cmap("viridis")(np.linspace(0.15, 0.8, len(ns))), strict=True))
@@ -406,17 +411,13 @@ def pareto_front(points: np.ndarray) -> np.ndarray:
 def pareto_figure(df: pd.DataFrame):
     """Error against wall time per dataset (log x), one point per (method, n), Pareto front dashed."""
     plt = _pyplot()
-    df = _prepare(df)
-    done = _done(df)
-    done = done[np.isfinite(done["total_s"]) & (done["total_s"] > 0)]
-    if done.empty:
-        raise UsageError("error against wall time: no finished task with a recorded total_s")
+    done = _timed(df, "error against wall time")
     datasets = sorted(done["dataset"].unique())
     methods = sorted(done["method"].unique())
     ns = sorted(done["n_features"].unique())
     colors = _colors(methods)
     markers = dict(zip(ns, "osD^vP*Xh", strict=False))
-    metric_of = _dataset_metric(df)
+    metric_of = _dataset_metric(_prepare(df))
     rows, cols = _grid(len(datasets))
     fig, axes = plt.subplots(rows, cols, figsize=(3.1 * cols + 0.4, 2.45 * rows + 1.0), squeeze=False)
     for ax, ds in zip(axes.flat, datasets, strict=False):

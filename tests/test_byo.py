@@ -6,14 +6,13 @@ import os
 import re
 import subprocess
 import sys
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from importlib.metadata import EntryPoint
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from fake_openml import serve_openml
 
 from rfbench import registry
 from rfbench.data import loader
@@ -217,37 +216,7 @@ def test_data_file_task_is_inferred_or_given(tmp_path):
 
 
 def _serve_openml(did: int, arff: str, target: str):
-    """A minimal OpenML-compatible server (the calls openml-python 0.15 makes in get_dataset)."""
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802 - http.server API
-            base = f"http://127.0.0.1:{self.server.server_address[1]}"
-            path = self.path.split("?")[0]
-            if path == f"/api/v1/xml/data/{did}":
-                body, code = (
-                    '<oml:data_set_description xmlns:oml="http://openml.org/openml">'
-                    f"<oml:id>{did}</oml:id><oml:name>toy</oml:name><oml:version>1</oml:version>"
-                    "<oml:description>test</oml:description><oml:format>ARFF</oml:format>"
-                    "<oml:upload_date>2014-04-06T23:21:11</oml:upload_date><oml:licence>Public</oml:licence>"
-                    f"<oml:url>{base}/data/v1/download/{did}/toy.arff</oml:url><oml:file_id>{did}</oml:file_id>"
-                    f"<oml:default_target_attribute>{target}</oml:default_target_attribute>"
-                    "<oml:visibility>public</oml:visibility><oml:status>active</oml:status>"
-                    "</oml:data_set_description>").encode(), 200
-            elif path.startswith(f"/data/v1/download/{did}/"):
-                body, code = arff.encode(), 200
-            else:
-                body, code = (b'<oml:error xmlns:oml="http://openml.org/openml"><oml:code>111</oml:code>'
-                              b"<oml:message>Unknown dataset</oml:message></oml:error>"), 412
-            self.send_response(code)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server
+    return serve_openml({did: ("toy", arff.encode(), target)})[0]
 
 
 @pytest.mark.slow
