@@ -284,7 +284,7 @@ def results_readme(specs: list[Spec]) -> str:
                      + ", ".join(f"{k} ({v})" for k, v in commits.items()) + " |")
     files = sorted(p.name for p in root.iterdir() if p.is_file() and p.name != "README.md")
     if files:
-        lines += ["", "Single files (benchmark outputs of `bench/perf/`, each names its command inside): "
+        lines += ["", "Single files: outputs of the speed and memory benchmarks in `bench/perf/` (which script writes which: `bench/README.md`): "
                   + ", ".join(f"`{f}`" for f in files) + "."]
     return "\n".join(lines) + "\n"
 
