@@ -248,6 +248,9 @@ def check_cmd(dirs, spec, protocol_key):
         sp = owners[0]
     else:
         sp = check.load_spec(spec)
+    given = [Path(d).resolve() for d in dirs]
+    if sp.results in given:      # the spec's own directory: the columns it reads elsewhere come too
+        dirs = [*dirs, *(str(d) for d in sp.also_reads if d not in given and d.is_dir())]
     results = load_results(dirs, protocol_key or sp.protocol_key, missing_ok=protocol_key is None)
     table, text = reproduce.check_text(sp, results)
     click.echo(text, nl=False)
