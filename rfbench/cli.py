@@ -238,21 +238,20 @@ def check_cmd(dirs, spec, protocol_key):
     """Compare results with a published table; exit 1 if any present cell fails (a cell the spec
     marks not comparable is shown and counted apart, never failed)."""
     from rfbench import check, reproduce
-    from rfbench.spec import all_specs
+    from rfbench.spec import spec_of_results
     from rfbench.store import load_results
 
     if spec is None:
-        owners = [s for s in all_specs() if s.results == Path(dirs[0]).resolve()]
-        if not owners:
+        sp = spec_of_results(dirs[0])
+        if sp is None:
             raise UsageError(f"no spec has {dirs[0]} as its results directory; name one with --spec")
-        sp = owners[0]
     else:
         sp = check.load_spec(spec)
     given = [Path(d).resolve() for d in dirs]
     if sp.results in given:      # the spec's own directory: the columns it reads elsewhere come too
         dirs = [*dirs, *(str(d) for d in sp.also_reads if d not in given and d.is_dir())]
     results = load_results(dirs, protocol_key or sp.protocol_key, missing_ok=protocol_key is None)
-    table, text = reproduce.check_text(sp, results)
+    table, text, _ = reproduce.check_text(sp, results)
     click.echo(text, nl=False)
     if (table["status"] == "fail").any():
         sys.exit(1)
@@ -320,7 +319,8 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
         readme = reproduce.registry.ROOT / "results" / "README.md"
         from rfbench.store import atomic_write_text
 
-        atomic_write_text(readme, reproduce.results_readme([load_spec(str(p)) for p in spec_paths()]))
+        every = loaded if len(loaded) == len(spec_paths()) else [load_spec(str(p)) for p in spec_paths()]
+        atomic_write_text(readme, reproduce.results_readme(every))
         click.echo(f"wrote {summary} and {readme}")
 
 

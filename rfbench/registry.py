@@ -351,7 +351,9 @@ def _fail(file: Path, entry: str, msg: str):
     raise UsageError(f"{Path(file).name}: entry '{entry}': {msg}")
 
 
-def _load_yaml(path: Path) -> dict:
+def load_yaml(path: Path) -> dict:
+    """A YAML file whose top level is a mapping (registries, user registries, specs), or one line
+    saying what is wrong with it."""
     if not path.is_file():
         raise UsageError(f"registry file not found: {path}")
     try:
@@ -466,7 +468,7 @@ def _holdout(path: Path, name: str, value) -> tuple[int, int] | None:
 
 @lru_cache(maxsize=4)
 def _datasets(path: Path) -> tuple[dict[str, Dataset], dict[str, str]]:
-    data = _load_yaml(path)
+    data = load_yaml(path)
     entries = data.get("datasets")
     if not isinstance(entries, dict) or not entries:
         raise UsageError(f"{path.name}: needs a non-empty 'datasets' mapping")
@@ -512,7 +514,7 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
 
 @lru_cache(maxsize=4)
 def _methods(path: Path) -> dict[str, Method]:
-    data = _load_yaml(path)
+    data = load_yaml(path)
     return {name: _parse_method(path, name, e) for name, e in data.items()}
 
 
@@ -545,7 +547,7 @@ def use_files(paths) -> None:
 @lru_cache(maxsize=16)
 def _user_file(path: Path, mtime_ns: int) -> tuple[dict, dict, dict]:
     """A user registry file: (datasets, suites, methods)."""
-    data = _load_yaml(path)
+    data = load_yaml(path)
     unknown = sorted(set(data) - {"datasets", "methods", "suites"})
     if unknown:
         raise UsageError(f"{path}: unknown section(s) {', '.join(map(str, unknown))}; a user registry has "

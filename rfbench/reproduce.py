@@ -18,6 +18,7 @@ from tabulate import tabulate
 
 from rfbench import check, registry
 from rfbench.data.loader import cache_dir, mirror_root
+from rfbench.errors import UsageError
 from rfbench.spec import Spec
 from rfbench.store import COLUMNS, CombineError, atomic_write_text, load_results
 
@@ -37,15 +38,16 @@ def offline(name: str, data_dir=None) -> bool:
 
 
 def results_of(spec: Spec) -> pd.DataFrame:
-    """Every record of the spec's directories (an empty frame before the first task finishes)."""
+    """Every record of the spec's protocol in its directories (an empty frame before the first
+    task finishes)."""
     dirs = [d for d in spec.result_dirs() if (d / "records").is_dir()]
     if not dirs:
         return pd.DataFrame(columns=COLUMNS)
     try:
-        return load_results(dirs, protocol=spec.protocol_key)
+        return load_results(dirs, protocol=spec.protocol_key, missing_ok=True)
     except CombineError:        # conflicting records or mixed protocols: said in one line, never hidden
         raise
-    except Exception:  # noqa: BLE001 - "no results yet" is not an error here
+    except UsageError:          # directories without a record yet
         return pd.DataFrame(columns=COLUMNS)
 
 
@@ -54,7 +56,7 @@ def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, da
     from rfbench import runner
 
     if spec.plan is None or spec.results is None:
-        raise check.UsageError(f"spec {spec.name} declares no run (fields 'run' and 'results')")
+        raise UsageError(f"spec {spec.name} declares no run (fields 'run' and 'results')")
     p = spec.plan
     runner.run(p.datasets, p.methods, p.features, p.protocol, str(spec.results), jobs=jobs,
                timeout_s=timeout_s, data_dir=data_dir, strict=False, progress=progress,
@@ -70,8 +72,7 @@ def cheapest_first(spec: Spec):
     from rfbench import status
 
     results = results_of(spec)
-    done = results[(results["status"] == "done") & (results["protocol"] == spec.protocol_key)]
-    estimate = status.task_seconds(done.astype({"n_features": int}))
+    estimate = status.task_seconds(results[results["status"] == "done"].astype({"n_features": int}))
 
     def order(items):
         if not items:
@@ -87,6 +88,7 @@ def cheapest_first(spec: Spec):
 @dataclass
 class Checked:
     spec: Spec
+    results: pd.DataFrame               # the records checked (the spec's protocol, all its directories)
     table: pd.DataFrame | None          # one row per published cell (None: no published table)
     text: str                           # what `rfbench check` prints
     counts: dict
@@ -96,18 +98,19 @@ class Checked:
 def check_spec(spec: Spec, data_dir=None) -> Checked:
     results = results_of(spec)
     if not spec.published:
-        return Checked(spec, None, "", _task_counts(spec, results), None)
-    table, text = check_text(spec, results)
-    return Checked(spec, table, text, _cell_counts(table, data_dir), check.wilcoxon_summary(spec, results))
+        return Checked(spec, results, None, "", _task_counts(spec, results), None)
+    table, text, wilcoxon = check_text(spec, results)
+    return Checked(spec, results, table, text, _cell_counts(table, data_dir), wilcoxon)
 
 
-def check_text(spec: Spec, results: pd.DataFrame) -> tuple[pd.DataFrame, str]:
-    """The cell table and what `rfbench check` prints: cells, ranks, Wilcoxon claims, choices."""
+def check_text(spec: Spec, results: pd.DataFrame) -> tuple[pd.DataFrame, str, pd.DataFrame | None]:
+    """The cell table, what `rfbench check` prints (cells, ranks, Wilcoxon claims, choices) and
+    the Wilcoxon claims as data."""
     table = check.compare(spec, results)
+    wilcoxon = check.wilcoxon_summary(spec, results)
     text = (check.render(table, spec) + check.render_ranks(check.rank_summary(spec, results))
-            + check.render_wilcoxon(check.wilcoxon_summary(spec, results))
-            + check.render_chosen(check.chosen_summary(spec, results), spec))
-    return table, text
+            + check.render_wilcoxon(wilcoxon) + check.render_chosen(check.chosen_summary(spec, results), spec))
+    return table, text, wilcoxon
 
 
 def _cell_counts(table: pd.DataFrame, data_dir) -> dict:
@@ -135,13 +138,10 @@ def write_outputs(checked: Checked) -> list[Path]:
     spec, written = checked.spec, []
     if spec.results is None:
         return written
-    results = results_of(spec)
     if checked.text:
         atomic_write_text(spec.results / CHECK_FILE, f"{spec.title}\n\n{checked.text}")
         written.append(spec.results / CHECK_FILE)
-    done = results[results["status"] == "done"]
-    if spec.protocol_key:
-        done = done[done["protocol"] == spec.protocol_key]
+    done = checked.results[checked.results["status"] == "done"]
     if not done.empty:
         comparisons = [(w["a"], int(w["n_a"]), w["b"], int(w["n_b"])) for w in spec.wilcoxon
                        if int(w["n_a"]) != int(w["n_b"])]

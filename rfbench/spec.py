@@ -33,11 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-import yaml
 
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
-from rfbench.registry import ROOT, bench_dir, in_checkout, is_packaged
+from rfbench.registry import ROOT, bench_dir, in_checkout, is_packaged, load_yaml
 
 TESTS = ("welch", "paired")
 
@@ -139,6 +138,12 @@ def all_specs() -> list[Spec]:
     return [load_spec(str(p)) for p in spec_paths()]
 
 
+def spec_of_results(directory) -> Spec | None:
+    """The spec whose results directory this is (None: a directory of no spec)."""
+    path = Path(directory).resolve()
+    return next((s for s in all_specs() if s.results == path), None)
+
+
 def find_spec(path_or_name: str) -> Path:
     path = Path(path_or_name)
     if path.is_file():
@@ -189,12 +194,7 @@ def _plan(raw: dict, protocol: Protocol, where: str) -> RunPlan:
 
 def load_spec(path_or_name: str) -> Spec:
     path = find_spec(path_or_name)
-    try:
-        raw = yaml.safe_load(path.read_text())
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{path.name} is not valid YAML: {str(exc).splitlines()[0]}") from None
-    if not isinstance(raw, dict):
-        raise UsageError(f"{path.name}: top level must be a mapping")
+    raw = load_yaml(path)
     # an experiment that tests a paper's claim rather than a table has no published cells
     needed = ("published", "columns", "datasets", "methods") if raw.get("published") else ("run",)
     for key in needed:

@@ -43,13 +43,13 @@ def spec_plan(spec) -> pd.DataFrame:
 
 def _target(arg: str):
     """(label, directory, plan, merge) of a spec name/file or a results directory."""
-    from rfbench.spec import all_specs, load_spec
+    from rfbench.spec import load_spec, spec_of_results
 
     path = Path(arg)
     if path.is_dir():
-        for spec in all_specs():
-            if spec.plan and spec.results == path.resolve():
-                return spec.name, path, spec_plan(spec), "left"
+        spec = spec_of_results(path)
+        if spec is not None and spec.plan:
+            return spec.name, path, spec_plan(spec), "left"
         return str(arg), path, planned_tasks(path), "outer"
     spec = load_spec(arg)
     if spec.plan is None or spec.results is None:

@@ -7,6 +7,7 @@ import json
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -71,18 +72,19 @@ def test_duplicated_directories_count_once(tmp_path):
     assert f"{c.mean:.2f} (±{c.std:.2f}) *" in text and "seeds" not in text    # one seed: cells read as before
 
 
+def edit_record(run: Path, rec: dict, change) -> None:
+    """Rewrite one stored record of ``run`` as ``change(stored record)`` returns it."""
+    path = run / "records" / f"{record_key(**rec)}.json"
+    path.write_text(json.dumps(change(json.loads(path.read_text()))))
+
+
 def test_a_failed_copy_yields_to_a_finished_one_and_last_bits_do_not_conflict(tmp_path):
     a = write_run(tmp_path / "a")
     b = tmp_path / "b"
     shutil.copytree(a, b)
     rec = {"dataset": "kinematics", "method": "a", "n_features": 10, "fold": 0, "seed": 0, "protocol": PROTOCOL}
-    path = b / "records" / f"{record_key(**rec)}.json"
-    stored = json.loads(path.read_text())
-    path.write_text(json.dumps(dict(stored, status="error", error=None, message="boom")))
-    rec1 = dict(rec, fold=1)
-    path1 = b / "records" / f"{record_key(**rec1)}.json"
-    stored1 = json.loads(path1.read_text())
-    path1.write_text(json.dumps(dict(stored1, error=stored1["error"] * (1 + 1e-13))))  # other thread count
+    edit_record(b, rec, lambda r: dict(r, status="error", error=None, message="boom"))
+    edit_record(b, dict(rec, fold=1), lambda r: dict(r, error=r["error"] * (1 + 1e-13)))  # other thread count
     df = load_results([b, a])
     assert len(df) == 18 and (df["status"] == "done").all()
 
@@ -92,9 +94,7 @@ def test_conflicting_duplicates_are_refused(tmp_path, capsys):
     b = tmp_path / "b"
     shutil.copytree(a, b)
     rec = {"dataset": "bank", "method": "b", "n_features": 10, "fold": 2, "seed": 0, "protocol": PROTOCOL}
-    path = b / "records" / f"{record_key(**rec)}.json"
-    stored = json.loads(path.read_text())
-    path.write_text(json.dumps(dict(stored, error=stored["error"] + 0.5)))   # another code version
+    edit_record(b, rec, lambda r: dict(r, error=r["error"] + 0.5))   # another code version
     with pytest.raises(CombineError, match="bank b n=10 fold 2 seed 0") as exc:
         load_results([a, b])
     assert str(a) in str(exc.value) and str(b) in str(exc.value) and record_key(**rec) in str(exc.value)
