@@ -124,6 +124,37 @@ def tolerance_text(spec: Spec) -> str:
     return "|Δ| ≤ " + " or ≤ ".join(parts)
 
 
+def _cell(done: pd.DataFrame, ds: str, meth: str, n) -> pd.DataFrame:
+    sel = done[(done["dataset"] == ds) & (done["method"] == meth)]
+    return sel if n is None else sel[sel["n_features"].astype(int) == n]
+
+
+def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_folds: int) -> dict:
+    """One published cell against the records ``sel`` of one method: the check table's row."""
+    ds = row["dataset"]
+    if sel.empty:
+        return row | {"reproduced": "", "folds": 0, "diff_stds": np.nan, "status": "missing"}
+    e = sel["error"].astype(float).to_numpy()
+    pool = pooled(sel["error"], _seeds(sel))      # one seed: mean and std over the folds, as before
+    rm, rs = pool["mean"], pool["fold_std"]
+    tol = row["tolerance"]
+    row |= {"reproduced": f"{rm:.4g} ± {rs:.2f}" if e.size > 1 else f"{rm:.4g}", "folds": int(e.size),
+            "diff_stds": (rm - pm) / ps if ps > 0 else np.nan,
+            "diff_se": (rm - pm) / (holdout_se(ds) * abs(pm)) if spec.holdout_ses and pm else np.nan,
+            "walltime_s": float(sel["total_s"].astype(float).median()),
+            "status": "pass" if abs(rm - pm) <= tol else "fail"}
+    if pool["seeds"] > 1:      # the std next to the published one is across folds; seeds apart
+        row["reproduced"] += f" (±{pool['seed_std']:.2f} seeds)"
+        row["seeds"] = pool["seeds"]
+    if pool["min_folds"] < n_folds:
+        row["status"] = "partial"
+    if ds in spec.not_comparable:     # shown, never judged
+        row |= {"status": "not comparable", "reason": spec.not_comparable[ds]}
+    if "published_walltime_s" in row and row["walltime_s"] > 0:
+        row["speedup"] = row["published_walltime_s"] / row["walltime_s"]
+    return row
+
+
 def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
     if not spec.published:
         raise UsageError(f"spec {spec.name} tests a claim and has no published table to check against")
@@ -148,40 +179,19 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
         pm = float(p[c["mean"]])
         ps = float(p[c["std"]]) if "std" in c and p[c["std"]] else 0.0  # some tables print no std
         for meth in spec.method_alternates.get(paper_m, [spec.methods[paper_m]]):   # first with results
-            sel = done[(done["dataset"] == ds) & (done["method"] == meth)]
-            if n is not None:
-                sel = sel[sel["n_features"].astype(int) == n]
+            sel = _cell(done, ds, meth, n)
             if not sel.empty:
                 break
         else:
             meth = spec.methods[paper_m]
-        row = {"dataset": ds, "method": meth, "n": n,
+        row = {"dataset": ds, "n": n,
                "published": f"{pm:.4g} ± {ps:.2f}" if "std" in c else f"{pm:.4g}",
                "tolerance": tolerance(spec, ds, pm, ps)}
         if "walltime" in c and c["walltime"] in p and p[c["walltime"]]:
             row["published_walltime_s"] = float(p[c["walltime"]])
-        if sel.empty:
-            rows.append(row | {"reproduced": "", "folds": 0, "diff_stds": np.nan, "status": "missing"})
-            continue
-        e = sel["error"].astype(float).to_numpy()
-        pool = pooled(sel["error"], _seeds(sel))      # one seed: mean and std over the folds, as before
-        rm, rs = pool["mean"], pool["fold_std"]
-        tol = row["tolerance"]
-        row |= {"reproduced": f"{rm:.4g} ± {rs:.2f}" if e.size > 1 else f"{rm:.4g}", "folds": int(e.size),
-                "diff_stds": (rm - pm) / ps if ps > 0 else np.nan,
-                "diff_se": (rm - pm) / (holdout_se(ds) * abs(pm)) if spec.holdout_ses and pm else np.nan,
-                "walltime_s": float(sel["total_s"].astype(float).median()),
-                "status": "pass" if abs(rm - pm) <= tol else "fail"}
-        if pool["seeds"] > 1:      # the std next to the published one is across folds; seeds apart
-            row["reproduced"] += f" (±{pool['seed_std']:.2f} seeds)"
-            row["seeds"] = pool["seeds"]
-        if pool["min_folds"] < n_folds:
-            row["status"] = "partial"
-        if ds in spec.not_comparable:     # shown, never judged
-            row |= {"status": "not comparable", "reason": spec.not_comparable[ds]}
-        if "published_walltime_s" in row and row["walltime_s"] > 0:
-            row["speedup"] = row["published_walltime_s"] / row["walltime_s"]
-        rows.append(row)
+        rows.append(_judge(spec, sel, {"method": meth} | row, pm, ps, n_folds))
+        for variant in spec.variants.get(paper_m, []):
+            rows.append(_judge(spec, _cell(done, ds, variant, n), {"method": variant} | row, pm, ps, n_folds))
     if not rows:
         raise UsageError(f"spec {spec.name}: no published cell matches its dataset/method mappings")
     return pd.DataFrame(rows)

@@ -55,6 +55,10 @@ def parse_seeds(text: str | None, seed: int = 0) -> list[int]:
     return seeds
 
 
+def _names(text: str | None) -> list[str] | None:
+    return [t.strip() for t in text.split(",") if t.strip()] if text else None
+
+
 def parse_folds(text: str | None) -> list[int] | None:
     """'0-2,5' → [0, 1, 2, 5]; None → all folds."""
     if text is None:
@@ -269,13 +273,15 @@ def check_cmd(dirs, spec, protocol_key):
 @click.option("--write-reference", is_flag=True, help="with --ci: write the reference from this run (review it first)")
 @click.option("--out", default=None, help="with --ci: where the CI runs go (default: a temporary directory)")
 @click.option("--folds", "fold_list", default=None, help="run only these outer folds / splits, e.g. 0-2")
+@click.option("--methods", "method_list", default=None, help="run only these of the spec's methods, e.g. alc-q1,alc-q2")
+@click.option("--datasets", "dataset_list", default=None, help="run only these of the spec's datasets")
 @click.option("--jobs", default=1, show_default=True, type=int, help="parallel worker processes")
 @click.option("--threads", default=None, type=int, help="threads per worker (default: cores // jobs)")
 @click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")
 @click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
-def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_reference, out, fold_list, jobs,
-                  threads, timeout, data_dir, quiet):
+def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_reference, out, fold_list,
+                  method_list, dataset_list, jobs, threads, timeout, data_dir, quiet):
     """Run what each experiment spec declares, then check it against the published table and
     write check.txt and report.md into the spec's results directory (resumable)."""
     from rfbench import reproduce
@@ -304,7 +310,8 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
             click.echo(f"== {spec.name}: {spec.title}", err=True)
             reproduce.run_spec(spec, jobs=jobs, threads=threads, timeout_s=parse_duration(timeout),
                                folds=parse_folds(fold_list), data_dir=data_dir, progress=not quiet,
-                               command="rfbench " + " ".join(sys.argv[1:]))
+                               command="rfbench " + " ".join(sys.argv[1:]),
+                               only_methods=_names(method_list), only_datasets=_names(dataset_list))
     checked = [reproduce.check_spec(spec, data_dir) for spec in loaded]
     if list_only:
         click.echo(reproduce.list_table(checked), nl=False)

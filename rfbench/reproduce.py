@@ -52,15 +52,29 @@ def results_of(spec: Spec) -> pd.DataFrame:
 
 
 def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, data_dir=None,
-             progress=True, command=None) -> None:
+             progress=True, command=None, only_methods=None, only_datasets=None) -> None:
     from rfbench import runner
 
     if spec.plan is None or spec.results is None:
         raise UsageError(f"spec {spec.name} declares no run (fields 'run' and 'results')")
     p = spec.plan
-    runner.run(p.datasets, p.methods, p.features, p.protocol, str(spec.results), jobs=jobs,
+    methods = _subset(p.methods, only_methods, "methods", spec)
+    datasets = _subset(p.datasets, only_datasets, "datasets", spec)
+    runner.run(datasets, methods, p.features, p.protocol, str(spec.results), jobs=jobs,
                timeout_s=timeout_s, data_dir=data_dir, strict=False, progress=progress,
                command=command, threads=threads, folds=folds, order=cheapest_first(spec))
+
+
+def _subset(declared: list, wanted, what: str, spec: Spec) -> list:
+    """The spec's own names, restricted to ``wanted`` (a run of part of a spec: same protocol and
+    results directory, so the rest can follow later)."""
+    if not wanted:
+        return list(declared)
+    unknown = [w for w in wanted if w not in declared]
+    if unknown:
+        raise UsageError(f"--{what} {','.join(unknown)}: not in spec {spec.name}; "
+                         f"it runs {', '.join(declared)}")
+    return [d for d in declared if d in wanted]
 
 
 def cheapest_first(spec: Spec):

@@ -15,6 +15,8 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     published:  the published CSV (in the published directory) or a repo file (bench/...)
     columns:    which published columns hold dataset / n_features / method / mean / std / walltime
     datasets:   paper dataset name -> rfbench dataset;  methods: paper method -> rfbench method(s)
+    variants:   paper method -> [rfbench methods]: each also checked against that method's published
+                cells, one row each (an ablation)
     tolerance:  {stds: 2, relative: null, holdout_ses: null, why: "..."}: pass when |ours - published|
                 <= stds x published std (or <= relative x published mean, or, for one holdout split,
                 <= holdout_ses standard errors of the difference of two test MSEs on the dataset's
@@ -118,6 +120,9 @@ class Spec:
     # GFC paper's à la carte Q = 5 is `alc-q5` in Tables 2-3 and `alc` in Table 1: one run serves
     # both); ``methods`` maps to the first name
     method_alternates: dict = field(default_factory=dict)
+    # paper method → other rfbench methods each checked against the same published cell, one row
+    # each (an ablation: every variant next to the paper's number)
+    variants: dict = field(default_factory=dict)
 
     @property
     def protocol_key(self) -> str | None:
@@ -207,6 +212,10 @@ def load_spec(path_or_name: str) -> Spec:
         if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
             raise UsageError(f"{path.name}: methods.{paper_m} must be a method name or a list of names")
         alternates[paper_m] = names
+    variants = raw.get("variants") or {}
+    if not isinstance(variants, dict) or not all(isinstance(v, list) and all(isinstance(n, str) for n in v)
+                                                 and k in alternates for k, v in variants.items()):
+        raise UsageError(f"{path.name}: variants must map paper methods of 'methods' to lists of method names")
     test = raw.get("test") or {}
     test_name = test.get("name", "welch") if isinstance(test, dict) else str(test)
     if test_name not in TESTS:
@@ -237,6 +246,7 @@ def load_spec(path_or_name: str) -> Spec:
     return Spec(name=path.stem, path=path, title=str(raw.get("title", path.stem)), published=raw.get("published"),
                 columns=raw.get("columns") or {}, datasets=raw.get("datasets") or {},
                 methods={k: v[0] for k, v in alternates.items()}, method_alternates=alternates,
+                variants={k: list(v) for k, v in variants.items()},
                 results=results_path(path, raw["results"]) if raw.get("results") else None,
                 also_reads=[results_path(path, d) for d in raw.get("also_reads") or []],
                 plan=plan, ci=ci, n_features=raw.get("n_features", []),

@@ -103,10 +103,11 @@ def test_parallel_and_sequential_give_identical_results():
     assert seq.best_params_ == par.best_params_
 
 
-@pytest.mark.parametrize("chunks, sizes", [("all", [300, 300, 300]), ("partition", [100, 100, 100]),
-                                           (0.5, [150, 150, 150])])
+@pytest.mark.parametrize("chunks, sizes", [(None, [100, 100, 100]), ("all", [300, 300, 300]),
+                                           ("partition", [100, 100, 100]), (0.5, [150, 150, 150])])
 def test_rows_of_each_descent(monkeypatch, chunks, sizes):
-    """S_j ~ U{1..m}: all rows per descent by default, or a random fraction, or disjoint chunks."""
+    """S_j ~ U{1..m}: by default (the paper, method-notes §2.4) M disjoint random chunks that cover
+    the rows; the alternatives all rows per descent or a random fraction."""
     import rfbench.methods.gfc as gfc
 
     seen = []
@@ -118,12 +119,15 @@ def test_rows_of_each_descent(monkeypatch, chunks, sizes):
 
     monkeypatch.setattr(gfc, "greedy_descent", spy)
     X, y, _ = ridge_data(8, 300)
-    GFCRegressor(n_features=6, n_descents=3, max_steps=2, chunks=chunks, random_state=0).fit(X, y)
+    kw = {} if chunks is None else {"chunks": chunks}
+    GFCRegressor(n_features=6, n_descents=3, max_steps=2, random_state=0, **kw).fit(X, y)
     assert [len(Xj) for Xj in seen] == sizes
     rows = [{tuple(r) for r in Xj} for Xj in seen]
     assert all(r <= {tuple(x) for x in X} for r in rows)
-    if chunks == "partition":
-        assert not (rows[0] & rows[1]) and not (rows[1] & rows[2])
+    if chunks in (None, "partition"):
+        assert not (rows[0] & rows[1]) and not (rows[1] & rows[2]) and not (rows[0] & rows[2])
+        assert rows[0] | rows[1] | rows[2] == {tuple(x) for x in X}
+        assert sorted(seen[0][:, 0]) != sorted(X[:100, 0])      # random, not the first rows
     elif chunks == 0.5:
         assert rows[0] != rows[1]                    # independent samples per descent
 
@@ -180,3 +184,93 @@ def test_seed_reproducibility():
 @pytest.mark.slow
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)
+
+
+@pytest.mark.parametrize("bias", ["penalised", "centred"])
+def test_final_ridge_penalises_the_bias_feature(bias):
+    """Alg. 2 line 6: the bias (w = 0's constant feature) is one of the amplitudes penalised by ν;
+    checked against a naive solve of (ZᵀZ + mνI)a = Zᵀy. The centred option leaves it unpenalised."""
+    X, y, _ = ridge_data(11, 400, noise=0.3)
+    y = y + 5.0                                     # a large mean makes the penalty on the bias visible
+    est = GFCRegressor(n_features=20, bias=bias, random_state=0).fit(X, y)
+    nu, m = est.best_params_["nu"], len(y)
+    SC = np.hstack([np.sin(X @ est.frequencies_), np.cos(X @ est.frequencies_)])
+    if bias == "penalised":
+        Z = np.column_stack([np.ones(m), SC])
+        a = np.linalg.solve(Z.T @ Z + m * nu * np.eye(Z.shape[1]), Z.T @ y)
+        want_coef, want_intercept = a[1:], a[0]
+    else:
+        Zc, yc = SC - SC.mean(axis=0), y - y.mean()
+        want_coef = np.linalg.solve(Zc.T @ Zc + m * nu * np.eye(Zc.shape[1]), Zc.T @ yc)
+        want_intercept = y.mean() - SC.mean(axis=0) @ want_coef
+    np.testing.assert_allclose(est.coef_, want_coef, rtol=1e-6, atol=1e-9)
+    assert est.intercept_ == pytest.approx(want_intercept, rel=1e-8)
+
+
+def test_nu_is_the_minimiser_of_the_continuous_cv_curve():
+    """Line 6's ν: the 1-D CV problem solved continuously, checked against a naive ridge per fold
+    on a fine grid (the grid reading would be off by up to half a grid step)."""
+    from rfbench.methods.ridge import select_lambda_continuous
+
+    rng = np.random.default_rng(12)
+    m, p = 300, 40
+    Z = np.column_stack([np.ones(m), rng.normal(size=(m, p))])
+    y = Z[:, 1:6] @ rng.normal(size=5) + 2.0 + rng.normal(size=m)
+    folds = np.array_split(rng.permutation(m), 5)
+    splits = [(np.setdiff1d(np.arange(m), va), va) for va in folds]
+
+    def naive_cv(lam):
+        errs = []
+        for tr, va in splits:
+            a = np.linalg.solve(Z[tr].T @ Z[tr] + len(tr) * lam * np.eye(p + 1), Z[tr].T @ y[tr])
+            errs.append(np.mean((Z[va] @ a - y[va]) ** 2))
+        return np.mean(errs)
+
+    nu, err = select_lambda_continuous(Z, y, splits, fit_intercept=False)
+    fine = np.logspace(-6, 1, 1401)
+    curve = np.array([naive_cv(v) for v in fine])
+    assert err == pytest.approx(naive_cv(nu), rel=1e-9)
+    assert err <= curve.min() + 1e-12
+    assert abs(np.log(nu) - np.log(fine[curve.argmin()])) < 0.02
+
+
+def test_descent_lambda_is_unbounded_and_the_objective_unscaled_by_default(monkeypatch):
+    """App. C.1 bounds neither λ nor scales the CV objective; both survive only as options."""
+    import rfbench.methods.gfc as gfc
+
+    calls = []
+    real = gfc.scipy.optimize.minimize
+
+    def spy(fun, x0, args=(), **kw):
+        calls.append((kw["bounds"][-1], args[-1]))
+        return real(fun, x0, args=args, **kw)
+
+    monkeypatch.setattr(gfc.scipy.optimize, "minimize", spy)
+    X, y, _ = ridge_data(13, 200)
+    y = 3.0 * y                                         # var(y) far from 1
+    GFCRegressor(n_features=4, max_steps=2, random_state=0).fit(X, y)
+    assert calls and all(b == (None, None) and y_var == 1.0 for b, y_var in calls)
+    calls.clear()
+    est = GFCRegressor(n_features=4, max_steps=2, lambda_bounds=(1e-3, 1e-2), scale_objective=True,
+                       random_state=0).fit(X, y)
+    assert all(b == pytest.approx(tuple(np.log([1e-3, 1e-2]))) and y_var == pytest.approx(np.var(y))
+               for b, y_var in calls)
+    assert np.all((est.feature_lambdas_ >= 1e-3 * (1 - 1e-12)) & (est.feature_lambdas_ <= 1e-2 * (1 + 1e-12)))
+
+
+def test_epsilon_stop_ends_the_paper_default_descents_early():
+    """The ε-stop fires in the default estimator: a single cosine is fitted by far fewer steps than
+    p in every descent (App. C.1: GFC 'terminates sooner' on simple hypotheses)."""
+    rng = np.random.default_rng(14)
+    X = rng.normal(size=(2000, 3))
+    y = np.cos(X @ np.array([0.8, -0.4, 0.3])) + 0.01 * rng.normal(size=2000)
+    est = GFCRegressor(n_features=100, random_state=0).fit(X, y)
+    steps = est.descent_steps_[0]
+    assert len(steps) == 5 and max(steps) < 10 and est.best_params_["n_features_built"] == sum(steps) < 50
+
+
+@pytest.mark.parametrize("option, value", [("bias", "free"), ("nu_search", "brent"), ("lambda_bounds", (1.0, 0.1))])
+def test_invalid_options_are_refused(option, value):
+    X, y, _ = ridge_data(15, 50)
+    with pytest.raises(ValueError, match=option):
+        GFCRegressor(n_features=4, **{option: value}).fit(X, y)

@@ -32,34 +32,26 @@ Algorithm 1 (GREEDYDESCENT), :func:`greedy_descent`::
 Settings of the paper (App. C.1): M = 5 descents for 100 features and 25 for 500 (M = n_features//20),
 T = 1, p = 20, ε = 0.01, η = 1e-6·range(y), regulariser Ω(c) = ‖c‖², w₀ ~ N(0, I)/√d, L-BFGS-B.
 
-Choices where the paper is silent (method-notes §2.3/§2.4 [O] items, plus ours; the measurements
-behind them are in docs/history/gfc.md):
+Readings where the paper is terse (each with its source; the measurements are in docs/history/gfc.md):
 
-* per-feature λ is optimised as log λ (λ₀ = 1e-4), bounded to [1e-10, 1e2] so that P stays well
-  conditioned; L-BFGS-B with maxiter = 200 and scipy's other defaults;
-* the CV objective is divided by var(y) of the training data (a constant), so that L-BFGS-B's
-  absolute tolerances (pgtol = 1e-5) do not depend on the unit of y; the minimiser is unchanged;
-* S_j (``chunks``): the paper writes S_j ~ U{1..m} and does not give its size. Default ``"all"``:
-  every descent runs on all m rows (a uniform sample of size m without replacement); the descents
-  differ by their random starts w₀ and folds. The alternatives are a random subset of a fraction of
-  the rows per descent (``chunks=0.5``) and a random partition into M disjoint chunks
-  (``"partition"``). Why "all": a chunk of m/M rows leaves each feature's inverted-split training
-  part too small (the partition misses Table 1 on kinematics), and the paper's walltimes fit
-  descents whose data size does not shrink with M;
-* descent folds: k = ``descent_folds`` = 5, drawn afresh for every step of a descent from the
-  descent's own generator (the paper is silent; slightly better than folds fixed per descent);
-* after the optimisation the amplitudes c are the ridge solution on all chunk points with λ_k;
-* each descent gets an independent seed and its row sample drawn up front, so sequential and
-  parallel runs give the same result;
-* step budget: n_features is shared over the M descents (at most ``max_steps`` each), so at most
-  n_features spectral vectors are built per pass;
-* final ridge: intercept by centring (``fit_intercept=True`` in :mod:`rfbench.methods.ridge`) instead of
-  a penalised constant column — the zero frequency's cos column is the constant and its sin column
-  is identically zero, so it is dropped; ν is picked on ``ridge.DEFAULT_LAMBDAS`` by ``select_lambda``;
+* S_j (``chunks="partition"``): a random partition of the rows into M disjoint chunks — §2.5 calls
+  the final fit "averaging of the greedy approximations constructed on different chunks of the
+  data" and method-notes §2.4 resolves S_j ~ U{1..m} so;
+* the bias is the zero frequency's feature inside the penalised ridge of line 6
+  (``bias="penalised"``: a constant column penalised by ν like every amplitude, Alg. 2 lines 1, 6);
+* ν by CV as a continuous 1-D problem (``nu_search="cv-1d"``; §2.5: "cross-validation of the
+  capacity parameter involves optimizing a 1-dimensional objective function [20]"), 5-fold inner CV;
+* per-feature λ is optimised as log λ (λ₀ = 1e-4, method-notes §2.3) with no bounds and the plain
+  CV objective (App. C.1 gives no bounds or scaling), L-BFGS-B with maxiter = 200, scipy defaults;
+* descent folds: k = ``descent_folds`` = 5 (method-notes §2.3), drawn afresh for every step from the
+  descent's own generator; amplitudes of line 4 are the ridge solution on all chunk points with λ_k;
+* each descent gets an independent seed and its rows drawn up front, so sequential and parallel
+  runs agree; the step budget n_features is shared over the M descents (at most p each);
 * inputs are used as given (the protocol standardises them; w₀'s scale assumes it).
 
-Known gaps against the paper's Table 1: bank and pumadyn (d = 32), where the later steps of a
-descent fit noise; the hypotheses tested are in docs/history/gfc.md.
+The earlier readings stay as options for the ablation (``gfc-*`` methods in methods.yaml):
+``chunks="all"``, ``bias="centred"``, ``nu_search="grid"``, ``lambda_bounds=(1e-10, 1e2)``,
+``scale_objective=True``.
 """
 
 from __future__ import annotations
@@ -75,12 +67,13 @@ from threadpoolctl import threadpool_limits
 
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.cvgrad import OneFrequencyCV, inverted_blocks, trig_cv_grad, trig_features
-from rfbench.methods.ridge import DEFAULT_LAMBDAS, ridge_solve, select_lambda
+from rfbench.methods.ridge import DEFAULT_LAMBDAS, ridge_solve, select_lambda, select_lambda_continuous
 from rfbench.methods.tuning import Stopwatch
 
 LAMBDA0 = 1e-4
-LOG_LAMBDA_BOUNDS = (np.log(1e-10), np.log(1e2))
 MAXITER = 200
+# exp() range only (not a modelling bound): keeps λ = exp(θ) finite in L-BFGS-B's trial steps
+LOG_LAMBDA_RANGE = (-700.0, 700.0)
 
 
 def feature_objective(theta: np.ndarray, X: np.ndarray, y: np.ndarray, f: np.ndarray, splits,
@@ -100,19 +93,23 @@ def feature_objective(theta: np.ndarray, X: np.ndarray, y: np.ndarray, f: np.nda
 def fast_feature_objective(theta: np.ndarray, cv: OneFrequencyCV, y_var: float = 1.0) -> tuple[float, np.ndarray]:
     """:func:`feature_objective` through the padded one-frequency evaluator built once per step
     (same value and gradient, tested; what the descent runs)."""
-    lam = np.exp(theta[-1])
+    lam = np.exp(np.clip(theta[-1], *LOG_LAMBDA_RANGE))
     value, dw, dlam = cv(theta[:-1], lam)
     return value / y_var, np.append(dw, dlam * lam) / y_var
 
 
 def greedy_descent(X: np.ndarray, y: np.ndarray, f0: np.ndarray, max_steps: int, epsilon: float,
-                   n_folds: int, seed, y_var: float = 1.0,
+                   n_folds: int, seed, y_var: float = 1.0, lambda_bounds=None,
                    maxiter: int = MAXITER) -> tuple[np.ndarray, np.ndarray]:
-    """Algorithm 1 (GREEDYDESCENT) on one chunk; returns (W (d × k), λ of each built feature)."""
+    """Algorithm 1 (GREEDYDESCENT) on one chunk; returns (W (d × k), λ of each built feature).
+
+    ``y_var`` divides the CV objective (1: the paper's objective); ``lambda_bounds`` (lo, hi)
+    bounds λ (None: unbounded, the paper)."""
     rng = np.random.default_rng(seed)
     m, d = X.shape
     k_folds = max(2, min(n_folds, m))
-    bounds = [(None, None)] * d + [LOG_LAMBDA_BOUNDS]
+    log_bounds = (None, None) if lambda_bounds is None else tuple(np.log(lambda_bounds))
+    bounds = [(None, None)] * d + [log_bounds]
     f = np.asarray(f0, dtype=float)
     err = np.mean((f - y) ** 2)
     W, lambdas = [], []
@@ -128,7 +125,7 @@ def greedy_descent(X: np.ndarray, y: np.ndarray, f0: np.ndarray, max_steps: int,
         opt = scipy.optimize.minimize(fast_feature_objective, theta0, args=(cv, y_var),
                                       jac=True, method="L-BFGS-B", bounds=bounds,
                                       options={"maxiter": maxiter})
-        w, lam = opt.x[:-1], float(np.exp(opt.x[-1]))
+        w, lam = opt.x[:-1], float(np.exp(np.clip(opt.x[-1], *LOG_LAMBDA_RANGE)))
         # line 4: stepwise update, the old estimate is rescaled by c₀ (amplitudes on all chunk points)
         S, C = trig_features(X, w[:, None])
         Z = np.column_stack([f, S[:, 0], C[:, 0]])
@@ -146,15 +143,16 @@ def greedy_descent(X: np.ndarray, y: np.ndarray, f0: np.ndarray, max_steps: int,
     return np.column_stack(W), np.asarray(lambdas)
 
 
-def _descent_job(X, y, f0, max_steps, epsilon, n_folds, seed, y_var):
+def _descent_job(X, y, f0, max_steps, epsilon, n_folds, seed, y_var, lambda_bounds):
     # one BLAS thread in every mode: the sequential and the parallel run must agree bit for bit
     with threadpool_limits(limits=1):
-        return greedy_descent(X, y, f0, max_steps, epsilon, n_folds, seed, y_var)
+        return greedy_descent(X, y, f0, max_steps, epsilon, n_folds, seed, y_var, lambda_bounds)
 
 
-def _design(X: np.ndarray, W: np.ndarray) -> np.ndarray:
+def _design(X: np.ndarray, W: np.ndarray, bias: bool) -> np.ndarray:
+    """[1 (the zero frequency's cos; its sin is 0), sin(XW), cos(XW)], without the 1 if not bias."""
     S, C = trig_features(X, W)
-    return np.hstack([S, C])
+    return np.hstack(([np.ones((X.shape[0], 1))] if bias else []) + [S, C])
 
 
 class GFCRegressor(RegressorMixin, BaseEstimator):
@@ -165,28 +163,36 @@ class GFCRegressor(RegressorMixin, BaseEstimator):
     n_features : spectral-vector budget per pass (shared by the descents; the ε-stop and the
         amplitude cut-off may leave fewer).
     n_descents : M, the number of parallel greedy descents; default n_features // 20.
-    chunks : the rows S_j of each descent: ``"all"`` (every descent sees all rows), a float in
-        (0, 1] (an independent uniform random subset of that fraction of the rows per descent) or
-        ``"partition"`` (M disjoint random chunks of m/M rows).
+    chunks : the rows S_j of each descent: ``"partition"`` (M disjoint random chunks of m/M rows,
+        the paper), ``"all"`` (every descent sees all rows) or a float in (0, 1] (an independent
+        uniform random subset of that fraction of the rows per descent).
     max_steps : p, maximum greedy steps per descent.
     passes : T, data passes.
     epsilon : ε, relative in-sample improvement that stops a descent.
     eta_rel : amplitude cut-off η as a fraction of range(y).
     descent_folds : k of the inverted k-fold CV inside a descent.
+    bias : ``"penalised"`` (the constant feature of w = 0 inside the ν-penalised ridge, the paper)
+        or ``"centred"`` (an unpenalised intercept by centring).
+    nu_search : ``"cv-1d"`` (ν minimising the inner-CV error as a continuous 1-D problem, the
+        paper) or ``"grid"`` (the best of ``ridge.DEFAULT_LAMBDAS``).
+    lambda_bounds : None (λ of a descent step unbounded, the paper) or (lo, hi).
+    scale_objective : divide a descent's CV objective by var(y) (False: the paper's objective).
     cv : inner CV for the final ridge ν (int or iterable of (train, test) pairs).
     random_state, n_jobs : see :mod:`rfbench.methods.common`; descents run in loky processes when
         n_jobs > 1, with the same result as n_jobs = 1.
 
     Attributes
     ----------
-    frequencies_ (d × n_kept), coef_ (2·n_kept, on [sin(XW), cos(XW)]), intercept_,
-    feature_lambdas_ (λ of each kept feature's descent step), best_params_
+    frequencies_ (d × n_kept), coef_ (2·n_kept, on [sin(XW), cos(XW)]), intercept_ (the bias
+    feature's amplitude, or the centred intercept), feature_lambdas_ (λ of each kept feature's
+    descent step), descent_steps_ (steps each descent ran, pass by pass), best_params_
     ({"nu", "n_features_built", "n_features_kept"}), tune_time_, n_features_out_ (= n_kept, the
     number of spectral vectors; the design has 2·n_kept columns), n_features_in_.
     """
 
-    def __init__(self, n_features=100, n_descents=None, chunks="all", max_steps=20, passes=1,
-                 epsilon=0.01, eta_rel=1e-6, descent_folds=5, cv=5, random_state=None, n_jobs=1):
+    def __init__(self, n_features=100, n_descents=None, chunks="partition", max_steps=20, passes=1,
+                 epsilon=0.01, eta_rel=1e-6, descent_folds=5, bias="penalised", nu_search="cv-1d",
+                 lambda_bounds=None, scale_objective=False, cv=5, random_state=None, n_jobs=1):
         self.n_features = n_features
         self.n_descents = n_descents
         self.chunks = chunks
@@ -195,13 +201,38 @@ class GFCRegressor(RegressorMixin, BaseEstimator):
         self.epsilon = epsilon
         self.eta_rel = eta_rel
         self.descent_folds = descent_folds
+        self.bias = bias
+        self.nu_search = nu_search
+        self.lambda_bounds = lambda_bounds
+        self.scale_objective = scale_objective
         self.cv = cv
         self.random_state = random_state
         self.n_jobs = n_jobs
 
+    def _check_options(self):
+        if self.bias not in ("penalised", "centred"):
+            raise ValueError(f"bias must be 'penalised' or 'centred', got {self.bias!r}")
+        if self.nu_search not in ("cv-1d", "grid"):
+            raise ValueError(f"nu_search must be 'cv-1d' or 'grid', got {self.nu_search!r}")
+        if self.lambda_bounds is not None:
+            lo, hi = self.lambda_bounds
+            if not 0 < lo < hi:
+                raise ValueError(f"lambda_bounds must be None or (lo, hi) with 0 < lo < hi, got {self.lambda_bounds!r}")
+
+    def _ridge(self, Z, y, splits):
+        """Line 6: ν by inner CV, then the amplitudes (and the bias) on all rows."""
+        centred = self.bias == "centred"     # else the bias is Z's constant column, penalised
+        if self.nu_search == "grid":
+            nu, cv_err, _ = select_lambda(Z, y, splits, DEFAULT_LAMBDAS, fit_intercept=centred)
+        else:
+            nu, cv_err = select_lambda_continuous(Z, y, splits, fit_intercept=centred)
+        coef, intercept = ridge_solve(Z, y, nu, fit_intercept=centred)
+        return nu, cv_err, coef, intercept
+
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         y = np.asarray(y, dtype=np.float64)
+        self._check_options()
         rng = as_generator(self.random_state)
         m, d = X.shape
         splits = resolve_cv(self.cv, m, rng)
@@ -221,13 +252,15 @@ class GFCRegressor(RegressorMixin, BaseEstimator):
         share = np.full(n_desc, self.n_features // n_desc) + (np.arange(n_desc) < self.n_features % n_desc)
         steps = np.minimum(share, self.max_steps).astype(int)
         eta = self.eta_rel * np.ptp(y)
-        y_var = float(np.var(y)) or 1.0
+        y_var = (float(np.var(y)) or 1.0) if self.scale_objective else 1.0
+        lambda_bounds = None if self.lambda_bounds is None else tuple(map(float, self.lambda_bounds))
+        bias = self.bias == "penalised"
         n_jobs = min(effective_n_jobs(self.n_jobs), n_desc)
 
         timer = Stopwatch()
         W, lambdas = np.zeros((d, 0)), np.zeros(0)
         f = np.full(m, y.mean())                       # line 1: f₀ = mean(y); bias = w = 0
-        n_built = 0
+        n_built, descent_steps = 0, []
         for _ in range(self.passes):                   # line 2
             # line 4: the rows S_j of every descent, drawn up front (parallel = sequential)
             if partition:
@@ -238,7 +271,7 @@ class GFCRegressor(RegressorMixin, BaseEstimator):
                 chunks = [np.sort(rng.choice(m, size=chunk_size, replace=False)) for _ in range(n_desc)]
             seeds = rng.integers(0, 2**63 - 1, size=n_desc)   # one independent seed per descent
             jobs = [((X, y, f) if ch.size == m else (X[ch], y[ch], f[ch]))   # no copies of all rows
-                    + (steps[j], self.epsilon, self.descent_folds, seeds[j], y_var)
+                    + (steps[j], self.epsilon, self.descent_folds, seeds[j], y_var, lambda_bounds)
                     for j, ch in enumerate(chunks)]
             with timer:                                # lines 3–5
                 if n_jobs > 1:
@@ -248,25 +281,27 @@ class GFCRegressor(RegressorMixin, BaseEstimator):
                     results = [_descent_job(*job) for job in jobs]
             W = np.hstack([W] + [Wj for Wj, _ in results])
             lambdas = np.concatenate([lambdas] + [lj for _, lj in results])
+            descent_steps.append([int(Wj.shape[1]) for Wj, _ in results])
             n_built += sum(Wj.shape[1] for Wj, _ in results)
-            Z = _design(X, W)
+            Z = _design(X, W, bias)
             with timer:                                # line 6: ν by inner CV
-                nu, cv_err, _ = select_lambda(Z, y, splits, DEFAULT_LAMBDAS, fit_intercept=True)
-            coef, intercept = ridge_solve(Z, y, nu, fit_intercept=True)
-            # line 7: drop features whose amplitudes are all below η, refit, update the estimate
-            n = W.shape[1]
-            keep = np.maximum(np.abs(coef[:n]), np.abs(coef[n:])) >= eta
+                nu, cv_err, coef, intercept = self._ridge(Z, y, splits)
+            # line 7: drop features whose amplitudes are all below η (never the bias), refit
+            n, b = W.shape[1], int(bias)
+            keep = np.maximum(np.abs(coef[b:b + n]), np.abs(coef[b + n:])) >= eta
             if not keep.all():
                 W, lambdas = W[:, keep], lambdas[keep]
-                Z = _design(X, W)
-                coef, intercept = (ridge_solve(Z, y, nu, fit_intercept=True) if keep.any()
-                                   else (np.zeros(0), y.mean()))   # only the bias is left
+                Z = _design(X, W, bias)
+                coef, intercept = ridge_solve(Z, y, nu, fit_intercept=not bias)
             f = Z @ coef + intercept
+        if bias:                                       # report the bias feature's amplitude as the intercept
+            intercept, coef = float(coef[0]), coef[1:]
 
         self.frequencies_ = W
         self.coef_ = coef
         self.intercept_ = float(intercept)
         self.feature_lambdas_ = lambdas
+        self.descent_steps_ = descent_steps
         self.n_features_out_ = int(W.shape[1])
         self.best_params_ = {"nu": float(nu), "n_features_built": int(n_built),
                              "n_features_kept": int(W.shape[1])}
@@ -277,4 +312,4 @@ class GFCRegressor(RegressorMixin, BaseEstimator):
     def predict(self, X):
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
-        return _design(X, self.frequencies_) @ self.coef_ + self.intercept_
+        return _design(X, self.frequencies_, bias=False) @ self.coef_ + self.intercept_
