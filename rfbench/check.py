@@ -131,7 +131,7 @@ def _cell(done: pd.DataFrame, ds: str, meth: str, n) -> pd.DataFrame:
 
 def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_folds: int) -> dict:
     """One published cell against the records ``sel`` of one method: the check table's row."""
-    ds = row["dataset"]
+    ds, row = row["dataset"], dict(row)
     if sel.empty:
         return row | {"reproduced": "", "folds": 0, "diff_stds": np.nan, "status": "missing"}
     e = sel["error"].astype(float).to_numpy()
@@ -184,14 +184,15 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
                 break
         else:
             meth = spec.methods[paper_m]
-        row = {"dataset": ds, "n": n,
+        row = {"dataset": ds, "method": meth, "n": n,
                "published": f"{pm:.4g} ± {ps:.2f}" if "std" in c else f"{pm:.4g}",
                "tolerance": tolerance(spec, ds, pm, ps)}
         if "walltime" in c and c["walltime"] in p and p[c["walltime"]]:
             row["published_walltime_s"] = float(p[c["walltime"]])
-        rows.append(_judge(spec, sel, {"method": meth} | row, pm, ps, n_folds))
+        rows.append(_judge(spec, sel, row | {"variant": False}, pm, ps, n_folds))
         for variant in spec.variants.get(paper_m, []):
-            rows.append(_judge(spec, _cell(done, ds, variant, n), {"method": variant} | row, pm, ps, n_folds))
+            rows.append(_judge(spec, _cell(done, ds, variant, n), row | {"method": variant, "variant": True},
+                               pm, ps, n_folds))
     if not rows:
         raise UsageError(f"spec {spec.name}: no published cell matches its dataset/method mappings")
     return pd.DataFrame(rows)
@@ -361,15 +362,21 @@ def _wrap(label: str, text: str) -> list[str]:
 STATUSES = ("pass", "fail", "not comparable", "partial", "missing")
 
 
+def paper_cells(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the paper's methods: what pass/fail counts and exit codes are about (the rows of
+    a spec's ``variants`` are shown next to them, never counted)."""
+    return table[~table["variant"].astype(bool)] if "variant" in table else table
+
+
 def summary_line(table: pd.DataFrame) -> str:
     """'5 pass, 2 fail, 4 not comparable, 0 missing' (partial and not comparable only when present)."""
-    counts = table["status"].value_counts()
+    counts = paper_cells(table)["status"].value_counts()
     return ", ".join(f"{counts.get(s, 0)} {s}" for s in STATUSES
                      if s not in ("partial", "not comparable") or counts.get(s, 0))
 
 
 def render(table: pd.DataFrame, spec: Spec) -> str:
-    shown = table.drop(columns=["reason"], errors="ignore")
+    shown = table.drop(columns=["reason", "variant"], errors="ignore")
     fmt = {"diff_stds": "{:+.2f}", "diff_se": "{:+.2f}", "walltime_s": "{:.1f}", "published_walltime_s": "{:.1f}",
            "speedup": "{:.0f}x", "seeds": "{:.0f}"}     # speedup = published / reproduced walltime per outer fold
     for col, f in fmt.items():
@@ -390,7 +397,9 @@ def render(table: pd.DataFrame, spec: Spec) -> str:
             "speedup = published / reproduced walltime",
             *_wrap("tolerance", tolerance_text(spec) + (f". Why: {spec.tolerance_why}" if spec.tolerance_why else "")),
             *_wrap("test", f"{spec.test} (the t-test that bolds cells in the report)"
-                   + (f". Why: {spec.test_why}" if spec.test_why else ""))]
+                   + (f". Why: {spec.test_why}" if spec.test_why else "")),
+            *(_wrap("variants", "; ".join(f"{', '.join(v)} checked against {m}'s cells too, shown but not counted"
+                                          for m, v in spec.variants.items())) if spec.variants else [])]
     if "diff_se" in shown:
         head += ["diff_se = (reproduced − published) / standard error of the difference of two test MSEs"]
     out = [*head, "", tabulate(shown, headers="keys", tablefmt="simple", showindex=False, disable_numparse=True)]

@@ -128,6 +128,7 @@ def check_text(spec: Spec, results: pd.DataFrame) -> tuple[pd.DataFrame, str, pd
 
 
 def _cell_counts(table: pd.DataFrame, data_dir) -> dict:
+    table = check.paper_cells(table)
     status = table["status"]
     avail = {d: offline(d, data_dir) for d in table["dataset"].unique()}
     return {"published": len(table), "offline": int(table["dataset"].map(avail).sum()),
@@ -211,7 +212,7 @@ def summary_markdown(checked: list[Checked]) -> str:
         out.append(f"{k['published']} published cells: {k['offline']} with data offline, {k['present']} "
                    f"present; **{k['pass']} pass, {k['fail']} fail**, {k['not comparable']} not comparable, "
                    f"{k['partial']} partial (run in progress), {k['missing']} missing.")
-        t = c.table
+        t = check.paper_cells(c.table)
         out.append(f"Tolerance: {check.tolerance_text(spec)}"
                    + (f" ({spec.tolerance_why})" if spec.tolerance_why else "") + ".")
         out.append("")

@@ -295,3 +295,30 @@ def test_wilcoxon_claims_name_the_better_side_for_the_published_means_and_ours(t
         lines[1].endswith(f"gfc@500 better on {row['published_wins_a']} of 8")
     assert lines[2].startswith("    ours ") and lines[2].endswith(f"alc@100 better on {row['wins_b']} of 8")
     assert f"T_crit {check_stats.wilcoxon_critical_value(int(row['N']))}" in lines[2]
+
+
+def test_spec_variants_are_judged_against_the_same_cell_but_not_counted(tmp_path):
+    """An ablation spec: every variant gets its own row against the paper's cell; the pass/fail
+    counts and the exit status are the paper method's alone."""
+    from rfbench import reproduce
+    from rfbench.store import load_results
+
+    spec = check.load_spec("gfc2016-ablation")
+    pub = pd.read_csv(check.published_dir() / spec.published).set_index(["dataset", "method", "n_features"])
+    run = RunDir(tmp_path / "run").ensure()
+    for fold in range(10):
+        for method, shift in (("gfc", 0.0), ("gfc-all-rows", 50.0)):   # the variant far off
+            run.write_record({"dataset": "kinematics", "method": method, "n_features": 100, "fold": fold, "seed": 0,
+                              "protocol": "cv-o10-i5", "status": "done", "total_s": 1.0,
+                              "error": pub.loc[("kinematics", "GFC", 100), "error_mean"] + shift})
+    run.write_results_csv()
+    table = check.compare(spec, load_results([run.path]))
+    rows = table.set_index(["dataset", "method", "n"])
+    assert rows.loc[("kinematics", "gfc", 100), "status"] == "pass"
+    assert rows.loc[("kinematics", "gfc-all-rows", 100), "status"] == "fail"
+    assert rows.loc[("kinematics", "gfc-prior", 100), "status"] == "missing"
+    assert len(check.paper_cells(table)) == 8 == len(table) / 7      # 4 datasets × 2 n; 6 variants each
+    assert reproduce._cell_counts(table, None)["fail"] == 0
+    assert check.summary_line(table).startswith("1 pass, 0 fail")
+    text = check.render(table, spec)
+    assert "variants: gfc-all-rows" in text and "shown but not counted" in text

@@ -6,6 +6,7 @@ import itertools
 import math
 
 import numpy as np
+from sklearn.model_selection import KFold
 import pytest
 from sklearn.kernel_ridge import KernelRidge
 from sklearn.utils.estimator_checks import parametrize_with_checks
@@ -268,7 +269,7 @@ def test_explicit_folds_and_nystrom_search():
 
 def test_krr_is_full_order_salsa():
     X, y = _regression(100, D=4)
-    krr = KRRRegressor(random_state=0).fit(X, y)
+    krr = KRRRegressor(c_grid=None, random_state=0).fit(X, y)
     full = SALSARegressor(order="full", random_state=0).fit(X, y)
     assert krr.best_params_["order"] == 4 == full.best_params_["order"]
     assert len(krr.order_path_) == 1
@@ -276,6 +277,23 @@ def test_krr_is_full_order_salsa():
     np.testing.assert_allclose(krr.predict(X), full.predict(X), rtol=1e-10)
     assert "order" not in krr.get_params()
     assert SALSARegressor(order=99, lambda_bounds=(1e-2, 1e-2)).fit(X, y).order_ == 4
+
+
+def test_krr_chooses_its_bandwidth_by_cv_on_one_set_of_splits():
+    """The paper's KRR tunes by CV grid search: the chosen c is the one whose fixed-c fit on the
+    same inner splits has the lowest CV MSE, and the model is that fit (naive loop as reference)."""
+    X, y = _regression(150, D=4)
+    X = np.hstack([X, np.random.default_rng(5).normal(size=(150, 6))])    # noise inputs: c matters
+    splits = list(KFold(5, shuffle=True, random_state=1).split(X))
+    grid = (2.0, 20.0, 200.0)
+    fits = [KRRRegressor(c=c, c_grid=None, cv=splits, random_state=0).fit(X, y) for c in grid]
+    best = min(fits, key=lambda f: f.cv_mse_)
+    krr = KRRRegressor(c_grid=grid, cv=splits, random_state=0).fit(X, y)
+    assert krr.best_params_["c"] == best.c and len({f.cv_mse_ for f in fits}) == 3
+    assert krr.cv_mse_ == best.cv_mse_
+    np.testing.assert_allclose(krr.predict(X), best.predict(X), rtol=1e-12)
+    with pytest.raises(ValueError, match="c_grid"):
+        KRRRegressor(c_grid=(1.0, -2.0)).fit(X, y)
 
 
 def test_predict_in_chunks(monkeypatch):
