@@ -274,3 +274,17 @@ def test_invalid_options_are_refused(option, value):
     X, y, _ = ridge_data(15, 50)
     with pytest.raises(ValueError, match=option):
         GFCRegressor(n_features=4, **{option: value}).fit(X, y)
+
+
+def test_continuous_nu_is_not_bounded_by_the_grid():
+    """A grid edge is not a bound: noiseless linear data want λ → 0, far below the grid's 1e-10,
+    and the search follows them down (to where ridge is plain least squares)."""
+    from rfbench.methods.ridge import DEFAULT_LAMBDAS, select_lambda_continuous
+
+    rng = np.random.default_rng(16)
+    Z = rng.normal(size=(300, 10))
+    y = Z @ rng.normal(size=10)
+    folds = np.array_split(rng.permutation(300), 5)
+    splits = [(np.setdiff1d(np.arange(300), va), va) for va in folds]
+    nu, err = select_lambda_continuous(Z, y, splits)
+    assert nu < DEFAULT_LAMBDAS[0] / 1e4 and err < 1e-20

@@ -151,17 +151,28 @@ class CVCurve:
 
 
 def select_lambda_continuous(Z: np.ndarray, y: np.ndarray, splits, fit_intercept: bool = True,
-                             lambdas: np.ndarray = DEFAULT_LAMBDAS, xatol: float = 1e-3) -> tuple[float, float]:
+                             lambdas: np.ndarray = DEFAULT_LAMBDAS, xatol: float = 1e-3,
+                             limits: tuple[float, float] = (1e-20, 1e6)) -> tuple[float, float]:
     """(λ, its mean CV MSE) minimising the CV error over a continuous λ: the 1-D CV problem of
-    the GFC paper's line 6 (§2.5, [20]). The grid only brackets the minimum; bounded Brent on
-    log λ between the best grid point's neighbours then finds it (to ``xatol`` in log λ)."""
+    the GFC paper's line 6 (§2.5, [20]). The grid only brackets the minimum, and is extended in
+    its own steps while the minimum sits at one of its ends (within ``limits``, where the ridge is
+    numerically plain least squares or the constant model): a grid edge is not a bound. Bounded
+    Brent on log λ between the best point's neighbours then finds it (to ``xatol`` in log λ)."""
     curve = CVCurve(Z, y, splits, fit_intercept)
-    logs = np.log(np.asarray(lambdas, dtype=float))
-    values = np.array([curve(np.exp(v)) for v in logs])
+    logs = list(np.log(np.asarray(lambdas, dtype=float)))
+    values = [curve(np.exp(v)) for v in logs]
+    step = logs[1] - logs[0] if len(logs) > 1 else np.log(10.0)
+    lo_limit, hi_limit = np.log(limits[0]), np.log(limits[1])
+    while int(np.argmin(values)) == 0 and logs[0] - step >= lo_limit:
+        logs.insert(0, logs[0] - step)
+        values.insert(0, curve(np.exp(logs[0])))
+    while int(np.argmin(values)) == len(logs) - 1 and logs[-1] + step <= hi_limit:
+        logs.append(logs[-1] + step)
+        values.append(curve(np.exp(logs[-1])))
     best = int(np.argmin(values))
     lo, hi = logs[max(best - 1, 0)], logs[min(best + 1, len(logs) - 1)]
     res = scipy.optimize.minimize_scalar(lambda v: curve(np.exp(v)), bounds=(lo, hi), method="bounded",
                                          options={"xatol": xatol})
     if res.fun < values[best]:
         return float(np.exp(res.x)), float(res.fun)
-    return float(lambdas[best]), float(values[best])
+    return float(np.exp(logs[best])), float(values[best])
