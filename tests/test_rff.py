@@ -78,3 +78,37 @@ def test_knn_bandwidth_rule_is_the_eerf_sigma():
     assert est.bandwidth_ == pytest.approx(knn_bandwidth(X, 50))  # 300 < 2000 query points: exact
     with pytest.raises(ValueError, match="knn"):
         RFFRegressor(bandwidths="median").fit(X, y)
+
+
+def test_lambda_is_the_continuous_cv_minimiser_per_bandwidth():
+    """App. C: the ridge penalty is a hyper-parameter optimised on the CV error, not a grid value.
+    For the chosen σ, λ minimises a naive per-fold ridge CV error over a fine grid; the grid option
+    returns a grid value, and its CV error is never below the continuous one."""
+    from sklearn.model_selection import KFold
+
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-2, 2, size=(300, 2))
+    y = np.sin(2 * X[:, 0]) * np.cos(X[:, 1]) + 0.1 * rng.normal(size=300)
+    splits = list(KFold(5, shuffle=True, random_state=0).split(X))
+    kw = dict(n_features=40, cv=splits, bandwidths=[0.3, 1.0, 3.0], random_state=0)
+    cont = RFFRegressor(**kw).fit(X, y)
+    grid = RFFRegressor(lambda_search="grid", **kw).fit(X, y)
+    assert np.isclose(np.logspace(-10, 2, 49), grid.lambda_, rtol=1e-12).any()
+    assert cont.best_params_["cv_mse"] <= grid.best_params_["cv_mse"] + 1e-15
+    Z = cont.features(X)
+
+    def naive_cv(lam):
+        errs = []
+        for tr, va in splits:
+            zm, ym = Z[tr].mean(axis=0), y[tr].mean()
+            A = Z[tr] - zm
+            c = np.linalg.solve(A.T @ A + len(tr) * lam * np.eye(Z.shape[1]), A.T @ (y[tr] - ym))
+            errs.append(np.mean(((Z[va] - zm) @ c + ym - y[va]) ** 2))
+        return np.mean(errs)
+
+    fine = np.logspace(np.log10(cont.lambda_) - 1, np.log10(cont.lambda_) + 1, 401)
+    curve = np.array([naive_cv(v) for v in fine])
+    assert cont.best_params_["cv_mse"] == pytest.approx(naive_cv(cont.lambda_), rel=1e-8)
+    assert cont.best_params_["cv_mse"] <= curve.min() + 1e-12
+    with pytest.raises(ValueError, match="lambda_search"):
+        RFFRegressor(lambda_search="direct").fit(X, y)
