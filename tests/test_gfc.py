@@ -288,3 +288,20 @@ def test_continuous_nu_is_not_bounded_by_the_grid():
     splits = [(np.setdiff1d(np.arange(300), va), va) for va in folds]
     nu, err = select_lambda_continuous(Z, y, splits)
     assert nu < DEFAULT_LAMBDAS[0] / 1e4 and err < 1e-20
+
+
+def test_unbounded_lambda_survives_a_singular_fold_system():
+    """With λ unbounded, L-BFGS-B may try λ ≈ 0 where [f, sin, cos] is singular (f constant, w = 0):
+    the objective is then the value at the rounding floor with zero λ-derivative, not an exception."""
+    import rfbench.methods.gfc as gfc
+    from rfbench.methods.cvgrad import OneFrequencyCV
+
+    rng = np.random.default_rng(17)
+    X, y = rng.normal(size=(100, 2)), rng.normal(size=100)
+    cv = OneFrequencyCV(X, y, np.full(100, 0.5), prepare_splits(inverted_kfold(100, 5, rng), 100))
+    theta = np.array([0.0, 0.0, -700.0])
+    with pytest.raises(np.linalg.LinAlgError):
+        cv(theta[:-1], np.exp(theta[-1]))
+    value, grad = gfc.fast_feature_objective(theta, cv)
+    want, _, _ = cv(theta[:-1], gfc.NUMERIC_LAMBDA_FLOOR)
+    assert value == want and np.isfinite(grad).all() and grad[-1] == 0.0

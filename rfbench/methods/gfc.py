@@ -74,6 +74,10 @@ LAMBDA0 = 1e-4
 MAXITER = 200
 # exp() range only (not a modelling bound): keeps λ = exp(θ) finite in L-BFGS-B's trial steps
 LOG_LAMBDA_RANGE = (-700.0, 700.0)
+# an unbounded λ can reach values with no effect in double precision, where a fold's 3 × 3 system
+# [f, sin, cos] is singular (e.g. f constant and w → 0): there λ is evaluated at this floor instead,
+# with zero derivative — below it λ changes nothing, so this is rounding, not a bound
+NUMERIC_LAMBDA_FLOOR = 1e-12
 
 
 def feature_objective(theta: np.ndarray, X: np.ndarray, y: np.ndarray, f: np.ndarray, splits,
@@ -94,7 +98,13 @@ def fast_feature_objective(theta: np.ndarray, cv: OneFrequencyCV, y_var: float =
     """:func:`feature_objective` through the padded one-frequency evaluator built once per step
     (same value and gradient, tested; what the descent runs)."""
     lam = np.exp(np.clip(theta[-1], *LOG_LAMBDA_RANGE))
-    value, dw, dlam = cv(theta[:-1], lam)
+    try:
+        value, dw, dlam = cv(theta[:-1], lam)
+    except np.linalg.LinAlgError:
+        if lam >= NUMERIC_LAMBDA_FLOOR:
+            raise
+        value, dw, _ = cv(theta[:-1], NUMERIC_LAMBDA_FLOOR)
+        dlam = 0.0
     return value / y_var, np.append(dw, dlam * lam) / y_var
 
 
