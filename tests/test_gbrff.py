@@ -225,3 +225,21 @@ def test_parallel_inner_cv_gives_the_same_selection():
     parallel = GBRFF2Classifier(n_jobs=2, **kw).fit(X, y)
     np.testing.assert_array_equal(serial.cv_errors_, parallel.cv_errors_)
     np.testing.assert_array_equal(serial.decision_function(X), parallel.decision_function(X))
+
+
+@pytest.mark.parametrize("cls", [GBRFF1Classifier, GBRFF2Classifier, GBRFF1Regressor, GBRFF2Regressor])
+def test_budgets_from_one_fit_equal_separate_fits(cls):
+    """budgets=[4, 9]: one fit per (combination, fold) to 9 steps scored at 4 and 9 gives exactly
+    the choices, parameters and predictions of two separate fits (the runner's n = 100, 500)."""
+    X, y = make_moons(160, noise=0.3, random_state=0)
+    if issubclass(cls, (GBRFF1Regressor, GBRFF2Regressor)):
+        y = np.sin(3 * X[:, 0]) + X[:, 1]
+    grid = {"gamma_grid": (0.5, 2.0)} | ({"beta_grid": (0.1, 10.0)} if "1" in cls.__name__ else {"lambda_grid": (0.0, 0.25)})
+    shared = cls(n_features=9, budgets=[4, 9], cv=3, random_state=1, **grid).fit(X, y)
+    for n in (4, 9):
+        alone = cls(n_features=n, cv=3, random_state=1, **grid).fit(X, y)
+        assert shared.best_params_per_budget_[n] == alone.best_params_
+        np.testing.assert_array_equal(shared.cv_errors_per_budget_[n], alone.cv_errors_)
+        np.testing.assert_array_equal(shared.predict(X, budget=n), alone.predict(X))
+    with pytest.raises(ValueError, match="budget 5 was not fitted"):
+        shared.predict(X, budget=5)

@@ -46,6 +46,7 @@ from threadpoolctl import threadpool_limits
 from rfbench.methods.common import as_generator, resolve_cv, seed_from, standardise_columns
 from rfbench.methods.rfkit import (
     BinaryScoreClassifierMixin,
+    decode_binary_labels,
     encode_binary_labels,
     parallel_map,
 )
@@ -154,11 +155,13 @@ class CosineEnsemble:
     alphas: np.ndarray  # (T,)
     n_capped: int = 0
 
-    def decision(self, X: np.ndarray) -> np.ndarray:
+    def decision(self, X: np.ndarray, n_terms: int | None = None) -> np.ndarray:
+        """H(x) with the first ``n_terms`` boosting steps (all by default): the model of a smaller
+        budget is a prefix of a larger one (same draws, same steps)."""
+        F, b, a = self.frequencies[:n_terms], self.phases[:n_terms], self.alphas[:n_terms]
         out = np.empty(X.shape[0])
         for s in range(0, X.shape[0], PREDICT_BLOCK):
-            out[s:s + PREDICT_BLOCK] = np.cos(X[s:s + PREDICT_BLOCK] @ self.frequencies.T
-                                              - self.phases) @ self.alphas
+            out[s:s + PREDICT_BLOCK] = np.cos(X[s:s + PREDICT_BLOCK] @ F.T - b) @ a
         return self.offset + out
 
 
@@ -173,11 +176,13 @@ class LandmarkEnsemble:
     alphas: np.ndarray  # (T,)
     n_capped: int = 0
 
-    def decision(self, X: np.ndarray) -> np.ndarray:
-        T, K, d = self.frequencies.shape
-        W = self.frequencies.reshape(T * K, d)
-        centre = np.einsum("tkd,td->tk", self.frequencies, self.landmarks).ravel()
-        weight = (self.alphas[:, None] * self.q).ravel()
+    def decision(self, X: np.ndarray, n_terms: int | None = None) -> np.ndarray:
+        """H(x) with the first ``n_terms`` boosting steps (all by default)."""
+        freqs, marks = self.frequencies[:n_terms], self.landmarks[:n_terms]
+        T, K, d = freqs.shape
+        W = freqs.reshape(T * K, d)
+        centre = np.einsum("tkd,td->tk", freqs, marks).ravel()
+        weight = (self.alphas[:n_terms, None] * self.q[:n_terms]).ravel()
         out = np.empty(X.shape[0])
         for s in range(0, X.shape[0], PREDICT_BLOCK):
             out[s:s + PREDICT_BLOCK] = np.cos(centre - X[s:s + PREDICT_BLOCK] @ W.T) @ weight
@@ -336,8 +341,8 @@ class StandardisedTarget:
     y_scale: float
     inner: CosineEnsemble | LandmarkEnsemble
 
-    def decision(self, X: np.ndarray) -> np.ndarray:
-        return self.y_mean + self.y_scale * self.inner.decision(X)
+    def decision(self, X: np.ndarray, n_terms: int | None = None) -> np.ndarray:
+        return self.y_mean + self.y_scale * self.inner.decision(X, n_terms)
 
 
 def standardised_target(y: np.ndarray) -> tuple[float, float]:
@@ -351,9 +356,22 @@ class _GBRFFBase(BaseEstimator):
     """Inner-CV grid search and final fit shared by the four estimators.
 
     Subclasses define ``_grid()`` (hyper-parameter dicts in grid order), ``_fit_model(X, y, params,
-    rng)`` on standardised inputs and encoded targets, ``_error`` (lower is better) and
+    n_iter, rng)`` on standardised inputs and encoded targets, ``_error`` (lower is better) and
     ``_export(model)`` (the public fitted attributes).
+
+    Budgets: the model of T boosting steps is the first T steps of a longer one (the random draws
+    are made up front in step order), so ``budgets=[100, 500]`` fits each (combination, inner fold)
+    once to 500 steps and scores its 100- and 500-step prefixes: the same choices and predictions
+    as two separate fits, at the cost of the larger one. ``predict(X, budget=n)``.
     """
+
+    shares_budgets = True    # the runner fits one estimator for every n_features of a work item
+
+    def _budgets(self) -> list[int]:
+        budgets = sorted({int(b) for b in (self.budgets or [self.n_features])})
+        if budgets[0] < 1:
+            raise ValueError(f"budgets must be positive integers, got {self.budgets!r}")
+        return budgets
 
     def _standardise(self, X_train, *others):
         """Scaler fitted on the training part of this fit, applied to every given array."""
@@ -362,19 +380,20 @@ class _GBRFFBase(BaseEstimator):
         mean, std = standardise_columns(X_train)
         return tuple((Z - mean) / std for Z in (X_train, *others))
 
-    def _cv_task(self, X, y, tr, va, combos, seed):
-        """Validation error of every combination on one inner fold (one scaler per fold)."""
+    def _cv_task(self, X, y, tr, va, combos, budgets, seed):
+        """Validation error of every (combination, budget) on one inner fold (one scaler per fold)."""
         X_tr, X_va = self._standardise(X[tr], X[va])
-        errors = np.empty(len(combos))
+        errors = np.empty((len(combos), len(budgets)))
         with threadpool_limits(limits=1):   # see _fit_encoded; set here too for worker processes
             for i, params in enumerate(combos):
-                model = self._fit_model(X_tr, y[tr], params, np.random.default_rng(seed))
-                errors[i] = self._error(y[va], model.decision(X_va))
+                model = self._fit_model(X_tr, y[tr], params, budgets[-1], np.random.default_rng(seed))
+                errors[i] = [self._error(y[va], model.decision(X_va, n)) for n in budgets]
         return errors
 
     def _fit_encoded(self, X, y):
         if int(self.n_features) < 1:
             raise ValueError(f"n_features must be a positive integer, got {self.n_features!r}")
+        budgets = self._budgets()
         combos = self._grid()
         if not combos:
             raise ValueError("the hyper-parameter grid is empty")
@@ -384,16 +403,15 @@ class _GBRFFBase(BaseEstimator):
                 splits = resolve_cv(self.cv, X.shape[0], rng)
                 seed = seed_from(rng)  # one fresh generator per fit, all from this seed
                 per_fold = parallel_map(self._cv_task,
-                                        [(X, y, tr, va, combos, seed) for tr, va in splits],
+                                        [(X, y, tr, va, combos, budgets, seed) for tr, va in splits],
                                         self.n_jobs)
-                self.cv_errors_ = np.mean(per_fold, axis=0)
-                best = int(np.argmin(self.cv_errors_))  # ties → first combination in grid order
+                errors = np.mean(per_fold, axis=0)                  # combinations × budgets
+                best = [int(np.argmin(errors[:, j])) for j in range(len(budgets))]   # ties → grid order
             else:
                 seed = seed_from(rng)
-                self.cv_errors_ = np.full(1, np.nan)
-                best = 0
+                errors = np.full((1, len(budgets)), np.nan)
+                best = [0] * len(budgets)
         self.tune_time_ = tune.total
-        params = combos[best]
         if self.standardize:
             self.x_mean_, self.x_scale_ = standardise_columns(X)
         else:
@@ -401,18 +419,31 @@ class _GBRFFBase(BaseEstimator):
         # one BLAS thread: a boosting step is hundreds of tiny products and L-BFGS-B steps, and
         # SciPy's L-BFGS-B (C since 1.15) calls BLAS on its small vectors, where a second thread
         # only adds synchronisation (a fit of 100 steps on 400 × 30: 0.49 s → 0.16 s)
+        models = {}    # one final model per winning combination, as long as its largest budget
         with threadpool_limits(limits=1):
-            self.model_ = self._fit_model((X - self.x_mean_) / self.x_scale_, y, params,
-                                          np.random.default_rng(seed))
-        self.best_params_ = {**params, "gamma": params["g"] / X.shape[1],
-                             "n_iter": int(self.n_features), "seed": int(seed)}
+            for b in dict.fromkeys(best):
+                n_max = max(n for n, bb in zip(budgets, best, strict=True) if bb == b)
+                models[b] = self._fit_model((X - self.x_mean_) / self.x_scale_, y, combos[b], n_max,
+                                            np.random.default_rng(seed))
+        self.budgets_ = budgets
+        self.budget_models_ = {n: models[b] for n, b in zip(budgets, best, strict=True)}
+        self.best_params_per_budget_ = {n: {**combos[b], "gamma": combos[b]["g"] / X.shape[1], "n_iter": n,
+                                            "seed": int(seed)} for n, b in zip(budgets, best, strict=True)}
+        self.cv_errors_per_budget_ = {n: errors[:, j] for j, n in enumerate(budgets)}
+        n_top = budgets[-1]
+        self.model_ = self.budget_models_[n_top]
+        self.cv_errors_ = self.cv_errors_per_budget_[n_top]
+        self.best_params_ = self.best_params_per_budget_[n_top]
         self._export(self.model_)
         return self
 
-    def _decision(self, X):
+    def _decision(self, X, budget=None):
         check_is_fitted(self, "model_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return self.model_.decision((X - self.x_mean_) / self.x_scale_)
+        n = self.budgets_[-1] if budget is None else int(budget)
+        if n not in self.budget_models_:
+            raise ValueError(f"budget {n} was not fitted; fitted budgets: {self.budgets_}")
+        return self.budget_models_[n].decision((X - self.x_mean_) / self.x_scale_, n)
 
 
 class _BinaryBoosting(BinaryScoreClassifierMixin, ClassifierMixin, _GBRFFBase):
@@ -428,9 +459,13 @@ class _BinaryBoosting(BinaryScoreClassifierMixin, ClassifierMixin, _GBRFFBase):
     def _error(y_true, score):
         return misclassification(y_true, np.where(score >= 0, 1.0, -1.0))
 
-    def decision_function(self, X):
-        """H⁰ + Σ_t α_t h_t(x) (≥ 0 → ``classes_[1]``)."""
-        return self._decision(X)
+    def decision_function(self, X, budget=None):
+        """H⁰ + Σ_t α_t h_t(x) (≥ 0 → ``classes_[1]``), over the first ``budget`` steps."""
+        return self._decision(X, budget)
+
+    def predict(self, X, budget=None):
+        score = self.decision_function(X, budget)   # raises NotFittedError before classes_ is looked up
+        return decode_binary_labels(self.classes_, score)
 
 
 
@@ -445,8 +480,8 @@ class _SquaredLossBoosting(RegressorMixin, _GBRFFBase):
     def _error(y_true, pred):
         return mse(y_true, pred)
 
-    def predict(self, X):
-        return self._decision(X)
+    def predict(self, X, budget=None):
+        return self._decision(X, budget)
 
 
 class _CosineExport:
@@ -478,9 +513,10 @@ class GBRFF2Classifier(_CosineExport, _BinaryBoosting):
     combination, grid order), ``best_params_``, ``tune_time_``, ``model_``.
     """
 
-    def __init__(self, n_features=100, gamma_grid=GAMMA_GRID, lambda_grid=LAMBDA_GRID, cv=5,
+    def __init__(self, n_features=100, budgets=None, gamma_grid=GAMMA_GRID, lambda_grid=LAMBDA_GRID, cv=5,
                  random_state=None, n_jobs=None, standardize=True):
         self.n_features = n_features
+        self.budgets = budgets
         self.gamma_grid = gamma_grid
         self.lambda_grid = lambda_grid
         self.cv = cv
@@ -492,8 +528,8 @@ class GBRFF2Classifier(_CosineExport, _BinaryBoosting):
         return param_grid({"g": [float(g) for g in self.gamma_grid],
                            "lambda": [float(v) for v in self.lambda_grid]})
 
-    def _fit_model(self, X, y, params, rng):
-        return fit_gbrff2(X, y, int(self.n_features), params["g"] / X.shape[1], params["lambda"], rng)
+    def _fit_model(self, X, y, params, n_iter, rng):
+        return fit_gbrff2(X, y, n_iter, params["g"] / X.shape[1], params["lambda"], rng)
 
 
 class GBRFF1Classifier(_LandmarkExport, _BinaryBoosting):
@@ -507,9 +543,10 @@ class GBRFF1Classifier(_LandmarkExport, _BinaryBoosting):
     ``cv_errors_``, ``best_params_``, ``tune_time_``, ``model_``.
     """
 
-    def __init__(self, n_features=100, n_random_features=10, gamma_grid=GAMMA_GRID,
+    def __init__(self, n_features=100, budgets=None, n_random_features=10, gamma_grid=GAMMA_GRID,
                  beta_grid=BETA_GRID, cv=5, random_state=None, n_jobs=None, standardize=True):
         self.n_features = n_features
+        self.budgets = budgets
         self.n_random_features = n_random_features
         self.gamma_grid = gamma_grid
         self.beta_grid = beta_grid
@@ -522,9 +559,9 @@ class GBRFF1Classifier(_LandmarkExport, _BinaryBoosting):
         return param_grid({"g": [float(g) for g in self.gamma_grid],
                            "beta": [float(v) for v in self.beta_grid]})
 
-    def _fit_model(self, X, y, params, rng):
-        return fit_gbrff1(X, y, int(self.n_features), int(self.n_random_features),
-                          params["g"] / X.shape[1], params["beta"], rng)
+    def _fit_model(self, X, y, params, n_iter, rng):
+        return fit_gbrff1(X, y, n_iter, int(self.n_random_features), params["g"] / X.shape[1],
+                          params["beta"], rng)
 
 
 class GBRFF2Regressor(_CosineExport, _SquaredLossBoosting):
@@ -536,9 +573,10 @@ class GBRFF2Regressor(_CosineExport, _SquaredLossBoosting):
     always 0), ``model_.y_mean``/``model_.y_scale`` give the target standardisation.
     """
 
-    def __init__(self, n_features=100, gamma_grid=GAMMA_GRID, lambda_grid=LAMBDA_GRID, cv=5,
+    def __init__(self, n_features=100, budgets=None, gamma_grid=GAMMA_GRID, lambda_grid=LAMBDA_GRID, cv=5,
                  random_state=None, n_jobs=None, standardize=True, learning_rate=1.0):
         self.n_features = n_features
+        self.budgets = budgets
         self.gamma_grid = gamma_grid
         self.lambda_grid = lambda_grid
         self.cv = cv
@@ -549,9 +587,9 @@ class GBRFF2Regressor(_CosineExport, _SquaredLossBoosting):
 
     _grid = GBRFF2Classifier._grid
 
-    def _fit_model(self, X, y, params, rng):
+    def _fit_model(self, X, y, params, n_iter, rng):
         y_mean, y_scale = standardised_target(y)
-        inner = fit_gbrff2_regression(X, (y - y_mean) / y_scale, int(self.n_features),
+        inner = fit_gbrff2_regression(X, (y - y_mean) / y_scale, n_iter,
                                       params["g"] / X.shape[1], params["lambda"], rng,
                                       float(self.learning_rate))
         return StandardisedTarget(y_mean, y_scale, inner)
@@ -564,10 +602,11 @@ class GBRFF1Regressor(_LandmarkExport, _SquaredLossBoosting):
     Fitted attributes as GBRFF1Classifier without ``classes_``.
     """
 
-    def __init__(self, n_features=100, n_random_features=10, gamma_grid=GAMMA_GRID,
+    def __init__(self, n_features=100, budgets=None, n_random_features=10, gamma_grid=GAMMA_GRID,
                  beta_grid=BETA_GRID, cv=5, random_state=None, n_jobs=None, standardize=True,
                  learning_rate=1.0):
         self.n_features = n_features
+        self.budgets = budgets
         self.n_random_features = n_random_features
         self.gamma_grid = gamma_grid
         self.beta_grid = beta_grid
@@ -579,9 +618,9 @@ class GBRFF1Regressor(_LandmarkExport, _SquaredLossBoosting):
 
     _grid = GBRFF1Classifier._grid
 
-    def _fit_model(self, X, y, params, rng):
+    def _fit_model(self, X, y, params, n_iter, rng):
         y_mean, y_scale = standardised_target(y)
-        inner = fit_gbrff1_regression(X, (y - y_mean) / y_scale, int(self.n_features),
+        inner = fit_gbrff1_regression(X, (y - y_mean) / y_scale, n_iter,
                                       int(self.n_random_features), params["g"] / X.shape[1],
                                       params["beta"], rng, float(self.learning_rate))
         return StandardisedTarget(y_mean, y_scale, inner)
