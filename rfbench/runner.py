@@ -508,6 +508,12 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
 def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, data_dir, strict, progress,
          warn, command, threads, folds, order) -> RunDir:
     run_dir = RunDir(out).ensure()
+    # one directory = one protocol: records of another protocol (other folds, inner folds, sample
+    # cap, ...) would sit beside these as a second table that no report may pool with this one
+    held = sorted({str(r.get("protocol")) for r in run_dir.records()} - {protocol.key()})
+    if held:
+        raise UsageError(f"{out} holds results of protocol {', '.join(held)}, not {protocol.key()} (this run's "
+                         "settings); rerun with the same protocol options to resume, or use another --out")
     bar = Progress(progress, jobs)      # says at once what it does: loading can take a while
     bar.note(f"loading {len(dataset_names)} dataset{'s' * (len(dataset_names) != 1)} "
              f"({', '.join(dataset_names)}) ...")

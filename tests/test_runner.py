@@ -85,6 +85,19 @@ def test_failed_tasks_are_retried_done_ones_skipped(tmp_path, monkeypatch):
     assert items == []
 
 
+def test_a_directory_holds_one_protocol(tmp_path):
+    """A rerun with other inner folds (or any setting in the protocol key) into an existing directory
+    is refused with one line, so no report can average two protocols as one cell; the same
+    settings resume."""
+    out = tmp_path / "run"
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, folds=[0])
+    other = Protocol("cv", outer_folds=3, inner_folds=2, seed=0, max_samples=300)
+    with pytest.raises(UsageError, match="holds results of protocol cv-o3-i3-max300, not cv-o3-i2-max300"):
+        runner.run(["friedman-generated"], ["rff-gauss"], [10], other, str(out), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+    assert set(pd.read_csv(out / "results.csv")["protocol"]) == {"cv-o3-i3-max300"}
+
+
 def test_dataset_smaller_than_the_fold_count_is_a_clear_error():
     with pytest.raises(UsageError, match="fewer than outer × inner folds"):
         proto.outer_splits(Protocol("cv", 10, 5), np.zeros(30), "regression")
