@@ -305,3 +305,17 @@ def test_unbounded_lambda_survives_a_singular_fold_system():
     value, grad = gfc.fast_feature_objective(theta, cv)
     want, _, _ = cv(theta[:-1], gfc.NUMERIC_LAMBDA_FLOOR)
     assert value == want and np.isfinite(grad).all() and grad[-1] == 0.0
+
+
+@pytest.mark.parametrize("bias", ["penalised", "centred"])
+def test_every_feature_pruned_leaves_the_bias_alone(bias):
+    """Line 7 never drops the bias: with a cut-off above every amplitude the model is a constant
+    (the centred intercept is mean(y); the penalised bias is the ν-shrunk one-column ridge)."""
+    X, y, _ = ridge_data(18, 200)
+    est = GFCRegressor(n_features=10, eta_rel=100.0, bias=bias, random_state=0).fit(X, y)
+    assert est.n_features_out_ == 0 and est.coef_.shape == (0,)
+    pred = est.predict(X)
+    assert np.ptp(pred) == 0
+    nu, m = est.best_params_["nu"], len(y)
+    want = y.mean() if bias == "centred" else y.sum() / (m + m * nu)     # (1ᵀ1 + mν) a = 1ᵀy
+    assert pred[0] == pytest.approx(want, rel=1e-10)
