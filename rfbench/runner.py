@@ -33,7 +33,7 @@ from rfbench.data.loader import data_dir as resolve_data_dir
 from rfbench.data.loader import provenance as data_provenance
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.registry import get_dataset, get_method
-from rfbench.store import RunDir, is_disk_full, record_key
+from rfbench.store import LEASE_S, RunDir, is_disk_full, record_key
 
 
 @dataclass(frozen=True)
@@ -604,8 +604,8 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
         bar.close()
     if busy:
         warn(f"{len(busy)} work item(s) were being run by another invocation on {run_dir.path}; "
-             "run the same command again once it has finished (a claim left by a process on another "
-             f"machine that no longer runs: delete it from {run_dir.records_dir}/*.claim)")
+             "run the same command again once it has finished (a claim of a process on another machine "
+             f"expires {LEASE_S / 60:.0f} minutes after its last heartbeat)")
     return run_dir
 
 

@@ -15,8 +15,10 @@ overwritten; the key-named files make duplicates impossible.
 
 Several invocations may work on one directory at once (two lanes, or the same command started
 twice): a task is run under a claim, ``records/<key>.claim``, created exclusively and removed when
-its record is written, so no two live invocations run the same task. The claim of a process that
-no longer runs on this host (killed) is taken over by the next invocation that wants the task.
+its record is written, so no two live invocations run the same task. A claim is a lease: its
+holder refreshes the file's time every ``HEARTBEAT_S`` while it runs, so the claim of a process that
+no longer runs is taken over by the next invocation that wants the task — at once on this host
+(its pid is gone), after ``LEASE_S`` without a heartbeat from another host (a shared file system).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import os
 import socket
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -144,6 +147,50 @@ def warn_once(where, problem: str, warn=None) -> None:
         print(f"warning: {msg}", file=sys.stderr)
 
 
+#: seconds between two refreshes of the claims a process holds
+HEARTBEAT_S = 60.0
+#: a claim from another host without a heartbeat for this long is a dead holder's
+LEASE_S = 10 * HEARTBEAT_S
+
+
+class _Heartbeat:
+    """Refreshes the mtime of every claim this process holds, from a daemon thread, so that other
+    hosts can tell a live holder (even one busy in a long task) from a dead one."""
+
+    def __init__(self):
+        self.held: set[Path] = set()
+        self.lock = threading.Lock()
+        self.thread: threading.Thread | None = None
+
+    def add(self, path: Path) -> None:
+        with self.lock:
+            self.held.add(path)
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(target=self._beat, name="rfbench-claims", daemon=True)
+                self.thread.start()
+
+    def discard(self, path: Path) -> None:
+        with self.lock:
+            self.held.discard(path)
+
+    def beat(self) -> None:
+        with self.lock:
+            held = list(self.held)
+        for path in held:
+            try:
+                os.utime(path)
+            except OSError:          # released meanwhile, or the directory is gone
+                self.discard(path)
+
+    def _beat(self) -> None:
+        while True:
+            time.sleep(HEARTBEAT_S)
+            self.beat()
+
+
+HEARTBEAT = _Heartbeat()
+
+
 class RunDir:
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
@@ -249,11 +296,14 @@ class RunDir:
             except OSError as exc:      # e.g. disk full: no half-written claim is left behind
                 path.unlink(missing_ok=True)
                 raise OSError(exc.errno, exc.strerror or str(exc), str(path)) from exc
+            HEARTBEAT.add(path)
             return True
         return False
 
     def release(self, key: str) -> None:
-        self.inside(self.records_dir / f"{key}.claim").unlink(missing_ok=True)
+        path = self.inside(self.records_dir / f"{key}.claim")
+        HEARTBEAT.discard(path)
+        path.unlink(missing_ok=True)
 
     # -- consolidated table ------------------------------------------------------------------
     def write_results_csv(self) -> pd.DataFrame:
@@ -299,8 +349,9 @@ def _process_identity() -> dict:
 
 
 def claim_is_stale(path: Path) -> bool:
-    """A claim is stale when its process no longer runs on this host. Claims from other hosts
-    (a shared file system) cannot be checked and are honoured; delete such a file by hand."""
+    """A claim is stale when its process no longer runs on this host, or, from another host (a
+    shared file system, where the pid cannot be checked), when its holder has not refreshed it for
+    ``LEASE_S`` seconds."""
     try:
         holder = json.loads(path.read_text())
     except FileNotFoundError:
@@ -311,7 +362,10 @@ def claim_is_stale(path: Path) -> bool:
         except FileNotFoundError:
             return True
     if holder.get("host") != socket.gethostname():
-        return False
+        try:
+            return time.time() - path.stat().st_mtime > LEASE_S
+        except FileNotFoundError:
+            return True
     pid = holder.get("pid")
     if not isinstance(pid, int):
         return True

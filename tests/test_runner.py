@@ -210,8 +210,31 @@ def test_claims_are_exclusive_released_and_taken_over_from_dead_or_recycled_hold
     assert run.claim("b")
     _claim_file(run, "c", host=host, pid=os.getpid(), start="0")               # pid reused since
     assert _start_time(os.getpid()) is None or run.claim("c")
-    _claim_file(run, "d", host="another-machine", pid=1, start=None)           # cannot be checked
+    _claim_file(run, "d", host="another-machine", pid=1, start=None)           # a live lease elsewhere
     assert not run.claim("d")
+
+
+def test_claims_from_another_host_are_leases_that_expire_without_a_heartbeat(tmp_path, monkeypatch):
+    """A holder on another host cannot be checked by pid: its claim stands while it is refreshed
+    and is taken over once LEASE_S pass without a heartbeat; this process's heartbeat refreshes
+    the claims it holds (and forgets released ones)."""
+    import os
+    import time
+
+    from rfbench import store
+
+    run = store.RunDir(tmp_path / "run").ensure()
+    _claim_file(run, "e", host="another-machine", pid=1, start=None)
+    old = time.time() - store.LEASE_S - 5
+    os.utime(run.records_dir / "e.claim", (old, old))                        # its holder died long ago
+    assert run.claim("e")
+    mine = run.records_dir / "e.claim"
+    os.utime(mine, (old, old))
+    store.HEARTBEAT.beat()                                                  # what the thread does every HEARTBEAT_S
+    assert time.time() - mine.stat().st_mtime < 5
+    assert not store.claim_is_stale(mine)
+    run.release("e")
+    assert mine not in store.HEARTBEAT.held and not mine.exists()
 
 
 @pytest.mark.slow
