@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import sys
+import threading
 from pathlib import Path
 
 import click
@@ -451,18 +452,39 @@ def methods_cmd(registry_files):
     click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (what a batch scheduler sends before it kills a job), handled as Ctrl-C is: the
+    workers are stopped, unfinished tasks' claims released, finished records kept."""
+
+
+def _terminate(signum, frame):
+    raise Terminated
+
+
 def main(argv=None):
+    import signal
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _terminate)
     try:
         cli.main(args=argv, prog_name="rfbench", standalone_mode=False)
     except UsageError as exc:
         click.echo(f"rfbench: error: {exc}", err=True)
         sys.exit(2)
-    except click.exceptions.Abort:
+    except click.exceptions.Abort as exc:     # click turns KeyboardInterrupt (and so SIGTERM) into Abort
+        if isinstance(exc.__cause__, Terminated):
+            click.echo("rfbench: terminated (SIGTERM); finished tasks are saved, re-run the same command to resume",
+                       err=True)
+            sys.exit(143)
         click.echo("rfbench: interrupted; finished tasks are saved, re-run the same command to resume", err=True)
         sys.exit(130)
     except click.ClickException as exc:
         click.echo(f"rfbench: error: {exc.format_message()}", err=True)
         sys.exit(exc.exit_code)
+    except Terminated:
+        click.echo("rfbench: terminated (SIGTERM); finished tasks are saved, re-run the same command to resume",
+                   err=True)
+        sys.exit(143)
     except KeyboardInterrupt:
         click.echo("rfbench: interrupted; finished tasks are saved, re-run the same command to resume", err=True)
         sys.exit(130)

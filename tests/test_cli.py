@@ -147,6 +147,60 @@ def test_datasets_commands():
     assert "rff-laplace" in rfbench("methods").stdout
 
 
+def _children(pid: int) -> set[int]:
+    """Every live descendant of ``pid`` (from /proc)."""
+    parents = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = open(f"/proc/{entry}/stat").read()
+            except OSError:
+                continue
+            parents[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    found, frontier = set(), {pid}
+    while frontier:
+        frontier = {p for p, pp in parents.items() if pp in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        stat = open(f"/proc/{pid}/stat").read()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+@pytest.mark.slow
+def test_sigterm_stops_like_ctrl_c_and_leaves_no_process_or_claim(tmp_path):
+    """What a batch scheduler sends: one line, exit 143, the loky workers and resource trackers
+    gone (no orphans), every claim released, finished records kept; the same command resumes."""
+    out = tmp_path / "term"
+    args = [*RUN, "run", "--datasets", "friedman-generated", "--methods", "gfc", "--features", "100",
+            "--outer-folds", "4", "--inner-folds", "3", "--max-samples", "4000", "--jobs", "2", "--quiet",
+            "--no-report", "--out", str(out)]
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 120
+    records = out / "records"
+    while time.time() < deadline and (not records.is_dir() or not list(records.glob("*.claim"))):
+        time.sleep(0.05)
+    time.sleep(0.5)
+    children = _children(proc.pid)
+    assert children, "no worker started"
+    proc.send_signal(signal.SIGTERM)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 143
+    assert err.strip().splitlines() == ["rfbench: terminated (SIGTERM); finished tasks are saved, "
+                                        "re-run the same command to resume"]
+    time.sleep(2)
+    assert not [p for p in children if _alive(p)], "orphaned worker processes"
+    assert not list(records.glob("*.claim"))
+    subprocess.run(args, check=True, timeout=600, capture_output=True)
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 4 and set(df["status"]) == {"done"}
+
+
 @pytest.mark.slow
 def test_kill_9_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
     out = tmp_path / "killed"
