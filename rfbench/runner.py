@@ -36,6 +36,10 @@ from rfbench.registry import get_dataset, get_method
 from rfbench.store import LEASE_S, RunDir, is_disk_full, record_key
 
 
+#: seconds between two consolidations of results.csv during a run
+RESULTS_CSV_EVERY_S = 60.0
+
+
 @dataclass(frozen=True)
 class WorkItem:
     dataset: str
@@ -549,6 +553,7 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
                    for n in item.budgets] for item in items}
     busy: list[WorkItem] = []
     started: dict[WorkItem, float] = {}
+    consolidated = [time.monotonic()]
 
     def tasks_of(item: WorkItem) -> list[tuple]:
         return [(item.dataset, item.method, n) for n in item.budgets]
@@ -579,13 +584,18 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
         finally:                            # a failed write (disk full) frees the task too
             for k in keys[item]:
                 run_dir.release(k)
-        run_dir.write_results_csv()
+        # the records are the truth; results.csv is their consolidation, rewritten at most once a
+        # minute (and when the run ends), so that bookkeeping stays O(records) over a long run
+        if time.monotonic() - consolidated[0] >= RESULTS_CSV_EVERY_S:
+            run_dir.write_results_csv()
+            consolidated[0] = time.monotonic()
         statuses = ",".join(sorted({r["status"] for r in records}))
         secs = max((r.get("total_s") or 0.0) for r in records)
         wall = (bar.clock() - started.pop(item, bar.clock())) / len(item.budgets)   # budgets share the item
         bar.update(f"{item.dataset} {item.method} n={'/'.join(map(str, item.budgets))} "
                    f"fold {item.fold}: {statuses} ({secs:.1f}s)", finished=[(t, wall) for t in tasks_of(item)])
 
+    completed = False
     try:
         if jobs == 1:
             for item in items:
@@ -600,8 +610,14 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
         else:
             _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
                       lambda item: [run_dir.release(k) for k in keys[item]])
+        completed = True
     finally:
         bar.close()
+        try:
+            run_dir.write_results_csv()     # the records so far, also after an interruption
+        except OSError:
+            if completed:                   # else the error already on its way is the one to report
+                raise
     if busy:
         warn(f"{len(busy)} work item(s) were being run by another invocation on {run_dir.path}; "
              "run the same command again once it has finished (a claim of a process on another machine "

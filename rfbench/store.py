@@ -6,7 +6,8 @@ Layout of a run directory::
     records/<key>.json    one record per (dataset, method, n_features, fold, seed, protocol)
     folds/<dataset>.csv   the outer fold of every row under seed 0 (identical for every method)
     folds/s<seed>/<dataset>.csv   the same for every other seed (``rfbench run --seeds 0,1,2``)
-    results.csv           all records as one tidy table, rewritten atomically after each record
+    results.csv           all records as one tidy table, rewritten atomically at most once a minute
+                          during a run and when it ends (the records are the truth)
 
 Every write goes to a temporary file in the same directory followed by ``os.replace``, so a run
 killed at any instant leaves either the old or the new version of each file, never a partial one.

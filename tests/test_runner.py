@@ -98,6 +98,20 @@ def test_a_directory_holds_one_protocol(tmp_path):
     assert set(pd.read_csv(out / "results.csv")["protocol"]) == {"cv-o3-i3-max300"}
 
 
+def test_results_csv_is_consolidated_at_the_end_not_after_every_task(tmp_path, monkeypatch):
+    """Bookkeeping stays O(records): results.csv is rewritten when the run starts and ends (and at
+    most once a minute between), not after each of its tasks; it then holds every record."""
+    from rfbench import store
+
+    writes = []
+    real = store.RunDir.write_results_csv
+    monkeypatch.setattr(store.RunDir, "write_results_csv", lambda self: writes.append(1) or real(self))
+    out = tmp_path / "run"
+    runner.run(["friedman-generated"], ["rff-gauss", "rff-laplace"], [10, 20], SMALL, str(out), progress=False)
+    assert len(writes) == 2
+    assert len(pd.read_csv(out / "results.csv")) == 2 * 2 * 3
+
+
 def test_dataset_smaller_than_the_fold_count_is_a_clear_error():
     with pytest.raises(UsageError, match="fewer than outer × inner folds"):
         proto.outer_splits(Protocol("cv", 10, 5), np.zeros(30), "regression")
