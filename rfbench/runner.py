@@ -625,10 +625,28 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
     return run_dir
 
 
+#: times a work item may kill its worker, running alone, before it is recorded as an error
+MAX_WORKER_DEATHS = 2
+
+
+def _failed_records(item, protocol, threads, message: str) -> list[dict]:
+    return [{"dataset": item.dataset, "method": item.method, "n_features": n, "fold": item.fold,
+             "seed": protocol.seed, "protocol": protocol.key(), "status": "error", "threads": threads,
+             "message": message[:500], "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
+            for n in item.budgets]
+
+
 def _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release):
     """Run the items on ``jobs`` worker processes, at most ``jobs`` in flight: an item is claimed
-    (``take``) only when a worker is free for it, so another invocation can share the rest."""
+    (``take``) only when a worker is free for it, so another invocation can share the rest.
+
+    A worker that dies (segfault, out of memory) breaks the whole pool and every task in flight with
+    it: the pool is replaced and those tasks become suspects, rerun one at a time so that a death
+    names its cause; a task that kills its worker ``MAX_WORKER_DEATHS`` times alone is recorded as
+    ``error: worker died`` and the run goes on."""
+    from collections import Counter
     from concurrent.futures import FIRST_COMPLETED, wait
+    from concurrent.futures.process import BrokenProcessPool
 
     from joblib.externals.loky import ProcessPoolExecutor
 
@@ -638,32 +656,56 @@ def _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect
     # would break
     executor = ProcessPoolExecutor(max_workers=jobs)
     queue = list(reversed(items))
+    suspects: list[WorkItem] = []          # claimed, their worker died with others in flight
+    deaths: Counter = Counter()
     pending = {}
     interrupted = True
+
+    def submit(item):
+        pending[executor.submit(execute, item, protocol, data_dir, threads, timeout_s)] = item
+
     try:
-        while queue or pending:
-            while queue and len(pending) < jobs:
-                item = queue.pop()
-                if take(item):
-                    pending[executor.submit(execute, item, protocol, data_dir, threads, timeout_s)] = item
+        while queue or pending or suspects:
+            if suspects:
+                if not pending:
+                    submit(suspects.pop())
+            else:
+                while queue and len(pending) < jobs:
+                    item = queue.pop()
+                    if take(item):
+                        submit(item)
             if not pending:
                 break
             finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            died = []
             for fut in finished:
                 item = pending.pop(fut)
                 try:
                     records = fut.result()
-                except Exception as exc:  # noqa: BLE001 - a dead worker (e.g. out of memory)
-                    records = [{"dataset": item.dataset, "method": item.method, "n_features": n,
-                                "fold": item.fold, "seed": protocol.seed, "protocol": protocol.key(),
-                                "status": "error", "threads": threads,
-                                "message": f"worker failed: {type(exc).__name__}: {exc}"[:500],
-                                "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
-                               for n in item.budgets]
+                except BrokenProcessPool as exc:    # its worker, or another one of the pool, died
+                    died.append((item, exc))
+                    continue
+                except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be unpickled
+                    records = _failed_records(item, protocol, threads, f"worker failed: {type(exc).__name__}: {exc}")
                 collect(item, records)
+            if died:
+                died += [(item, None) for item in pending.values()]   # the broken pool takes them all
+                pending.clear()
+                executor.shutdown(wait=False, kill_workers=True)
+                executor = ProcessPoolExecutor(max_workers=jobs)
+                if len(died) == 1:                  # it ran alone: the death is its own
+                    item, exc = died[0]
+                    deaths[item] += 1
+                    if deaths[item] >= MAX_WORKER_DEATHS:
+                        collect(item, _failed_records(item, protocol, threads,
+                                                      f"worker died ({deaths[item]} times): {str(exc).splitlines()[0]}"))
+                    else:
+                        suspects.append(item)
+                else:
+                    suspects += [item for item, _ in died]
         interrupted = False
     finally:
-        for item in pending.values():       # interrupted: the unfinished tasks are free again
+        for item in [*pending.values(), *suspects]:   # interrupted: the unfinished tasks are free again
             release(item)
         # interrupted: stop the workers now, their tasks were released and will run again
         executor.shutdown(wait=not interrupted, kill_workers=interrupted)

@@ -241,3 +241,46 @@ def test_importing_rfbench_shortens_the_blas_thread_spin_unless_the_user_set_it(
     out = subprocess.run([sys.executable, "-c", code], env={**env, "OPENBLAS_THREAD_TIMEOUT": "9"},
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "9"
+
+
+POISON = '''
+import os
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+
+class Poison(RegressorMixin, BaseEstimator):
+    """Kills its worker process (as a segfault or the OOM killer would) when fitted on POISON_SIZE rows."""
+
+    def __init__(self, n_features=10, cv=None, random_state=None, n_jobs=1):
+        self.n_features, self.cv, self.random_state, self.n_jobs = n_features, cv, random_state, n_jobs
+
+    def fit(self, X, y):
+        if str(len(y)) == os.environ["POISON_SIZE"]:
+            os._exit(1)
+        self.mean_ = float(np.mean(y))
+        return self
+
+    def predict(self, X):
+        return np.full(len(X), self.mean_)
+'''
+
+
+@pytest.mark.slow
+def test_a_task_that_kills_its_worker_is_one_error_record_and_the_run_goes_on(tmp_path):
+    """One outer fold kills its worker every time: after MAX_WORKER_DEATHS deaths alone it is one
+    `worker died` record; the tasks that were in flight with it are rerun, not blamed; exit 0."""
+    (tmp_path / "poisonmod.py").write_text(POISON)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]),
+           "POISON_SIZE": "202"}         # 302 rows in 3 outer folds: training parts of 201, 201, 202 rows
+    out = tmp_path / "run"
+    res = subprocess.run([*RUN, "run", "--datasets", "friedman-generated", "--methods", "poisonmod:Poison,rff-gauss",
+                          "--features", "10", "--outer-folds", "3", "--inner-folds", "2", "--max-samples", "302",
+                          "--jobs", "2", "--quiet", "--no-report", "--out", str(out)],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr[-2000:]
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 6 and not df.duplicated(["method", "fold"]).any()
+    bad = df[df["status"] != "done"]
+    assert len(bad) == 1 and bad["method"].item() == "poisonmod.Poison"
+    assert bad["message"].item().startswith("worker died (2 times)")
