@@ -4,10 +4,12 @@ A task is one (dataset, method, n_features, outer fold). Tasks of a method whose
 ``shares_budgets`` (one model serves every n_features value, e.g. LightGBM via num_iteration) are
 executed together as one work item, but still produce one record per n_features.
 
-Work items run in loky worker processes (``--jobs N``) or in-process (``--jobs 1``), each under
-an explicit thread budget (threadpoolctl for BLAS/OpenMP, ``n_jobs`` for the estimator) so that
-workers × threads ≤ cores. ``--timeout`` is enforced inside the worker by a real-time alarm that
-raises in the task, so the worker survives and the run continues.
+Work items run in loky worker processes (``--jobs N``, or ``--jobs 1`` with a ``--timeout``) or
+in-process (``--jobs 1``), each under an explicit thread budget (threadpoolctl for BLAS/OpenMP,
+``n_jobs`` for the estimator) so that workers × threads ≤ cores. ``--timeout`` is enforced twice:
+inside the worker by a real-time alarm that raises in the task (the worker survives), and, for code
+that blocks the signal or sits in C, by the pool, which kills the workers of a task past its limit
+plus a grace period and records it as a timeout.
 """
 
 from __future__ import annotations
@@ -597,7 +599,7 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
 
     completed = False
     try:
-        if jobs == 1:
+        if jobs == 1 and not timeout_s:     # a time limit needs a process that can be killed
             for item in items:
                 if take(item):
                     try:
@@ -627,6 +629,8 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
 
 #: times a work item may kill its worker, running alone, before it is recorded as an error
 MAX_WORKER_DEATHS = 2
+#: a task past its --timeout by this much more (its alarm did not fire) has its worker killed
+TIMEOUT_GRACE = (1.2, 5.0)     # × the limit, + seconds
 
 
 def _failed_records(item, protocol, threads, message: str) -> list[dict]:
@@ -661,8 +665,13 @@ def _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect
     pending = {}
     interrupted = True
 
+    deadline = {}
+
     def submit(item):
-        pending[executor.submit(execute, item, protocol, data_dir, threads, timeout_s)] = item
+        fut = executor.submit(execute, item, protocol, data_dir, threads, timeout_s)
+        pending[fut] = item
+        if timeout_s:
+            deadline[fut] = time.monotonic() + timeout_s * len(item.budgets) * TIMEOUT_GRACE[0] + TIMEOUT_GRACE[1]
 
     try:
         while queue or pending or suspects:
@@ -676,7 +685,20 @@ def _run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect
                         submit(item)
             if not pending:
                 break
-            finished, _ = wait(pending, return_when=FIRST_COMPLETED)
+            limit = max(0.0, min(deadline[f] for f in pending) - time.monotonic()) if deadline else None
+            finished, _ = wait(pending, timeout=limit, return_when=FIRST_COMPLETED)
+            overdue = [f for f in pending if f not in finished and f in deadline and time.monotonic() > deadline[f]]
+            if overdue:                             # the alarm did not stop it: kill its worker, for real
+                for fut in overdue:
+                    item = pending.pop(fut)
+                    collect(item, [dict(r, status="timeout", message=f"killed after {timeout_s * len(item.budgets):g} s "
+                                        "(--timeout; the task did not stop by itself)")
+                                   for r in _failed_records(item, protocol, threads, "")])
+                suspects += list(pending.values())     # in flight in the same pool: rerun, not blamed
+                pending.clear()
+                executor.shutdown(wait=False, kill_workers=True)
+                executor = ProcessPoolExecutor(max_workers=jobs)
+                continue
             died = []
             for fut in finished:
                 item = pending.pop(fut)

@@ -284,3 +284,45 @@ def test_a_task_that_kills_its_worker_is_one_error_record_and_the_run_goes_on(tm
     bad = df[df["status"] != "done"]
     assert len(bad) == 1 and bad["method"].item() == "poisonmod.Poison"
     assert bad["message"].item().startswith("worker died (2 times)")
+
+
+SLEEPER = '''
+import signal
+import time
+import numpy as np
+from sklearn.base import BaseEstimator, RegressorMixin
+
+
+class Sleeper(RegressorMixin, BaseEstimator):
+    """Blocks SIGALRM (as C code holding it would) and sleeps far past any reasonable limit."""
+
+    def __init__(self, n_features=10, cv=None, random_state=None, n_jobs=1):
+        self.n_features, self.cv, self.random_state, self.n_jobs = n_features, cv, random_state, n_jobs
+
+    def fit(self, X, y):
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGALRM})
+        time.sleep(120)
+        return self
+
+    def predict(self, X):
+        return np.zeros(len(X))
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_timeout_is_a_process_level_limit(tmp_path, jobs):
+    """A task that ignores the alarm is killed soon after --timeout (not after its 120 s) and
+    recorded as a timeout; the other tasks finish; exit 0."""
+    (tmp_path / "sleepmod.py").write_text(SLEEPER)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    out = tmp_path / "run"
+    t0 = time.time()
+    res = subprocess.run([*RUN, "run", "--datasets", "friedman-generated", "--methods", "sleepmod:Sleeper,rff-gauss",
+                          "--features", "10", "--outer-folds", "2", "--inner-folds", "2", "--max-samples", "200",
+                          "--jobs", jobs, "--timeout", "2s", "--quiet", "--no-report", "--out", str(out)],
+                         capture_output=True, text=True, timeout=600, env=env)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert time.time() - t0 < 60                   # two sleepers of 120 s each were cut short
+    df = pd.read_csv(out / "results.csv").set_index(["method", "fold"])["status"]
+    assert (df.loc["sleepmod.Sleeper"] == "timeout").all() and (df.loc["rff-gauss"] == "done").all()
