@@ -56,9 +56,9 @@ from tabulate import tabulate
 
 from rfbench import stats
 from rfbench.errors import UsageError
+from rfbench.progress import hms
 from rfbench.protocol import outer_count_of_key
 from rfbench.registry import datasets as registered_datasets
-from rfbench.runner import hms
 
 FORMATS = ("text", "markdown", "latex", "csv", "html")
 DASH = "–"                   # an empty cell or a value that does not exist (never 'None' or 'nan')

@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from rfbench import runner
+from rfbench.progress import Progress
 from rfbench.protocol import Protocol
-from rfbench.runner import Progress, WorkItem
+from rfbench.tasks import WorkItem
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
 

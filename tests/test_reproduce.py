@@ -116,8 +116,8 @@ def test_readme_reproduction_section_is_generated(monkeypatch, tmp_path, mirror_
 
 
 def test_cheapest_first_runs_known_cheap_cells_before_expensive_and_unknown_ones(tiny_spec):
-    from rfbench.runner import WorkItem
     from rfbench.store import RunDir
+    from rfbench.tasks import WorkItem
 
     spec = load_spec(str(tiny_spec))
     run = RunDir(spec.results).ensure()

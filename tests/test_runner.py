@@ -7,10 +7,10 @@ import pandas as pd
 import pytest
 
 from rfbench import protocol as proto
-from rfbench import runner
+from rfbench import provenance, runner, tasks
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
-from rfbench.runner import WorkItem, execute
+from rfbench.tasks import WorkItem, execute
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
 
@@ -26,20 +26,20 @@ def test_folds_identical_for_every_method_and_saved(tmp_path):
     folds = pd.read_csv(out / "folds" / "friedman-generated.csv")
     assert len(folds) == 300 and sorted(folds["fold"].unique()) == [0, 1, 2]
     # the stored assignment is the protocol's split
-    _, _, y, _ = runner._prepared("friedman-generated", None, 300, 0)
+    _, _, y, _ = tasks._prepared("friedman-generated", None, 300, 0)
     for k, (_, te) in enumerate(proto.outer_splits(SMALL, y, "regression")):
         assert (folds["fold"].to_numpy()[te] == k).all()
 
 
 def test_test_fold_values_do_not_leak_into_training(monkeypatch):
-    _, X, y, src = runner._prepared("friedman-generated", None, 300, 0)
+    _, X, y, src = tasks._prepared("friedman-generated", None, 300, 0)
     _, te = proto.outer_splits(SMALL, y, "regression")[0]
     X2, y2 = X.copy(), y.copy()
     X2[te] *= 1000.0
     y2[te] += 1e6
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
     base = execute(item, SMALL, None, 1, None)[0]
-    monkeypatch.setattr(runner, "_prepared", lambda *a: (runner.get_dataset("friedman-generated"), X2, y2, src))
+    monkeypatch.setattr(tasks, "_prepared", lambda *a: (tasks.get_dataset("friedman-generated"), X2, y2, src))
     poisoned = execute(item, SMALL, None, 1, None)[0]
     assert base["status"] == poisoned["status"] == "done"
     # identical training statistics ⇒ identical selection, to the last digit of the CV error
@@ -197,7 +197,7 @@ def test_runner_tags_records_with_their_invocation(tmp_path):
     (info,) = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     recs = runner.RunDir(out).records()
     assert recs and all(r["invocation"] == info["invocation"] for r in recs)
-    code = runner.code_version()            # the source's commit, when run from a checkout
+    code = provenance.code_version()            # the source's commit, when run from a checkout
     assert info["code"] == code and (not code or len(code["commit"]) == 40)
 
 

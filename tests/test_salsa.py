@@ -6,9 +6,9 @@ import itertools
 import math
 
 import numpy as np
-from sklearn.model_selection import KFold
 import pytest
 from sklearn.kernel_ridge import KernelRidge
+from sklearn.model_selection import KFold
 from sklearn.utils.estimator_checks import parametrize_with_checks
 
 from rfbench.methods import salsa

@@ -67,7 +67,12 @@ from threadpoolctl import threadpool_limits
 
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.cvgrad import OneFrequencyCV, inverted_blocks, trig_cv_grad, trig_features
-from rfbench.methods.ridge import DEFAULT_LAMBDAS, ridge_solve, select_lambda, select_lambda_continuous
+from rfbench.methods.ridge import (
+    DEFAULT_LAMBDAS,
+    ridge_solve,
+    select_lambda,
+    select_lambda_continuous,
+)
 from rfbench.methods.tuning import Stopwatch
 
 LAMBDA0 = 1e-4

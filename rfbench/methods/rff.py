@@ -31,7 +31,12 @@ from sklearn.base import BaseEstimator, RegressorMixin
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfbench.methods.common import as_generator, resolve_cv
-from rfbench.methods.ridge import DEFAULT_LAMBDAS, cv_mse_path, ridge_solve, select_lambda_continuous
+from rfbench.methods.ridge import (
+    DEFAULT_LAMBDAS,
+    cv_mse_path,
+    ridge_solve,
+    select_lambda_continuous,
+)
 from rfbench.methods.tuning import Stopwatch
 
 KERNELS = ("gaussian", "laplace", "cauchy")

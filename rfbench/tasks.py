@@ -1,0 +1,175 @@
+"""One work item, executed: an outer fold of a (dataset, method) for one or several n_features
+budgets, exactly as the runner runs it (scaled data, inner folds, seeds, thread budget), always
+returning one record per budget, whatever happens (done, error or timeout)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import signal
+import time
+import traceback
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from functools import lru_cache
+
+import numpy as np
+
+from rfbench import protocol as proto
+from rfbench.data import load
+from rfbench.registry import get_dataset, get_method
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    dataset: str
+    method: str
+    fold: int
+    budgets: tuple[int, ...]
+
+
+class TaskTimeout(Exception):
+    pass
+
+
+@contextlib.contextmanager
+def alarm(seconds: float | None):
+    """Raise TaskTimeout in this (main) thread after ``seconds`` of wall time."""
+    if not seconds or seconds <= 0:
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise TaskTimeout(f"exceeded the timeout of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def method_seed(seed: int, fold: int) -> int:
+    # the same stream for every method on a fold, so e.g. the three RFF kernels share draws
+    return int(np.random.default_rng([seed, fold, 15485863]).integers(2**31 - 1))
+
+
+@lru_cache(maxsize=4)
+def _prepared(dataset: str, data_dir: str | None, max_samples: int | None, seed: int):
+    """Loaded, subsampled, label-encoded data of a dataset (cached per worker process)."""
+    ds = get_dataset(dataset)
+    loaded = load(dataset, data_dir)
+    idx = proto.subsample_index(loaded.X.shape[0], max_samples, seed)
+    X, y = loaded.X[idx], loaded.y[idx]
+    if ds.task == "classification":
+        y, _ = proto.encode_labels(y)
+    return ds, X, y, loaded.source
+
+
+def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, threads: int,
+            timeout_s: float | None) -> list[dict]:
+    """Run one work item (in a worker); returns one record per budget, whatever happens."""
+    from threadpoolctl import threadpool_limits
+
+    base = {"dataset": item.dataset, "method": item.method, "fold": item.fold, "seed": protocol.seed,
+            "protocol": protocol.key(), "threads": threads, "metric": None, "error": None,
+            "tune_s": None, "fit_s": None, "predict_s": None, "total_s": None, "preprocess_s": None,
+            "params": None,
+            "message": "", "source": None, "task": None, "n_train": None, "n_test": None}
+    records = {n: dict(base, n_features=n, status="error") for n in item.budgets}
+    t_start = time.perf_counter()
+    try:
+        with threadpool_limits(limits=threads):
+            _execute(item, protocol, data_dir, threads, timeout_s, records)
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a record, never a crash
+        status = "timeout" if isinstance(exc, TaskTimeout) else "error"
+        for rec in records.values():
+            if rec["status"] != "done":
+                rec["status"] = status
+                rec["message"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500]
+                rec["traceback"] = traceback.format_exc()[-3000:]
+                rec["total_s"] = time.perf_counter() - t_start
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    for rec in records.values():
+        rec["finished_at"] = now
+    return list(records.values())
+
+
+@dataclass
+class FoldTask:
+    """One outer fold of one (dataset, method), ready to fit: the fold's scaled data and the
+    estimator class with every constructor argument but ``n_features``."""
+    ds: object
+    source: str
+    X_tr: np.ndarray
+    X_te: np.ndarray
+    y_tr: np.ndarray
+    y_te: np.ndarray
+    cls: type
+    common: dict
+    as_sign: bool
+
+
+def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protocol,
+              data_dir: str | None, threads: int = 1) -> FoldTask:
+    """The data and estimator arguments of one outer fold exactly as the runner fits it (also for
+    diagnosis scripts that refit one task)."""
+    ds, X, y, source = _prepared(dataset, data_dir, protocol.max_samples, protocol.seed)
+    method = get_method(method_name)
+    tr, te = proto.outer_splits(protocol, y, ds.task, ds.holdout)[fold]
+    scaler = proto.Scaler.fit(X[tr], y[tr], ds.task, protocol.target_scaling)
+    y_tr, y_te = (scaler.y(y[tr]), scaler.y(y[te])) if ds.task == "regression" else (y[tr], y[te])
+    common = {"cv": proto.inner_splits(protocol, y_tr, ds.task, fold),
+              "random_state": method_seed(protocol.seed, fold), "n_jobs": threads, **method.params}
+    return FoldTask(ds, source, scaler.x(X[tr]), scaler.x(X[te]), y_tr, y_te, method.estimator_class(ds.task),
+                    common, ds.task == "classification" and not method.is_native(ds.task))
+
+
+def _execute(item, protocol, data_dir, threads, timeout_s, records):
+    task = fold_task(item.dataset, item.method, item.fold, protocol, data_dir, threads)
+    ds, cls, common, as_sign = task.ds, task.cls, task.common, task.as_sign
+    X_tr, X_te, y_tr, y_te = task.X_tr, task.X_te, task.y_tr, task.y_te
+    for rec in records.values():
+        rec.update(source=task.source, task=ds.task + (" (ridge on ±1, sign)" if as_sign else ""),
+                   n_train=len(y_tr), n_test=len(y_te))
+
+    def finish(rec, est, predict, t_fit):
+        t0 = time.perf_counter()
+        pred = predict()
+        if as_sign:
+            pred = np.where(pred >= 0, 1.0, -1.0)
+        t_pred = time.perf_counter() - t0
+        tune = float(getattr(est, "tune_time_", 0.0) or 0.0)
+        params = getattr(est, "best_params_per_budget_", {}).get(rec["n_features"]) or getattr(est, "best_params_", {})
+        rec.update(status="done", metric=proto.metric_name(ds.task, protocol.target_scaling),
+                   error=proto.score(ds.task, y_te, pred, protocol.target_scaling), tune_s=tune, fit_s=max(t_fit - tune, 0.0),
+                   predict_s=t_pred, total_s=t_fit + t_pred, params=json.dumps(params, default=float),
+                   # data-dependent feature methods (EERF, LKRF): the feature selection part of fit
+                   preprocess_s=getattr(est, "preprocess_time_", None),
+                   message="")
+
+    if getattr(cls, "shares_budgets", False):
+        with alarm(timeout_s * len(item.budgets) if timeout_s else None):
+            est = cls(n_features=max(item.budgets), budgets=list(item.budgets), **common)
+            t0 = time.perf_counter()
+            est.fit(X_tr, y_tr)
+            t_fit = time.perf_counter() - t0
+            for n in item.budgets:
+                finish(records[n], est, lambda n=n: est.predict(X_te, budget=n), t_fit)
+        return
+    for n in item.budgets:
+        try:
+            with alarm(timeout_s):
+                est = cls(n_features=n, **common)
+                t0 = time.perf_counter()
+                est.fit(X_tr, y_tr)
+                t_fit = time.perf_counter() - t0
+                finish(records[n], est, lambda est=est: est.predict(X_te), t_fit)
+        except TaskTimeout as exc:
+            records[n].update(status="timeout", message=str(exc))
+
+
+# ---------------------------------------------------------------------------------------------
+# planning and scheduling (main process)
