@@ -21,9 +21,35 @@ def _failed_records(item, protocol, threads, message: str) -> list[dict]:
             for n in item.budgets]
 
 
-def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release):
-    """Run the items on ``jobs`` worker processes, at most ``jobs`` in flight: an item is claimed
-    (``take``) only when a worker is free for it, so another invocation can share the rest.
+class InProcess:
+    """The executor interface in this process: ``submit`` runs the item at once and returns a done
+    future (``--jobs 1`` without a time limit: no worker to start, the task's errors are its own)."""
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        fut = Future()
+        fut.set_result(fn(*args))       # an interruption propagates: the caller frees the item
+        return fut
+
+    def shutdown(self, wait=True, kill_workers=False):
+        pass
+
+
+def local_pool(jobs: int):
+    """``jobs`` loky worker processes: a pool of its own, not loky's process-wide reusable executor
+    (joblib's Parallel reuses that singleton too and fails on one it did not create, so any later
+    Parallel(backend="loky") in this process — a method fitted in-process, the tests — would break)."""
+    from joblib.externals.loky import ProcessPoolExecutor
+
+    return ProcessPoolExecutor(max_workers=jobs)
+
+
+def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release, in_process=False):
+    """Run the items on ``jobs`` worker processes (or in this process), at most ``jobs`` in flight:
+    an item is claimed (``take``) only when a worker is free for it, so another invocation can share
+    the rest; ``collect`` gets each item's records as they complete, ``release`` frees an item
+    that will not complete (interrupted).
 
     A worker that dies (segfault, out of memory) breaks the whole pool and every task in flight with
     it: the pool is replaced and those tasks become suspects, rerun one at a time so that a death
@@ -33,13 +59,10 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
     from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
 
-    from joblib.externals.loky import ProcessPoolExecutor
+    def new_executor():
+        return InProcess() if in_process else local_pool(jobs)
 
-    # a pool of its own, not loky's process-wide reusable executor: joblib's Parallel reuses that
-    # singleton too and fails on one it did not create (AttributeError '_temp_folder_manager'), so
-    # any later Parallel(backend="loky") in this process (a method fitted in-process, the tests)
-    # would break
-    executor = ProcessPoolExecutor(max_workers=jobs)
+    executor = new_executor()
     queue = list(reversed(items))
     suspects: list[WorkItem] = []          # claimed, their worker died with others in flight
     deaths: Counter = Counter()
@@ -49,7 +72,11 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
     deadline = {}
 
     def submit(item):
-        fut = executor.submit(execute, item, protocol, data_dir, threads, timeout_s)
+        try:
+            fut = executor.submit(execute, item, protocol, data_dir, threads, timeout_s)
+        except BaseException:           # interrupted while running in this process: free again
+            release(item)
+            raise
         pending[fut] = item
         if timeout_s:
             deadline[fut] = time.monotonic() + timeout_s * len(item.budgets) * TIMEOUT_GRACE[0] + TIMEOUT_GRACE[1]
@@ -78,7 +105,7 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
                 suspects += list(pending.values())     # in flight in the same pool: rerun, not blamed
                 pending.clear()
                 executor.shutdown(wait=False, kill_workers=True)
-                executor = ProcessPoolExecutor(max_workers=jobs)
+                executor = new_executor()
                 continue
             died = []
             for fut in finished:
@@ -95,7 +122,7 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
                 died += [(item, None) for item in pending.values()]   # the broken pool takes them all
                 pending.clear()
                 executor.shutdown(wait=False, kill_workers=True)
-                executor = ProcessPoolExecutor(max_workers=jobs)
+                executor = new_executor()
                 if len(died) == 1:                  # it ran alone: the death is its own
                     item, exc = died[0]
                     deaths[item] += 1

@@ -30,7 +30,7 @@ from rfbench.progress import Progress
 from rfbench.provenance import code_version, machine_info
 from rfbench.registry import get_dataset, get_method
 from rfbench.store import LEASE_S, RunDir, is_disk_full, record_key
-from rfbench.tasks import WorkItem, _prepared, execute
+from rfbench.tasks import WorkItem, _prepared
 
 #: seconds between two consolidations of results.csv during a run
 RESULTS_CSV_EVERY_S = 60.0
@@ -252,19 +252,9 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
 
     completed = False
     try:
-        if jobs == 1 and not timeout_s:     # a time limit needs a process that can be killed
-            for item in items:
-                if take(item):
-                    try:
-                        records = execute(item, protocol, data_dir, threads, timeout_s)
-                    except BaseException:           # interrupted: the task is free again
-                        for k in keys[item]:
-                            run_dir.release(k)
-                        raise
-                    collect(item, records)
-        else:
-            run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
-                      lambda item: [run_dir.release(k) for k in keys[item]])
+        # a time limit needs a process that can be killed: --jobs 1 runs in this process only without one
+        run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
+                 lambda item: [run_dir.release(k) for k in keys[item]], in_process=jobs == 1 and not timeout_s)
         completed = True
     finally:
         bar.close()

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from rfbench import protocol as proto
-from rfbench import provenance, runner, tasks
+from rfbench import pool, provenance, runner, tasks
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
 from rfbench.tasks import WorkItem, execute
@@ -282,7 +282,7 @@ def test_an_interrupted_task_releases_its_claim(tmp_path, monkeypatch):
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(runner, "execute", interrupted)
+    monkeypatch.setattr(pool, "execute", interrupted)         # the item runs in this process (--jobs 1)
     with pytest.raises(KeyboardInterrupt):
         runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
     assert not list((out / "records").glob("*.claim"))
