@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench import protocol as proto
 from rfbench import pool, provenance, runner, tasks
+from rfbench import protocol as proto
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
 from rfbench.tasks import WorkItem, execute
