@@ -240,6 +240,14 @@ def summary_markdown(checked: list[Checked]) -> str:
                 out.append(f"Walltime per outer fold against the published one (ours on one core): median "
                            f"{s.median():.0f}× faster, range {s.min():.1f}–{s.max():.0f}× over {len(s)} cells.")
                 out.append("")
+        variants = c.table[c.table["variant"].astype(bool)] if "variant" in c.table else c.table.iloc[:0]
+        if len(variants):
+            counts = [f"`{m}` {int((g['status'] == 'pass').sum())} pass, {int((g['status'] == 'fail').sum())} fail "
+                      f"of {int(g['status'].isin(['pass', 'fail']).sum())} complete"
+                      for m, g in variants.groupby("method", sort=False)]
+            out.append("Variants checked against the same cells (one row each in `check.txt`, not counted above): "
+                       + "; ".join(counts) + ".")
+            out.append("")
         if c.wilcoxon is not None and not c.wilcoxon.empty:
             out.append("The paper's Wilcoxon claims, on the datasets complete here: the published means of "
                        "those datasets against ours (T ≤ T_crit: significant at 5 %):")

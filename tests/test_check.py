@@ -322,3 +322,7 @@ def test_spec_variants_are_judged_against_the_same_cell_but_not_counted(tmp_path
     assert check.summary_line(table).startswith("1 pass, 0 fail")
     text = check.render(table, spec)
     assert "variants: gfc-all-rows" in text and "shown but not counted" in text
+    checked = reproduce.Checked(spec, load_results([run.path]), table, text, reproduce._cell_counts(table, None), None)
+    summary = reproduce.summary_markdown([checked])
+    assert "**1 pass, 0 fail**" in summary
+    assert "`gfc-all-rows` 0 pass, 1 fail of 1 complete" in summary
