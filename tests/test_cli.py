@@ -147,6 +147,13 @@ def test_datasets_commands():
     assert "rff-laplace" in rfbench("methods").stdout
 
 
+def _wait_for(directory, pattern: str, count: int, seconds: float) -> None:
+    """Until ``directory`` holds ``count`` files matching ``pattern`` (a run under way), at most ``seconds``."""
+    deadline = time.time() + seconds
+    while time.time() < deadline and (not directory.is_dir() or len(list(directory.glob(pattern))) < count):
+        time.sleep(0.05)
+
+
 def _children(pid: int) -> set[int]:
     """Every live descendant of ``pid`` (from /proc)."""
     parents = {}
@@ -181,10 +188,8 @@ def test_sigterm_stops_like_ctrl_c_and_leaves_no_process_or_claim(tmp_path):
             "--outer-folds", "4", "--inner-folds", "3", "--max-samples", "4000", "--jobs", "2", "--quiet",
             "--no-report", "--out", str(out)]
     proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.time() + 120
     records = out / "records"
-    while time.time() < deadline and (not records.is_dir() or not list(records.glob("*.claim"))):
-        time.sleep(0.05)
+    _wait_for(records, "*.claim", 1, 120)
     time.sleep(0.5)
     children = _children(proc.pid)
     assert children, "no worker started"
@@ -208,10 +213,8 @@ def test_kill_9_mid_run_then_resume_loses_and_duplicates_nothing(tmp_path):
             "--outer-folds", "5", "--inner-folds", "3", "--max-samples", "3000", "--jobs", "2", "--quiet",
             "--no-report", "--out", str(out)]
     proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
-    deadline = time.time() + 300
     records = out / "records"
-    while time.time() < deadline and (not records.is_dir() or len(list(records.glob("*.json"))) < 4):
-        time.sleep(0.05)
+    _wait_for(records, "*.json", 4, 300)
     os.killpg(proc.pid, signal.SIGKILL)  # the runner and its loky workers, mid-write or not
     proc.wait()
     before = {p.name: p.read_text() for p in records.glob("*.json")}
