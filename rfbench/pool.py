@@ -67,9 +67,18 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
     suspects: list[WorkItem] = []          # claimed, their worker died with others in flight
     deaths: Counter = Counter()
     pending = {}
+    deadline = {}                          # future → when its worker is killed (--timeout)
     interrupted = True
 
-    deadline = {}
+    def replace_pool() -> list[WorkItem]:
+        """A fresh pool after killing this one; returns the items that were in flight in it."""
+        nonlocal executor
+        in_flight = list(pending.values())
+        pending.clear()
+        deadline.clear()
+        executor.shutdown(wait=False, kill_workers=True)
+        executor = new_executor()
+        return in_flight
 
     def submit(item):
         try:
@@ -102,14 +111,12 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
                     collect(item, [dict(r, status="timeout", message=f"killed after {timeout_s * len(item.budgets):g} s "
                                         "(--timeout; the task did not stop by itself)")
                                    for r in _failed_records(item, protocol, threads, "")])
-                suspects += list(pending.values())     # in flight in the same pool: rerun, not blamed
-                pending.clear()
-                executor.shutdown(wait=False, kill_workers=True)
-                executor = new_executor()
+                suspects += replace_pool()          # in flight in the same pool: rerun, not blamed
                 continue
             died = []
             for fut in finished:
                 item = pending.pop(fut)
+                deadline.pop(fut, None)
                 try:
                     records = fut.result()
                 except BrokenProcessPool as exc:    # its worker, or another one of the pool, died
@@ -119,10 +126,7 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
                     records = _failed_records(item, protocol, threads, f"worker failed: {type(exc).__name__}: {exc}")
                 collect(item, records)
             if died:
-                died += [(item, None) for item in pending.values()]   # the broken pool takes them all
-                pending.clear()
-                executor.shutdown(wait=False, kill_workers=True)
-                executor = new_executor()
+                died += [(item, None) for item in replace_pool()]   # the broken pool takes them all
                 if len(died) == 1:                  # it ran alone: the death is its own
                     item, exc = died[0]
                     deaths[item] += 1
