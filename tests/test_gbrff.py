@@ -12,11 +12,13 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from rfbench.methods.common import standardise_columns
 from rfbench.methods.gbrff import (
     ALPHA_CAP,
+    CosineRefinement,
     GBRFF1Classifier,
     GBRFF1Regressor,
     GBRFF2Classifier,
     GBRFF2Regressor,
     amplitude_phase,
+    amplitude_phase_from,
     exp_loss_step,
     fit_gbrff2,
     frequency_objective,
@@ -24,6 +26,7 @@ from rfbench.methods.gbrff import (
     initial_score,
     landmark_objective,
     landmark_objective_sq,
+    sincos,
 )
 from rfbench.methods.rfkit import decode_binary_labels
 
@@ -128,6 +131,39 @@ def test_amplitude_phase_is_least_squares_cosine():
     best = min(np.sum((r - (r @ np.cos(u - bb)) / np.sum(np.cos(u - bb) ** 2) * np.cos(u - bb)) ** 2)
                for bb in grid_b)
     assert np.sum((r - a * np.cos(u - b)) ** 2) <= best + 1e-12
+
+
+def test_sincos_agrees_with_cos_and_sin_to_rounding():
+    rng = np.random.default_rng(7)
+    # ordinary, large and near-odd-multiple-of-π arguments (where tan(v/2) is ~1e16)
+    v = np.concatenate([rng.uniform(-10, 10, 20000), rng.uniform(-1e4, 1e4, 20000),
+                        np.pi * np.arange(-999, 1000, 2) + rng.normal(0, 1e-9, 1000), [0.0, -0.0, 1e-300]])
+    c, s = sincos(v)
+    assert np.max(np.abs(c - np.cos(v))) <= 4.5e-16 and np.max(np.abs(s - np.sin(v))) <= 4.5e-16
+    assert np.all(np.isnan(sincos(np.array([np.nan, np.inf]))[0]))
+
+
+@pytest.mark.parametrize("spread", [3.0, 1e-5])   # well-conditioned normal equations, and the lstsq fallback
+def test_amplitude_phase_closed_form_matches_qr_least_squares(spread):
+    rng = np.random.default_rng(8)
+    u = 0.4 + spread * rng.standard_normal(500)
+    r = rng.standard_normal(500)
+    a, phi, k1, k2 = amplitude_phase_from(np.cos(u), np.sin(u), r)
+    ref = np.linalg.lstsq(np.column_stack([np.cos(u), np.sin(u)]), r, rcond=None)[0]
+    np.testing.assert_allclose([k1, k2], ref, rtol=1e-8, atol=1e-12 * np.abs(ref).max())
+    assert (a, phi) == pytest.approx((np.hypot(*ref), np.arctan2(ref[1], ref[0])), rel=1e-8)
+
+
+def test_refinement_reuses_its_last_evaluation_only_at_that_point():
+    rng = np.random.default_rng(9)
+    X, r = rng.standard_normal((80, 3)), rng.standard_normal(80)
+    obj = CosineRefinement(X, r, 0.8, -0.3, 0.1)
+    w = rng.standard_normal(3)
+    obj(w)
+    np.testing.assert_array_equal(np.stack(obj.cos_sin_at(w)), np.stack(sincos(X @ w + 0.3)))
+    w2 = w + 1e-3
+    np.testing.assert_allclose(np.stack(obj.cos_sin_at(w2)), np.stack([np.cos(X @ w2 + 0.3), np.sin(X @ w2 + 0.3)]),
+                               atol=1e-15)
 
 
 # ---------------------------------------------------------------- behaviour
