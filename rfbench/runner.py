@@ -89,8 +89,9 @@ def task_count(dataset_names, method_names, features, protocol, folds=None) -> i
 
 def recorded_seconds(run_dir: RunDir, dataset_names, method_names, features, protocol) -> list[tuple]:
     """((dataset, method, n), seconds) of the done tasks of these datasets and methods already in the
-    directory (the ETA of a resumed run); a method fitting all budgets in one model records the
-    item's time in each, so it is shared among the budgets."""
+    directory (the ETA of a resumed run). Records of a fit shared by several budgets attribute its
+    time in proportion to n (``shared_fit_s`` holds the whole); records written before that repeat
+    the item's time in each budget, so it is divided among them."""
     datasets, methods, out = set(dataset_names), set(method_names), []
     shared: dict[tuple, int] = {}
     for rec in run_dir.records():
@@ -101,7 +102,7 @@ def recorded_seconds(run_dir: RunDir, dataset_names, method_names, features, pro
         if (d, m) not in shared:
             cls = get_method(m).estimator_class(get_dataset(d).task)
             shared[(d, m)] = len(features) if getattr(cls, "shares_budgets", False) else 1
-        out.append(((d, m, rec.get("n_features")), float(secs) / shared[(d, m)]))
+        out.append(((d, m, rec.get("n_features")), float(secs) / (1 if "shared_fit_s" in rec else shared[(d, m)])))
     return out
 
 

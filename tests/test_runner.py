@@ -124,6 +124,21 @@ def test_lgbm_budgets_share_one_work_item(tmp_path):
     assert len([i for i in items if i.method == "rff-gauss"]) == 6
 
 
+def test_shared_fit_time_is_attributed_to_the_budgets_not_repeated():
+    recs = {r["n_features"]: r for r in execute(WorkItem("friedman-generated", "lgbm", 0, (10, 30)), SMALL, None, 1, None)}
+    assert {r["status"] for r in recs.values()} == {"done"}
+    whole = recs[10]["shared_fit_s"]
+    assert whole == recs[30]["shared_fit_s"] > 0
+    # the budgets' fit times add up to the one fit, in proportion to n (10 : 30)
+    fits = {n: r["total_s"] - r["predict_s"] for n, r in recs.items()}
+    assert fits[10] + fits[30] == pytest.approx(whole)
+    assert fits[30] == pytest.approx(3 * fits[10])
+    assert recs[10]["tune_s"] + recs[30]["tune_s"] <= whole
+    # a budget fitted alone keeps its whole time and has no shared part
+    alone = execute(WorkItem("friedman-generated", "rff-gauss", 0, (10,)), SMALL, None, 1, None)[0]
+    assert "shared_fit_s" not in alone
+
+
 def test_holdout_protocol_uses_registry_sizes_and_standardised_mse():
     y = np.arange(100.0)
     (tr, te), = proto.outer_splits(Protocol("holdout"), y, "regression", (40, 30))
