@@ -13,7 +13,11 @@ totals are exact). The projected wall hours on two cores assume two one-core lan
 
 Rows already in the output file are kept unless re-measured (run a subset, then the rest);
 ``--label`` names the code state (e.g. "before", "after gbrff budgets") and keeps one set of rows
-per label, so one file holds the before/after comparison. Run it on an otherwise idle machine.
+per label, so one file holds the before/after comparison. ``--merge FILE`` adds the rows of
+another output file (e.g. a "before" measured from a checkout of the old commit at the same time
+as the "after", for a side-by-side ratio), and ``--carry-from LABEL`` completes a label's projection
+with LABEL's rows for the (dataset, method) pairs it did not measure (a method whose code did not
+change), each marked ``carried_from``. Run it on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -66,6 +70,62 @@ def table(summ: dict) -> str:
             + f"\nprojected wall time on 2 cores: {summ['projected_wall_hours_2_cores']:.1f} h\n")
 
 
+def compare(base: list[dict], other: list[dict]) -> list[dict]:
+    """Per method, on the (dataset, budgets) both labels measured themselves: seconds, ratio, and
+    whether every record's chosen hyper-parameters and error are the same."""
+    key = lambda r: (r["dataset"], r["method"], tuple(r["budgets"]))   # noqa: E731
+    mine = {key(r): r for r in other if r.get("carried_from") is None}
+    out: dict[str, dict] = {}
+    for a in base:
+        b = mine.get(key(a))
+        if b is None or a.get("carried_from") is not None:
+            continue
+        c = out.setdefault(a["method"], {"method": a["method"], "pairs": 0, "seconds_base": 0.0, "seconds_other": 0.0,
+                                         "same_params": 0, "same_error": 0, "records": 0, "max_abs_error_diff": 0.0})
+        c["pairs"] += 1
+        c["seconds_base"] += a["seconds"]
+        c["seconds_other"] += b["seconds"]
+        for n, err in a["errors"].items():
+            c["records"] += 1
+            c["same_params"] += (a.get("params") or {}).get(n) == (b.get("params") or {}).get(n)
+            c["same_error"] += err == b["errors"].get(n)
+            if err is not None and b["errors"].get(n) is not None:
+                c["max_abs_error_diff"] = max(c["max_abs_error_diff"], abs(err - b["errors"][n]))
+    for c in out.values():
+        c["speedup"] = c["seconds_base"] / c["seconds_other"] if c["seconds_other"] else None
+    return list(out.values())
+
+
+def merge(out: Path, others: list[Path], label: str, carry_from: str | None, outer_folds: int) -> None:
+    state = json.loads(out.read_text()) if out.is_file() else {"labels": {}}
+    for other in others:
+        for lab, block in json.loads(other.read_text())["labels"].items():
+            rows = state["labels"].setdefault(lab, {"rows": []})["rows"]
+            new = {(r["dataset"], r["method"], tuple(r["budgets"])) for r in block["rows"]}
+            rows[:] = [r for r in rows if (r["dataset"], r["method"], tuple(r["budgets"])) not in new] + block["rows"]
+    if carry_from:
+        rows = state["labels"].setdefault(label, {"rows": []})["rows"]
+        rows[:] = [r for r in rows if r.get("carried_from") is None]
+        have = {(r["dataset"], r["method"]) for r in rows}
+        rows += [dict(r, carried_from=carry_from) for r in state["labels"][carry_from]["rows"]
+                 if (r["dataset"], r["method"]) not in have and r.get("carried_from") is None]
+    for block in state["labels"].values():
+        block["summary"] = summary(block["rows"], outer_folds)
+    labels = list(state["labels"])
+    state["comparisons"] = {f"{labels[0]} -> {lab}": compare(state["labels"][labels[0]]["rows"], state["labels"][lab]["rows"])
+                            for lab in labels[1:]}
+    atomic_write_text(out, json.dumps(state, indent=1))
+    for lab, block in state["labels"].items():
+        print(f"\n== {lab}\n" + table(block["summary"]))
+    from tabulate import tabulate
+    for name, rows in state["comparisons"].items():
+        print(f"\n== {name} (side by side, same folds)\n" + tabulate(
+            [[c["method"], c["pairs"], f"{c['seconds_base']:.1f}", f"{c['seconds_other']:.1f}", f"{c['speedup']:.2f}",
+              f"{c['same_params']}/{c['records']}", f"{c['same_error']}/{c['records']}", f"{c['max_abs_error_diff']:.3g}"]
+             for c in rows], headers=["method", "folds", "s before", "s after", "speed-up", "same params",
+                                      "same error", "max |Δ error|"]))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--suite", default="torgo")
@@ -76,8 +136,13 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--label", default="current", help="the code state these rows measure")
     ap.add_argument("--output", default="results/suite-benchmark.json")
+    ap.add_argument("--merge", action="append", default=[], help="another output file whose rows to add")
+    ap.add_argument("--carry-from", help="complete --label's projection with this label's rows")
     args = ap.parse_args()
     protocol = proto.Protocol()
+    if args.merge or args.carry_from:
+        merge(Path(args.output), [Path(m) for m in args.merge], args.label, args.carry_from, protocol.n_outer)
+        return
     datasets = [d.name for d in registry.suite_datasets(args.suite)]
     if args.datasets:
         datasets = [d for d in datasets if d in args.datasets.split(",")]
