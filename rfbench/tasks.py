@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import threading
 import time
 import traceback
 from dataclasses import dataclass
@@ -34,8 +35,10 @@ class TaskTimeout(Exception):
 
 @contextlib.contextmanager
 def alarm(seconds: float | None):
-    """Raise TaskTimeout in this (main) thread after ``seconds`` of wall time."""
-    if not seconds or seconds <= 0:
+    """Raise TaskTimeout in this (main) thread after ``seconds`` of wall time. Off the main thread (a
+    task in a dask worker's thread) no signal can reach the task: the limit is then the process-level
+    one alone (the client kills the worker of a task past its deadline)."""
+    if not seconds or seconds <= 0 or threading.current_thread() is not threading.main_thread():
         yield
         return
 
@@ -69,8 +72,11 @@ def _prepared(dataset: str, data_dir: str | None, max_samples: int | None, seed:
 
 
 def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, threads: int,
-            timeout_s: float | None) -> list[dict]:
-    """Run one work item (in a worker); returns one record per budget, whatever happens."""
+            timeout_s: float | None, data: tuple | None = None) -> list[dict]:
+    """Run one work item (in a worker); returns one record per budget, whatever happens.
+
+    ``data``: the dataset's prepared (X, y, source), sent by a client whose workers cannot load it
+    themselves (dask); by default the worker loads it from ``data_dir``."""
     from threadpoolctl import threadpool_limits
 
     base = {"dataset": item.dataset, "method": item.method, "fold": item.fold, "seed": protocol.seed,
@@ -82,7 +88,7 @@ def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, thre
     t_start = time.perf_counter()
     try:
         with threadpool_limits(limits=threads):
-            _execute(item, protocol, data_dir, threads, timeout_s, records)
+            _execute(item, protocol, data_dir, threads, timeout_s, records, data)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a record, never a crash
         status = "timeout" if isinstance(exc, TaskTimeout) else "error"
         for rec in records.values():
@@ -113,10 +119,13 @@ class FoldTask:
 
 
 def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protocol,
-              data_dir: str | None, threads: int = 1) -> FoldTask:
+              data_dir: str | None, threads: int = 1, data: tuple | None = None) -> FoldTask:
     """The data and estimator arguments of one outer fold exactly as the runner fits it (also for
-    diagnosis scripts that refit one task)."""
-    ds, X, y, source = _prepared(dataset, data_dir, protocol.max_samples, protocol.seed)
+    diagnosis scripts that refit one task); ``data``: see :func:`execute`."""
+    if data is None:
+        ds, X, y, source = _prepared(dataset, data_dir, protocol.max_samples, protocol.seed)
+    else:
+        ds, (X, y, source) = get_dataset(dataset), data
     method = get_method(method_name)
     tr, te = proto.outer_splits(protocol, y, ds.task, ds.holdout)[fold]
     scaler = proto.Scaler.fit(X[tr], y[tr], ds.task, protocol.target_scaling)
@@ -127,8 +136,8 @@ def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protoco
                     common, ds.task == "classification" and not method.is_native(ds.task))
 
 
-def _execute(item, protocol, data_dir, threads, timeout_s, records):
-    task = fold_task(item.dataset, item.method, item.fold, protocol, data_dir, threads)
+def _execute(item, protocol, data_dir, threads, timeout_s, records, data=None):
+    task = fold_task(item.dataset, item.method, item.fold, protocol, data_dir, threads, data)
     ds, cls, common, as_sign = task.ds, task.cls, task.common, task.as_sign
     X_tr, X_te, y_tr, y_te = task.X_tr, task.X_te, task.y_tr, task.y_te
     for rec in records.values():

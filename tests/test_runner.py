@@ -69,6 +69,20 @@ def test_error_and_timeout_become_records(tmp_path, monkeypatch):
     assert recs[0]["status"] == "error" and "synthetic failure" in recs[0]["message"]
 
 
+def test_a_task_off_the_main_thread_runs_without_an_alarm_and_on_supplied_data():
+    """A dask worker runs tasks in threads, where SIGALRM cannot be installed: the task runs (the
+    client's deadline is the limit); data sent by the client give the records of loaded data."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
+    _, X, y, src = tasks._prepared("friedman-generated", None, 300, 0)
+    with ThreadPoolExecutor(1) as threads:
+        [rec] = threads.submit(execute, item, SMALL, None, 1, 60.0).result()
+        [sent] = threads.submit(execute, item, SMALL, "/nonexistent", 1, 60.0, (X, y, src)).result()
+    assert rec["status"] == sent["status"] == "done", rec["message"]
+    assert (sent["error"], sent["params"], sent["source"]) == (rec["error"], rec["params"], rec["source"])
+
+
 def test_failed_tasks_are_retried_done_ones_skipped(tmp_path, monkeypatch):
     out = tmp_path / "run"
     from rfbench.methods import rff
