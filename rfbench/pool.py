@@ -21,6 +21,18 @@ def _failed_records(item, protocol, threads, message: str) -> list[dict]:
             for n in item.budgets]
 
 
+def time_limit(item, timeout_s: float) -> float:
+    """Seconds after which a running item's worker is killed: its --timeout (per budget) with grace."""
+    return timeout_s * len(item.budgets) * TIMEOUT_GRACE[0] + TIMEOUT_GRACE[1]
+
+
+def timeout_records(item, protocol, threads, timeout_s: float) -> list[dict]:
+    """The records of an item whose worker was killed past its time limit."""
+    return [dict(r, status="timeout", message=f"killed after {timeout_s * len(item.budgets):g} s "
+                 "(--timeout; the task did not stop by itself)")
+            for r in _failed_records(item, protocol, threads, "")]
+
+
 class InProcess:
     """The executor interface in this process: ``submit`` runs the item at once and returns a done
     future (``--jobs 1`` without a time limit: no worker to start, the task's errors are its own)."""
@@ -88,7 +100,7 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
             raise
         pending[fut] = item
         if timeout_s:
-            deadline[fut] = time.monotonic() + timeout_s * len(item.budgets) * TIMEOUT_GRACE[0] + TIMEOUT_GRACE[1]
+            deadline[fut] = time.monotonic() + time_limit(item, timeout_s)
 
     try:
         while queue or pending or suspects:
@@ -108,9 +120,7 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
             if overdue:                             # the alarm did not stop it: kill its worker, for real
                 for fut in overdue:
                     item = pending.pop(fut)
-                    collect(item, [dict(r, status="timeout", message=f"killed after {timeout_s * len(item.budgets):g} s "
-                                        "(--timeout; the task did not stop by itself)")
-                                   for r in _failed_records(item, protocol, threads, "")])
+                    collect(item, timeout_records(item, protocol, threads, timeout_s))
                 suspects += replace_pool()          # in flight in the same pool: rerun, not blamed
                 continue
             died = []
