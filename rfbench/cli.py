@@ -80,6 +80,25 @@ def split_names(text: str | None) -> list[str]:
     return [v.strip() for v in (text or "").split(",") if v.strip()]
 
 
+def backend_options(command):
+    """--backend and --scheduler (run, reproduce)."""
+    command = click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
+                           help="with --backend dask: run on this dask scheduler's workers (default: start a "
+                                "LocalCluster of --jobs workers here); see docs/cluster.md")(command)
+    return click.option("--backend", default="local", show_default=True, type=click.Choice(["local", "dask"]),
+                        help="where tasks run: local worker processes, or a dask.distributed cluster")(command)
+
+
+def check_jobs(backend: str, scheduler: str | None) -> None:
+    """--jobs sizes workers started here; an existing cluster has its own."""
+    from click.core import ParameterSource
+
+    if (backend == "dask" and scheduler is not None
+            and click.get_current_context().get_parameter_source("jobs") == ParameterSource.COMMANDLINE):
+        raise UsageError("--jobs sizes the workers started here; with --scheduler the dask cluster's workers set how "
+                         "many tasks run at once (leave --jobs out)")
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(package_name="rfbench")
 def cli():
@@ -120,9 +139,10 @@ def cli():
                    "repeatable (also $RFBENCH_REGISTRY)")
 @click.option("--no-report", is_flag=True, help="do not print the table at the end")
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@backend_options
 def run(suite, dataset_names, method_names, features, protocol_name, outer_folds, inner_folds, repeats,
         test_size, seed, seed_list, fold_list, jobs, threads, timeout, max_samples, out, data_dir, strict, no_report,
-        quiet, target, task_type, registry_files):
+        quiet, target, task_type, registry_files, backend, scheduler):
     """Run the protocol for datasets × methods × n_features; resumes an existing --out."""
     from rfbench import registry, report, runner
     from rfbench.data.loader import resolve_dataset_names
@@ -130,6 +150,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     from rfbench.store import load_results
 
     registry.use_files(registry_files)
+    check_jobs(backend, scheduler)
     names = split_names(dataset_names)
     if dataset_names is not None and not names:
         raise UsageError("--datasets is empty; name datasets (see `rfbench datasets list`), or leave the option "
@@ -154,7 +175,8 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     run_dir = runner.run(names, methods, parse_int_list(features, "--features"), protocol, out,
                          jobs=jobs, timeout_s=parse_duration(timeout), data_dir=data_dir, strict=strict,
                          progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]),
-                         threads=threads, folds=parse_folds(fold_list), seeds=seeds)
+                         threads=threads, folds=parse_folds(fold_list), seeds=seeds, backend=backend,
+                         scheduler=scheduler)
     df = load_results([run_dir.path], protocol=protocol.key())     # this run's protocol, every seed in --out
     counts = df["status"].value_counts().to_dict()
     click.echo(f"results: {run_dir.path / 'results.csv'} ({', '.join(f'{v} {k}' for k, v in counts.items())})")
@@ -281,8 +303,9 @@ def check_cmd(dirs, spec, protocol_key):
 @click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")
 @click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@backend_options
 def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_reference, out, fold_list,
-                  method_list, dataset_list, jobs, threads, timeout, data_dir, quiet):
+                  method_list, dataset_list, jobs, threads, timeout, data_dir, quiet, backend, scheduler):
     """Run what each experiment spec declares, then check it against the published table and
     write check.txt and report.md into the spec's results directory (resumable)."""
     from rfbench import reproduce
@@ -295,6 +318,9 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     else:
         raise UsageError("name one or more specs (see `rfbench reproduce --list`) or give --all")
     loaded = [load_spec(n) for n in names]
+    check_jobs(backend, scheduler)
+    if ci and (backend != "local" or scheduler is not None):
+        raise UsageError("--ci runs its fast configurations locally; leave out --backend and --scheduler")
     if ci:
         from rfbench import regress
 
@@ -312,7 +338,8 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
             reproduce.run_spec(spec, jobs=jobs, threads=threads, timeout_s=parse_duration(timeout),
                                folds=parse_folds(fold_list), data_dir=data_dir, progress=not quiet,
                                command="rfbench " + " ".join(sys.argv[1:]),
-                               only_methods=_names(method_list), only_datasets=_names(dataset_list))
+                               only_methods=_names(method_list), only_datasets=_names(dataset_list),
+                               backend=backend, scheduler=scheduler)
     checked = [reproduce.check_spec(spec, data_dir) for spec in loaded]
     if list_only:
         click.echo(reproduce.list_table(checked), nl=False)

@@ -52,7 +52,8 @@ def results_of(spec: Spec) -> pd.DataFrame:
 
 
 def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, data_dir=None,
-             progress=True, command=None, only_methods=None, only_datasets=None) -> None:
+             progress=True, command=None, only_methods=None, only_datasets=None, backend="local",
+             scheduler=None) -> None:
     from rfbench import runner
 
     if spec.plan is None or spec.results is None:
@@ -62,7 +63,8 @@ def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, da
     datasets = _subset(p.datasets, only_datasets, "datasets", spec)
     runner.run(datasets, methods, p.features, p.protocol, str(spec.results), jobs=jobs,
                timeout_s=timeout_s, data_dir=data_dir, strict=False, progress=progress,
-               command=command, threads=threads, folds=folds, order=cheapest_first(spec))
+               command=command, threads=threads, folds=folds, order=cheapest_first(spec), backend=backend,
+               scheduler=scheduler)
 
 
 def _subset(declared: list, wanted, what: str, spec: Spec) -> list:

@@ -9,7 +9,8 @@ in-process (``--jobs 1``), each under an explicit thread budget (threadpoolctl f
 ``n_jobs`` for the estimator) so that workers × threads ≤ cores. ``--timeout`` is enforced twice:
 inside the worker by a real-time alarm that raises in the task (the worker survives), and, for code
 that blocks the signal or sits in C, by the pool, which kills the workers of a task past its limit
-plus a grace period and records it as a timeout.
+plus a grace period and records it as a timeout. ``--backend dask`` runs the same work items on a
+dask.distributed cluster instead (dask_pool.py), with the same claims and records.
 """
 
 from __future__ import annotations
@@ -123,7 +124,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         timeout_s: float | None = None, data_dir: str | None = None, strict: bool = False,
         progress: bool = True, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr),
         command: str | None = None, threads: int | None = None, folds=None, order=None,
-        seeds=None) -> RunDir:
+        seeds=None, backend: str = "local", scheduler: str | None = None) -> RunDir:
     """Run every task not done yet; ``order`` (work items → work items) sets the sequence, e.g.
     cheapest first, so that an interrupted long run has completed as many cells as it could.
 
@@ -131,7 +132,10 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     same directory (default: ``protocol.seed`` alone). The seed draws the outer splits, the inner
     folds and every estimator's random_state (and the --max-samples subsample); it is part of every
     record's key and the fold assignments are kept per seed, so the seeds' records sit side by side
-    and the report pools them."""
+    and the report pools them.
+
+    ``backend``: "local" (this process or loky workers) or "dask": a LocalCluster of ``jobs`` workers,
+    or the workers of the dask scheduler at ``scheduler`` (their own cores set their threads)."""
     import dataclasses
 
     seeds = [protocol.seed] if seeds is None else list(dict.fromkeys(seeds))
@@ -153,10 +157,20 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     if threads is not None and threads < 1:
         raise UsageError(f"--threads {threads} must be at least 1 (leave it out for cores // jobs)")
     resolve_data_dir(data_dir)          # a named data directory that does not exist is refused now
+    if backend not in ("local", "dask"):
+        raise UsageError(f"--backend {backend}: use local (this machine) or dask (a dask.distributed cluster)")
+    if scheduler is not None and not scheduler.strip():
+        raise UsageError("--scheduler is empty; give the dask scheduler's address, e.g. tcp://10.0.0.5:8786")
+    if scheduler is not None and backend != "dask":
+        raise UsageError("--scheduler names a dask scheduler: add --backend dask")
+    if scheduler is not None and threads is not None:
+        raise UsageError("--threads sizes local workers; with --scheduler each dask worker's threads come from its "
+                         "own cores (leave --threads out, start the workers with the --nthreads you want)")
     try:
-        for seeded in protocols:
-            run_dir = _run(dataset_names, method_names, features, seeded, out, jobs, timeout_s, data_dir, strict,
-                           progress, warn, command, threads, folds, order)
+        with _backend(backend, scheduler, jobs, threads) as cluster:
+            for seeded in protocols:
+                run_dir = _run(dataset_names, method_names, features, seeded, out, jobs, timeout_s, data_dir,
+                               strict, progress, warn, command, threads, folds, order, cluster)
         return run_dir
     except OSError as exc:
         if not is_disk_full(exc):
@@ -165,8 +179,19 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
                          "and re-run the same command to resume") from None
 
 
+def _backend(backend, scheduler, jobs, threads):
+    """The dask cluster of the run (None for the local backend), open for all its seeds."""
+    import contextlib
+
+    if backend != "dask":
+        return contextlib.nullcontext()
+    from rfbench import dask_pool
+
+    return dask_pool.connect(scheduler, jobs, threads or max(1, (os.cpu_count() or 1) // jobs))
+
+
 def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, data_dir, strict, progress,
-         warn, command, threads, folds, order) -> RunDir:
+         warn, command, threads, folds, order, cluster=None) -> RunDir:
     run_dir = RunDir(out).ensure()
     # one directory = one protocol: records of another protocol (other folds, inner folds, sample
     # cap, ...) would sit beside these as a second table that no report may pool with this one
@@ -174,6 +199,13 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
     if held:
         raise UsageError(f"{out} holds results of protocol {', '.join(held)}, not {protocol.key()} (this run's "
                          "settings); rerun with the same protocol options to resume, or use another --out")
+    if cluster is not None and cluster.threads is None:   # an existing dask cluster: its size, its threads
+        jobs = cluster.slots()
+    else:
+        threads = threads or max(1, (os.cpu_count() or 1) // jobs)
+        if threads * jobs > (os.cpu_count() or 1):
+            warn(f"{jobs} workers × {threads} threads exceed the {os.cpu_count() or 1} cores; "
+                 "expect slow, noisy timings")
     bar = Progress(progress, jobs)      # says at once what it does: loading can take a while
     bar.note(f"loading {len(dataset_names)} dataset{'s' * (len(dataset_names) != 1)} "
              f"({', '.join(dataset_names)}) ...")
@@ -183,10 +215,6 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
         splits = proto.outer_splits(protocol, y, get_dataset(name).task, get_dataset(name).holdout)
         if protocol.name == "cv":
             run_dir.write_folds(name, proto.fold_assignment(splits, len(y)), seed=protocol.seed)
-    cores = os.cpu_count() or 1
-    threads = threads or max(1, cores // jobs)
-    if threads * jobs > cores:
-        warn(f"{jobs} workers × {threads} threads exceed the {cores} cores; expect slow, noisy timings")
     invocation = uuid.uuid4().hex[:12]   # ties this invocation's records to its runs.jsonl line
     run_dir.write_run_info({
         "command": command or " ".join(sys.argv), "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -194,6 +222,7 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
         "datasets": names, "methods": list(method_names), "features": list(features),
         "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": jobs,
         "threads_per_worker": threads, "timeout_s": timeout_s,
+        "backend": "local" if cluster is None else f"dask ({cluster.address})",
         "folds": folds,
         "data_dir": str(resolve_data_dir(data_dir) or ""),
         "user_entries": data_provenance(names, method_names), "machine": machine_info(), "code": code_version(),
@@ -253,9 +282,15 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
 
     completed = False
     try:
-        # a time limit needs a process that can be killed: --jobs 1 runs in this process only without one
-        run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
-                 lambda item: [run_dir.release(k) for k in keys[item]], in_process=jobs == 1 and not timeout_s)
+        release = lambda item: [run_dir.release(k) for k in keys[item]]  # noqa: E731
+        if cluster is not None:
+            from rfbench.dask_pool import run_dask
+
+            run_dask(cluster, items, protocol, data_dir, timeout_s, take, collect, release, warn)
+        else:
+            # a time limit needs a process that can be killed: --jobs 1 runs in this process only without one
+            run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release,
+                     in_process=jobs == 1 and not timeout_s)
         completed = True
     finally:
         bar.close()

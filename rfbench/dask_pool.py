@@ -1,0 +1,312 @@
+"""Work items on a dask.distributed cluster (``--backend dask``): a LocalCluster started here, or the
+workers of an existing scheduler (``--scheduler tcp://HOST:PORT``).
+
+The client keeps the runner's shape (claims, take/collect/release, records written here atomically);
+the cluster brings its own fault handling, mapped onto the same records as the local pool's:
+
+* a worker that dies is replaced by its nanny and the scheduler reruns its tasks elsewhere; a task
+  that killed ``allowed-failures + 1`` workers raises ``KilledWorker``: one ``worker died`` record;
+* ``--timeout`` is a process-level limit: a task past its deadline (counted from when the scheduler
+  placed it on its worker) is cancelled and its worker restarted through its nanny (``timeout``);
+* data: a dataset every worker can load itself (same generator, mirror file or data file as the
+  client) is loaded there; any other is prepared here and scattered once to the cluster;
+* threads per task: ``--threads`` on a LocalCluster; on an existing cluster, each worker's own
+  cores shared among the task slots of the workers on its host (:func:`worker_threads`).
+
+``distributed`` is imported only here, and only for ``--backend dask``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import time
+import uuid
+from collections import Counter
+from concurrent.futures import CancelledError
+from dataclasses import dataclass
+from pathlib import Path
+
+from rfbench.errors import UsageError
+from rfbench.pool import MAX_WORKER_DEATHS, _failed_records, time_limit, timeout_records
+from rfbench.tasks import _prepared, execute
+
+INSTALL = "pip install 'rfbench[dask]'"
+#: seconds to reach a scheduler before giving up with one line
+CONNECT_TIMEOUT_S = 10
+#: seconds a nanny gets to kill and restart the worker of a task past its time limit
+RESTART_TIMEOUT_S = 60
+#: the environment that makes a worker's registry the client's (user files, --methods pkg:Class)
+REGISTRY_ENV = ("RFBENCH_REGISTRY", "RFBENCH_ADHOC_REGISTRY", "RFBENCH_DATASETS_YAML", "RFBENCH_METHODS_YAML")
+
+
+def require():
+    """The distributed module, or one line saying how to install it."""
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError(f"--backend dask needs dask.distributed, which is not installed: {INSTALL}") from None
+    return distributed
+
+
+@dataclass
+class Cluster:
+    client: object
+    address: str              # the scheduler's, or "LocalCluster"
+    threads: int | None       # per task; None: each worker's own (worker_threads)
+
+    def slots(self) -> int:
+        """Tasks the cluster runs at once now (workers come and go)."""
+        return max(1, sum(self.client.nthreads().values()))
+
+
+@contextlib.contextmanager
+def connect(scheduler: str | None, jobs: int, threads: int | None):
+    """A client of the scheduler at ``scheduler``, or of a LocalCluster of ``jobs`` worker processes
+    with one task slot each (a task then uses ``threads`` threads), closed at the end."""
+    distributed = require()
+    import dask
+
+    with _quiet():
+        if scheduler:
+            try:
+                client = distributed.Client(scheduler, timeout=CONNECT_TIMEOUT_S)
+            except (OSError, TimeoutError, ValueError, TypeError) as exc:
+                raise UsageError(f"cannot reach the dask scheduler at {scheduler} ({_first_line(exc)}); "
+                                 "check the address (tcp://HOST:PORT) and that `dask scheduler` runs there") from None
+            with client:
+                yield Cluster(client, scheduler, None)
+            return
+        # deaths a task may cause before it is recorded as `worker died`, as in the local pool
+        with dask.config.set({"distributed.scheduler.allowed-failures": MAX_WORKER_DEATHS - 1}):
+            # every server on 127.0.0.1 (the scheduler's HTTP endpoint too, which would take :8787 of
+            # every interface); no memory limit, as with local workers
+            cluster = distributed.LocalCluster(n_workers=jobs, threads_per_worker=1, processes=True,
+                                               host="127.0.0.1", dashboard_address=None, memory_limit=0,
+                                               scheduler_kwargs={"dashboard_address": "127.0.0.1:0"},
+                                               silence_logs=logging.CRITICAL)
+        with cluster, distributed.Client(cluster) as client:
+            yield Cluster(client, "LocalCluster", threads)
+
+
+@contextlib.contextmanager
+def _quiet():
+    """dask's log lines off for the run: its faults become records (or one line), its lines would
+    repeat them as tracebacks. Its configured loggers do not propagate, so each is set."""
+    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
+               if name == "distributed" or name.startswith("distributed.")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0]}" if text else type(exc).__name__
+
+
+# -- on the workers ------------------------------------------------------------------------------
+
+def _use_env(env: dict) -> None:
+    for key in REGISTRY_ENV:
+        if key in env:
+            os.environ[key] = env[key]
+        else:
+            os.environ.pop(key, None)
+
+
+def worker_threads() -> int:
+    """Threads for one task on this dask worker: the cores this process may use, shared among the
+    task slots of every worker on its host (``dask worker --nworkers 2 --nthreads 1`` on 8 cores:
+    4 each), so that tasks × threads ≤ cores however the workers were started."""
+    from dask.system import CPU_COUNT
+    from distributed import get_client, get_worker
+    from distributed.comm import get_address_host
+
+    worker = get_worker()
+    host = get_address_host(worker.address)
+    try:
+        workers = get_client().scheduler_info()["workers"].values()
+        slots = sum(w["nthreads"] for w in workers if w.get("host") == host)
+    except Exception:  # noqa: BLE001 - the scheduler does not answer: count this worker alone
+        slots = 0
+    return max(1, CPU_COUNT // max(slots, worker.state.nthreads))
+
+
+def _task(item, protocol, data_dir, threads, timeout_s, env, data=None) -> list[dict]:
+    """One work item on a dask worker, with the client's registry."""
+    _use_env(env)
+    return execute(item, protocol, data_dir, threads or worker_threads(), timeout_s, data)
+
+
+def _loads_locally(sources: dict[str, str], data_dir: str | None, env: dict) -> list[str]:
+    """The datasets this worker can load itself, from the kind of source the client loaded them from
+    (a generator, the mirror, a data file); downloads are never repeated on workers."""
+    from rfbench.data.loader import mirror_root
+    from rfbench.registry import get_dataset
+
+    _use_env(env)
+    found = []
+    for name, source in sources.items():
+        try:
+            ds = get_dataset(name)
+            if (source == "generator" or (source == "mirror" and mirror_root(ds, data_dir) is not None)
+                    or (source == "file" and Path(ds.file).is_file())):
+                found.append(name)
+        except Exception:  # noqa: BLE001 - a data directory or registry file missing on this worker
+            pass
+    return found
+
+
+# -- on the client -------------------------------------------------------------------------------
+
+def _place_data(client, names, protocol, data_dir, worker_dir, env, warn) -> dict:
+    """dataset → future of its prepared (X, y, source) scattered to the cluster, for the datasets that
+    a worker present now cannot load itself; the others are loaded by the workers."""
+    if not client.nthreads():
+        warn("no dask worker has joined the scheduler yet; waiting for one (start `dask worker ADDRESS`)")
+        client.wait_for_workers(1)
+    sources = {name: _prepared(name, data_dir, protocol.max_samples, protocol.seed)[3] for name in names}
+    everywhere = _loaded_everywhere(client, sources, worker_dir, env)
+    placed = {}
+    for name in names:
+        if name not in everywhere:
+            _, X, y, source = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
+            [placed[name]] = client.scatter([(X, y, source)], hash=False)
+    return placed
+
+
+def _worker_data_dir(data_dir) -> str | None:
+    """The client's mirror directories, absolute (a worker's working directory is another)."""
+    from rfbench.data.loader import data_dirs
+
+    return os.pathsep.join(str(p.resolve()) for p in data_dirs(data_dir)) or None
+
+
+def _loaded_everywhere(client, sources: dict, worker_dir, env) -> set[str]:
+    """The datasets that every worker present now can load itself."""
+    try:
+        found = client.run(_loads_locally, sources, worker_dir, env)
+    except ImportError as exc:
+        raise UsageError(f"the dask workers cannot run rfbench ({_first_line(exc)}); install rfbench and the "
+                         "methods' packages in the workers' environment") from None
+    return set.intersection(*(set(v) for v in found.values())) if found else set()
+
+
+def run_dask(cluster: Cluster, items, protocol, data_dir, timeout_s, take, collect, release, warn) -> None:
+    """Run the items on the cluster, at most as many in flight as it has task slots: ``take`` claims
+    an item when a slot is free for it, ``collect`` gets its records, ``release`` frees an item that
+    will not complete (interrupted); the unfinished ones are cancelled."""
+    from distributed import wait
+    from distributed.comm import CommClosedError
+    from distributed.scheduler import KilledWorker
+
+    if not items:
+        return
+    client, threads = cluster.client, cluster.threads
+    env = {k: os.environ[k] for k in REGISTRY_ENV if k in os.environ}
+    worker_dir = _worker_data_dir(data_dir)
+    data: dict = {}
+    left = Counter(item.dataset for item in items)
+    queue = list(reversed(items))
+    pending = {}
+    placed: dict = {}      # future → (worker address, when it was first seen there)
+
+    def submit(item):
+        key = f"rfbench-{item.dataset}-{item.method}-f{item.fold}-{uuid.uuid4().hex[:8]}"
+        fut = client.submit(_task, item, protocol, worker_dir, threads, timeout_s, env, data.get(item.dataset),
+                            key=key, pure=False)
+        pending[fut] = item
+
+    def finished(item, records=None):
+        if records is not None:
+            collect(item, records)
+        left[item.dataset] -= 1
+        if not left[item.dataset]:
+            data.pop(item.dataset, None)     # the cluster may forget the data of a finished dataset
+
+    def overdue() -> dict:
+        """future → worker, of the tasks past their time limit on the worker running them."""
+        now, where = time.monotonic(), {k: a for a, keys in client.processing().items() for k in keys}
+        late = {}
+        for fut, item in pending.items():
+            addr = where.get(fut.key)
+            if addr is None:                  # queued, not running yet: no clock
+                placed.pop(fut, None)
+            elif placed.get(fut, (None,))[0] != addr:
+                placed[fut] = (addr, now)     # started, or rerun on another worker after a death
+            elif now - placed[fut][1] > time_limit(item, timeout_s):
+                late[fut] = addr
+        return late
+
+    def stop(late: dict) -> None:
+        client.cancel(list(late))
+        try:
+            client.restart_workers(sorted(set(late.values())), timeout=RESTART_TIMEOUT_S, raise_for_error=False)
+        except ValueError as exc:             # no nanny: nothing can stop a thread of that worker
+            warn(f"could not stop a task past --timeout: {_first_line(exc)}; start workers with a nanny "
+                 "(the default of `dask worker`)")
+
+    try:
+        data.update(_place_data(client, list(left), protocol, data_dir, worker_dir, env, warn))
+        while queue or pending:
+            slots = cluster.slots()
+            while queue and len(pending) < slots:
+                item = queue.pop()
+                if take(item):
+                    submit(item)
+                else:
+                    finished(item)
+            if not pending:
+                break
+            try:   # a short wait: the clocks of the running tasks and the cluster's size are looked at again
+                done = wait(list(pending), timeout=1.0 if timeout_s else 5.0, return_when="FIRST_COMPLETED").done
+            except TimeoutError:
+                done = set()
+            except CancelledError:            # one was cancelled: it is done, and handled below
+                done = {f for f in pending if f.done()}
+            if timeout_s:
+                late = overdue()
+                late = {f: a for f, a in late.items() if f not in done}
+                if late:
+                    stop(late)
+                    for fut in late:
+                        item = pending.pop(fut)
+                        placed.pop(fut, None)
+                        finished(item, timeout_records(item, protocol, threads, timeout_s))
+            for fut in done:
+                item = pending[fut]       # still pending until handled: an interruption releases it
+                try:
+                    records = fut.result()
+                except KilledWorker as exc:
+                    last = getattr(exc.last_worker, "address", exc.last_worker)
+                    records = _failed_records(item, protocol, threads,
+                                              f"worker died ({exc.allowed_failures + 1} times): the task killed "
+                                              f"every dask worker that ran it, the last {last}")
+                except CancelledError as exc:
+                    if client.status != "running" or getattr(exc, "reason", "") == "scheduler-connection-lost":
+                        raise CommClosedError("the connection was lost") from None
+                    del pending[fut]
+                    submit(item)              # cancelled by someone else (a restart of the cluster): again
+                    continue
+                except Exception as exc:  # noqa: BLE001 - e.g. the worker cannot import the method
+                    records = _failed_records(item, protocol, threads, f"worker failed: {_first_line(exc)}")
+                del pending[fut]
+                placed.pop(fut, None)
+                finished(item, records)
+    except OSError as exc:
+        if not isinstance(exc, CommClosedError) and client.status == "running":
+            raise                             # not the connection (e.g. the disk, writing a record)
+        raise UsageError(f"lost the dask scheduler at {cluster.address} ({_first_line(exc)}); finished tasks are "
+                         "saved, re-run the same command to resume") from None
+    finally:
+        for item in pending.values():     # interrupted: the unfinished tasks are free again
+            release(item)
+        with contextlib.suppress(Exception):
+            client.cancel(list(pending))
