@@ -8,6 +8,8 @@ Layout of a run directory::
     folds/s<seed>/<dataset>.csv   the same for every other seed (``rfbench run --seeds 0,1,2``)
     results.csv           all records as one tidy table, rewritten atomically at most once a minute
                           during a run and when it ends (the records are the truth)
+    records.index.jsonl   a cache of the records for fast reading (RunDir): never trusted for a file
+                          that changed since it was indexed; safe to delete (it is rebuilt)
 
 Every write goes to a temporary file in the same directory followed by ``os.replace``, so a run
 killed at any instant leaves either the old or the new version of each file, never a partial one.
@@ -26,15 +28,18 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import itertools
 import json
 import math
 import numbers
 import os
+import re
 import socket
 import sys
 import tempfile
 import threading
 import time
+from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -55,10 +60,11 @@ def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in DISK_FULL
 
 
-def atomic_write_text(path: Path, text: str) -> None:
+def atomic_write_text(path: Path, text: str) -> os.stat_result:
     """Write ``text`` to ``path`` through a temporary file and ``os.replace``: a failed write (disk
     full, killed) removes its temporary file and leaves the old ``path`` untouched. An OSError is
-    raised again naming ``path`` (not the temporary file)."""
+    raised again naming ``path`` (not the temporary file). Returns the written file's status
+    (``os.fstat`` before the rename: its inode tells whether ``path`` still holds this text)."""
     path = Path(path)
     tmp = None
     try:
@@ -68,7 +74,9 @@ def atomic_write_text(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
+            written = os.fstat(fh.fileno())
         os.replace(tmp, path)
+        return written
     except OSError as exc:
         if exc.filename == str(path):
             raise
@@ -192,12 +200,130 @@ class _Heartbeat:
 HEARTBEAT = _Heartbeat()
 
 
+#: the records index, beside records/: a cache of every record with its file's signature (see RunDir)
+INDEX_NAME = "records.index.jsonl"
+INDEX_FORMAT = "rfbench records index 1"
+#: records to read above which a reader consults the index, and records it had to read from their
+#: files (also: 2 % of all) above which it rewrites the index
+INDEX_MIN = 50
+#: a scan of records/ is reused within a process while the directory is unchanged since, and was last
+#: changed at least this long before the scan (a change in the same clock tick would look unchanged)
+RACY_NS = 2_000_000_000
+
+
+def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
+    """What tells one version of a record file from another: the store writes every record as a new
+    file renamed into place (a new inode), and an edit in place changes its size or its modification
+    and change times (nanoseconds)."""
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def _entry_line(key: str, sig, text: str) -> str:
+    """One appended index line: [key, inode, size, mtime_ns, ctime_ns, record]."""
+    return f"[{json.dumps(key)}, {sig[0]}, {sig[1]}, {sig[2]}, {sig[3]}, {text}]\n"
+
+
+class _Base:
+    """The records of a rewritten index, column by column (what makes reading 100 000 records and
+    building their table fast): ``values[field]`` is an object array with NaN where a record has no
+    such field (as pandas fills a list of records), ``present[field]`` tells those apart from a NaN
+    value; ``sigs[i]`` is the signature of the file record ``i`` was read from."""
+
+    def __init__(self, keys: list[str], sigs: list[tuple], fields: list[str], values: dict, present: dict):
+        self.keys, self.sigs, self.fields, self.values, self.present = keys, sigs, fields, values, present
+        self.row = {k: i for i, k in enumerate(keys)}
+
+    def record(self, i: int) -> dict:
+        return {f: self.values[f][i] for f in self.fields if self.present[f][i]}
+
+    def text(self) -> str:
+        """The first line of a rewritten index (a field a record lacks: null in its column, and its
+        row listed in ``missing``)."""
+        values = [[None if not p else v for v, p in zip(self.values[f].tolist(), self.present[f].tolist(), strict=True)]
+                  for f in self.fields]
+        missing = [np.flatnonzero(~self.present[f]).tolist() for f in self.fields]
+        sigs = [list(c) for c in zip(*self.sigs, strict=True)] or [[], [], [], []]
+        return json.dumps({"format": INDEX_FORMAT, "keys": self.keys, "sigs": sigs, "fields": self.fields,
+                           "values": values, "missing": missing}, default=str) + "\n"
+
+    @classmethod
+    def parse(cls, head: dict) -> _Base:
+        if head.get("format") != INDEX_FORMAT:
+            raise ValueError("not an index of this format")
+        keys, sigs, fields = head["keys"], head["sigs"], head["fields"]
+        n = len(keys)
+        if (len(sigs) != 4 or any(len(c) != n for c in sigs) or len(head["values"]) != len(fields)
+                or len(head["missing"]) != len(fields) or not all(type(k) is str for k in keys)
+                or not all(a < b for a, b in zip(keys, keys[1:], strict=False))):   # sorted, each once
+            raise ValueError("inconsistent index")
+        values, present = {}, {}
+        for f, col, miss in zip(fields, head["values"], head["missing"], strict=True):
+            if len(col) != n:
+                raise ValueError("inconsistent index")
+            arr = np.fromiter(col, dtype=object, count=n)
+            mask = np.ones(n, dtype=bool)
+            if miss:
+                mask[np.asarray(miss, dtype=np.int64)] = False
+                arr[~mask] = np.nan
+            values[f], present[f] = arr, mask
+        return cls(keys, list(zip(*sigs, strict=True)), list(fields), values, present)
+
+
+def _parse_index(text: str) -> tuple[_Base | None, dict[str, tuple[tuple, dict]], int]:
+    """(the rewritten part, key → (signature, record) of the appended lines, the later line of a
+    key winning, and the number of appended lines). A line torn by a writer killed mid-append (or
+    interleaved by two writers on a file system without atomic appends) does not parse and is
+    skipped; a first line that is not a whole index of this format is ignored."""
+    base = None
+    lines = text.split("\n")
+    if lines and lines[0].startswith("{"):
+        try:
+            base = _Base.parse(json.loads(lines[0]))
+        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+            base = None
+        lines = lines[1:]
+    lines = [line for line in lines if line]
+    try:        # one parse of all lines; exact only when every line is one whole element
+        items = json.loads("[" + ",".join(lines) + "]")
+        if len(items) != len(lines):
+            raise ValueError("a torn line")
+    except ValueError:
+        items = []
+        for line in lines:
+            try:
+                items.append(json.loads(line))
+            except ValueError:
+                continue
+    appended: dict[str, tuple[tuple, dict]] = {}
+    for item in items:
+        if type(item) is list and len(item) == 6 and type(item[0]) is str and type(item[5]) is dict:
+            appended[item[0]] = (tuple(item[1:5]), item[5])
+    return base, appended, len(lines)
+
+
 class RunDir:
+    """A results directory. Reading it stays fast at 100 000 records through the records index,
+    ``records.index.jsonl``: every record written is appended to it as one line (its key, the
+    signature of its file: inode, size, modification and change times, and the record; O(1) per
+    record, and a line torn by a kill is skipped), and a reader that had to read many records from
+    their files (no index yet, a directory written by an older version or copied, many appended
+    lines) rewrites it whole, the records as columns in its first line. The records stay the truth:
+    a reader lists records/ and takes a record from the index only when its file's signature is the
+    one the index holds, and reads every other file, so the index is never trusted when stale and
+    can always be deleted (it is rebuilt). Only records that can be counted are indexed; damaged
+    files are read (and warned about) every time."""
+
     def __init__(self, path: str | os.PathLike):
         self.path = Path(path)
         self.records_dir = self.path / "records"
-        self._cache: dict[str, dict] | None = None  # key → record, read from disk once per process
-        self._bad: dict[str, float] = {}             # key → mtime of a record file that cannot be counted
+        self.index_path = self.path / INDEX_NAME
+        self._base: _Base | None = None                     # the index's columns, as last read
+        self._entries: dict[str, tuple[tuple, dict]] = {}  # key → (file signature, record) not taken from _base
+        self._bad: dict[str, tuple | None] = {}            # key → signature of a file that cannot be counted
+        self._loaded = False
+        self._index_seen: tuple | None = None               # signature of the index when last read
+        self._last_scan: tuple | None = None                # (records/ signature, scan start ns, key → signature)
+        self._view: tuple | None = None                     # (scan it was made for, sorted keys, base rows; -1: _entries)
 
     def inside(self, path: Path) -> Path:
         """``path`` when it lies inside the run directory (after resolving '..' and links), else a
@@ -223,50 +349,230 @@ class RunDir:
         return self.inside(self.records_dir / f"{key}.json")
 
     def write_record(self, rec: dict) -> None:
+        """Write the record atomically, then append it to the index. The index line carries the
+        signature of the file as it stands after the rename, and only when that file is still the
+        one written here (same inode): a concurrent writer of the same task leaves no wrong line."""
         path = self.record_path(rec)
-        atomic_write_text(path, json.dumps(rec, sort_keys=True, default=str))
-        if self._cache is not None:
-            self._cache[path.stem] = rec
-            self._bad.pop(path.stem, None)
+        text = json.dumps(rec, sort_keys=True, default=str)
+        written = atomic_write_text(path, text)
+        key = path.stem
+        self._entries.pop(key, None)
+        self._view = None
+        try:
+            st = path.stat()
+        except OSError:
+            return
+        if (st.st_ino, st.st_dev) != (written.st_ino, written.st_dev):
+            return                          # replaced meanwhile: the next load reads the file
+        parsed = json.loads(text)           # what every reader of the file gets
+        if record_problem(parsed) is not None:
+            return                          # not counted: the next load reads the file and says why
+        sig = _signature(st)
+        if self._loaded:
+            self._entries[key] = (sig, parsed)
+            self._bad.pop(key, None)
+        data = _entry_line(key, sig, text).encode()
+        try:
+            fd = os.open(self.inside(self.index_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+            try:
+                while data:                 # one write in practice (a regular file)
+                    data = data[os.write(fd, data):]
+            finally:
+                os.close(fd)
+        except (OSError, UsageError):       # a cache: a read-only or full disk only costs speed
+            pass
 
-    def _load(self) -> dict[str, dict]:
-        """key → record. Files are parsed once per process; every call lists the directory again
-        and reads only the names it has not seen, so records written by another invocation working
-        on other tasks of the same directory (two lanes with disjoint --datasets or --folds) appear
-        in this one's results.csv too."""
-        if self._cache is None:
-            self._cache = {}
-        if self.records_dir.is_dir():
-            for p in sorted(self.records_dir.glob("*.json")):
-                if p.stem in self._cache:
-                    continue
-                mtime = 0.0
-                try:
-                    if p.stem in self._bad and p.stat().st_mtime == self._bad[p.stem]:
-                        continue        # still the damaged file (another invocation may rewrite it)
-                    mtime = p.stat().st_mtime
-                    rec = json.loads(p.read_text())
-                except FileNotFoundError:
-                    continue
-                except (OSError, ValueError) as exc:   # not JSON (a foreign or damaged file)
-                    rec, problem = None, f"not a JSON record ({type(exc).__name__})"
+    def _scan(self) -> dict[str, tuple | None]:
+        """key → signature of every records/*.json file (None: its status cannot be read). Within
+        a process a scan is reused while records/ is unchanged (no file added, removed or renamed
+        into place since) and was last changed RACY_NS before that scan; across processes never."""
+        try:
+            dsig = _signature(os.stat(self.records_dir))
+        except OSError:
+            self._last_scan = None
+            return {}
+        last = self._last_scan
+        if last is not None and last[0] == dsig and dsig[2] < last[1] - RACY_NS:
+            return last[2]
+        started = time.time_ns()
+        sigs: dict[str, tuple | None] = {}
+        try:
+            with os.scandir(self.records_dir) as entries:
+                for entry in entries:
+                    name = entry.name
+                    if not name.endswith(".json"):
+                        continue
+                    try:
+                        st = entry.stat()
+                        sigs[name[:-5]] = (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)   # _signature
+                    except FileNotFoundError:
+                        continue            # removed this instant
+                    except OSError:
+                        sigs[name[:-5]] = None
+        except NotADirectoryError:
+            return {}
+        self._last_scan = (dsig, started, sigs)
+        return sigs
+
+    def _read_record(self, key: str) -> bool:
+        """Parse records/<key>.json into _entries (True), or note it as damaged with one warning."""
+        p = self.records_dir / f"{key}.json"
+        sig = None
+        try:
+            with open(p) as fh:             # the signature of the very file read
+                sig = _signature(os.fstat(fh.fileno()))
+                rec = json.loads(fh.read())
+        except FileNotFoundError:
+            return False
+        except (OSError, ValueError) as exc:   # not JSON (a foreign or damaged file)
+            rec, problem = None, f"not a JSON record ({type(exc).__name__})"
+        else:
+            problem = record_problem(rec)
+        if problem:     # not counted (and not done: `rfbench run` runs the task again)
+            self._bad[key] = sig
+            warn_once(p, problem)
+            return False
+        self._bad.pop(key, None)
+        self._entries[key] = (sig, rec)
+        return True
+
+    def _load(self) -> tuple[list[str], np.ndarray]:
+        """(sorted keys, row of each in _base or -1 for _entries) of every record that can be
+        counted, as the files are now: records/ is listed again on every call (records written by
+        another invocation working on other tasks of the same directory appear, removed ones go),
+        and a file is parsed only when neither this process nor the index holds it under its
+        current signature."""
+        sigs = self._scan()
+        self._loaded = True
+        if self._view is not None and self._view[0] is sigs:
+            return self._view[1], self._view[2]
+        entries, bad = self._entries, self._bad
+        for key in [k for k, (sig, _) in entries.items() if sigs.get(k) != sig]:
+            del entries[key]
+        for key in [k for k, sig in bad.items() if k not in sigs or sigs[k] != sig]:
+            del bad[key]
+
+        def stale_keys(base):
+            row, bsigs = (base.row, base.sigs) if base is not None else ({}, [])
+            return [k for k, sig in sigs.items()
+                    if sig is None or (k not in entries and k not in bad
+                                       and ((i := row.get(k)) is None or bsigs[i] != sig))]
+
+        stale = stale_keys(self._base)
+        if len(stale) > INDEX_MIN:
+            base, appended, lines = self._read_index()
+            if base is not None and base is not self._base:
+                if self._base is not None:      # records held through the old columns and not the new
+                    old, row = self._base, base.row
+                    for k, i in old.row.items():
+                        if sigs.get(k) == old.sigs[i] and k not in entries and (
+                                (j := row.get(k)) is None or base.sigs[j] != old.sigs[i]):
+                            entries[k] = (old.sigs[i], old.record(i))
+                self._base = base
+            for k in stale:
+                hit = appended.get(k)
+                if hit is not None and hit[0] == sigs[k]:
+                    entries[k] = hit
+            stale = stale_keys(self._base)
+        else:
+            lines = 0
+        read = sum(self._read_record(k) for k in sorted(stale, key=lambda k: k + ".json"))
+        base = self._base
+        if base is not None:        # its rows whose file is unchanged and not held otherwise
+            valid = [sigs.get(k) == sig and k not in entries for k, sig in zip(base.keys, base.sigs, strict=True)]
+            keys = list(itertools.compress(base.keys, valid))
+            rows = np.flatnonzero(np.fromiter(valid, dtype=bool, count=len(valid)))
+        else:
+            keys, rows = [], np.zeros(0, dtype=np.int64)
+        if entries:                 # (base.keys are sorted: then so are keys)
+            row = dict(zip(keys, rows.tolist(), strict=True))
+            keys = sorted([*keys, *entries])
+            rows = np.fromiter((row.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
+        self._view = (sigs, keys, rows)
+        if read > max(INDEX_MIN, len(keys) // 50) or lines > max(1000, len(keys) // 10):
+            self._write_index()             # (the view now points at the new columns)
+        return self._view[1], self._view[2]
+
+    def _read_index(self) -> tuple[_Base | None, dict[str, tuple[tuple, dict]], int]:
+        """The index (see _parse_index), or nothing when it is missing or unchanged since this
+        object last read it (what matched then is held already)."""
+        try:
+            with open(self.index_path, encoding="utf-8") as fh:
+                sig = _signature(os.fstat(fh.fileno()))
+                if sig == self._index_seen:
+                    return None, {}, 0
+                text = fh.read()
+        except (OSError, ValueError):
+            return None, {}, 0
+        self._index_seen = sig
+        return _parse_index(text)
+
+    def _gather(self, fields, view=None) -> tuple[list[str], dict[str, tuple[np.ndarray, np.ndarray]]]:
+        """(sorted keys, field → (values, present)) of every record (of ``view``, (keys, rows), when
+        given; else as the files are now): object arrays, NaN where a record lacks the field."""
+        keys, rows = self._load() if view is None else view
+        n, base = len(keys), self._base
+        own = np.flatnonzero(rows < 0)
+        take = np.maximum(rows, 0)
+        out = {}
+        for f in fields:
+            if base is not None and f in base.values and n:
+                values, present = base.values[f][take], base.present[f][take]
+            else:
+                values, present = np.full(n, np.nan, dtype=object), np.zeros(n, dtype=bool)
+            out[f] = (values, present)
+        for p in own.tolist():
+            rec = self._entries[keys[p]][1]
+            for f in fields:
+                values, present = out[f]
+                if f in rec:
+                    values[p], present[p] = rec[f], True
                 else:
-                    problem = record_problem(rec)
-                if problem:     # not counted (and not done: `rfbench run` runs the task again)
-                    self._bad[p.stem] = mtime
-                    warn_once(p, problem)
-                    continue
-                self._cache[p.stem] = rec
-        return self._cache
+                    values[p], present[p] = np.nan, False
+        return keys, out
+
+    def _write_index(self) -> None:
+        """The index rewritten from the records held now (each paired with the signature of the
+        file it was read from); a concurrent append may be lost, which only costs a read later."""
+        keys, rows = self._view[1], self._view[2]
+        fields = sorted(set(self._base.fields if self._base is not None and (rows >= 0).any() else ())
+                        | {f for p in np.flatnonzero(rows < 0).tolist() for f in self._entries[keys[p]][1]})
+        _, cols = self._gather(fields, (keys, rows))
+        base = self._base
+        sigs = [self._entries[k][0] if r < 0 else base.sigs[r] for k, r in zip(keys, rows.tolist(), strict=True)]
+        new = _Base(list(keys), sigs, fields, {f: cols[f][0] for f in fields}, {f: cols[f][1] for f in fields})
+        try:
+            atomic_write_text(self.inside(self.index_path), new.text())
+        except (OSError, UsageError):       # read-only directory, disk full: the index is a cache
+            return
+        self._base, self._entries = new, {}
+        self._view = (self._view[0], list(keys), np.arange(len(keys), dtype=np.int64))
 
     def records(self) -> list[dict]:
-        """All records (each file parsed once per process; writes through this object keep the
-        cache current)."""
-        cache = self._load()
-        return [cache[k] for k in sorted(cache)]
+        """All records that can be counted, sorted by key (see _load)."""
+        keys, rows = self._load()
+        base, entries = self._base, self._entries
+        return [entries[k][1] if r < 0 else base.record(r) for k, r in zip(keys, rows.tolist(), strict=True)]
 
     def done_keys(self) -> set[str]:
-        return {k for k, r in self._load().items() if r.get("status") == "done"}
+        keys, cols = self._gather(["status"])
+        return {k for k, s in zip(keys, cols["status"][0].tolist(), strict=True) if s == "done"}
+
+    def columns(self, fields) -> list[tuple]:
+        """``fields`` of every record, in the order of records() (a field a record lacks: NaN, as
+        pandas reads a list of records), one tuple per record, without building a dict per record."""
+        keys, cols = self._gather(fields)
+        if not fields:
+            return [() for _ in keys]
+        return list(zip(*(cols[f][0].tolist() for f in fields), strict=True))
+
+    def frame(self) -> pd.DataFrame:
+        """``records_frame(self.records())``: the same table (pandas converts a list of tuples and a
+        list of dicts alike), built from the columns."""
+        df = pd.DataFrame(self.columns(COLUMNS), columns=COLUMNS)
+        if not df.empty:
+            df = df.sort_values(["dataset", "method", "n_features", "fold"], kind="stable")
+        return df
 
     def is_done(self, key: str) -> bool:
         """Whether the task's record on disk says done (another invocation may have written it)."""
@@ -308,7 +614,7 @@ class RunDir:
 
     # -- consolidated table ------------------------------------------------------------------
     def write_results_csv(self) -> pd.DataFrame:
-        df = records_frame(self.records())
+        df = self.frame()
         atomic_write_text(self.inside(self.path / "results.csv"), df.to_csv(index=False))
         return df
 
@@ -334,6 +640,20 @@ class RunDir:
         lines = history.read_text() if history.is_file() else ""
         atomic_write_text(history, lines + json.dumps(info, default=str) + "\n")
         atomic_write_text(self.inside(self.path / "run.json"), json.dumps(info, indent=2, default=str))
+
+
+_OPEN: dict[str, RunDir] = {}
+
+
+def open_run(path) -> RunDir:
+    """The RunDir of ``path`` shared by the readers of one process (report reads the records for
+    its tables and again for the run's wall time): each read still lists records/ and re-reads what
+    changed, so sharing only saves parsing the same files twice."""
+    key = os.path.abspath(path)
+    run = _OPEN.get(key)
+    if run is None:
+        run = _OPEN[key] = RunDir(path)
+    return run
 
 
 def _start_time(pid: int) -> str | None:
@@ -408,16 +728,24 @@ def run_walltime(path) -> tuple[float, int]:
     last: dict[int, pd.Timestamp] = {}
     ids = {inv: i for i, (_, inv) in enumerate(runs) if inv}
     starts = [start for start, _ in runs]
-    for rec in RunDir(path).records():
-        t = _timestamp(rec.get("finished_at"))
+    tagged: dict[int, list] = {}
+    for finished_at, invocation in open_run(path).columns(["finished_at", "invocation"]):
+        i = ids.get(invocation)
+        if i is not None:
+            tagged.setdefault(i, []).append(finished_at)
+            continue
+        t = _timestamp(finished_at)
         if t is None:
             continue
-        i = ids.get(rec.get("invocation"))
-        if i is None:           # untagged: the last invocation that started before it finished
-            i = max((j for j, start in enumerate(starts) if start <= t), default=None)
-            if i is None:
-                continue
+        # untagged: the last invocation that started before it finished
+        i = max((j for j, start in enumerate(starts) if start <= t), default=None)
+        if i is None:
+            continue
         last[i] = max(last.get(i, t), t)
+    for i, times in tagged.items():
+        t = _latest(times)
+        if t is not None:
+            last[i] = max(last.get(i, t), t)
     total, reach = 0.0, None
     for i in sorted(last, key=lambda j: starts[j]):   # union of [start, last finished] intervals
         lo, hi = starts[i], last[i]
@@ -435,6 +763,27 @@ def records_frame(records: list[dict]) -> pd.DataFrame:
     if not df.empty:
         df = df.sort_values(["dataset", "method", "n_features", "fold"], kind="stable")
     return df
+
+
+_SECONDS_UTC_OFFSET = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d")
+
+
+def _latest(values) -> pd.Timestamp | None:
+    """The latest of ``_timestamp(v)`` over values (None when none is a time). A time as the runner
+    writes it (whole seconds, an offset) is compared as a datetime and only the latest is parsed by
+    pandas (100 000 parses take a while); any other value makes it parse every one."""
+    best = None
+    for v in set(values):
+        if not (isinstance(v, str) and _SECONDS_UTC_OFFSET.fullmatch(v)):
+            best = None
+            break
+        d = datetime.fromisoformat(v)
+        if best is None or d > best[0]:
+            best = (d, v)
+    if best is not None:
+        return _timestamp(best[1])
+    times = [t for t in map(_timestamp, values) if t is not None]
+    return max(times) if times else None
 
 
 def _timestamp(value) -> pd.Timestamp | None:
@@ -523,14 +872,12 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
     over seeds by the report (rfbench.report.summarise) and the check."""
     frames = []
     for d in dirs:
-        run = RunDir(d)
+        run = open_run(d)
         if not run.path.is_dir():
             raise UsageError(f"results directory not found: {d}")
-        recs = run.records()
-        if not recs and (run.path / "results.csv").is_file():
+        frame = run.frame()
+        if frame.empty and (run.path / "results.csv").is_file():
             frame = read_results_csv(run.path / "results.csv")
-        else:
-            frame = records_frame(recs)
         frames.append(frame.assign(_dir=str(d)))
     df = pd.concat(frames, ignore_index=True) if frames else records_frame([]).assign(_dir=None)
     if df.empty:
