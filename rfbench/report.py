@@ -123,17 +123,45 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
     seeds_of = done.groupby("dataset")["seed"].nunique()
     cells: dict[tuple, Cell] = {}
     errors: dict[tuple, pd.Series] = {}
-    for (ds, n, meth), g in done.groupby(["dataset", "n_features", "method"], sort=True):
-        e = g.set_index(["seed", "fold"] if several else "fold")["error"].sort_index()
+    # per cell, the rows of `done` in their order (what a loop over the groups would give each
+    # one): every statistic below is computed on the same values in the same order as per group
+    groups = done.groupby(["dataset", "n_features", "method"], sort=True)
+    rows = groups.indices
+    by_seed = done.groupby(["dataset", "n_features", "method", "seed"], sort=True)["error"]
+    seed_std, seed_mean = by_seed.std(ddof=1), by_seed.mean()
+    seed_cell: dict[tuple, list[int]] = {key: [] for key in rows}    # a cell's positions in seed_std, seed_mean
+    for i, key in enumerate(seed_std.index):
+        seed_cell[key[:3]].append(i)
+    std_of_seed, mean_of_seed = seed_std.to_numpy(), seed_mean.to_numpy()
+    error, fold, seed = done["error"].array, done["fold"].array, done["seed"].array
+    total = done["total_s"].astype(float)
+    counts_of: dict = {}
+
+    def outer_count(key):
+        try:
+            if key not in counts_of:
+                counts_of[key] = outer_count_of_key(key)
+            return counts_of[key]
+        except TypeError:                    # an unhashable key
+            return outer_count_of_key(key)
+
+    has_protocol = "protocol" in done
+    protocols = done["protocol"].to_numpy() if has_protocol else None
+    splits = done["protocol"].astype(str).str.startswith("splits") if has_protocol else None
+    for ds, n, meth in groups.size().index:
+        idx = rows[(ds, n, meth)]
+        index = (pd.MultiIndex.from_arrays([seed[idx], fold[idx]], names=["seed", "fold"]) if several
+                 else pd.Index(fold[idx], name="fold"))
+        e = pd.Series(error[idx], index=index, name="error", copy=False).sort_index()
         errors[(ds, n, meth)] = e
-        per_seed = g.groupby("seed")["error"]
-        fold_stds = per_seed.std(ddof=1).dropna()          # seeds with at least two folds
-        means = per_seed.mean()
+        at = seed_cell[(ds, n, meth)]
+        fold_stds = pd.Series(std_of_seed[at]).dropna()          # seeds with at least two folds
+        means = pd.Series(mean_of_seed[at])
         # folds of a complete cell: known when every fold's protocol key can be read
-        counts = {outer_count_of_key(k) for k in g["protocol"]} if "protocol" in g else {None}
-        unit = "splits" if "protocol" in g and g["protocol"].astype(str).str.startswith("splits").all() else "folds"
+        counts = {outer_count(k) for k in protocols[idx]} if has_protocol else {None}
+        unit = "splits" if has_protocol and splits.iloc[idx].all() else "folds"
         cells[(ds, n, meth)] = Cell(float(e.mean()), float(fold_stds.mean()) if len(fold_stds) else 0.0,
-                                    float(g["total_s"].astype(float).mean()), int(e.size),
+                                    float(total.iloc[idx].mean()), int(e.size),
                                     expected=None if None in counts else max(counts) * int(seeds_of[ds]),
                                     seeds=len(means), seed_std=float(means.std(ddof=1)) if len(means) > 1 else None,
                                     unit=unit)
@@ -215,7 +243,10 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
     ds_order = [d for d in reg if any(k[0] == d for k in cells)]
     ds_order += sorted({k[0] for k in cells} - set(ds_order))
     ns = sorted({k[1] for k in cells})
-    methods = sorted({k[2] for k in cells}, key=lambda m: list(df["method"]).index(m))
+    first = {}                                  # methods in the order they first appear in the results
+    for i, m in enumerate(df["method"].tolist()):
+        first.setdefault(m, i)
+    methods = sorted({k[2] for k in cells}, key=first.__getitem__)
     # m = rows of one task (training + test part); max over tasks, not max(n_train) + max(n_test),
     # which overcounts by one when the fold sizes differ
     sizes = (df["n_train"] + df["n_test"]).groupby(df["dataset"]).max()

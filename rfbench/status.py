@@ -14,6 +14,7 @@ long runs use it.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -61,21 +62,35 @@ def planned_tasks(path: Path) -> pd.DataFrame:
     """(dataset, method, n_features, fold, protocol) of every task some invocation asked for."""
     history = Path(path) / "runs.jsonl"
     rows = set()
+    task_of: dict[str, str | None] = {}           # registry look-ups once per name, not per invocation
+    supports: dict[tuple[str, str], bool] = {}
+
+    def task(dname):
+        if dname not in task_of:
+            try:
+                task_of[dname] = get_dataset(dname).task
+            except UsageError:
+                task_of[dname] = None             # a dataset the registry no longer has
+        return task_of[dname]
+
+    def runs(mname, task):
+        if (mname, task) not in supports:
+            try:
+                supports[(mname, task)] = bool(get_method(mname).supports(task))
+            except UsageError:
+                supports[(mname, task)] = False
+        return supports[(mname, task)]
+
     if history.is_file():
         for line in filter(str.strip, history.read_text().splitlines()):
             info = json.loads(line)
             protocol = proto.Protocol(**info["protocol"])
             folds = info.get("folds") or range(protocol.n_outer)
             for dname in info.get("datasets", []):
-                try:
-                    task = get_dataset(dname).task
-                except UsageError:
-                    continue                      # a dataset the registry no longer has
+                if task(dname) is None:
+                    continue
                 for mname in info.get("methods", []):
-                    try:
-                        if not get_method(mname).supports(task):
-                            continue
-                    except UsageError:
+                    if not runs(mname, task(dname)):
                         continue
                     rows.update((dname, mname, int(n), int(f), protocol.key())
                                 for n in info.get("features", []) for f in folds)
@@ -112,7 +127,7 @@ def status(targets, data_dir=None) -> pd.DataFrame:
         done = tasks[tasks["status"] == "done"]
         per_mn = done.groupby(["method", "n_features"])["total_s"].median()
         estimate = task_seconds(done)
-        running = sum(not claim_is_stale(p) for p in (path / "records").glob("*.claim"))
+        running = sum(not claim_is_stale(p) for p in _claims(path / "records"))
         for (meth, n), g in tasks.groupby(["method", "n_features"], sort=True):
             left = g[~g["status"].isin(["done", "no data"])]
             cells = [(r.dataset, meth, n) for r in left.itertuples()]
@@ -127,6 +142,15 @@ def status(targets, data_dir=None) -> pd.DataFrame:
         if running:
             out.append({"spec": label, "method": f"({running} task(s) running now)"})
     return pd.DataFrame(out)
+
+
+def _claims(records: Path) -> list[Path]:
+    """records/*.claim (one listing of the directory, without matching 100 000 names against a glob)."""
+    try:
+        with os.scandir(records) as entries:
+            return [records / e.name for e in entries if e.name.endswith(".claim")]
+    except OSError:
+        return []
 
 
 def task_seconds(done: pd.DataFrame):
