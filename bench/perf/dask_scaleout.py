@@ -13,7 +13,8 @@ runner's own. Every run must give the same errors and chosen hyper-parameters.
 Speed-up is wall(1 worker) / wall(2 workers) per backend; efficiency against loky is
 wall(loky, N) / wall(dask, N): 1.0 means dask costs nothing over the local pool. The summed task
 times show whether the workers had their cores: on a machine busy with other work they grow with
-the number of workers. Run it on an otherwise idle machine.
+the number of workers. The overhead, wall − summed task time / workers, is what the backend adds
+(start-up, scheduling, writing records). Run it on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -71,12 +72,16 @@ def main() -> None:
         "wall_s": {k: round(v, 1) for k, v in wall.items()},
         # the tasks' own time summed: it grows when the workers compete for cores with other processes
         "task_s": {k: round(float(t["total_s"].sum()), 1) for k, t in tables.items()},
+        # the run's cost beyond its tasks (start-up, scheduling, records): a share of the wall time that
+        # competition for the cores inflates far less than the wall time itself
+        "overhead_s": {k: round(wall[k] - float(t["total_s"].sum()) / int(k[-1]), 1) for k, t in tables.items()},
         "speedup_1_to_2_workers": {b: round(wall[f"{b}-1"] / wall[f"{b}-2"], 2) for b in ("dask", "loky")},
         "efficiency_against_loky": {n: round(wall[f"loky-{n}"] / wall[f"dask-{n}"], 2) for n in ("1", "2")},
         "identical_records": same,
         "load_average_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
-        "note": "wall time of each whole `rfbench run` (start-up included) on a shared machine: a niced background "
-                "reproduction lane ran alongside, so the numbers are indicative, not an idle-machine benchmark",
+        "note": "wall time of each whole `rfbench run` (start-up included) on a shared machine (a niced background "
+                "reproduction lane and other sessions' jobs may run alongside: see the load averages and task_s); "
+                "indicative, not an idle-machine benchmark",
     }
     print(f"\n{'run':8} {'wall s':>8}\n" + "\n".join(f"{k:8} {v:8.1f}" for k, v in wall.items()))
     print(f"speed-up 1 → 2 workers: dask {result['speedup_1_to_2_workers']['dask']}, "
