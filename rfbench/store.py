@@ -206,9 +206,14 @@ INDEX_FORMAT = "rfbench records index 1"
 #: records to read above which a reader consults the index, and records it had to read from their
 #: files (also: 2 % of all) above which it rewrites the index
 INDEX_MIN = 50
+#: appended index lines (also: a tenth of the records) above which the index is rewritten as columns
+INDEX_APPENDED_MIN = 1000
 #: a scan of records/ is reused within a process while the directory is unchanged since, and was last
 #: changed at least this long before the scan (a change in the same clock tick would look unchanged)
 RACY_NS = 2_000_000_000
+
+
+_ABSENT = object()      # a field a record does not have
 
 
 def _signature(st: os.stat_result) -> tuple[int, int, int, int]:
@@ -324,6 +329,7 @@ class RunDir:
         self._index_seen: tuple | None = None               # signature of the index when last read
         self._last_scan: tuple | None = None                # (records/ signature, scan start ns, key → signature)
         self._view: tuple | None = None                     # (scan it was made for, sorted keys, base rows; -1: _entries)
+        self._appended = 0                                  # index lines after its columns, as far as known here
 
     def inside(self, path: Path) -> Path:
         """``path`` when it lies inside the run directory (after resolving '..' and links), else a
@@ -372,6 +378,7 @@ class RunDir:
             self._entries[key] = (sig, parsed)
             self._bad.pop(key, None)
         data = _entry_line(key, sig, text).encode()
+        self._appended += 1
         try:
             fd = os.open(self.inside(self.index_path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
             try:
@@ -461,6 +468,8 @@ class RunDir:
         stale = stale_keys(self._base)
         if len(stale) > INDEX_MIN:
             base, appended, lines = self._read_index()
+            if base is not None or lines:
+                self._appended = lines
             if base is not None and base is not self._base:
                 if self._base is not None:      # records held through the old columns and not the new
                     old, row = self._base, base.row
@@ -489,7 +498,7 @@ class RunDir:
             keys = sorted([*keys, *entries])
             rows = np.fromiter((row.get(k, -1) for k in keys), dtype=np.int64, count=len(keys))
         self._view = (sigs, keys, rows)
-        if read > max(INDEX_MIN, len(keys) // 50) or lines > max(1000, len(keys) // 10):
+        if read > max(INDEX_MIN, len(keys) // 50) or lines > max(INDEX_APPENDED_MIN, len(keys) // 10):
             self._write_index()             # (the view now points at the new columns)
         return self._view[1], self._view[2]
 
@@ -521,14 +530,15 @@ class RunDir:
             else:
                 values, present = np.full(n, np.nan, dtype=object), np.zeros(n, dtype=bool)
             out[f] = (values, present)
-        for p in own.tolist():
-            rec = self._entries[keys[p]][1]
+        if len(own):                # records held as dicts: one list per field
+            recs = [self._entries[keys[p]][1] for p in own.tolist()]
             for f in fields:
                 values, present = out[f]
-                if f in rec:
-                    values[p], present[p] = rec[f], True
-                else:
-                    values[p], present[p] = np.nan, False
+                got = [r.get(f, _ABSENT) for r in recs]
+                has = np.fromiter((v is not _ABSENT for v in got), dtype=bool, count=len(got))
+                col = np.fromiter(got, dtype=object, count=len(got))
+                col[~has] = np.nan
+                values[own], present[own] = col, has
         return keys, out
 
     def _write_index(self) -> None:
@@ -545,7 +555,7 @@ class RunDir:
             atomic_write_text(self.inside(self.index_path), new.text())
         except (OSError, UsageError):       # read-only directory, disk full: the index is a cache
             return
-        self._base, self._entries = new, {}
+        self._base, self._entries, self._appended = new, {}, 0
         self._view = (self._view[0], list(keys), np.arange(len(keys), dtype=np.int64))
 
     def records(self) -> list[dict]:
@@ -614,8 +624,14 @@ class RunDir:
 
     # -- consolidated table ------------------------------------------------------------------
     def write_results_csv(self) -> pd.DataFrame:
+        """results.csv rewritten from the records; also the index, as columns, when this process
+        appended (or found) more than a tenth of the records as lines since it was last rewritten (the
+        runner consolidates at the end of a run: the next status or report reads columns; amortised
+        O(1) per record, as the tenth grows with the directory)."""
         df = self.frame()
         atomic_write_text(self.inside(self.path / "results.csv"), df.to_csv(index=False))
+        if self._view is not None and self._appended > max(INDEX_APPENDED_MIN, len(self._view[1]) // 10):
+            self._write_index()
         return df
 
     def folds_path(self, dataset: str, seed: int = 0) -> Path:

@@ -278,3 +278,19 @@ def test_status_and_report_print_the_same_with_and_without_the_index(tmp_path, c
 def test_the_latest_finish_time_is_the_latest_parsed_time(values):
     times = [t for t in map(store._timestamp, values) if t is not None]
     assert store._latest(values) == (max(times) if times else None)
+
+
+def test_the_end_of_a_run_leaves_the_index_as_columns(tmp_path, monkeypatch):
+    monkeypatch.setattr(store, "INDEX_APPENDED_MIN", 100)
+    run = RunDir(tmp_path / "run").ensure()
+    run.write_results_csv()                                  # as the runner does when it starts
+    rng = np.random.default_rng(4)
+    for fold in range(150):
+        run.write_record(record("bank", "gfc", 10, fold, 0, rng))
+    text = (tmp_path / "run" / INDEX_NAME).read_text()
+    assert len(text.splitlines()) == 150 and text.startswith("[")        # appended while it ran
+    run.write_results_csv()                                  # the consolidation at its end
+    first, *rest = (tmp_path / "run" / INDEX_NAME).read_text().splitlines()
+    assert json.loads(first)["format"] == store.INDEX_FORMAT and rest == []
+    reads = count_file_reads(monkeypatch)
+    assert fresh(tmp_path / "run").records() == from_files(tmp_path / "run") and reads == []
