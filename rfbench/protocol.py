@@ -17,7 +17,6 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
-from sklearn.model_selection import KFold, StratifiedKFold, StratifiedShuffleSplit
 
 from rfbench.errors import UsageError
 
@@ -93,6 +92,9 @@ def outer_splits(protocol: Protocol, y: np.ndarray, task: str,
 
     ``holdout_sizes``: (n_train, n_test) of the paper's split for ``holdout`` (rows beyond their
     sum are left out, as in the SALSA reference code)."""
+    # imported here, not with the module: status and report load no scikit-learn
+    from sklearn.model_selection import KFold, StratifiedShuffleSplit
+
     m = len(y)
     if protocol.name == "holdout" and holdout_sizes:
         n_tr, n_te = holdout_sizes
@@ -133,6 +135,8 @@ def fold_assignment(splits, m: int) -> np.ndarray:
 
 def inner_splits(protocol: Protocol, y_train: np.ndarray, task: str, outer_index: int):
     """The inner CV folds of one outer training part (seeded by the run seed and outer index)."""
+    from sklearn.model_selection import KFold, StratifiedKFold
+
     seed = int(np.random.default_rng([protocol.seed, outer_index, 104729]).integers(2**31 - 1))
     m = len(y_train)
     if m < protocol.inner_folds:
