@@ -166,6 +166,8 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     if scheduler is not None and threads is not None:
         raise UsageError("--threads sizes local workers; with --scheduler each dask worker's threads come from its "
                          "own cores (leave --threads out, start the workers with the --nthreads you want)")
+    if scheduler is None:           # local workers or a LocalCluster: the cores shared among the jobs
+        threads = threads or max(1, (os.cpu_count() or 1) // jobs)
     try:
         with _backend(backend, scheduler, jobs, threads) as cluster:
             for seeded in protocols:
@@ -187,7 +189,7 @@ def _backend(backend, scheduler, jobs, threads):
         return contextlib.nullcontext()
     from rfbench import dask_pool
 
-    return dask_pool.connect(scheduler, jobs, threads or max(1, (os.cpu_count() or 1) // jobs))
+    return dask_pool.connect(scheduler, jobs, threads)
 
 
 def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, data_dir, strict, progress,
@@ -201,11 +203,9 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
                          "settings); rerun with the same protocol options to resume, or use another --out")
     if cluster is not None and cluster.threads is None:   # an existing dask cluster: its size, its threads
         jobs = cluster.slots()
-    else:
-        threads = threads or max(1, (os.cpu_count() or 1) // jobs)
-        if threads * jobs > (os.cpu_count() or 1):
-            warn(f"{jobs} workers × {threads} threads exceed the {os.cpu_count() or 1} cores; "
-                 "expect slow, noisy timings")
+    elif threads * jobs > (os.cpu_count() or 1):
+        warn(f"{jobs} workers × {threads} threads exceed the {os.cpu_count() or 1} cores; "
+             "expect slow, noisy timings")
     bar = Progress(progress, jobs)      # says at once what it does: loading can take a while
     bar.note(f"loading {len(dataset_names)} dataset{'s' * (len(dataset_names) != 1)} "
              f"({', '.join(dataset_names)}) ...")
