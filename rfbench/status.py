@@ -5,7 +5,8 @@ methods × budgets × outer folds, methods only on the task types they support);
 belongs to no spec falls back to the union of its invocations' plans in ``runs.jsonl``. The done
 ones are the records. Tasks of datasets that cannot be obtained offline are counted apart
 (``no_data``), not as left. The time left is estimated per task from the median time of the finished tasks of the
-same (dataset, method, n); for a dataset with none yet, from a line t = a + b·size fitted to the
+same (dataset, method, n); for a cell with none yet, from the same dataset and method at another
+budget (scaled by the method's time ratio between budgets), else from a line t = a + b·size fitted to the
 (method, n)'s finished datasets (size = rows × inputs of the registry shape; proportional with a
 single dataset), a rough guess (column ``by_size`` counts those tasks). One core per task, as the
 long runs use it.
@@ -155,19 +156,42 @@ def _claims(records: Path) -> list[Path]:
 
 def task_seconds(done: pd.DataFrame):
     """A function [(dataset, method, n), ...] ↦ (estimated seconds of one task each, whether each
-    came from finished tasks of the same cell): the median time of the cell's finished tasks, else
-    a line fitted to the (method, n)'s finished datasets against rows × inputs, else NaN."""
+    came from finished tasks of the same cell): the median time of the cell's finished tasks; else
+    the same dataset and method at another n, scaled by the method's median time ratio between the
+    two budgets on datasets that have both (n / n' if none); else a line fitted to the (method, n)'s
+    finished datasets against rows × inputs; else NaN."""
     done = done.astype({"total_s": float})
     per_ds = done.groupby(["dataset", "method", "n_features"])["total_s"].median()
     size = {name: float(np.prod(get_dataset(name).shape)) for name in done["dataset"].unique()}
     models = {}
     for cell in done.groupby(["method", "n_features"]).size().index:
         models[cell] = _size_model(per_ds.xs(cell, level=("method", "n_features")), size)
+    by_method = {meth: g.droplevel("method").unstack("n_features")
+                 for meth, g in per_ds.groupby(level="method")}   # dataset × n, per method
+
+    def from_other_budget(dataset, method, n):
+        """The cell's time from the same dataset and method at the nearest other budget, or None."""
+        times = by_method.get(method)
+        if times is None or dataset not in times.index:
+            return None
+        known = times.loc[dataset].dropna()
+        if known.empty:
+            return None
+        other = min(known.index, key=lambda b: abs(np.log(b / n)))
+        both = times[[n, other]].dropna() if n in times.columns else times.iloc[:0]
+        ratio = float(np.median(both[n] / both[other])) if len(both) else n / other
+        return float(known[other]) * ratio
 
     def estimate(cells):
         known = [c in per_ds.index for c in cells]
-        est = [per_ds[c] if k else models.get(c[1:], lambda x: np.nan)(float(np.prod(get_dataset(c[0]).shape)))
-               for c, k in zip(cells, known, strict=True)]
+        est = []
+        for c, k in zip(cells, known, strict=True):
+            if k:
+                est.append(per_ds[c])
+                continue
+            scaled = from_other_budget(*c)
+            est.append(scaled if scaled is not None else
+                       models.get(c[1:], lambda x: np.nan)(float(np.prod(get_dataset(c[0]).shape))))
         return np.asarray(est, dtype=float), known
 
     return estimate
@@ -199,6 +223,6 @@ def render(table: pd.DataFrame) -> str:
                     for name, r in per_spec.iterrows())
     return (body + "\n\n" + lines + f"\nIn all: {int(total['done'])} of {int(total['asked'])} tasks done, "
             f"{int(total['left'])} left, {int(total['no_data'])} without data offline (they need the network), "
-            f"about {total['left_core_h']:.1f} core-hours on one core each (by_size: a rough guess from a line "
-            "fitted to other datasets' times against rows × inputs; unestimated: no finished task of that "
+            f"about {total['left_core_h']:.1f} core-hours on one core each (by_size: a rough guess from another budget "
+            "of the same dataset, or from a line fitted to other datasets' times against rows × inputs; unestimated: no finished task of that "
             "method and n)\n")

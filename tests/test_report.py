@@ -358,3 +358,18 @@ def test_latex_fits_the_page_width_under_pdflatex(tmp_path, width):
     log = compile_latex(tmp_path, body, width)
     assert "Overfull \\hbox" not in log and "Float too large" not in log
     assert "LaTeX Error" not in log and "Missing character" not in log
+
+
+def test_status_scales_a_cell_without_finished_tasks_from_the_same_dataset_at_another_budget():
+    from rfbench import status
+
+    done = pd.DataFrame([
+        {"dataset": "kinematics", "method": "alc", "n_features": 100, "total_s": 10.0},
+        {"dataset": "kinematics", "method": "alc", "n_features": 500, "total_s": 80.0},
+        {"dataset": "bank", "method": "alc", "n_features": 100, "total_s": 30.0},
+        {"dataset": "bank", "method": "gfc", "n_features": 100, "total_s": 5.0},
+    ])
+    est, known = status.task_seconds(done)([("bank", "alc", 500), ("bank", "gfc", 500), ("kinematics", "alc", 500)])
+    # bank at n = 500: its n = 100 time × alc's 500/100 ratio on kinematics (8×); gfc has no dataset
+    # with both budgets, so n/n' = 5×; the finished cell keeps its own median
+    assert list(est) == pytest.approx([240.0, 25.0, 80.0]) and known == [False, False, True]
