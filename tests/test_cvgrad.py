@@ -300,3 +300,23 @@ def test_fold_parallel_pool_agrees_with_the_serial_evaluation(n_threads, d, monk
                 assert pooled.dlam == pytest.approx(serial.dlam, rel=1e-10)
                 np.testing.assert_allclose(pooled.dW, serial.dW, rtol=1e-10, atol=1e-13)
                 np.testing.assert_allclose(pooled.dscale, serial.dscale, rtol=1e-10, atol=1e-13)
+
+
+def test_float32_gram_matrices_lose_digits_as_the_ridge_shrinks():
+    """The float32 Gram option measured by bench/perf/alc_precision.py: with a ridge term far above
+    float32's rounding of ZᵀZ it agrees with the float64 path to ~1e-6, and the loss grows as λ
+    shrinks (the reason ALC keeps float64; docs/history/alc.md)."""
+    rng = np.random.default_rng(3)
+    m, p = 600, 41
+    X = rng.standard_normal((m, 3))
+    # low frequencies: nearly collinear columns, an ill-conditioned Gram matrix (cond ~ 1e12)
+    Z = np.hstack([np.ones((m, 1)), np.sin(X @ rng.standard_normal((3, p - 1)) * 0.3)])
+    y = Z[:, 1] - 0.5 * Z[:, 7] + 0.1 * rng.standard_normal(m)
+    splits, Z, y = cvgrad.contiguous_folds(kfold(m, 5, rng), Z, y)
+    errors = []
+    for lam in (1e-2, 1e-6):
+        ref = cvgrad._ridge_cv_grad_kfold(Z, y, splits, lam, True)
+        low = cvgrad._ridge_cv_grad_kfold(Z, y, splits, lam, True, gram_dtype=np.float32)
+        errors.append((abs(low.value - ref.value) / ref.value, rel_err(low.dZ, ref.dZ)))
+    assert errors[0][0] < 1e-6 and errors[0][1] < 1e-4
+    assert errors[1][1] > 100 * errors[0][1]          # measured: 3.8e-6 at λ = 1e-2, 3.6e-2 at 1e-6

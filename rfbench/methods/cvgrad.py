@@ -348,7 +348,8 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
 
 
 def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: float,
-                         grad: bool, factored: bool = False, pool=None) -> CVGrad:
+                         grad: bool, factored: bool = False, pool=None,
+                         gram_dtype=np.float64) -> CVGrad:
     """:func:`ridge_cv_grad` for standard k-fold splits and many columns (ALC).
 
     The rows are visited fold by fold as contiguous blocks (no row copies when the caller's folds
@@ -358,6 +359,9 @@ def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: fl
     matrices and the folds' systems are computed by its threads (the GFC paper parallelised its
     à la carte over the folds too, App. C.3); the sums are then grouped differently, so the
     result agrees with the serial one to rounding, not bit for bit.
+    ``gram_dtype=np.float32`` forms the Gram matrices in single precision (measured by
+    bench/perf/alc_precision.py and not used: along real à la carte runs the gradient loses up to
+    2 of its digits, docs/history/alc.md).
     """
     m, p = Z.shape
     k = len(splits)
@@ -365,7 +369,10 @@ def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: fl
     Zs = Z if order is None else Z[order]
     ys = y if order is None else y[order]
     blocks = list(zip(bounds[:-1], bounds[1:], strict=True))
-    if pool is None:
+    if gram_dtype is not np.float64:
+        Zl = Zs.astype(gram_dtype)
+        grams = [(Zl[lo:hi].T @ Zl[lo:hi]).astype(np.float64) for lo, hi in blocks]
+    elif pool is None:
         grams = [Zs[lo:hi].T @ Zs[lo:hi] for lo, hi in blocks]
     else:
         grams = _pooled_grams(Zs, blocks, pool)
