@@ -1,6 +1,6 @@
 """EERF: Energy-based Exploration of Random Features (Shahrampour, Beirami & Tarokh, AAAI 2018).
 
-Algorithm 1 (Gaussian kernel, feature map φ(x, ω) = cos(ω_R·x + ω_I), ω_I = b the phase)::
+Algorithm 1 (shown for the Gaussian kernel, feature map φ(x, ω) = cos(ω_R·x + ω_I), ω_I = b the phase)::
 
     Input: training set, M₀ ≥ M, initial distribution P₀ = N(0, σ⁻² I) × U[0, 2π)
     1: draw M₀ candidates (ω̃_m, b̃_m) ~ P₀
@@ -14,6 +14,19 @@ centred for the score, but mapped to [−1, 1] by their training range as the pa
 does (``paper_response_scale``); ties between equal |Ŝ| go to the lower candidate
 index, so the selection is deterministic.
 
+Other feature maps (the paper's Table 4, ``feature_map``; rfbench/methods/featuremaps.py): the
+arc-cosine map of order n, (ω·x)ⁿ H(ω·x) with ω ~ N(0, I) (``"arccos"``, ``arccos_order``; Letter
+recognition uses n = 2, Year prediction n = 1), and the linear map x_ω, ω uniform on the d
+coordinates (``"linear"``). The same score (eq. (7)) with that φ, the same selection and ridge.
+
+Several classes (MNIST, Letter; method-notes §4.4 [O]): ridge on one-vs-rest ±1 columns, prediction
+the largest score, λ by the inner-CV error rate; a candidate's score is ‖Ŝ(ω)‖₂ over the C centred
+one-hot label columns (the score of each one-vs-rest problem, centred so that no class's share adds
+mean(φ) to every candidate). Two classes keep the paper's ±1 labels, uncentred.
+
+``n_candidates`` gives M₀ itself (the paper's Tables 3 and 5 fix M₀ per dataset: Adult 2000 at
+M = 100, MNIST 10 000 at M = 450, Letter 500 at M = 100) instead of ``m0_factor`` × M.
+
 The candidate pool (σ, N₀ subsample, frequencies, phases) is drawn by ``draw_candidate_pool`` in a
 fixed order of generator calls; LKRF calls the same function, so with the same ``random_state`` both
 methods score exactly the same candidates on the same subsample, as in the paper's comparison.
@@ -21,7 +34,6 @@ methods score exactly the same candidates on the same subsample, as in the paper
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,75 +41,84 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfbench.methods import featuremaps as fm
 from rfbench.methods.common import as_generator, resolve_cv
+from rfbench.methods.featuremaps import SCORE_BLOCK, cosine_features, empirical_scores  # noqa: F401 (re-exported)
 from rfbench.methods.rfkit import (
-    BinaryScoreClassifierMixin,
+    ScoreClassifierMixin,
     best_index,
-    encode_binary_labels,
+    centred_indicators,
+    cv_curves,
+    encode_class_labels,
     knn_bandwidth,
-    ridge_cv_curves,
+    ridge_fit,
     workers_from,
 )
-from rfbench.methods.ridge import ridge_solve
 from rfbench.methods.tuning import Stopwatch
 
 #: ridge regularisation grid of the EERF experiments, {10⁻⁵, 10⁻⁴, …, 10⁵} (ridge.py convention mλ)
 LAMBDA_GRID = tuple(float(10.0**k) for k in range(-5, 6))
-
-#: candidates scored per matrix product (bounds the N₀ × block working array)
-SCORE_BLOCK = 2000
 
 
 @dataclass
 class CandidatePool:
     """Everything Algorithm 1 draws before scoring."""
 
-    sigma: float  # bandwidth of P₀ (length-scale)
+    sigma: float  # bandwidth of P₀ (length-scale; 1 for the maps without one)
     subsample: np.ndarray  # the N₀ scoring rows, sorted
-    frequencies: np.ndarray  # (M₀, d), rows ω̃_m ~ N(0, σ⁻² I)
-    phases: np.ndarray  # (M₀,), b̃_m ~ U[0, 2π)
+    frequencies: np.ndarray  # (M₀, d), rows ω̃_m ~ N(0, σ⁻² I) (linear map: M₀ coordinate indices)
+    phases: np.ndarray | None  # (M₀,), b̃_m ~ U[0, 2π) (None for the maps without phases)
     bandwidth_time: float = 0.0  # seconds for the σ rule (shared with data-independent RFF)
     draw_time: float = 0.0  # seconds for the subsample and the M₀ draws (part of EERF's t_pp)
 
 
 def candidate_sizes(n_features: int, n_samples: int, m0_factor: float,
-                    n0_fraction: float) -> tuple[int, int]:
-    """(M₀, N₀): M₀ = round(m0_factor·M) (at least M), N₀ = round(n0_fraction·N) within [1, N]."""
+                    n0_fraction: float, n_candidates: int | None = None) -> tuple[int, int]:
+    """(M₀, N₀): M₀ = ``n_candidates`` if given, else round(m0_factor·M) (at least M);
+    N₀ = round(n0_fraction·N) within [1, N]."""
     if int(n_features) < 1:
         raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
-    if not m0_factor >= 1:
+    if n_candidates is None and not m0_factor >= 1:
         raise ValueError(f"m0_factor must be >= 1 (M0 >= M), got {m0_factor!r}")
+    if n_candidates is not None and (isinstance(n_candidates, bool) or not isinstance(n_candidates, (int, np.integer))
+                                     or n_candidates < int(n_features)):
+        raise ValueError(f"n_candidates (M0) must be an integer at least n_features (M = {n_features}), "
+                         f"got {n_candidates!r}")
     if not 0 < n0_fraction <= 1:
         raise ValueError(f"n0_fraction must be in (0, 1], got {n0_fraction!r}")
-    m0 = max(int(n_features), int(round(m0_factor * n_features)))
+    m0 = int(n_candidates) if n_candidates is not None else max(int(n_features), int(round(m0_factor * n_features)))
     n0 = min(n_samples, max(1, int(round(n0_fraction * n_samples))))
     return m0, n0
 
 
 def draw_candidate_pool(X: np.ndarray, m0: int, n0: int, rng: np.random.Generator,
-                        bandwidth_queries: int | None = 2000, workers: int = 1) -> CandidatePool:
-    """σ rule, N₀ subsample, then M₀ frequencies and phases — always in this order of RNG calls."""
+                        bandwidth_queries: int | None = 2000, workers: int = 1,
+                        feature_map: str = "gaussian") -> CandidatePool:
+    """σ rule (Gaussian map only), N₀ subsample, then M₀ draws from P₀ (frequencies and phases, or
+    coordinate indices) — always in this order of RNG calls."""
     with Stopwatch() as bw:
-        sigma = knn_bandwidth(X, k=50, n_query=bandwidth_queries, rng=rng, workers=workers)
+        sigma = (knn_bandwidth(X, k=50, n_query=bandwidth_queries, rng=rng, workers=workers)
+                 if fm.uses_bandwidth(feature_map) else 1.0)
     with Stopwatch() as draw:
         subsample = np.sort(rng.choice(X.shape[0], size=n0, replace=False))
-        frequencies = rng.standard_normal((m0, X.shape[1])) / sigma
-        phases = rng.uniform(0.0, 2.0 * np.pi, size=m0)
+        frequencies, phases = fm.draw(feature_map, m0, X.shape[1], rng, sigma)
     return CandidatePool(sigma, subsample, frequencies, phases, bw.total, draw.total)
 
 
-def empirical_scores(X0: np.ndarray, y0: np.ndarray, frequencies: np.ndarray, phases: np.ndarray,
-                     block: int = SCORE_BLOCK) -> np.ndarray:
-    """Ŝ_m = (1/N₀) Σ_n y_n cos(ω_m·x_n + b_m) for every candidate (eq. 7), in column blocks.
+def fit_targets(y, classify: bool, regression_score=None):
+    """(classes_ or None, ridge targets, score targets) of a fit: a real response (the score sees
+    ``regression_score(y)``), two classes (±1 both), or C classes (one-vs-rest ±1 columns for the
+    ridge, centred one-hot columns for the score)."""
+    if not classify:
+        y = np.asarray(y, dtype=float)
+        return None, y, (y if regression_score is None else regression_score(y))
+    classes, Y = encode_class_labels(y)
+    return classes, Y, (Y if Y.ndim == 1 else centred_indicators(Y))
 
-    One (N₀ × d)·(d × block) product per block, so memory stays O(N₀·block) for any M₀.
-    """
-    n0 = X0.shape[0]
-    scores = np.empty(frequencies.shape[0])
-    for start in range(0, frequencies.shape[0], block):
-        stop = start + block
-        scores[start:stop] = y0 @ np.cos(X0 @ frequencies[start:stop].T + phases[start:stop]) / n0
-    return scores
+
+def score_magnitudes(scores: np.ndarray) -> np.ndarray:
+    """|Ŝ| for one response, ‖Ŝ‖₂ over the C columns of several (what the selection ranks)."""
+    return scores if scores.ndim == 1 else np.linalg.norm(scores, axis=1)
 
 
 def paper_response_scale(y: np.ndarray) -> np.ndarray:
@@ -129,26 +150,12 @@ def top_k_by_magnitude(scores: np.ndarray, k: int) -> np.ndarray:
     return keep[np.lexsort((keep, -a[keep]))]
 
 
-def cosine_features(X: np.ndarray, frequencies: np.ndarray, phases: np.ndarray,
-                    weights: np.ndarray | None = None) -> np.ndarray:
-    """Z = √(2/M) cos(X Ωᵀ + b), optionally times per-feature weights (LKRF's weighted mode).
-
-    Built in place (one m × M array) since m·M can be large (EERF's Buzz set: 93 800 × 1000).
-    """
-    Z = X @ frequencies.T
-    Z += phases
-    np.cos(Z, out=Z)
-    Z *= math.sqrt(2.0 / max(frequencies.shape[0], 1))
-    if weights is not None:
-        Z *= weights
-    return Z
-
-
 class _EERFBase(BaseEstimator):
-    """Shared fit of EERFRegressor / EERFClassifier (the target is real or ±1)."""
+    """Shared fit of EERFRegressor / EERFClassifier (the target is real, ±1, or ±1 one-vs-rest columns)."""
 
     def __init__(self, n_features=100, m0_factor=10.0, n0_fraction=0.1, lambdas=LAMBDA_GRID,
-                 cv=5, random_state=None, n_jobs=None, bandwidth_queries=2000):
+                 cv=5, random_state=None, n_jobs=None, bandwidth_queries=2000, feature_map="gaussian",
+                 arccos_order=1, n_candidates=None):
         self.n_features = n_features
         self.m0_factor = m0_factor
         self.n0_fraction = n0_fraction
@@ -157,88 +164,96 @@ class _EERFBase(BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.bandwidth_queries = bandwidth_queries
+        self.feature_map = feature_map
+        self.arccos_order = arccos_order
+        self.n_candidates = n_candidates
 
-    def _fit_target(self, X: np.ndarray, y: np.ndarray, classify: bool, y_score: np.ndarray | None = None):
+    def _fit_target(self, X: np.ndarray, y: np.ndarray, y_score: np.ndarray, classify: bool):
+        fm.check_feature_map(self.feature_map, self.arccos_order)
         rng = as_generator(self.random_state)
         m = X.shape[0]
-        m0, n0 = candidate_sizes(self.n_features, m, self.m0_factor, self.n0_fraction)
+        m0, n0 = candidate_sizes(self.n_features, m, self.m0_factor, self.n0_fraction, self.n_candidates)
         lambdas = np.asarray(self.lambdas, dtype=float).ravel()
         if lambdas.size == 0 or np.any(lambdas <= 0):
             raise ValueError(f"lambdas must be a non-empty list of positive values, got {self.lambdas!r}")
 
-        pool = draw_candidate_pool(X, m0, n0, rng, self.bandwidth_queries, workers_from(self.n_jobs))
+        pool = draw_candidate_pool(X, m0, n0, rng, self.bandwidth_queries, workers_from(self.n_jobs),
+                                   self.feature_map)
         with Stopwatch() as pre:  # Table 3's t_pp: draw (above), score M₀ candidates, select
-            y_s = y if y_score is None else y_score
-            scores = empirical_scores(X[pool.subsample], y_s[pool.subsample], pool.frequencies,
-                                      pool.phases)
-            selected = top_k_by_magnitude(scores, self.n_features)
-        self.frequencies_ = pool.frequencies[selected]
-        self.phases_ = pool.phases[selected]
+            scores = fm.scores(X[pool.subsample], y_score[pool.subsample], pool.frequencies, pool.phases,
+                               self.feature_map, self.arccos_order)
+            selected = top_k_by_magnitude(score_magnitudes(scores), self.n_features)
+        self.frequencies_, self.phases_ = fm.take(pool.frequencies, pool.phases, selected)
         self.selected_ = selected
         self.scores_ = scores
         self.sigma_ = pool.sigma
         self.preprocess_time_ = pool.draw_time + pre.total
         self.bandwidth_time_ = pool.bandwidth_time
 
-        Z = cosine_features(X, self.frequencies_, self.phases_)
+        Z = self._features(X)
         with Stopwatch() as tune:
             if lambdas.size > 1:
                 splits = resolve_cv(self.cv, m, rng)
-                primary, secondary = ridge_cv_curves(Z, y, splits, lambdas, classify)
+                primary, secondary = cv_curves(Z, y, splits, lambdas, classify)
                 best = best_index(primary, secondary)
                 self.cv_errors_ = primary
             else:
                 best = 0
                 self.cv_errors_ = np.full(1, np.nan)
         lam = float(lambdas[best])
-        self.coef_, self.intercept_ = ridge_solve(Z, y, lam)
-        self.intercept_ = float(self.intercept_)
+        self.coef_, self.intercept_ = ridge_fit(Z, y, lam)
         self.tune_time_ = tune.total
         self.best_params_ = {"lambda": lam, "m0": int(m0), "n0": int(n0), "sigma": float(pool.sigma)}
         return self
 
+    def _features(self, X: np.ndarray) -> np.ndarray:
+        return fm.feature_matrix(X, self.frequencies_, self.phases_, self.feature_map, self.arccos_order)
+
     def _score(self, X) -> np.ndarray:
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        return cosine_features(X, self.frequencies_, self.phases_) @ self.coef_ + self.intercept_
+        return self._features(X) @ self.coef_ + self.intercept_
 
 
 class EERFRegressor(RegressorMixin, _EERFBase):
     """EERF random features + ridge regression, λ selected by the inner CV (MSE).
 
-    Parameters: ``n_features`` = M (kept features), ``m0_factor`` = M₀/M, ``n0_fraction`` = N₀/N,
-    ``lambdas`` = ridge grid, ``cv``/``random_state``/``n_jobs`` as in ``common``,
-    ``bandwidth_queries`` = query points for the σ rule (None = all).
+    Parameters: ``n_features`` = M (kept features), ``m0_factor`` = M₀/M (or ``n_candidates`` = M₀),
+    ``n0_fraction`` = N₀/N, ``lambdas`` = ridge grid, ``cv``/``random_state``/``n_jobs`` as in
+    ``common``, ``bandwidth_queries`` = query points for the σ rule (None = all), ``feature_map``
+    ("gaussian", "arccos", "linear") and ``arccos_order`` (n of the arc-cosine map).
 
-    Fitted: ``frequencies_`` (M × d), ``phases_``, ``selected_`` (candidate indices), ``scores_``
-    (Ŝ of all M₀ candidates), ``sigma_``, ``coef_``, ``intercept_``, ``cv_errors_`` (mean CV MSE per λ),
-    ``best_params_``, ``tune_time_``, ``preprocess_time_`` (candidate draws, scoring and selection:
-    the paper's t_pp), ``bandwidth_time_`` (the σ rule, which plain RFF needs as well).
+    Fitted: ``frequencies_`` (M × d; the linear map: M coordinate indices), ``phases_`` (None but
+    for the Gaussian map), ``selected_`` (candidate indices), ``scores_`` (Ŝ of all M₀ candidates),
+    ``sigma_`` (1 for the maps without a bandwidth), ``coef_``, ``intercept_``, ``cv_errors_`` (mean
+    CV MSE per λ), ``best_params_``, ``tune_time_``, ``preprocess_time_`` (candidate draws, scoring
+    and selection: the paper's t_pp), ``bandwidth_time_`` (the σ rule, which plain RFF needs as well).
     """
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
-        y = np.asarray(y, dtype=float)
-        return self._fit_target(X, y, classify=False, y_score=paper_response_scale(y))
+        _, y, y_score = fit_targets(y, classify=False, regression_score=paper_response_scale)
+        return self._fit_target(X, y, y_score, classify=False)
 
     def predict(self, X):
         return self._score(X)
 
 
-class EERFClassifier(BinaryScoreClassifierMixin, ClassifierMixin, _EERFBase):
-    """EERF for binary classification: least squares on ±1 labels, prediction sign(score).
+class EERFClassifier(ScoreClassifierMixin, ClassifierMixin, _EERFBase):
+    """EERF for classification: least squares on ±1 labels, prediction sign(score); with more than
+    two classes, one-vs-rest ±1 columns and the largest score (the candidates ranked by ‖Ŝ‖₂ over the
+    centred one-hot columns).
 
-    Labels: any two values, the smaller one → −1; ties of the score → positive class. λ is selected
-    by the inner-CV misclassification rate (ties by the ±1 MSE). Same parameters and fitted
-    attributes as ``EERFRegressor`` plus ``classes_``.
+    Two classes: any two values, the smaller one → −1; ties of the score → positive class. λ is
+    selected by the inner-CV misclassification rate (ties by the ±1 MSE). Same parameters and fitted
+    attributes as ``EERFRegressor`` plus ``classes_`` (``scores_`` is M₀ × C with several classes).
     """
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
-        self.classes_, y_pm = encode_binary_labels(y)
-        return self._fit_target(X, y_pm, classify=True)
+        self.classes_, y_pm, y_score = fit_targets(y, classify=True)
+        return self._fit_target(X, y_pm, y_score, classify=True)
 
     def decision_function(self, X):
         return self._score(X)
-

@@ -17,6 +17,16 @@ sampled features are computed once from the training part (the same uniform draw
 that the comparison between ρ values is not blurred by sampling noise) and the whole λ path is scored
 on the inner folds with one factorisation per fold. (The feature selection sees the whole training
 part, exactly like EERF's; only the ridge fit is cross-validated.)
+
+Feature maps (``feature_map``, ``arccos_order``; rfbench/methods/featuremaps.py): the alignment and
+the model use φ of the Gaussian (default), arc-cosine or linear map, as EERF's (the paper's Table 5
+compares the two on Letter with the arc-cosine map of order 2). Several classes (MNIST, Letter):
+the alignment with the label kernel Y Yᵀ of the C centred one-hot columns,
+K_m = Σ_c (Σ_i Y_ic φ_m(x_i))² (= N₀² ‖Ŝ_m‖², EERF's score squared), and one-vs-rest ridge as EERF's.
+
+Timing: ``preprocess_time_`` (the paper's t_pp) is the draws, the alignment scores and one χ² solve
+for the selected ρ, the latter repeated after the ρ × λ search so that it is counted in the final fit
+and not inside ``tune_time_`` (the solve is deterministic: the same q).
 """
 
 from __future__ import annotations
@@ -26,22 +36,21 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfbench.methods import featuremaps as fm
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.eerf import (
     LAMBDA_GRID,
     candidate_sizes,
-    cosine_features,
     draw_candidate_pool,
-    empirical_scores,
+    fit_targets,
 )
 from rfbench.methods.rfkit import (
-    BinaryScoreClassifierMixin,
+    ScoreClassifierMixin,
     best_index,
-    encode_binary_labels,
-    ridge_cv_curves,
+    cv_curves,
+    ridge_fit,
     workers_from,
 )
-from rfbench.methods.ridge import ridge_solve
 from rfbench.methods.tuning import Stopwatch
 
 #: ρ grid of the EERF comparison, {10⁻⁵, …, 10⁵}
@@ -128,7 +137,8 @@ class _LKRFBase(BaseEstimator):
 
     def __init__(self, n_features=100, m0_factor=10.0, n0_fraction=0.1, rhos=RHO_GRID,
                  lambdas=LAMBDA_GRID, mode="sample", tol=1e-10, cv=5, random_state=None,
-                 n_jobs=None, bandwidth_queries=2000):
+                 n_jobs=None, bandwidth_queries=2000, feature_map="gaussian", arccos_order=1,
+                 n_candidates=None):
         self.n_features = n_features
         self.m0_factor = m0_factor
         self.n0_fraction = n0_fraction
@@ -140,13 +150,16 @@ class _LKRFBase(BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.bandwidth_queries = bandwidth_queries
+        self.feature_map = feature_map
+        self.arccos_order = arccos_order
+        self.n_candidates = n_candidates
 
     def _features_for(self, q, uniforms):
         """(candidate indices, per-feature weights or None) for one solution q."""
         if self.mode == "sample":
             return draw_features_from_q(q, int(self.n_features), uniforms), None
         # "weighted": the optimised kernel itself, Σ_m q_m φ_m(x) φ_m(x'), on the support of q;
-        # cosine_features' √(2/D′) is undone so that the features are √(2 q_m) cos(w_m·x + b_m).
+        # the map's scale (√(2/D′) for cos) is undone so that the features are √(2 q_m) cos(w_m·x + b_m).
         support = np.flatnonzero(q > SUPPORT_EPS)
         p = q[support] / q[support].sum()
         return support, np.sqrt(p * support.size)
@@ -154,9 +167,10 @@ class _LKRFBase(BaseEstimator):
     def _fit_target(self, X, y, y_align, classify):
         if self.mode not in ("sample", "weighted"):
             raise ValueError(f"mode must be 'sample' or 'weighted', got {self.mode!r}")
+        fm.check_feature_map(self.feature_map, self.arccos_order)
         rng = as_generator(self.random_state)
         m = X.shape[0]
-        m0, n0 = candidate_sizes(self.n_features, m, self.m0_factor, self.n0_fraction)
+        m0, n0 = candidate_sizes(self.n_features, m, self.m0_factor, self.n0_fraction, self.n_candidates)
         rhos = np.asarray(self.rhos, dtype=float).ravel()
         lambdas = np.asarray(self.lambdas, dtype=float).ravel()
         if rhos.size == 0 or np.any(rhos <= 0):
@@ -164,27 +178,28 @@ class _LKRFBase(BaseEstimator):
         if lambdas.size == 0 or np.any(lambdas <= 0):
             raise ValueError(f"lambdas must be a non-empty list of positive values, got {self.lambdas!r}")
 
-        pool = draw_candidate_pool(X, m0, n0, rng, self.bandwidth_queries, workers_from(self.n_jobs))
+        pool = draw_candidate_pool(X, m0, n0, rng, self.bandwidth_queries, workers_from(self.n_jobs),
+                                   self.feature_map)
         with Stopwatch() as pre:  # alignment weights K_m = (Σ_i y_i Φ_im)² on the N₀ points
-            K = (n0 * empirical_scores(X[pool.subsample], y_align[pool.subsample], pool.frequencies,
-                                       pool.phases)) ** 2
+            S = fm.scores(X[pool.subsample], y_align[pool.subsample], pool.frequencies, pool.phases,
+                          self.feature_map, self.arccos_order)
+            K = (n0 * S) ** 2 if S.ndim == 1 else n0**2 * np.sum(S**2, axis=1)
         tune_grid = rhos.size * lambdas.size > 1
         with Stopwatch() as tune:
             splits = resolve_cv(self.cv, m, rng) if tune_grid else None
             uniforms = rng.random(int(self.n_features))  # common random numbers for every ρ
-            solutions, solve_times, curves, cache = [], [], [], {}
+            solutions, curves, cache = [], [], {}
             for rho in rhos:
-                with Stopwatch() as solve:
-                    q, _ = solve_chi_square_alignment(K, rho, tol=self.tol)
+                q, _ = solve_chi_square_alignment(K, rho, tol=self.tol)
                 idx, weights = self._features_for(q, uniforms)
                 solutions.append((q, idx, weights))
-                solve_times.append(solve.total)
                 if not tune_grid:
                     continue
                 key = (idx.tobytes(), None if weights is None else weights.tobytes())
                 if key not in cache:  # several ρ often give the very same features
-                    Z = cosine_features(X, pool.frequencies[idx], pool.phases[idx], weights)
-                    cache[key] = ridge_cv_curves(Z, y, splits, lambdas, classify)
+                    Z = fm.feature_matrix(X, *fm.take(pool.frequencies, pool.phases, idx), self.feature_map,
+                                          self.arccos_order, weights)
+                    cache[key] = cv_curves(Z, y, splits, lambdas, classify)
                 curves.append(cache[key])
             if tune_grid:
                 primary = np.array([c[0] for c in curves])
@@ -196,32 +211,35 @@ class _LKRFBase(BaseEstimator):
                 i_rho = i_lam = 0
                 self.cv_errors_ = np.full((1, 1), np.nan)
 
+        with Stopwatch() as solve:  # the selected ρ's solve again, outside the search: part of t_pp
+            solve_chi_square_alignment(K, rhos[i_rho], tol=self.tol)
         q, idx, weights = solutions[i_rho]
         self.q_ = q
         self.rho_ = float(rhos[i_rho])
         self.scores_ = K
         self.selected_ = idx
-        self.frequencies_ = pool.frequencies[idx]
-        self.phases_ = pool.phases[idx]
+        self.frequencies_, self.phases_ = fm.take(pool.frequencies, pool.phases, idx)
         self.feature_weights_ = weights
         self.sigma_ = pool.sigma
         # t_pp of EERF Table 5: draws, alignment scores and the solve for the selected ρ
-        self.preprocess_time_ = pool.draw_time + pre.total + solve_times[i_rho]
+        self.preprocess_time_ = pool.draw_time + pre.total + solve.total
         self.bandwidth_time_ = pool.bandwidth_time
         self.tune_time_ = tune.total
         lam = float(lambdas[i_lam])
-        Z = cosine_features(X, self.frequencies_, self.phases_, weights)
-        self.coef_, intercept = ridge_solve(Z, y, lam)
-        self.intercept_ = float(intercept)
+        Z = self._features(X)
+        self.coef_, self.intercept_ = ridge_fit(Z, y, lam)
         self.best_params_ = {"rho": self.rho_, "lambda": lam, "m0": int(m0), "n0": int(n0),
                              "sigma": float(pool.sigma), "n_features_used": int(idx.size)}
         return self
 
+    def _features(self, X):
+        return fm.feature_matrix(X, self.frequencies_, self.phases_, self.feature_map, self.arccos_order,
+                                 self.feature_weights_)
+
     def _score(self, X):
         check_is_fitted(self, "coef_")
         X = validate_data(self, X, reset=False, dtype=np.float64)
-        Z = cosine_features(X, self.frequencies_, self.phases_, self.feature_weights_)
-        return Z @ self.coef_ + self.intercept_
+        return self._features(X) @ self.coef_ + self.intercept_
 
 
 class LKRFRegressor(RegressorMixin, _LKRFBase):
@@ -230,9 +248,10 @@ class LKRFRegressor(RegressorMixin, _LKRFBase):
     The alignment uses the *centred* responses (K_m = (Σ_i (y_i − ȳ) Φ_im)²): for real responses
     the uncentred alignment would be dominated by the constant component (method-notes §5.4).
 
-    Parameters: as ``EERFRegressor`` plus ``rhos`` (ρ grid), ``mode`` ("sample": D i.i.d. draws
-    from q, unweighted, default; "weighted": every support feature weighted by √q_m, so the number
-    of features is the support size), ``tol`` (relative bisection tolerance).
+    Parameters: as ``EERFRegressor`` (``n_candidates``, ``feature_map``, ``arccos_order`` too) plus
+    ``rhos`` (ρ grid), ``mode`` ("sample": D i.i.d. draws from q, unweighted, default; "weighted":
+    every support feature weighted by √q_m, so the number of features is the support size), ``tol``
+    (relative bisection tolerance).
 
     Fitted: as EERF (``frequencies_``, ``phases_``, ``selected_``, ``scores_`` = K of all M₀
     candidates, ``sigma_``, ``coef_``, ``intercept_``, ``best_params_``, ``tune_time_``,
@@ -242,24 +261,24 @@ class LKRFRegressor(RegressorMixin, _LKRFBase):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
-        y = np.asarray(y, dtype=float)
-        return self._fit_target(X, y, y - y.mean(), classify=False)
+        _, y, y_align = fit_targets(y, classify=False, regression_score=lambda v: v - v.mean())
+        return self._fit_target(X, y, y_align, classify=False)
 
     def predict(self, X):
         return self._score(X)
 
 
-class LKRFClassifier(BinaryScoreClassifierMixin, ClassifierMixin, _LKRFBase):
-    """LKRF for binary classification (the reference setting): alignment with the ±1 labels,
-    ridge on ±1, prediction sign(score) with ties → positive class. ρ and λ are selected by the
-    inner-CV misclassification rate (ties by the ±1 MSE). Labels: any two values, smaller → −1."""
+class LKRFClassifier(ScoreClassifierMixin, ClassifierMixin, _LKRFBase):
+    """LKRF for classification (the reference setting: two classes): alignment with the ±1 labels,
+    ridge on ±1, prediction sign(score) with ties → positive class; several classes: alignment with
+    the centred one-hot columns, one-vs-rest ridge, the largest score. ρ and λ are selected by the
+    inner-CV misclassification rate (ties by the ±1 MSE). Two labels: any two values, smaller → −1."""
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
-        self.classes_, y_pm = encode_binary_labels(y)
-        return self._fit_target(X, y_pm, y_pm, classify=True)
+        self.classes_, y_pm, y_align = fit_targets(y, classify=True)
+        return self._fit_target(X, y_pm, y_align, classify=True)
 
     def decision_function(self, X):
         return self._score(X)
-

@@ -22,15 +22,33 @@ Spectral samplers (method-notes §1.2; the Laplace and Cauchy *kernels* use the 
     gaussian   exp(−‖δ‖² / (2σ²))            N(0, 1) / σ
     laplace    exp(−‖δ‖₁ / σ)                Cauchy(0, 1) / σ
     cauchy     Π_j 1 / (1 + δ_j² / σ²)       Laplace(0, 1) / σ
+
+``RKSRegressor`` / ``RKSClassifier``: random kitchen sinks (Rahimi & Recht 2009) as the EERF paper
+runs them (its "RKS" column of Table 3): M features drawn from P₀ and used as they are, on any of the
+EERF paper's feature maps (``feature_map`` = "gaussian" with the EERF σ rule, "arccos" of order
+``arccos_order``, "linear"; rfbench/methods/featuremaps.py), ridge with λ from EERF's grid
+{10⁻⁵, …, 10⁵} by the inner CV (error rate for classification, one-vs-rest for several classes):
+EERF's pipeline without the candidate scoring and selection, so that the two differ only in that.
 """
 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfbench.methods import featuremaps as fm
 from rfbench.methods.common import as_generator, resolve_cv
+from rfbench.methods.rfkit import (
+    ScoreClassifierMixin,
+    best_index,
+    cv_curves,
+    encode_class_labels,
+    knn_bandwidth,
+    ridge_fit,
+    workers_from,
+)
 from rfbench.methods.ridge import (
     DEFAULT_LAMBDAS,
     cv_mse_path,
@@ -113,8 +131,6 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
             if self.bandwidths != "knn":
                 raise ValueError(f"bandwidths must be a list of values or 'knn', got {self.bandwidths!r}")
             # the EERF paper's rule, shared with eerf/lkrf: σ = mean distance to the 50th neighbour
-            from rfbench.methods.rfkit import knn_bandwidth
-
             bandwidths = np.array([knn_bandwidth(X, 50, rng=rng)])
         else:
             bandwidths = np.asarray(DEFAULT_BANDWIDTHS if self.bandwidths is None else self.bandwidths, float)
@@ -156,3 +172,95 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         return self.features(X) @ self.coef_ + self.intercept_
+
+
+class _RKSBase(BaseEstimator):
+    """Shared fit of RKSRegressor / RKSClassifier."""
+
+    def __init__(self, n_features=100, feature_map="gaussian", arccos_order=1, lambdas=None, cv=5,
+                 random_state=None, n_jobs=None, bandwidth_queries=2000):
+        self.n_features = n_features
+        self.feature_map = feature_map
+        self.arccos_order = arccos_order
+        self.lambdas = lambdas
+        self.cv = cv
+        self.random_state = random_state
+        self.n_jobs = n_jobs
+        self.bandwidth_queries = bandwidth_queries
+
+    def _fit_target(self, X, y, classify: bool):
+        from rfbench.methods.eerf import LAMBDA_GRID
+
+        fm.check_feature_map(self.feature_map, self.arccos_order)
+        if isinstance(self.n_features, bool) or not isinstance(self.n_features, (int, np.integer)) \
+                or self.n_features < 1:
+            raise ValueError(f"n_features must be a positive integer, got {self.n_features!r}")
+        lambdas = np.asarray(LAMBDA_GRID if self.lambdas is None else self.lambdas, dtype=float).ravel()
+        if lambdas.size == 0 or np.any(lambdas <= 0):
+            raise ValueError(f"lambdas must be a non-empty list of positive values, got {self.lambdas!r}")
+        rng = as_generator(self.random_state)
+        with Stopwatch() as bw:
+            sigma = (knn_bandwidth(X, 50, self.bandwidth_queries, rng, workers_from(self.n_jobs))
+                     if fm.uses_bandwidth(self.feature_map) else 1.0)
+        self.frequencies_, self.phases_ = fm.draw(self.feature_map, int(self.n_features), X.shape[1], rng, sigma)
+        self.sigma_ = float(sigma)
+        self.bandwidth_time_ = bw.total
+        self.preprocess_time_ = 0.0      # data-independent features: nothing before training
+        Z = self._features(X)
+        with Stopwatch() as tune:
+            if lambdas.size > 1:
+                primary, secondary = cv_curves(Z, y, resolve_cv(self.cv, X.shape[0], rng), lambdas, classify)
+                best = best_index(primary, secondary)
+                self.cv_errors_ = primary
+            else:
+                best = 0
+                self.cv_errors_ = np.full(1, np.nan)
+        lam = float(lambdas[best])
+        self.coef_, self.intercept_ = ridge_fit(Z, y, lam)
+        self.tune_time_ = tune.total
+        self.best_params_ = {"lambda": lam, "sigma": self.sigma_}
+        return self
+
+    def _features(self, X):
+        return fm.feature_matrix(X, self.frequencies_, self.phases_, self.feature_map, self.arccos_order)
+
+    def _score(self, X):
+        check_is_fitted(self, "coef_")
+        X = validate_data(self, X, reset=False, dtype=np.float64)
+        return self._features(X) @ self.coef_ + self.intercept_
+
+
+class RKSRegressor(RegressorMixin, _RKSBase):
+    """Random kitchen sinks + ridge regression, λ from EERF's grid by the inner CV (MSE).
+
+    Parameters: ``n_features`` = M, ``feature_map`` / ``arccos_order`` (the EERF paper's maps),
+    ``lambdas`` (None: EERF's grid {10⁻⁵, …, 10⁵}), ``cv``/``random_state``/``n_jobs`` as in
+    ``common``, ``bandwidth_queries`` = query points of the σ rule (Gaussian map).
+
+    Fitted: ``frequencies_`` (M × d; the linear map: M coordinate indices), ``phases_`` (Gaussian map,
+    else None), ``sigma_``, ``coef_``, ``intercept_``, ``cv_errors_``, ``best_params_``,
+    ``tune_time_``, ``bandwidth_time_`` (the σ rule) and ``preprocess_time_`` = 0 (no pre-processing).
+    """
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
+        return self._fit_target(X, np.asarray(y, dtype=float), classify=False)
+
+    def predict(self, X):
+        return self._score(X)
+
+
+class RKSClassifier(ScoreClassifierMixin, ClassifierMixin, _RKSBase):
+    """Random kitchen sinks for classification: least squares on ±1 labels and the sign (two
+    classes, the smaller label −1, ties → positive), or one-vs-rest ±1 columns and the largest score
+    (more classes); λ by the inner-CV error rate (ties by the ±1 MSE). As ``RKSRegressor`` plus
+    ``classes_``."""
+
+    def fit(self, X, y):
+        X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
+        check_classification_targets(y)
+        self.classes_, y_pm = encode_class_labels(y)
+        return self._fit_target(X, y_pm, classify=True)
+
+    def decision_function(self, X):
+        return self._score(X)
