@@ -9,6 +9,23 @@ method; outer fold assignments are stored with the results.
 * ``holdout`` (SALSA paper): one seeded train/test split (the sizes of the dataset's registry
   ``holdout`` entry when it has one, else ``test_size``); inputs and outputs standardised with
   training statistics; error = test MSE on the standardised output (SALSA App. D).
+* ``fixed`` (EERF paper §Experiments, method-notes §10.2): the dataset's own train/test split, the one
+  its files define (registry ``holdout: {train, test, split: files}``: the first ``train`` rows in
+  file order, i.e. the training file, for training and the next ``test`` rows, the test file, for
+  testing; never shuffled, the same for every seed), fitted ``repeats`` times: each repeat is an
+  "outer fold" of the same split whose estimator seed (tasks.method_seed), hence whose random
+  features, N₀ subsample and inner folds, are new, so that the spread over repeats is the spread
+  of the random-feature draws (the paper's standard errors). Inputs standardised on the training
+  part, regression responses mapped to [−1, 1] by the training range (``target_scaling`` "pm1");
+  error = the test misclassification rate in % (two or more classes), or 100 × the test MSE of the
+  [−1, 1] responses for regression (the paper does not say which measure its regression rows use).
+  With ``max_samples`` the seeded subset of the rows keeps their file order, so the split is the
+  kept rows of the training part, then those of the test part.
+
+A dataset's ``holdout`` entry is a :class:`HoldoutSizes`: (n_train, n_test), a plain pair for the
+code that reads it, whose ``fixed`` attribute says which of the two it is (``split: files``: the
+files' own split, also taken by the ``holdout`` protocol instead of a permutation; else the sizes
+of a seeded split).
 """
 
 from __future__ import annotations
@@ -20,7 +37,24 @@ import numpy as np
 
 from rfbench.errors import UsageError
 
-PROTOCOLS = ("cv", "splits", "holdout")
+PROTOCOLS = ("cv", "splits", "holdout", "fixed")
+
+
+class HoldoutSizes(tuple):
+    """(n_train, n_test) of a dataset's paper split, a 2-tuple; ``fixed`` True: the split of the
+    data files themselves (first n_train rows in file order, then n_test), else the sizes of a
+    seeded random split."""
+
+    def __new__(cls, n_train: int, n_test: int, fixed: bool = False):
+        self = super().__new__(cls, (int(n_train), int(n_test)))
+        self.fixed = bool(fixed)
+        return self
+
+    def __getnewargs__(self):          # pickling (worker processes) rebuilds it with its flag
+        return (self[0], self[1], self.fixed)
+
+    def __repr__(self) -> str:
+        return f"HoldoutSizes({self[0]}, {self[1]}, fixed={self.fixed})"
 
 
 @dataclass(frozen=True)
@@ -29,7 +63,7 @@ class Protocol:
     outer_folds: int = 10
     inner_folds: int = 5
     seed: int = 0
-    repeats: int = 20          # ``splits``
+    repeats: int = 20          # ``splits``, ``fixed``
     test_size: float = 0.3     # ``splits`` / ``holdout``
     max_samples: int | None = None
 
@@ -50,12 +84,13 @@ class Protocol:
 
     @property
     def target_scaling(self) -> str:
-        """How regression outputs are scaled: to range one (GFC) or standardised (SALSA)."""
-        return "standard" if self.name == "holdout" else "range"
+        """How regression outputs are scaled: to range one (GFC), standardised (SALSA) or to
+        [−1, 1] (EERF, "pm1"); it also names the error measure (see :func:`score`)."""
+        return {"holdout": "standard", "fixed": "pm1"}.get(self.name, "range")
 
     @property
     def n_outer(self) -> int:
-        return {"cv": self.outer_folds, "splits": self.repeats, "holdout": 1}[self.name]
+        return {"cv": self.outer_folds, "splits": self.repeats, "holdout": 1, "fixed": self.repeats}[self.name]
 
     def key(self) -> str:
         """Identifies everything that changes the numbers (part of every result's resume key)."""
@@ -64,6 +99,8 @@ class Protocol:
             base = f"{self.name}-r{self.repeats}-t{self.test_size:g}-i{self.inner_folds}"
         elif self.name == "holdout":
             base = f"{self.name}-t{self.test_size:g}-i{self.inner_folds}"
+        elif self.name == "fixed":
+            base = f"{self.name}-r{self.repeats}-i{self.inner_folds}"
         if self.max_samples:
             base += f"-max{self.max_samples}"
         return base
@@ -71,11 +108,12 @@ class Protocol:
 
 def outer_count_of_key(key: str) -> int | None:
     """Outer folds / splits a complete cell of the protocol ``key`` (:meth:`Protocol.key`) has:
-    'cv-o10-i5' → 10, 'splits-r20-t0.3-i5' → 20, 'holdout-…' → 1; None for a key it cannot read."""
-    m = re.match(r"^(cv)-o(\d+)-|^(splits)-r(\d+)-|^(holdout)-", str(key))
+    'cv-o10-i5' → 10, 'splits-r20-t0.3-i5' → 20, 'holdout-…' → 1, 'fixed-r10-i5' → 10; None for a
+    key it cannot read."""
+    m = re.match(r"^(cv)-o(\d+)-|^(splits)-r(\d+)-|^(holdout)-|^(fixed)-r(\d+)-", str(key))
     if not m:
         return None
-    return int(m.group(2) or m.group(4) or 1)
+    return int(m.group(2) or m.group(4) or m.group(7) or 1)
 
 
 def subsample_index(m: int, max_samples: int | None, seed: int) -> np.ndarray:
@@ -91,11 +129,18 @@ def outer_splits(protocol: Protocol, y: np.ndarray, task: str,
     """The outer (train, test) index pairs; identical for every method.
 
     ``holdout_sizes``: (n_train, n_test) of the paper's split for ``holdout`` (rows beyond their
-    sum are left out, as in the SALSA reference code)."""
+    sum are left out, as in the SALSA reference code); a :class:`HoldoutSizes` with ``fixed``: the
+    files' own split, taken by ``holdout`` (one split) and ``fixed`` (``repeats`` times)."""
     # imported here, not with the module: status and report load no scikit-learn
     from sklearn.model_selection import KFold, StratifiedShuffleSplit
 
     m = len(y)
+    if getattr(holdout_sizes, "fixed", False) and protocol.name in ("holdout", "fixed"):
+        split = fixed_split(protocol, m, holdout_sizes)
+        return [split] * protocol.n_outer
+    if protocol.name == "fixed":
+        raise UsageError("protocol fixed runs on a dataset's own train/test split, and this dataset has none "
+                         "(datasets.yaml: holdout: {train: rows, test: rows, split: files}); use cv, splits or holdout")
     if protocol.name == "holdout" and holdout_sizes:
         n_tr, n_te = holdout_sizes
         if n_tr + n_te > m:
@@ -113,7 +158,7 @@ def outer_splits(protocol: Protocol, y: np.ndarray, task: str,
     if not 1 <= n_test < m:
         raise UsageError(f"--test-size {protocol.test_size:g} of the dataset's {m} rows leaves {n_test} test and "
                          f"{m - n_test} training rows; choose a test size that keeps both non-empty")
-    if task == "classification":
+    if task in ("classification", "multiclass"):
         splitter = StratifiedShuffleSplit(n_splits, test_size=protocol.test_size, random_state=protocol.seed)
         return list(splitter.split(np.zeros((m, 1)), y))
     rng = np.random.default_rng(protocol.seed)
@@ -123,6 +168,26 @@ def outer_splits(protocol: Protocol, y: np.ndarray, task: str,
         n_test = int(round(protocol.test_size * m))
         out.append((np.sort(perm[n_test:]), np.sort(perm[:n_test])))
     return out
+
+
+def fixed_split(protocol: Protocol, m: int, sizes: HoldoutSizes) -> tuple[np.ndarray, np.ndarray]:
+    """(train, test) indices of a dataset's own split, rows in file order: the first n_train rows
+    train, the next n_test test. ``m`` rows: all of them (m = n_train + n_test), or the seeded subset
+    of ``--max-samples`` (:func:`subsample_index` of the whole, sorted, so the kept training rows
+    still come first)."""
+    n_tr, n_te = sizes
+    total = n_tr + n_te
+    if m == total:
+        n_kept_train = n_tr
+    elif protocol.max_samples and m == min(protocol.max_samples, total):
+        n_kept_train = int(np.searchsorted(subsample_index(total, protocol.max_samples, protocol.seed), n_tr))
+    else:
+        raise UsageError(f"the dataset has {m} rows, its own split {n_tr} + {n_te} = {total}; the data is another "
+                         "version than the registry's holdout entry")
+    if not 0 < n_kept_train < m:
+        raise UsageError(f"--max-samples {protocol.max_samples} leaves {n_kept_train} training and {m - n_kept_train} "
+                         "test rows of the dataset's own split; keep both non-empty")
+    return np.arange(n_kept_train), np.arange(n_kept_train, m)
 
 
 def fold_assignment(splits, m: int) -> np.ndarray:
@@ -141,7 +206,7 @@ def inner_splits(protocol: Protocol, y_train: np.ndarray, task: str, outer_index
     m = len(y_train)
     if m < protocol.inner_folds:
         raise UsageError(f"an outer training part has {m} rows, fewer than {protocol.inner_folds} inner folds")
-    if task == "classification":
+    if task in ("classification", "multiclass"):
         _, counts = np.unique(y_train, return_counts=True)
         if counts.min() >= protocol.inner_folds:
             kf = StratifiedKFold(protocol.inner_folds, shuffle=True, random_state=seed)
@@ -152,7 +217,9 @@ def inner_splits(protocol: Protocol, y_train: np.ndarray, task: str, outer_index
 
 @dataclass
 class Scaler:
-    """Train-fold statistics only: inputs standardised, outputs scaled to range one (regression)."""
+    """Train-fold statistics only: inputs standardised, outputs scaled to range one (regression),
+    standardised ("standard") or mapped to [−1, 1] ("pm1": y_min holds the centre of the training
+    range, y_range its half-width)."""
 
     x_mean: np.ndarray
     x_std: np.ndarray
@@ -166,6 +233,9 @@ class Scaler:
         std[std == 0] = 1.0  # constant inputs stay constant (zero) instead of dividing by zero
         if task == "regression" and target_scaling == "standard":
             return cls(mean, std, float(y.mean()), float(y.std(ddof=1)) or 1.0)
+        if task == "regression" and target_scaling == "pm1":
+            y_min, y_max = float(y.min()), float(y.max())
+            return cls(mean, std, 0.5 * (y_min + y_max), 0.5 * (y_max - y_min) or 1.0)
         if task == "regression":
             y_min, y_max = float(y.min()), float(y.max())
             return cls(mean, std, y_min, (y_max - y_min) or 1.0)
@@ -187,14 +257,21 @@ def encode_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def metric_name(task: str, target_scaling: str = "range") -> str:
-    if task == "classification":
+    if target_scaling == "pm1":
+        return "mse100" if task == "regression" else "error"
+    if task in ("classification", "multiclass"):
         return "accuracy"
     return "mse" if target_scaling == "standard" else "rmse100"
 
 
 def score(task: str, y_true: np.ndarray, y_pred: np.ndarray, target_scaling: str = "range") -> float:
     """Regression: RMSE × 100 of range-normalised outputs, or MSE of standardised outputs
-    (holdout / SALSA). Classification: accuracy in %."""
+    (holdout / SALSA), or 100 × MSE of [−1, 1] outputs (fixed / EERF). Classification (two or more
+    classes): accuracy in %, or the misclassification rate in % (fixed / EERF)."""
+    if target_scaling == "pm1":
+        if task == "regression":
+            return float(100.0 * np.mean((y_true - y_pred) ** 2))
+        return float(100.0 * np.mean(y_true != y_pred))
     if task == "regression" and target_scaling == "standard":
         return float(np.mean((y_true - y_pred) ** 2))
     if task == "regression":

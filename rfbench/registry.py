@@ -39,7 +39,7 @@ from rfbench.errors import UsageError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 ROOT = PACKAGE_DIR.parent        # the checkout, in a development tree
-TASKS = ("regression", "classification")
+TASKS = ("regression", "classification", "multiclass")
 ENTRY_POINT_GROUP = "rfbench.methods"
 ADHOC_ENV = "RFBENCH_ADHOC_REGISTRY"   # internal: entries named on the command line (JSON)
 # dataset and method names become file names (records/<dataset>__<method>__….json, folds/<dataset>.csv,
@@ -137,7 +137,9 @@ class Dataset:
     negative: tuple[str, ...] = ()      # classification: source labels mapped to −1
     positive: tuple[str, ...] = ()      # ... and to +1 (GBRFF paper Table 1); user data: inferred
     one_hot: bool = False               # one-hot encode categorical inputs
-    holdout: tuple[int, int] | None = None  # (n_train, n_test) of the paper's split
+    # (n_train, n_test) of the paper's split: a protocol.HoldoutSizes, whose ``fixed`` flag marks the
+    # data files' own split (``holdout: {train, test, split: files}``) against a seeded one
+    holdout: tuple[int, int] | None = None
     preprocess: str | None = None       # name of a dataset-specific reader in rfbench.data.prepare
     notes: str = ""
     file: str | None = None             # user data: an absolute file path (csv, tsv, arff, parquet)
@@ -180,11 +182,20 @@ class Method:
     description: str = ""
     paper: str = ""
     grid: dict | list | None = None     # user methods: GridSearchCV grid over the inner folds
+    # dataset → constructor parameters on that dataset only, over ``params`` (a paper's per-dataset
+    # settings, e.g. the EERF paper's M₀, N₀/N and feature map of Tables 3-5)
+    per_dataset: dict = field(default_factory=dict)
     origin: str = "built-in"            # built-in | user registry file | entry point … | command line
     sys_path: tuple[str, ...] = ()      # directories the estimator's module is imported from
 
     def supports(self, task: str) -> bool:
-        return task in self.estimators or "regression" in self.estimators
+        """A native estimator for the task, or a regressor (fitted to ±1 labels on two classes);
+        several classes need a native (multiclass) estimator."""
+        return task in self.estimators or ("regression" in self.estimators and task != "multiclass")
+
+    def params_for(self, dataset: str) -> dict:
+        """The constructor parameters on ``dataset``: ``params``, then its ``per_dataset`` entry."""
+        return {**self.params, **self.per_dataset.get(dataset, {})}
 
     def estimator_class(self, task: str):
         """The estimator class for a task (a regressor also serves classification via ±1 + sign).
@@ -213,6 +224,8 @@ class Method:
             cls = self._resolve(path)
             if self.origin != "built-in":
                 _check_arguments(cls, self.params, self.grid, self._where(path))
+                for overrides in self.per_dataset.values():
+                    _check_arguments(cls, overrides, None, self._where(path))
         return self
 
     def is_native(self, task: str) -> bool:
@@ -404,10 +417,12 @@ def _parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
             if (sha or not user) and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
                 _fail(path, name, "field 'mirror.sha256' must be 64 lowercase hex digits")
         sha = str(mi.get("sha256") or "")
-        formats = ("arff", "csv", "csv-noheader", "text", "mat") + (("tsv", "parquet") if user else ())
+        formats = ("arff", "csv", "csv-noheader", "text", "mat", "idx") + (("tsv", "parquet") if user else ())
         if mi["format"] not in formats:
             _fail(path, name, f"field 'mirror.format' must be {', '.join(formats[:-1])} or {formats[-1]}, "
                   f"got {mi['format']!r}")
+        if mi["format"] == "idx" and not e.get("preprocess"):
+            _fail(path, name, "a mirror of format idx (MNIST's binary files) needs a 'preprocess' reader")
         mirror = Mirror(str(mi["file"]), sha, mi["format"], mi.get("sep"), tuple(append))
     file = file_format = None
     file_sha = ""
@@ -451,19 +466,31 @@ def _parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
         download_member=dl.get("member"),
         negative=tuple(str(v) for v in labels.get("negative", ())),
         positive=tuple(str(v) for v in labels.get("positive", ())),
-        one_hot=bool(e.get("one_hot", False)), preprocess=e.get("preprocess"), holdout=_holdout(path, name, e.get("holdout")),
+        one_hot=bool(e.get("one_hot", False)), preprocess=e.get("preprocess"), holdout=_holdout(path, name, e.get("holdout"), shape[0]),
         notes=str(e.get("notes", "")),
         file=file, file_format=file_format, sep=e.get("sep"), sha256=file_sha,
         origin=str(path) if user else "built-in", unavailable=e.get("unavailable"),
     )
 
 
-def _holdout(path: Path, name: str, value) -> tuple[int, int] | None:
+def _holdout(path: Path, name: str, value, rows: int):
+    """``holdout: {train, test[, split]}``: the paper's split sizes; ``split: random`` (default) a seeded
+    permutation takes them, ``split: files`` they are the data files' own split (rows in file order:
+    the first ``train`` rows, then ``test``; they must cover every row of the dataset)."""
+    from rfbench.protocol import HoldoutSizes
+
     if value is None:
         return None
-    if not (isinstance(value, dict) and all(isinstance(value.get(k), int) and value[k] > 0 for k in ("train", "test"))):
-        _fail(path, name, "field 'holdout' must be {train: rows, test: rows}")
-    return value["train"], value["test"]
+    if not (isinstance(value, dict) and all(isinstance(value.get(k), int) and value[k] > 0 for k in ("train", "test"))
+            and set(value) <= {"train", "test", "split"}):
+        _fail(path, name, "field 'holdout' must be {train: rows, test: rows} (and optionally split: random | files)")
+    split = value.get("split", "random")
+    if split not in ("random", "files"):
+        _fail(path, name, f"field 'holdout.split' must be random or files, got {split!r}")
+    if split == "files" and rows and value["train"] + value["test"] != rows:
+        _fail(path, name, f"holdout with split: files must cover the {rows} rows: train {value['train']} + test "
+              f"{value['test']} = {value['train'] + value['test']}")
+    return HoldoutSizes(value["train"], value["test"], fixed=split == "files")
 
 
 @lru_cache(maxsize=4)
@@ -500,6 +527,9 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
             _fail(path, name, f"field 'estimator' must name 'package.module:Class', got {target!r}")
     if not isinstance(e.get("params") or {}, dict):
         _fail(path, name, "field 'params' must be a mapping of constructor arguments")
+    per_dataset = e.get("per_dataset") or {}
+    if not (isinstance(per_dataset, dict) and all(isinstance(k, str) and isinstance(v, dict) for k, v in per_dataset.items())):
+        _fail(path, name, "field 'per_dataset' must map dataset names to mappings of constructor arguments")
     grid = e.get("grid")
     if grid is not None:
         grids = grid if isinstance(grid, list) else [grid]
@@ -509,7 +539,7 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
                   "(or be a list of such mappings)")
     return Method(name, dict(est), dict(e.get("params") or {}), str(e.get("description", "")),
                   str(e.get("paper", "")), grid=grid, origin=origin or ("built-in" if not user else str(path)),
-                  sys_path=tuple(sys_path))
+                  sys_path=tuple(sys_path), per_dataset={k: dict(v) for k, v in per_dataset.items()})
 
 
 @lru_cache(maxsize=4)

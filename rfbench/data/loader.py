@@ -156,6 +156,17 @@ def _two_classes(ds: Dataset, labels: pd.Series, origin: str) -> tuple[tuple[str
     return (values[0],), (values[1],)
 
 
+def class_codes(labels: pd.Series) -> np.ndarray:
+    """Several classes → codes 0, 1, …, C − 1 in the order of :func:`class_values` (floats, as every
+    target here); a missing label becomes NaN (refused by validate_arrays)."""
+    text = labels.astype(str).str.strip()
+    numeric = pd.to_numeric(text, errors="coerce")
+    if numeric.notna().all():
+        text = numeric.map(lambda v: f"{v:g}")
+    codes = {v: i for i, v in enumerate(class_values(labels))}
+    return text.map(codes).where(labels.notna()).to_numpy(dtype=float)
+
+
 def class_values(labels: pd.Series) -> list[str]:
     """The distinct labels of a target column, sorted numerically when they are numbers."""
     text = labels.dropna().astype(str).str.strip()
@@ -187,6 +198,8 @@ def _frame_to_arrays(ds: Dataset, df: pd.DataFrame, target: str, origin: str) ->
         y = _binarise(replace(ds, negative=neg, positive=pos), df[target], origin)
     elif ds.task == "classification":
         y = _binarise(ds, df[target], origin)
+    elif ds.task == "multiclass":
+        y = class_codes(df[target])
     else:
         y = pd.to_numeric(df[target], errors="coerce").to_numpy(dtype=float)
     Xdf = df.drop(columns=[target, *[c for c in ds.drop if c in df.columns]])
@@ -250,8 +263,11 @@ def _from_mirror_dir(ds: Dataset, root: Path) -> Loaded | None:
         if ds.preprocess not in PREPARERS:
             raise UsageError(f"dataset '{ds.name}': unknown preprocess '{ds.preprocess}'; known: "
                              f"{', '.join(sorted(PREPARERS))}")
-        X, y = PREPARERS[ds.preprocess](path)
-        return Loaded(np.asarray(X, float), np.asarray(y, float), "mirror", str(path))
+        reader = PREPARERS[ds.preprocess]
+        # a reader of several files (a training and a test file) gets every mirror file, in order
+        X, y = reader(paths) if getattr(reader, "multi_file", False) else reader(path)
+        detail = " + ".join(map(str, paths)) if getattr(reader, "multi_file", False) else str(path)
+        return Loaded(np.asarray(X, float), np.asarray(y, float), "mirror", detail)
     df = pd.concat([_read_mirror_file(ds, p) for p in paths], ignore_index=True)
     X, y = _frame_to_arrays(ds, df, ds.target, str(path))
     return Loaded(X, y, "mirror", " + ".join(map(str, paths)))
