@@ -131,7 +131,7 @@ def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protoco
     scaler = proto.Scaler.fit(X[tr], y[tr], ds.task, protocol.target_scaling)
     y_tr, y_te = (scaler.y(y[tr]), scaler.y(y[te])) if ds.task == "regression" else (y[tr], y[te])
     common = {"cv": proto.inner_splits(protocol, y_tr, ds.task, fold),
-              "random_state": method_seed(protocol.seed, fold), "n_jobs": threads, **method.params}
+              "random_state": method_seed(protocol.seed, fold), "n_jobs": threads, **method.params_for(dataset)}
     return FoldTask(ds, source, scaler.x(X[tr]), scaler.x(X[te]), y_tr, y_te, method.estimator_class(ds.task),
                     common, ds.task == "classification" and not method.is_native(ds.task))
 
