@@ -35,6 +35,7 @@ import numbers
 import os
 import re
 import socket
+import stat
 import sys
 import tempfile
 import threading
@@ -330,16 +331,30 @@ class RunDir:
         self._last_scan: tuple | None = None                # (records/ signature, scan start ns, key → signature)
         self._view: tuple | None = None                     # (scan it was made for, sorted keys, base rows; -1: _entries)
         self._appended = 0                                  # index lines after its columns, as far as known here
+        self._inside_dirs: set[Path] = set()                # directories already resolved to inside the run
 
     def inside(self, path: Path) -> Path:
         """``path`` when it lies inside the run directory (after resolving '..' and links), else a
         UsageError: nothing the store writes may land outside ``--out`` (the registry refuses unsafe
-        names already; this is defence in depth)."""
+        names already; this is defence in depth). A plain name in a directory already found inside
+        costs one ``lstat`` (is it a link?) instead of resolving every component again: the store
+        asks this several times per task."""
+        path = Path(path)
+        if path.parent in self._inside_dirs and path.name not in ("", ".", ".."):
+            try:
+                if not stat.S_ISLNK(os.lstat(path).st_mode):
+                    return path
+            except FileNotFoundError:
+                return path
+            except OSError:
+                pass
         root = self.path.resolve()
-        if not Path(path).resolve().is_relative_to(root):
+        if not path.resolve().is_relative_to(root):
             raise UsageError(f"refusing to write {path}: it lies outside the results directory {self.path} "
                              "(a dataset or method name with '/' or '..'?)")
-        return Path(path)
+        if path.parent.resolve().is_relative_to(root):
+            self._inside_dirs.add(path.parent)
+        return path
 
     def ensure(self) -> RunDir:
         try:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import signal
+import sys
 import threading
 import time
 import traceback
@@ -71,14 +72,28 @@ def _prepared(dataset: str, data_dir: str | None, max_samples: int | None, seed:
     return ds, X, y, loaded.source
 
 
+_controller_cache: dict = {}
+
+
+def thread_limits(threads: int):
+    """threadpoolctl's limits as a context manager, through one ``ThreadpoolController`` per process:
+    creating one scans every loaded native library (~2 ms, a third of the runner's own time on a
+    50 ms task). It is rebuilt whenever modules were imported since, so that a native library loaded
+    by a later task (e.g. LightGBM's OpenMP) is limited too."""
+    from threadpoolctl import ThreadpoolController
+
+    n_modules = len(sys.modules)
+    if _controller_cache.get("n_modules") != n_modules:
+        _controller_cache.update(n_modules=n_modules, controller=ThreadpoolController())
+    return _controller_cache["controller"].limit(limits=threads)
+
+
 def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, threads: int,
             timeout_s: float | None, data: tuple | None = None) -> list[dict]:
     """Run one work item (in a worker); returns one record per budget, whatever happens.
 
     ``data``: the dataset's prepared (X, y, source), sent by a client whose workers cannot load it
     themselves (dask); by default the worker loads it from ``data_dir``."""
-    from threadpoolctl import threadpool_limits
-
     base = {"dataset": item.dataset, "method": item.method, "fold": item.fold, "seed": protocol.seed,
             "protocol": protocol.key(), "threads": threads, "metric": None, "error": None,
             "tune_s": None, "fit_s": None, "predict_s": None, "total_s": None, "preprocess_s": None,
@@ -87,7 +102,7 @@ def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, thre
     records = {n: dict(base, n_features=n, status="error") for n in item.budgets}
     t_start = time.perf_counter()
     try:
-        with threadpool_limits(limits=threads):
+        with thread_limits(threads):
             _execute(item, protocol, data_dir, threads, timeout_s, records, data)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a record, never a crash
         status = "timeout" if isinstance(exc, TaskTimeout) else "error"
@@ -123,17 +138,35 @@ def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protoco
     """The data and estimator arguments of one outer fold exactly as the runner fits it (also for
     diagnosis scripts that refit one task); ``data``: see :func:`execute`."""
     if data is None:
-        ds, X, y, source = _prepared(dataset, data_dir, protocol.max_samples, protocol.seed)
+        ds, source, X_tr, X_te, y_tr, y_te, cv = _fold_data(dataset, fold, protocol, data_dir)
     else:
-        ds, (X, y, source) = get_dataset(dataset), data
+        ds, source, X_tr, X_te, y_tr, y_te, cv = _split_and_scale(get_dataset(dataset), *data, fold, protocol)
     method = get_method(method_name)
+    common = {"cv": cv, "random_state": method_seed(protocol.seed, fold), "n_jobs": threads, **method.params_for(dataset)}
+    return FoldTask(ds, source, X_tr, X_te, y_tr, y_te, method.estimator_class(ds.task),
+                    common, ds.task == "classification" and not method.is_native(ds.task))
+
+
+@lru_cache(maxsize=1)
+def _fold_data(dataset: str, fold: int, protocol: proto.Protocol, data_dir: str | None):
+    """:func:`_split_and_scale` of the loaded data, kept for the next task: the runner plans the
+    budgets of a fold (and often its methods) one after the other. Read-only arrays, so that an
+    estimator writing into its input fails loudly instead of changing the next task's data."""
+    ds, X, y, source = _prepared(dataset, data_dir, protocol.max_samples, protocol.seed)
+    out = _split_and_scale(ds, X, y, source, fold, protocol)
+    for part in (*out[2:6], *(ix for pair in out[6] for ix in pair)):
+        part.flags.writeable = False
+    return out
+
+
+def _split_and_scale(ds, X, y, source, fold: int, protocol: proto.Protocol):
+    """(ds, source, X_tr, X_te, y_tr, y_te, inner splits) of one outer fold: the protocol's outer
+    split, training-part statistics for the scaling, the inner folds."""
     tr, te = proto.outer_splits(protocol, y, ds.task, ds.holdout)[fold]
     scaler = proto.Scaler.fit(X[tr], y[tr], ds.task, protocol.target_scaling)
     y_tr, y_te = (scaler.y(y[tr]), scaler.y(y[te])) if ds.task == "regression" else (y[tr], y[te])
-    common = {"cv": proto.inner_splits(protocol, y_tr, ds.task, fold),
-              "random_state": method_seed(protocol.seed, fold), "n_jobs": threads, **method.params_for(dataset)}
-    return FoldTask(ds, source, scaler.x(X[tr]), scaler.x(X[te]), y_tr, y_te, method.estimator_class(ds.task),
-                    common, ds.task == "classification" and not method.is_native(ds.task))
+    cv = proto.inner_splits(protocol, y_tr, ds.task, fold)
+    return ds, source, scaler.x(X[tr]), scaler.x(X[te]), y_tr, y_te, cv
 
 
 def _execute(item, protocol, data_dir, threads, timeout_s, records, data=None):

@@ -34,3 +34,6 @@ def isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENML_CACHE_DIR", str(tmp_path / "openml-cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     yield
+    from rfbench import tasks
+
+    tasks._fold_data.cache_clear()     # a fold's data kept by one test (maybe monkeypatched) stays there

@@ -40,6 +40,7 @@ def test_test_fold_values_do_not_leak_into_training(monkeypatch):
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
     base = execute(item, SMALL, None, 1, None)[0]
     monkeypatch.setattr(tasks, "_prepared", lambda *a: (tasks.get_dataset("friedman-generated"), X2, y2, src))
+    tasks._fold_data.cache_clear()          # the runner keeps a fold's data for the next task
     poisoned = execute(item, SMALL, None, 1, None)[0]
     assert base["status"] == poisoned["status"] == "done"
     # identical training statistics ⇒ identical selection, to the last digit of the CV error

@@ -104,6 +104,11 @@ def test_store_refuses_every_path_outside_the_run_directory(tmp_path):
         run.claim("../../escape")
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == []
     run.write_record(dict(rec, dataset="fine"))          # a safe record is still written
+    # records/ is now known to be inside: a link planted there still cannot lead out
+    (tmp_path / "outside.claim").write_text("")
+    (run.records_dir / "linked.claim").symlink_to(tmp_path / "outside.claim")
+    with pytest.raises(UsageError, match="outside the results directory"):
+        run.claim("linked")
     assert len(list(run.records_dir.glob("*.json"))) == 1
 
 
