@@ -14,6 +14,16 @@ names to rfbench names, the protocol, and the tolerance:
     not comparable  when the spec says our problem differs from the paper's on that dataset
           (``not_comparable``: dataset → reason): shown, never judged, counted apart.
 
+A published table with one row per dataset and a block of columns per method (the EERF paper's
+Tables 3 and 5: ``eerf_error_pct, eerf_error_se, rks_error_pct, …``) is named with
+``columns.wide: {paper method: column prefix}``; each method's ``<prefix>_<field>`` columns are then
+read as ``<field>`` (``mean: error_pct`` etc.). ``columns.std_is: se`` says that the published spread
+is a standard error of the mean (ours is then shown as one too: std over the folds / √folds);
+``columns.times: {label: field}`` puts our median times next to the published ones with their ratio
+(ours / published): ``t_pp`` = the record's ``preprocess_s`` (a method's data-dependent
+pre-processing), ``t_train`` = ``fit_s − preprocess_s`` (the fit without pre-processing and without
+the inner-CV search, ``tune_s``), ``t_test`` = ``predict_s``.
+
 Several seeds (``rfbench run --seeds``) are pooled (see :func:`pooled`): the reproduced mean is over
 every (seed, fold) error and is judged against the published mean; the ± next to it is the spread
 across folds (one seed's std over its folds, mean over seeds), comparable with the published std
@@ -37,11 +47,37 @@ from rfbench.spec import Spec, load_spec, published_dir, published_path, read_pu
 
 
 def published_table(spec: Spec) -> pd.DataFrame:
-    """The spec's published table (as strings), restricted by its ``filters``."""
+    """The spec's published table (as strings), restricted by its ``filters``; a wide table
+    (``columns.wide``) as one row per (dataset, method)."""
     pub = read_published(published_path(spec))
     for col, value in spec.filters.items():
         pub = pub[pub[col].astype(str) == str(value)]
+    wide = spec.columns.get("wide")
+    if wide:
+        pub = melt_wide(pub, wide)
     return pub
+
+
+def melt_wide(pub: pd.DataFrame, wide: dict) -> pd.DataFrame:
+    """One row per dataset with ``<prefix>_<field>`` columns per method → one row per (dataset,
+    method): the columns shared by every method, the method's fields without their prefix, and
+    ``method`` = the paper's method name."""
+    if not isinstance(wide, dict) or not wide:
+        raise UsageError("columns.wide must map the paper's methods to their column prefixes, e.g. {EERF: eerf}")
+    prefixes = tuple(f"{p}_" for p in wide.values())
+    shared = [c for c in pub.columns if not c.startswith(prefixes)]
+    parts = []
+    for method, prefix in wide.items():
+        own = {c: c[len(prefix) + 1:] for c in pub.columns if c.startswith(f"{prefix}_")}
+        if not own:
+            raise UsageError(f"columns.wide: no published column starts with '{prefix}_' (method {method})")
+        parts.append(pub[shared].join(pub[list(own)].rename(columns=own)).assign(method=method))
+    return pd.concat(parts, ignore_index=True)
+
+
+def method_column(spec: Spec) -> str:
+    """The published column of the paper's method names (``method`` in a melted wide table)."""
+    return spec.columns.get("method", "method")
 
 
 def finished_results(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
@@ -129,6 +165,19 @@ def _cell(done: pd.DataFrame, ds: str, meth: str, n) -> pd.DataFrame:
     return sel if n is None else sel[sel["n_features"].astype(int) == n]
 
 
+TIME_FIELDS = ("t_pp", "t_train", "t_test")
+
+
+def _times(sel: pd.DataFrame) -> dict:
+    """Our median times of a cell: t_pp (preprocess_s), t_train (fit_s − preprocess_s), t_test
+    (predict_s); a record without preprocess_s has none (0)."""
+    pre = pd.to_numeric(sel.get("preprocess_s"), errors="coerce").fillna(0.0) if "preprocess_s" in sel \
+        else pd.Series(0.0, index=sel.index)
+    fit = pd.to_numeric(sel["fit_s"], errors="coerce")
+    return {"t_pp": float(pre.median()), "t_train": float((fit - pre).median()),
+            "t_test": float(pd.to_numeric(sel["predict_s"], errors="coerce").median())}
+
+
 def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_folds: int) -> dict:
     """One published cell against the records ``sel`` of one method: the check table's row."""
     ds, row = row["dataset"], dict(row)
@@ -137,6 +186,8 @@ def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_fol
     e = sel["error"].astype(float).to_numpy()
     pool = pooled(sel["error"], _seeds(sel))      # one seed: mean and std over the folds, as before
     rm, rs = pool["mean"], pool["fold_std"]
+    if spec.columns.get("std_is") == "se":       # the published spread is a standard error: ours too
+        rs = rs / np.sqrt(pool["min_folds"]) if pool["min_folds"] > 0 else rs
     tol = row["tolerance"]
     row |= {"reproduced": f"{rm:.4g} ± {rs:.2f}" if e.size > 1 else f"{rm:.4g}", "folds": int(e.size),
             "diff_stds": (rm - pm) / ps if ps > 0 else np.nan,
@@ -152,7 +203,21 @@ def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_fol
         row |= {"status": "not comparable", "reason": spec.not_comparable[ds]}
     if "published_walltime_s" in row and row["walltime_s"] > 0:
         row["speedup"] = row["published_walltime_s"] / row["walltime_s"]
+    ours = _times(sel) if any(f"{t}_published_s" in row for t in TIME_FIELDS) else {}
+    for t in TIME_FIELDS:
+        if f"{t}_published_s" in row:
+            row[f"{t}_s"] = ours[t]
     return row
+
+
+def _runs_on(method: str, dataset: str) -> bool:
+    """Whether the runner runs ``method`` on ``dataset`` (it has an estimator for the dataset's task)."""
+    from rfbench import registry
+
+    try:
+        return registry.get_method(method).supports(registry.get_dataset(dataset).task)
+    except UsageError:
+        return True              # an unknown name: shown (missing) rather than hidden
 
 
 def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
@@ -167,7 +232,7 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
     n_folds = expected_folds(spec)
     rows = []
     for _, p in pub.iterrows():
-        paper_ds, paper_m = p[c["dataset"]], p[c["method"]]
+        paper_ds, paper_m = p[c["dataset"]], p[method_column(spec)]
         if paper_ds not in spec.datasets or paper_m not in spec.methods:
             continue
         n = int(p[c["n_features"]]) if "n_features" in c else None
@@ -189,8 +254,16 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
                "tolerance": tolerance(spec, ds, pm, ps)}
         if "walltime" in c and c["walltime"] in p and p[c["walltime"]]:
             row["published_walltime_s"] = float(p[c["walltime"]])
+        for label, field in (c.get("times") or {}).items():
+            if label not in TIME_FIELDS:
+                raise UsageError(f"spec {spec.name}: columns.times keys must be among {', '.join(TIME_FIELDS)}, "
+                                 f"got {label!r}")
+            if field in p and pd.notna(p[field]) and str(p[field]).strip():
+                row[f"{label}_published_s"] = float(p[field])
         rows.append(_judge(spec, sel, row | {"variant": False}, pm, ps, n_folds))
         for variant in spec.variants.get(paper_m, []):
+            if not _runs_on(variant, ds):       # e.g. a two-class variant on a multiclass dataset
+                continue
             rows.append(_judge(spec, _cell(done, ds, variant, n), row | {"method": variant, "variant": True},
                                pm, ps, n_folds))
     if not rows:
@@ -207,9 +280,10 @@ def rank_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
         return None
     c = spec.columns
     pub = published_table(spec)
-    pub = pub[pub[c["dataset"]].isin(spec.datasets) & pub[c["method"]].isin(spec.methods)].copy()
+    mc = method_column(spec)
+    pub = pub[pub[c["dataset"]].isin(spec.datasets) & pub[mc].isin(spec.methods)].copy()
     pub = pub[pd.to_numeric(pub[c["mean"]], errors="coerce").notna()]
-    pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[c["method"]].map(spec.methods),
+    pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[mc].map(spec.methods),
                             mean=pub[c["mean"]].astype(float))
                  .pivot_table(index="dataset", columns="method", values="mean"))
     done = complete_cells(spec, finished_results(spec, results))
@@ -243,8 +317,9 @@ def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
 
     c = spec.columns
     pub = published_table(spec)
-    pub = pub[pub[c["dataset"]].isin(spec.datasets) & pub[c["method"]].isin(spec.methods)]
-    pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[c["method"]].map(spec.methods),
+    mc = method_column(spec)
+    pub = pub[pub[c["dataset"]].isin(spec.datasets) & pub[mc].isin(spec.methods)]
+    pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[mc].map(spec.methods),
                             n=pub[c["n_features"]].astype(int), mean=pd.to_numeric(pub[c["mean"]], errors="coerce"))
                  .set_index(["dataset", "method", "n"])["mean"].dropna())
     done = complete_cells(spec, finished_results(spec, results))
@@ -375,8 +450,24 @@ def summary_line(table: pd.DataFrame) -> str:
                      if s not in ("partial", "not comparable") or counts.get(s, 0))
 
 
+def _time_columns(shown: pd.DataFrame) -> pd.DataFrame:
+    """Our time next to the published one and their ratio, one column per time: '0.21 / 0.19 = 1.1×'."""
+    for t in TIME_FIELDS:
+        if f"{t}_published_s" not in shown:
+            continue
+        ours, pub = shown.pop(f"{t}_s") if f"{t}_s" in shown else None, shown.pop(f"{t}_published_s")
+        cells = []
+        for o, p in zip(ours if ours is not None else [np.nan] * len(pub), pub, strict=True):
+            if pd.isna(p) or pd.isna(o):
+                cells.append("" if pd.isna(p) else f"– / {p:.2f}")
+            else:
+                cells.append(f"{o:.2f} / {p:.2f} = {o / p:.2g}×" if p > 0 else f"{o:.2f} / {p:.2f}")
+        shown[f"{t} (ours / paper, s)"] = cells
+    return shown
+
+
 def render(table: pd.DataFrame, spec: Spec) -> str:
-    shown = table.drop(columns=["reason", "variant"], errors="ignore")
+    shown = _time_columns(table.drop(columns=["reason", "variant"], errors="ignore"))
     fmt = {"diff_stds": "{:+.2f}", "diff_se": "{:+.2f}", "walltime_s": "{:.1f}", "published_walltime_s": "{:.1f}",
            "speedup": "{:.0f}x", "seeds": "{:.0f}"}     # speedup = published / reproduced walltime per outer fold
     for col, f in fmt.items():
@@ -402,6 +493,13 @@ def render(table: pd.DataFrame, spec: Spec) -> str:
                                           for m, v in spec.variants.items())) if spec.variants else [])]
     if "diff_se" in shown:
         head += ["diff_se = (reproduced − published) / standard error of the difference of two test MSEs"]
+    if spec.columns.get("std_is") == "se":
+        head += ["± = standard error of the mean over the repeats (ours: std / √repeats; published: the paper's "
+                 "standard errors); diff_stds = (reproduced − published) / published standard error"]
+    if any(f"{t}_published_s" in table for t in TIME_FIELDS):
+        head += ["times: our median over the repeats / the paper's, seconds, and their ratio (ours / paper); "
+                 "t_pp = pre-processing (preprocess_s), t_train = fit_s − preprocess_s (the final fit, without the "
+                 "inner-CV search), t_test = predict_s"]
     out = [*head, "", tabulate(shown, headers="keys", tablefmt="simple", showindex=False, disable_numparse=True)]
     nc = table[table["status"] == "not comparable"].drop_duplicates("dataset")
     if len(nc):

@@ -244,7 +244,8 @@ def eerf_adult(paths):
     (a value on an edge goes to the lower bin): age 5, fnlwgt 5, education-num 4, capital-gain 2
     (zero / positive), capital-loss 2, hours-per-week 4 bins (22 columns). a9a has 123 columns (99 + 24:
     Platt's bin edges, not published, give education-num and hours-per-week 5 bins each) and 122 in its
-    test file, where native-country Holand-Netherlands never occurs: the paper's d."""
+    test file, where native-country Holand-Netherlands (the last column, adult.names' last value) never
+    occurs: most likely the paper's d."""
     train_path, test_path = paths
     train, test = _adult_frame(train_path, False), _adult_frame(test_path, True)
     columns = adult_encoding(train)

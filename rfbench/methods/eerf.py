@@ -22,7 +22,10 @@ coordinates (``"linear"``). The same score (eq. (7)) with that φ, the same sele
 Several classes (MNIST, Letter; method-notes §4.4 [O]): ridge on one-vs-rest ±1 columns, prediction
 the largest score, λ by the inner-CV error rate; a candidate's score is ‖Ŝ(ω)‖₂ over the C centred
 one-hot label columns (the score of each one-vs-rest problem, centred so that no class's share adds
-mean(φ) to every candidate). Two classes keep the paper's ±1 labels, uncentred.
+mean(φ) to every candidate). Two classes keep the paper's ±1 labels, uncentred; ``centred_score``
+centres them (and a regression's [−1, 1] responses) as well: with unbalanced classes (Adult: 24 %
+positive) the uncentred score adds mean(y)·mean(φ), which ranks nearly constant low-frequency
+features first.
 
 ``n_candidates`` gives M₀ itself (the paper's Tables 3 and 5 fix M₀ per dataset: Adult 2000 at
 M = 100, MNIST 10 000 at M = 450, Letter 500 at M = 100) instead of ``m0_factor`` × M.
@@ -105,15 +108,19 @@ def draw_candidate_pool(X: np.ndarray, m0: int, n0: int, rng: np.random.Generato
     return CandidatePool(sigma, subsample, frequencies, phases, bw.total, draw.total)
 
 
-def fit_targets(y, classify: bool, regression_score=None):
+def fit_targets(y, classify: bool, regression_score=None, centred: bool = False):
     """(classes_ or None, ridge targets, score targets) of a fit: a real response (the score sees
     ``regression_score(y)``), two classes (±1 both), or C classes (one-vs-rest ±1 columns for the
-    ridge, centred one-hot columns for the score)."""
+    ridge, centred one-hot columns for the score). ``centred``: the score's response minus its mean
+    (two classes, real responses; several classes are centred anyway)."""
     if not classify:
         y = np.asarray(y, dtype=float)
-        return None, y, (y if regression_score is None else regression_score(y))
+        score = y if regression_score is None else regression_score(y)
+        return None, y, (score - score.mean() if centred else score)
     classes, Y = encode_class_labels(y)
-    return classes, Y, (Y if Y.ndim == 1 else centred_indicators(Y))
+    if Y.ndim == 2:
+        return classes, Y, centred_indicators(Y)
+    return classes, Y, (Y - Y.mean() if centred else Y)
 
 
 def score_magnitudes(scores: np.ndarray) -> np.ndarray:
@@ -155,7 +162,7 @@ class _EERFBase(BaseEstimator):
 
     def __init__(self, n_features=100, m0_factor=10.0, n0_fraction=0.1, lambdas=LAMBDA_GRID,
                  cv=5, random_state=None, n_jobs=None, bandwidth_queries=2000, feature_map="gaussian",
-                 arccos_order=1, n_candidates=None):
+                 arccos_order=1, n_candidates=None, centred_score=False):
         self.n_features = n_features
         self.m0_factor = m0_factor
         self.n0_fraction = n0_fraction
@@ -167,6 +174,7 @@ class _EERFBase(BaseEstimator):
         self.feature_map = feature_map
         self.arccos_order = arccos_order
         self.n_candidates = n_candidates
+        self.centred_score = centred_score
 
     def _fit_target(self, X: np.ndarray, y: np.ndarray, y_score: np.ndarray, classify: bool):
         fm.check_feature_map(self.feature_map, self.arccos_order)
@@ -221,7 +229,9 @@ class EERFRegressor(RegressorMixin, _EERFBase):
     Parameters: ``n_features`` = M (kept features), ``m0_factor`` = M₀/M (or ``n_candidates`` = M₀),
     ``n0_fraction`` = N₀/N, ``lambdas`` = ridge grid, ``cv``/``random_state``/``n_jobs`` as in
     ``common``, ``bandwidth_queries`` = query points for the σ rule (None = all), ``feature_map``
-    ("gaussian", "arccos", "linear") and ``arccos_order`` (n of the arc-cosine map).
+    ("gaussian", "arccos", "linear") and ``arccos_order`` (n of the arc-cosine map),
+    ``centred_score``: the score sees the responses minus their mean (default False: the paper's
+    responses as they are, in [−1, 1]).
 
     Fitted: ``frequencies_`` (M × d; the linear map: M coordinate indices), ``phases_`` (None but
     for the Gaussian map), ``selected_`` (candidate indices), ``scores_`` (Ŝ of all M₀ candidates),
@@ -232,7 +242,8 @@ class EERFRegressor(RegressorMixin, _EERFBase):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
-        _, y, y_score = fit_targets(y, classify=False, regression_score=paper_response_scale)
+        _, y, y_score = fit_targets(y, classify=False, regression_score=paper_response_scale,
+                                    centred=bool(self.centred_score))
         return self._fit_target(X, y, y_score, classify=False)
 
     def predict(self, X):
@@ -252,7 +263,7 @@ class EERFClassifier(ScoreClassifierMixin, ClassifierMixin, _EERFBase):
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
-        self.classes_, y_pm, y_score = fit_targets(y, classify=True)
+        self.classes_, y_pm, y_score = fit_targets(y, classify=True, centred=bool(self.centred_score))
         return self._fit_target(X, y_pm, y_score, classify=True)
 
     def decision_function(self, X):

@@ -138,7 +138,7 @@ class _LKRFBase(BaseEstimator):
     def __init__(self, n_features=100, m0_factor=10.0, n0_fraction=0.1, rhos=RHO_GRID,
                  lambdas=LAMBDA_GRID, mode="sample", tol=1e-10, cv=5, random_state=None,
                  n_jobs=None, bandwidth_queries=2000, feature_map="gaussian", arccos_order=1,
-                 n_candidates=None):
+                 n_candidates=None, centred_score=False):
         self.n_features = n_features
         self.m0_factor = m0_factor
         self.n0_fraction = n0_fraction
@@ -153,6 +153,7 @@ class _LKRFBase(BaseEstimator):
         self.feature_map = feature_map
         self.arccos_order = arccos_order
         self.n_candidates = n_candidates
+        self.centred_score = centred_score
 
     def _features_for(self, q, uniforms):
         """(candidate indices, per-feature weights or None) for one solution q."""
@@ -251,7 +252,7 @@ class LKRFRegressor(RegressorMixin, _LKRFBase):
     Parameters: as ``EERFRegressor`` (``n_candidates``, ``feature_map``, ``arccos_order`` too) plus
     ``rhos`` (ρ grid), ``mode`` ("sample": D i.i.d. draws from q, unweighted, default; "weighted":
     every support feature weighted by √q_m, so the number of features is the support size), ``tol``
-    (relative bisection tolerance).
+    (relative bisection tolerance), ``centred_score`` (no effect here: the responses are centred).
 
     Fitted: as EERF (``frequencies_``, ``phases_``, ``selected_``, ``scores_`` = K of all M₀
     candidates, ``sigma_``, ``coef_``, ``intercept_``, ``best_params_``, ``tune_time_``,
@@ -272,12 +273,14 @@ class LKRFClassifier(ScoreClassifierMixin, ClassifierMixin, _LKRFBase):
     """LKRF for classification (the reference setting: two classes): alignment with the ±1 labels,
     ridge on ±1, prediction sign(score) with ties → positive class; several classes: alignment with
     the centred one-hot columns, one-vs-rest ridge, the largest score. ρ and λ are selected by the
-    inner-CV misclassification rate (ties by the ±1 MSE). Two labels: any two values, smaller → −1."""
+    inner-CV misclassification rate (ties by the ±1 MSE). Two labels: any two values, smaller → −1;
+    ``centred_score``: align with the ±1 labels minus their mean (default False: the reference code's
+    ±1 labels)."""
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
-        self.classes_, y_pm, y_align = fit_targets(y, classify=True)
+        self.classes_, y_pm, y_align = fit_targets(y, classify=True, centred=bool(self.centred_score))
         return self._fit_target(X, y_pm, y_align, classify=True)
 
     def decision_function(self, X):

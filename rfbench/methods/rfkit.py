@@ -27,7 +27,6 @@ from sklearn.utils.multiclass import type_of_target
 from rfbench.methods.common import resolve_cv, seed_from, standardise_columns
 from rfbench.methods.ridge import cv_mse_path, cv_path_predictions, ridge_solve
 
-
 #: inputs above this many dimensions use exact brute-force neighbours (BLAS blocks) instead of a
 #: kd-tree, which degrades to visiting nearly every leaf: on MNIST's 60 000 standardised training
 #: images (d = 784, one thread) the 2000 queries took 4.9 s by blocks, where cKDTree took 21 s to be
