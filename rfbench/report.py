@@ -524,6 +524,8 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     reg = registered_datasets()
     metrics = set(df.loc[df["status"] == "done", "metric"].dropna())
     metric = ("accuracy (%)" if higher else "test MSE of the standardised output" if metrics == {"mse"}
+              else "test misclassification rate (%)" if metrics == {"error"}
+              else "100 × test MSE of outputs scaled to [−1, 1]" if metrics == {"mse100"}
               else "RMSE × 100 (outputs scaled to range one)")
     if fmt == "csv":
         rows = [{"dataset": d, "m": int(sizes.get(d, 0)) or (reg[d].m if d in reg else None),

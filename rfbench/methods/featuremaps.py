@@ -176,9 +176,13 @@ def expected_kernel(feature_map: str, X: np.ndarray, Y: np.ndarray, arccos_order
         raise ValueError(f"feature_map must be one of {', '.join(FEATURE_MAPS)}, got {feature_map!r}")
     nx, ny = np.linalg.norm(X, axis=1), np.linalg.norm(Y, axis=1)
     denom = np.outer(nx, ny)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cos = np.where(denom > 0, (X @ Y.T) / np.where(denom > 0, denom, 1.0), 1.0)
-    theta = np.arccos(np.clip(cos, -1.0, 1.0))
+    # θ by Kahan's stable form 2 atan2(‖u − v‖, ‖u + v‖) of the unit vectors (arccos of the cosine
+    # loses half the digits near θ = 0); a zero vector: θ = π/2, the value H(0) = ½ gives k₀
+    U = X / np.where(nx > 0, nx, 1.0)[:, None]
+    V = Y / np.where(ny > 0, ny, 1.0)[:, None]
+    theta = 2.0 * np.arctan2(np.linalg.norm(U[:, None, :] - V[None, :, :], axis=2),
+                             np.linalg.norm(U[:, None, :] + V[None, :, :], axis=2))
+    theta = np.where(denom > 0, theta, np.pi / 2)
     s, c = np.sin(theta), np.cos(theta)
     n = int(arccos_order)
     if n == 0:

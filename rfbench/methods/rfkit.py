@@ -162,8 +162,9 @@ def encode_class_labels(y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def centred_indicators(Y: np.ndarray) -> np.ndarray:
-    """One-vs-rest ±1 columns → the centred one-hot columns (indicator − class frequency) that the
-    multi-class scores see (method-notes §4.4): a constant response would add mean(φ) to every score."""
+    """One-vs-rest ±1 columns → the centred one-hot columns (indicator − the class's frequency in
+    these rows, the whole training part) that the multi-class scores see (method-notes §4.4): a
+    constant response would add mean(φ) to every score."""
     onehot = (Y > 0).astype(float)
     return onehot - onehot.mean(axis=0)
 
