@@ -1,7 +1,7 @@
 """The shared runner: (datasets × methods × n_features × outer folds) → records.
 
-A task is one (dataset, method, n_features, outer fold). Tasks of a method whose estimator sets
-``shares_budgets`` (one model serves every n_features value, e.g. LightGBM via num_iteration) are
+A task is one (dataset, method, n_features, outer fold). Tasks of a method whose estimator is a
+``contract.SharesBudgets`` (one model serves every n_features value, e.g. LightGBM via num_iteration) are
 executed together as one work item, but still produce one record per n_features.
 
 Work items run in loky worker processes (``--jobs N``, or ``--jobs 1`` with a ``--timeout``) or
@@ -21,6 +21,7 @@ import time
 import uuid
 from datetime import UTC, datetime
 
+from rfbench import contract
 from rfbench import protocol as proto
 from rfbench.data import load
 from rfbench.data.loader import data_dir as resolve_data_dir
@@ -61,7 +62,7 @@ def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=
                              if record_key(dname, mname, n, fold, protocol.seed, protocol.key()) not in done)
                 if not todo:
                     continue
-                if getattr(cls, "shares_budgets", False):
+                if contract.shares_budgets(cls):
                     items.append(WorkItem(dname, mname, fold, todo))
                 else:
                     items.extend(WorkItem(dname, mname, fold, (n,)) for n in todo)
@@ -102,7 +103,7 @@ def recorded_seconds(run_dir: RunDir, dataset_names, method_names, features, pro
             continue
         if (d, m) not in shared:
             cls = get_method(m).estimator_class(get_dataset(d).task)
-            shared[(d, m)] = len(features) if getattr(cls, "shares_budgets", False) else 1
+            shared[(d, m)] = len(features) if contract.shares_budgets(cls) else 1
         out.append(((d, m, rec.get("n_features")), float(secs) / (1 if "shared_fit_s" in rec else shared[(d, m)])))
     return out
 

@@ -17,6 +17,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from rfbench import contract
 from rfbench import protocol as proto
 from rfbench.data import load
 from rfbench.registry import get_dataset, get_method
@@ -186,8 +187,8 @@ def _execute(item, protocol, data_dir, threads, timeout_s, records, data=None):
         if as_sign:
             pred = np.where(pred >= 0, 1.0, -1.0)
         t_pred = time.perf_counter() - t0
-        tune = float(getattr(est, "tune_time_", 0.0) or 0.0)
-        params = getattr(est, "best_params_per_budget_", {}).get(rec["n_features"]) or getattr(est, "best_params_", {})
+        tune = contract.tuning_seconds(est)
+        params = contract.chosen_params(est, rec["n_features"])
         if share != 1.0:
             rec["shared_fit_s"] = t_fit
         rec.update(status="done", metric=proto.metric_name(ds.task, protocol.target_scaling),
@@ -195,10 +196,10 @@ def _execute(item, protocol, data_dir, threads, timeout_s, records, data=None):
                    fit_s=max(t_fit - tune, 0.0) * share,
                    predict_s=t_pred, total_s=t_fit * share + t_pred, params=json.dumps(params, default=float),
                    # data-dependent feature methods (EERF, LKRF): the feature selection part of fit
-                   preprocess_s=getattr(est, "preprocess_time_", None),
+                   preprocess_s=contract.preprocess_seconds(est),
                    message="")
 
-    if getattr(cls, "shares_budgets", False):
+    if contract.shares_budgets(cls):
         with alarm(timeout_s * len(item.budgets) if timeout_s else None):
             est = cls(n_features=max(item.budgets), budgets=list(item.budgets), **common)
             t0 = time.perf_counter()

@@ -139,6 +139,24 @@ def test_lgbm_budgets_share_one_work_item(tmp_path):
     assert len([i for i in items if i.method == "rff-gauss"]) == 6
 
 
+def test_the_runner_reads_budget_sharing_and_fitted_attributes_through_the_written_contract():
+    from rfbench import contract
+    from rfbench.methods.gbrff import GBRFF2Regressor
+    from rfbench.methods.lgbm import LGBMRegressorCV
+    from rfbench.methods.rff import RFFRegressor
+
+    assert [contract.shares_budgets(c) for c in (LGBMRegressorCV, GBRFF2Regressor, RFFRegressor)] == [True, True, False]
+
+    class Legacy:                     # a class attribute alone is not the contract
+        shares_budgets = True
+
+    assert not contract.shares_budgets(Legacy)
+    est = type("Fitted", (), {"best_params_per_budget_": {10: {"a": 1}}, "best_params_": {"a": 2}})()
+    assert contract.chosen_params(est, 10) == {"a": 1} and contract.chosen_params(est, 20) == {"a": 2}
+    assert contract.chosen_params(object(), 10) == {} and contract.tuning_seconds(object()) == 0.0
+    assert isinstance(RFFRegressor(), contract.Estimator) and not isinstance(object(), contract.Estimator)
+
+
 def test_shared_fit_time_is_attributed_to_the_budgets_not_repeated():
     recs = {r["n_features"]: r for r in execute(WorkItem("friedman-generated", "lgbm", 0, (10, 30)), SMALL, None, 1, None)}
     assert {r["status"] for r in recs.values()} == {"done"}

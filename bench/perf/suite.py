@@ -28,10 +28,10 @@ import os
 import time
 from pathlib import Path
 
+from rfbench import contract, registry
 from rfbench import (
     protocol as proto,  # rfbench first: it sets the BLAS thread timeout before NumPy loads
 )
-from rfbench import registry
 from rfbench.store import atomic_write_text
 from rfbench.tasks import WorkItem, execute
 
@@ -151,7 +151,7 @@ def main() -> None:
     state = json.loads(out.read_text()) if out.is_file() else {"labels": {}}
     rows = state["labels"].setdefault(args.label, {"rows": []})["rows"]
     for method in args.methods.split(","):
-        shares = getattr(registry.get_method(method).estimator_class("regression"), "shares_budgets", False)
+        shares = contract.shares_budgets(registry.get_method(method).estimator_class("regression"))
         for dataset in datasets:
             items = [WorkItem(dataset, method, args.fold, budgets)] if shares else \
                     [WorkItem(dataset, method, args.fold, (n,)) for n in budgets]

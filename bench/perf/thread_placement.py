@@ -24,10 +24,10 @@ import os
 import time
 from pathlib import Path
 
+from rfbench import contract, registry
 from rfbench import (
     protocol as proto,  # first: rfbench sets the BLAS thread timeout before NumPy loads
 )
-from rfbench import registry
 from rfbench.store import atomic_write_text
 from rfbench.tasks import WorkItem, execute
 
@@ -36,7 +36,7 @@ SUITE_METHODS = ["gfc", "alc", "rff-gauss", "eerf", "lkrf", "gbrff", "lgbm", "sa
 
 def _items(method: str, dataset: str, budgets: tuple[int, ...], fold: int) -> list[WorkItem]:
     cls = registry.get_method(method).estimator_class(registry.get_dataset(dataset).task)
-    shares = getattr(cls, "shares_budgets", False)     # as the runner plans work items
+    shares = contract.shares_budgets(cls)     # as the runner plans work items
     return [WorkItem(dataset, method, fold, budgets)] if shares else [WorkItem(dataset, method, fold, (n,)) for n in budgets]
 
 

@@ -1,6 +1,7 @@
 """Conventions shared by every method estimator.
 
-Every estimator in ``rfbench.methods`` follows scikit-learn's contract and this protocol:
+Every estimator in ``rfbench.methods`` follows scikit-learn's contract and this protocol (what the runner
+reads of it, including budget sharing, is written down in rfbench/contract.py):
 
 * ``__init__`` stores parameters only; ``fit(X, y)`` returns ``self``; fitted attributes end in ``_``.
 * ``n_features``: the feature budget (number of spectral vectors, boosting iterations, landmarks...).

@@ -43,6 +43,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from rfbench.contract import SharesBudgets
 from rfbench.methods.common import as_generator, resolve_cv, seed_from, standardise_columns
 from rfbench.methods.rfkit import (
     BinaryScoreClassifierMixin,
@@ -407,7 +408,7 @@ def standardised_target(y: np.ndarray) -> tuple[float, float]:
 
 
 # ------------------------------------------------------------------ estimators
-class _GBRFFBase(BaseEstimator):
+class _GBRFFBase(SharesBudgets, BaseEstimator):
     """Inner-CV grid search and final fit shared by the four estimators.
 
     Subclasses define ``_grid()`` (hyper-parameter dicts in grid order), ``_fit_model(X, y, params,
@@ -419,8 +420,6 @@ class _GBRFFBase(BaseEstimator):
     once to 500 steps and scores its 100- and 500-step prefixes: the same choices and predictions
     as two separate fits, at the cost of the larger one. ``predict(X, budget=n)``.
     """
-
-    shares_budgets = True    # the runner fits one estimator for every n_features of a work item
 
     def _budgets(self) -> list[int]:
         budgets = sorted({int(b) for b in (self.budgets or [self.n_features])})

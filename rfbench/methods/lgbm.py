@@ -16,13 +16,14 @@ from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfbench.contract import SharesBudgets
 from rfbench.methods.common import as_generator, resolve_cv, seed_from
 from rfbench.methods.tuning import Stopwatch, param_grid
 
 DEFAULT_GRID = {"max_depth": list(range(1, 11)), "reg_lambda": [0.0, 2**-5, 2**-4, 2**-3, 2**-2]}
 
 
-class _LGBMCV(BaseEstimator):
+class _LGBMCV(SharesBudgets, BaseEstimator):
     _objective = "regression"
 
     def __init__(self, n_features=100, budgets=None, grid=None, cv=5, random_state=None, n_jobs=1):
@@ -114,7 +115,3 @@ class LGBMClassifierCV(ClassifierMixin, _LGBMCV):
     def predict(self, X, budget=None):
         return self._predict(X, budget)
 
-
-# the runner fits every tree budget of a (dataset, outer fold) in one go for this method
-LGBMRegressorCV.shares_budgets = True
-LGBMClassifierCV.shares_budgets = True
