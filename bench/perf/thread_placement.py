@@ -22,6 +22,7 @@ import json
 import multiprocessing as mp
 import os
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from rfbench import contract, registry
@@ -51,16 +52,18 @@ def _run_items(items: list[WorkItem], threads: int) -> list[dict]:
 
 def measure(method: str, dataset: str, budgets: tuple[int, ...]) -> dict:
     folds = [_items(method, dataset, budgets, f) for f in (0, 1)]
+    # worker processes as the runner's: not daemonic (ProcessPoolExecutor's), so that a method's own
+    # loky pool (à la carte's restarts, the grid searches) can start inside them with n_jobs = 2
     ctx = mp.get_context("spawn")
-    with ctx.Pool(2) as pool:               # 2 × 1: the two folds at once, one thread each
-        pool.starmap(_run_items, [([], 1)] * 2)   # both workers started before the clock
+    with ProcessPoolExecutor(2, mp_context=ctx) as pool:   # 2 × 1: the two folds at once, one thread each
+        list(pool.map(_run_items, [[], []], [1, 1]))       # both workers started before the clock
         t0 = time.perf_counter()
-        two_by_one = pool.starmap(_run_items, [(folds[0], 1), (folds[1], 1)])
+        two_by_one = list(pool.map(_run_items, folds, [1, 1]))
         wall_2x1 = time.perf_counter() - t0
-    with ctx.Pool(1) as pool:               # 1 × 2: one worker, the folds in turn, two threads
-        pool.apply(_run_items, ([], 2))
+    with ProcessPoolExecutor(1, mp_context=ctx) as pool:   # 1 × 2: one worker, the folds in turn, two threads
+        pool.submit(_run_items, [], 2).result()
         t0 = time.perf_counter()
-        one_by_two = pool.apply(_run_items, (folds[0] + folds[1], 2))
+        one_by_two = pool.submit(_run_items, folds[0] + folds[1], 2).result()
         wall_1x2 = time.perf_counter() - t0
     errors = lambda recs: {f"f{r['fold']}n{r['n_features']}": r["error"] for r in recs}   # noqa: E731
     e21 = {k: v for recs in two_by_one for k, v in errors(recs).items()}
