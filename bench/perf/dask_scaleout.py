@@ -56,6 +56,8 @@ def measure(label: str, options: list[str], root: Path) -> tuple[float, object]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--output", default="results/dask-scaleout.json")
+    ap.add_argument("--note", default="machine state not recorded: see the load averages and task_s",
+                    help="what else ran on the machine during the measurement")
     args = ap.parse_args()
     load_before = os.getloadavg()
     wall, tables = {}, {}
@@ -79,9 +81,7 @@ def main() -> None:
         "efficiency_against_loky": {n: round(wall[f"loky-{n}"] / wall[f"dask-{n}"], 2) for n in ("1", "2")},
         "identical_records": same,
         "load_average_before_after": [round(load_before[0], 2), round(os.getloadavg()[0], 2)],
-        "note": "wall time of each whole `rfbench run` (start-up included) on a shared machine (a niced background "
-                "reproduction lane and other sessions' jobs may run alongside: see the load averages and task_s); "
-                "indicative, not an idle-machine benchmark",
+        "note": "wall time of each whole `rfbench run` (start-up included); " + args.note,
     }
     print(f"\n{'run':8} {'wall s':>8}\n" + "\n".join(f"{k:8} {v:8.1f}" for k, v in wall.items()))
     print(f"speed-up 1 → 2 workers: dask {result['speedup_1_to_2_workers']['dask']}, "
