@@ -24,6 +24,10 @@ is a standard error of the mean (ours is then shown as one too: std over the fol
 pre-processing), ``t_train`` = ``fit_s − preprocess_s`` (the fit without pre-processing and without
 the inner-CV search, ``tune_s``), ``t_test`` = ``predict_s``.
 
+A spec may say why cells miss: ``reasons: {rfbench dataset: {paper method: text}}`` (read from the
+spec file), printed under the table for every cell of that dataset and method that fails; the text
+points at what measures it (a variant's row, the other methods' rows), it types no number.
+
 Several seeds (``rfbench run --seeds``) are pooled (see :func:`pooled`): the reproduced mean is over
 every (seed, fold) error and is judged against the published mean; the ± next to it is the spread
 across folds (one seed's std over its folds, mean over seeds), comparable with the published std
@@ -466,6 +470,35 @@ def _time_columns(shown: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
+def spec_reasons(spec: Spec) -> dict:
+    """``reasons`` of the spec file: {rfbench dataset: {paper method: why its cells miss}}."""
+    if spec.path is None:
+        return {}
+    from rfbench.registry import load_yaml
+
+    raw = load_yaml(spec.path).get("reasons") or {}
+    if not (isinstance(raw, dict) and all(isinstance(v, dict) for v in raw.values())):
+        raise UsageError(f"{spec.path.name}: reasons must map datasets to {{paper method: text}}")
+    unknown = sorted(set(map(str, raw)) - set(map(str, spec.datasets.values())))
+    if unknown:
+        raise UsageError(f"{spec.path.name}: reasons names {', '.join(unknown)}, not among the spec's datasets")
+    return {str(d): {str(m): str(t) for m, t in v.items()} for d, v in raw.items()}
+
+
+def _reason_lines(table: pd.DataFrame, spec: Spec) -> list[str]:
+    reasons = spec_reasons(spec)
+    if not reasons:
+        return []
+    paper_of = {m: p for p, names in spec.method_alternates.items() for m in names}
+    lines = []
+    for r in paper_cells(table).itertuples():
+        paper = paper_of.get(r.method, r.method)
+        text = reasons.get(r.dataset, {}).get(paper)
+        if r.status == "fail" and text:
+            lines += _wrap(f"  {r.dataset} {paper} (n = {r.n})", text)
+    return ["", "why the failing cells miss (the spec's reasons; the rows above measure them):", *lines] if lines else []
+
+
 def render(table: pd.DataFrame, spec: Spec) -> str:
     shown = _time_columns(table.drop(columns=["reason", "variant"], errors="ignore"))
     fmt = {"diff_stds": "{:+.2f}", "diff_se": "{:+.2f}", "walltime_s": "{:.1f}", "published_walltime_s": "{:.1f}",
@@ -505,4 +538,5 @@ def render(table: pd.DataFrame, spec: Spec) -> str:
     if len(nc):
         out += ["", "not comparable (our problem differs from the paper's; shown, not judged):",
                 *(f"  {r.dataset}: {r.reason}" for r in nc.itertuples())]
+    out += _reason_lines(table, spec)
     return "\n".join([*out, "", summary_line(table)]) + "\n"
