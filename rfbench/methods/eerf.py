@@ -45,13 +45,12 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfbench.methods import featuremaps as fm
-from rfbench.methods.common import as_generator, resolve_cv
+from rfbench.methods.common import as_generator
 from rfbench.methods.featuremaps import SCORE_BLOCK, cosine_features, empirical_scores  # noqa: F401 (re-exported)
 from rfbench.methods.rfkit import (
     ScoreClassifierMixin,
-    best_index,
     centred_indicators,
-    cv_curves,
+    choose_lambda,
     encode_class_labels,
     knn_bandwidth,
     ridge_fit,
@@ -200,14 +199,7 @@ class _EERFBase(BaseEstimator):
 
         Z = self._features(X)
         with Stopwatch() as tune:
-            if lambdas.size > 1:
-                splits = resolve_cv(self.cv, m, rng)
-                primary, secondary = cv_curves(Z, y, splits, lambdas, classify)
-                best = best_index(primary, secondary)
-                self.cv_errors_ = primary
-            else:
-                best = 0
-                self.cv_errors_ = np.full(1, np.nan)
+            best, self.cv_errors_ = choose_lambda(Z, y, self.cv, lambdas, classify, rng)
         lam = float(lambdas[best])
         self.coef_, self.intercept_ = ridge_fit(Z, y, lam)
         self.tune_time_ = tune.total

@@ -42,8 +42,7 @@ from rfbench.methods import featuremaps as fm
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.rfkit import (
     ScoreClassifierMixin,
-    best_index,
-    cv_curves,
+    choose_lambda,
     encode_class_labels,
     knn_bandwidth,
     ridge_fit,
@@ -208,13 +207,7 @@ class _RKSBase(BaseEstimator):
         self.preprocess_time_ = 0.0      # data-independent features: nothing before training
         Z = self._features(X)
         with Stopwatch() as tune:
-            if lambdas.size > 1:
-                primary, secondary = cv_curves(Z, y, resolve_cv(self.cv, X.shape[0], rng), lambdas, classify)
-                best = best_index(primary, secondary)
-                self.cv_errors_ = primary
-            else:
-                best = 0
-                self.cv_errors_ = np.full(1, np.nan)
+            best, self.cv_errors_ = choose_lambda(Z, y, self.cv, lambdas, classify, rng)
         lam = float(lambdas[best])
         self.coef_, self.intercept_ = ridge_fit(Z, y, lam)
         self.tune_time_ = tune.total

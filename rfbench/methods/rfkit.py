@@ -228,6 +228,16 @@ def cv_curves(Z: np.ndarray, y: np.ndarray, splits, lambdas: np.ndarray, classif
     return ridge_cv_curves(Z, y, splits, lambdas, classify)
 
 
+def choose_lambda(Z: np.ndarray, y: np.ndarray, cv, lambdas: np.ndarray, classify: bool,
+                  rng: np.random.Generator) -> tuple[int, np.ndarray]:
+    """(index of the λ the inner CV chooses among ``lambdas``, its CV curve): with one λ there is
+    no choice, no folds are drawn from ``rng`` and the curve is NaN."""
+    if lambdas.size == 1:
+        return 0, np.full(1, np.nan)
+    primary, secondary = cv_curves(Z, y, resolve_cv(cv, Z.shape[0], rng), lambdas, classify)
+    return best_index(primary, secondary), primary
+
+
 def ridge_fit(Z: np.ndarray, y: np.ndarray, lam: float) -> tuple[np.ndarray, float | np.ndarray]:
     """(coef, intercept) of ridge for one λ: ``ridge.ridge_solve`` for one response (a float
     intercept), the same Cholesky solve with C right-hand sides for C columns (C intercepts)."""
