@@ -275,13 +275,9 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def rank_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
-    """Average rank and mean score of every reproduced method over the datasets where all of
-    them are present in both tables, published next to reproduced. Both rankings are among the
-    reproduced methods only (the paper's printed ranks also count methods not run here), rank 1 =
-    best, ties share the average rank."""
-    if not spec.rank_summary:
-        return None
+def _rank_means(spec: Spec, results: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(published, reproduced) mean per dataset (rows) and rfbench method (columns); reproduced from
+    complete cells only."""
     c = spec.columns
     pub = published_table(spec)
     mc = method_column(spec)
@@ -292,12 +288,13 @@ def rank_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
                  .pivot_table(index="dataset", columns="method", values="mean"))
     done = complete_cells(spec, finished_results(spec, results))
     rep_means = done.astype({"error": float}).pivot_table(index="dataset", columns="method", values="error")
-    methods = [m for m in spec.methods.values() if m in rep_means.columns and m in pub_means.columns]
-    if len(methods) < 2:
-        return None
+    return pub_means, rep_means
+
+
+def _ranks(spec: Spec, pub_means: pd.DataFrame, rep_means: pd.DataFrame, methods: list) -> pd.DataFrame | None:
     common = [d for d in pub_means.index if d in rep_means.index
               and pub_means.loc[d, methods].notna().all() and rep_means.loc[d, methods].notna().all()]
-    if not common:
+    if len(methods) < 2 or not common:
         return None
     ascending = not spec.higher_is_better
     p, r = pub_means.loc[common, methods], rep_means.loc[common, methods]
@@ -305,6 +302,63 @@ def rank_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
                          "published_mean": p.mean().to_numpy(), "reproduced_mean": r.mean().to_numpy(),
                          "published_avg_rank": p.rank(axis=1, ascending=ascending).mean().to_numpy(),
                          "reproduced_avg_rank": r.rank(axis=1, ascending=ascending).mean().to_numpy()})
+
+
+def rank_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
+    """Average rank and mean score of every reproduced method over the datasets where all of
+    them are present in both tables, published next to reproduced. Both rankings are among the
+    reproduced methods only (the paper's printed ranks also count methods not run here), rank 1 =
+    best, ties share the average rank."""
+    if not spec.rank_summary:
+        return None
+    pub_means, rep_means = _rank_means(spec, results)
+    methods = [m for m in spec.methods.values() if m in rep_means.columns and m in pub_means.columns]
+    return _ranks(spec, pub_means, rep_means, methods)
+
+
+def rank_summaries(spec: Spec, results: pd.DataFrame) -> list[tuple[str, pd.DataFrame]]:
+    """(heading, table) of the rank views: every reproduced method over the datasets where all are
+    complete (:func:`rank_summary`); when that leaves out some of the paper's datasets (a method
+    run on part of them), also the methods complete on all of those, over all of them."""
+    if not spec.rank_summary:
+        return []
+    pub_means, rep_means = _rank_means(spec, results)
+    out = []
+    full = rank_summary(spec, results)
+    if full is not None:
+        out.append((f"among these {len(full)} methods", full))
+    paper_sets = [d for d in pub_means.index if pub_means.loc[d].notna().all()]
+    if full is None or int(full["datasets"].iloc[0]) < len(paper_sets):
+        methods = [m for m in spec.methods.values() if m in rep_means.columns and m in pub_means.columns
+                   and all(d in rep_means.index and pd.notna(rep_means.loc[d, m]) for d in paper_sets)]
+        part = _ranks(spec, pub_means, rep_means, methods)
+        if part is not None and (full is None or len(methods) < len(full)):
+            out.append((f"among the {len(methods)} methods complete on all {len(paper_sets)} of the paper's "
+                        "datasets", part))
+    return out
+
+
+def printed_ranks(spec: Spec) -> pd.DataFrame | None:
+    """The paper's printed average ranks and means (spec ``published_summary``) next to the same
+    recomputed from its printed cells, among all the paper's methods, over the datasets where every
+    one has a cell (ties in the printed, rounded cells share their average rank)."""
+    info = spec.published_summary
+    if not info:
+        return None
+    summary = read_published(published_dir() / info["file"])
+    pub_means, _ = _rank_means(spec, pd.DataFrame(columns=["status", "protocol", "dataset", "method",
+                                                           "n_features", "fold", "error"]))
+    complete = pub_means.dropna()
+    ranks = complete.rank(axis=1, ascending=not spec.higher_is_better).mean()
+    rows = []
+    for _, row in summary.iterrows():
+        m = spec.methods.get(str(row[info.get("method", "method")]))
+        if m is None or m not in complete.columns:
+            continue
+        rows.append({"method": m, "datasets": len(complete),
+                     "printed_mean": float(row[info["mean"]]), "recomputed_mean": float(complete[m].mean()),
+                     "printed_avg_rank": float(row[info["rank"]]), "recomputed_avg_rank": float(ranks[m])})
+    return pd.DataFrame(rows) if rows else None
 
 
 def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
@@ -426,12 +480,35 @@ def render_wilcoxon(summary: pd.DataFrame | None) -> str:
     return "\n" + "\n".join(textwrap.wrap(head, 110)) + "\n\n" + "\n".join(lines) + "\n"
 
 
-def render_ranks(summary: pd.DataFrame | None) -> str:
+def render_ranks(summary: pd.DataFrame | None, among: str = "among these methods only") -> str:
     if summary is None or summary.empty:
         return ""
-    return ("\nAverage rank (1 = best) and mean over the datasets where every method above is present, "
-            "among these methods only:\n\n" + tabulate(summary, headers="keys", tablefmt="simple",
-                                                          showindex=False, floatfmt=".2f") + "\n")
+    return (f"\nAverage rank (1 = best) and mean over the datasets where every method above is present, "
+            f"{among}:\n\n" + tabulate(summary, headers="keys", tablefmt="simple",
+                                         showindex=False, floatfmt=".2f") + "\n")
+
+
+def render_rank_views(spec: Spec, results: pd.DataFrame) -> str:
+    """Every rank view of :func:`rank_summaries`, then the paper's printed ranks against the ones
+    recomputed from its cells (:func:`printed_ranks`) with the spec's note on them."""
+    text = "".join(render_ranks(t, among) for among, t in rank_summaries(spec, results))
+    printed = printed_ranks(spec)
+    if printed is not None:
+        text += ("\nThe paper's printed average ranks and means against the same recomputed from its printed "
+                 f"cells (all {len(printed)} methods):\n\n"
+                 + tabulate(printed, headers="keys", tablefmt="simple", showindex=False, floatfmt=".2f") + "\n")
+        note = spec.published_summary.get("note")
+        if note:
+            text += "\n" + "\n".join(textwrap.wrap(str(note), 110)) + "\n"
+    return text
+
+
+def render_excluded(spec: Spec) -> str:
+    """The cells the spec's run leaves out on purpose (run.exclude), one line each."""
+    if not spec.plan or not spec.plan.exclude:
+        return ""
+    lines = [f"  {m} on {d}: {why}" for m, cells in spec.plan.exclude.items() for d, why in cells.items()]
+    return "\nNot run (run.exclude):\n" + "\n".join(lines) + "\n"
 
 
 def _wrap(label: str, text: str) -> list[str]:

@@ -61,10 +61,19 @@ def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, da
     p = spec.plan
     methods = _subset(p.methods, only_methods, "methods", spec)
     datasets = _subset(p.datasets, only_datasets, "datasets", spec)
-    runner.run(datasets, methods, p.features, p.protocol, str(spec.results), jobs=jobs,
-               timeout_s=timeout_s, data_dir=data_dir, strict=False, progress=progress,
-               command=command, threads=threads, folds=folds, order=cheapest_first(spec), backend=backend,
-               scheduler=scheduler)
+    # the cells the paper did not run (spec run.exclude) are left out: one runner call per group of
+    # methods that run on the same datasets
+    groups = [(ds, ms) for ds, ms in ((
+        [d for d in group_ds if d in datasets], [m for m in group_ms if m in methods])
+        for group_ds, group_ms in p.method_groups()) if ds and ms]
+    if not groups:
+        raise UsageError(f"spec {spec.name}: {', '.join(methods)} on {', '.join(datasets)} are all excluded cells "
+                         f"(run.exclude: {p.exclude})")
+    for group_ds, group_ms in groups:
+        runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), jobs=jobs,
+                   timeout_s=timeout_s, data_dir=data_dir, strict=False, progress=progress,
+                   command=command, threads=threads, folds=folds, order=cheapest_first(spec), backend=backend,
+                   scheduler=scheduler)
 
 
 def _subset(declared: list, wanted, what: str, spec: Spec) -> list:
@@ -124,7 +133,7 @@ def check_text(spec: Spec, results: pd.DataFrame) -> tuple[pd.DataFrame, str, pd
     the Wilcoxon claims as data."""
     table = check.compare(spec, results)
     wilcoxon = check.wilcoxon_summary(spec, results)
-    text = (check.render(table, spec) + check.render_ranks(check.rank_summary(spec, results))
+    text = (check.render(table, spec) + check.render_excluded(spec) + check.render_rank_views(spec, results)
             + check.render_wilcoxon(wilcoxon) + check.render_chosen(check.chosen_summary(spec, results), spec))
     return table, text, wilcoxon
 

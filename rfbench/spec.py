@@ -10,7 +10,8 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     results:    the table's one results directory, e.g. ../results/gfc2016-table1
     also_reads: other results directories that hold columns of this table (read, never written)
     run:        what `rfbench reproduce` runs: {datasets: [...] or suite: S, methods: [...],
-                features: [...]}
+                features: [...], exclude: {method: {dataset: why}}}; ``exclude`` names the cells the
+                paper did not run (e.g. GBRFF Table 2's '-'): never run, listed by the check
     protocol:   {name: cv|splits|holdout, outer_folds, inner_folds, repeats, test_size, seed}
     published:  the published CSV (in the published directory) or a repo file (bench/...)
     columns:    which published columns hold dataset / n_features / method / mean / std / walltime
@@ -24,6 +25,8 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     test:       {name: welch|paired, why: "..."}: the t-test the paper bolds cells with
     not_comparable: {rfbench dataset: reason}: cells whose problem differs from the paper's
     wilcoxon:   the paper's Wilcoxon claims [{a, n_a, b, n_b, published_T, published_datasets}]
+    published_summary: {file, method, mean, rank, note}: the paper's printed average ranks and means,
+                shown next to the same recomputed from its printed cells
     ci:         the fast regression configuration (see rfbench.regress): {datasets, methods, features,
                 protocol overrides, reference: CSV of every task's error and chosen hyper-parameters}
 """
@@ -76,6 +79,19 @@ class RunPlan:
     methods: list
     features: list
     protocol: Protocol
+    exclude: dict = field(default_factory=dict)     # method -> {dataset: why it is not run}
+
+    def runs(self, method: str, dataset: str) -> bool:
+        """Whether the plan runs this method on this dataset (not an excluded cell)."""
+        return dataset not in self.exclude.get(method, {})
+
+    def method_groups(self) -> list[tuple[list, list]]:
+        """(datasets, methods) groups that together cover the plan without its excluded cells: one
+        group when nothing is excluded."""
+        groups: dict[tuple, list] = {}
+        for m in self.methods:
+            groups.setdefault(tuple(d for d in self.datasets if self.runs(m, d)), []).append(m)
+        return [(list(ds), ms) for ds, ms in groups.items() if ds]
 
 
 @dataclass
@@ -116,6 +132,9 @@ class Spec:
     rank_summary: bool = False           # also compare average ranks and mean scores over datasets
     wilcoxon: list = field(default_factory=list)   # the paper's Wilcoxon comparisons (T values)
     chosen: dict = field(default_factory=dict)     # a published table of selected hyper-parameters
+    # the paper's printed summary rows: {file, method, mean, rank, note} (average ranks recomputed from
+    # the printed cells next to the printed ones)
+    published_summary: dict = field(default_factory=dict)
     # paper method → every rfbench method name that holds its results, first preferred (e.g. the
     # GFC paper's à la carte Q = 5 is `alc-q5` in Tables 2-3 and `alc` in Table 1: one run serves
     # both); ``methods`` maps to the first name
@@ -194,7 +213,24 @@ def _plan(raw: dict, protocol: Protocol, where: str) -> RunPlan:
     features = raw.get("features", [100])
     if not isinstance(features, list) or not all(isinstance(n, int) and n > 0 for n in features):
         raise UsageError(f"{where}.features must be a list of positive integers")
-    return RunPlan(datasets, methods, features, protocol)
+    exclude = raw.get("exclude") or {}
+    if not isinstance(exclude, dict) or not all(isinstance(v, dict) for v in exclude.values()):
+        raise UsageError(f"{where}.exclude must map methods to {{dataset: why}}")
+    for m, cells in exclude.items():
+        if m not in methods:
+            raise UsageError(f"{where}.exclude names method {m}, not among the run's methods")
+        unknown = sorted(set(map(str, cells)) - set(datasets))
+        if unknown:
+            raise UsageError(f"{where}.exclude.{m} names {', '.join(unknown)}, not among the run's datasets")
+    return RunPlan(datasets, methods, features, protocol,
+                   {str(m): {str(d): str(w) for d, w in cells.items()} for m, cells in exclude.items()})
+
+
+def _summary(raw: dict, path: Path) -> dict:
+    value = raw.get("published_summary") or {}
+    if not isinstance(value, dict) or (value and not {"file", "mean", "rank"} <= set(value)):
+        raise UsageError(f"{path.name}: published_summary needs file, mean and rank (and method) columns")
+    return dict(value)
 
 
 def load_spec(path_or_name: str) -> Spec:
@@ -258,7 +294,7 @@ def load_spec(path_or_name: str) -> Spec:
                 baseline_method=tol.get("or_better_than"),
                 higher_is_better=bool(raw.get("higher_is_better", False)), notes=str(raw.get("notes", "")),
                 rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=list(raw.get("wilcoxon") or []),
-                chosen=dict(raw.get("chosen") or {}))
+                chosen=dict(raw.get("chosen") or {}), published_summary=_summary(raw, path))
 
 
 def published_path(spec: Spec) -> Path:

@@ -37,7 +37,7 @@ def spec_plan(spec) -> pd.DataFrame:
     for dname in p.datasets:
         task = get_dataset(dname).task
         for mname in p.methods:
-            if get_method(mname).supports(task):
+            if get_method(mname).supports(task) and p.runs(mname, dname):
                 rows.extend((dname, mname, int(n), f, p.protocol.key())
                             for n in p.features for f in range(p.protocol.n_outer))
     return pd.DataFrame(rows, columns=KEY + ["protocol"])
