@@ -360,7 +360,7 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
 
 
 @cli.command("plot")
-@click.argument("dirs", nargs=-1, required=True)
+@click.argument("dirs", nargs=-1)
 @click.option("--kind", default="all", show_default=True,
               type=click.Choice(["cd", "error-vs-n", "walltime", "pareto", "all"]),
               help="critical-difference diagram per n, error against n per dataset, wall time per method and n, "
@@ -373,11 +373,29 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
 @click.option("--protocol", "protocol_key", default=None, metavar="KEY",
               help="only the records of this protocol key (e.g. cv-o10-i5); needed when DIRS hold one cell under "
                    "several protocols, which are never pooled")
-def plot_cmd(dirs, kind, fmt, output, alpha, cd_test, protocol_key):
-    """Figures of one or more results directories (matplotlib, headless)."""
+@click.option("--spec", "spec_name", default=None, metavar="SPEC",
+              help="the figures a spec declares (its 'figures' block, e.g. eerf2018-figures: error against M and "
+                   "against time with the published cells marked) from its results directories, written with "
+                   "figures.csv into its results directory (or --output if given)")
+@click.pass_context
+def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_name):
+    """Figures of one or more results directories, or a spec's own figures (matplotlib, headless)."""
     from rfbench import plot
     from rfbench.store import load_results
 
+    if spec_name is not None:
+        from rfbench.reproduce import results_of
+        from rfbench.spec import load_spec
+
+        if dirs or kind != "all":
+            raise UsageError("--spec plots the spec's declared figures from its own results: give no DIRS or --kind")
+        spec = load_spec(spec_name)
+        explicit = ctx.get_parameter_source("output") == click.core.ParameterSource.COMMANDLINE
+        for path in plot.write_spec_figures(spec, results_of(spec), output if explicit else None, fmt):
+            click.echo(f"wrote {path}")
+        return
+    if not dirs:
+        raise UsageError("give the results directories to plot (or --spec SPEC)")
     written, notes = plot.make_plots(load_results(dirs, protocol_key), kind, output, fmt, alpha, cd_test)
     for note in notes:
         click.echo(f"rfbench plot: {note}", err=True)

@@ -525,3 +525,204 @@ def make_plots(df: pd.DataFrame, kind: str = "all", output: str | Path = "plots"
     if not written:
         raise UsageError("nothing to plot: " + "; ".join(s.removeprefix("skipped ") for s in notes))
     return written, notes
+
+
+# -- a spec's own figures (the EERF paper's Figs. 1-3) ---------------------------------------------
+#
+# A spec may declare ``figures:`` (bench/eerf2018-figures.yaml): paper method -> rfbench method, paper
+# dataset -> rfbench dataset, the published tables whose cells are the curves' end points, and the
+# plots. `rfbench plot --spec NAME` writes them, with the plotted numbers, into the spec's results.
+SPEC_KINDS = ("error-vs-m", "error-vs-time")
+FIGURE_DATA = "figures.csv"
+#: the paper's colours are not known; these stay the same in every panel and both figures
+PAPER_COLORS = {"EERF": "#d62728", "RKS": "#1f77b4", "LKRF": "#2ca02c"}
+
+
+@dataclass
+class FigureSpec:
+    methods: dict                  # paper method -> rfbench method
+    datasets: dict                 # paper dataset -> rfbench dataset
+    published: list                # [{table, methods: {paper method: column prefix}, figure}]
+    plots: list                    # [{kind, file, methods?, datasets?}]
+    # paper dataset -> {rfbench dataset: label}: another reading of the same data, dashed in its panel
+    variants: dict = field(default_factory=dict)
+
+
+def figure_spec(spec) -> FigureSpec:
+    """The ``figures:`` block of a spec, checked (one-line UsageError for a malformed one)."""
+    from rfbench.registry import load_yaml
+
+    raw = load_yaml(spec.path).get("figures") if spec.path else None
+    where = f"{spec.name}: figures"
+    if not isinstance(raw, dict):
+        raise UsageError(f"spec {spec.name} declares no figures (field 'figures')")
+    methods, datasets = raw.get("methods"), raw.get("datasets")
+    for name, value in (("methods", methods), ("datasets", datasets)):
+        if not isinstance(value, dict) or not value or not all(isinstance(v, str) for v in value.values()):
+            raise UsageError(f"{where}.{name} must map paper names to rfbench names")
+    published = raw.get("published") or []
+    for p in published:
+        if not (isinstance(p, dict) and isinstance(p.get("table"), str) and isinstance(p.get("methods"), dict)
+                and set(p["methods"]) <= set(methods)):
+            raise UsageError(f"{where}.published: each entry needs 'table' and 'methods' (paper methods of "
+                             "figures.methods -> the table's column prefix)")
+    plots = raw.get("plots") or []
+    if not plots:
+        raise UsageError(f"{where}.plots must list at least one plot")
+    for p in plots:
+        if not (isinstance(p, dict) and p.get("kind") in SPEC_KINDS and isinstance(p.get("file"), str)):
+            raise UsageError(f"{where}.plots: each plot needs 'file' and a 'kind' among {', '.join(SPEC_KINDS)}")
+        for key, names in (("methods", methods), ("datasets", datasets)):
+            unknown = sorted(set(p.get(key) or []) - set(names))
+            if unknown:
+                raise UsageError(f"{where}.plots {p['file']}: {key} {', '.join(unknown)} not in figures.{key}")
+    variants = raw.get("variants") or {}
+    if not (isinstance(variants, dict) and set(variants) <= set(datasets)
+            and all(isinstance(v, dict) and all(isinstance(x, str) for x in v.values()) for v in variants.values())):
+        raise UsageError(f"{where}.variants must map paper datasets of figures.datasets to {{rfbench dataset: label}}")
+    return FigureSpec(dict(methods), dict(datasets), list(published), list(plots),
+                      {k: dict(v) for k, v in variants.items()})
+
+
+def _published_points(fs: FigureSpec) -> pd.DataFrame:
+    """The published cells as points: paper dataset, method, M, error, its standard error, and the
+    figure's time (pre-processing + training where the table has t_pp, else training)."""
+    from rfbench.spec import published_dir, read_published
+
+    rows = []
+    for p in fs.published:
+        table = read_published(published_dir() / p["table"])
+        for _, r in table.iterrows():
+            if r["dataset"] not in fs.datasets:
+                continue
+            for meth, prefix in p["methods"].items():
+                num = lambda col: float(r[col]) if col in r and pd.notna(r[col]) else np.nan  # noqa: E731
+                t_pp = num(f"{prefix}_t_pp_s")
+                rows.append({"dataset": r["dataset"], "method": meth, "M": int(r["M"]),
+                             "error": num(f"{prefix}_error_pct"), "se": num(f"{prefix}_error_se"),
+                             "time_s": num(f"{prefix}_t_train_s") + (0.0 if np.isnan(t_pp) else t_pp),
+                             "repeats": np.nan, "source": f"published ({p['table']})"})
+    out = pd.DataFrame(rows, columns=["dataset", "method", "M", "error", "se", "time_s", "repeats", "source"])
+    # EERF's Adult and MNIST cells are printed in both tables (the same numbers): one point each
+    return out.drop_duplicates(subset=["dataset", "method", "M", "error", "se"]).reset_index(drop=True)
+
+
+def figure_data(results: pd.DataFrame, fs: FigureSpec) -> pd.DataFrame:
+    """One row per (paper dataset, paper method, M): ours (mean error over the finished repeats, its
+    standard error std/√repeats, the median per-repeat time fit_s = t_pp + t_train, the time the
+    paper plots in Fig. 2), then the published end points."""
+    df = _done(_prepare(results)) if len(results) else results
+    by_method = {v: k for k, v in fs.methods.items()}
+    by_dataset = {v: k for k, v in fs.datasets.items()}
+    variant_of = {name: (paper, label) for paper, v in fs.variants.items() for name, label in v.items()}
+    by_dataset.update({name: paper for name, (paper, _) in variant_of.items()})
+    rows = []
+    if len(df):
+        df = df[df["method"].isin(by_method) & df["dataset"].isin(by_dataset)]
+        fit = pd.to_numeric(df["fit_s"], errors="coerce") if "fit_s" in df else pd.Series(np.nan, df.index)
+        df = df.assign(fit_s=fit)
+        for (ds, meth, n), g in df.groupby(["dataset", "method", "n_features"]):
+            err = g["error"].to_numpy(float)
+            rows.append({"dataset": by_dataset[ds], "method": by_method[meth], "M": int(n),
+                         "error": float(err.mean()),
+                         "se": float(err.std(ddof=1) / math.sqrt(err.size)) if err.size > 1 else np.nan,
+                         "time_s": float(g["fit_s"].median()), "repeats": int(err.size),
+                         "source": f"rfbench: {variant_of[ds][1]} ({ds})" if ds in variant_of else "rfbench"})
+    ours = pd.DataFrame(rows, columns=["dataset", "method", "M", "error", "se", "time_s", "repeats", "source"])
+    order = {d: i for i, d in enumerate(fs.datasets)}
+    out = pd.concat([ours, _published_points(fs)], ignore_index=True)
+    out["_o"] = out["dataset"].map(order)
+    return out.sort_values(["_o", "source", "method", "M"], kind="stable").drop(columns="_o").reset_index(drop=True)
+
+
+def _paper_color(method: str, i: int) -> str:
+    return PAPER_COLORS.get(method, f"C{3 + i}")
+
+
+def _spec_panels(data: pd.DataFrame, fs: FigureSpec, plot: dict, x: str, xlabel: str, title: str):
+    """One panel per dataset: our mean ± 1 standard error per method along x (log), the published
+    cells as large black-edged markers with ± 2 standard errors (the check's tolerance)."""
+    plt = _pyplot()
+    datasets = [d for d in (plot.get("datasets") or list(fs.datasets)) if d in set(data["dataset"])]
+    methods = plot.get("methods") or list(fs.methods)
+    if not datasets:
+        raise UsageError(f"{plot['file']}: no result and no published point on {', '.join(fs.datasets)}")
+    fig, axes = plt.subplots(1, len(datasets), figsize=(3.6 * len(datasets) + 0.3, 3.5), squeeze=False)
+    for ax, ds in zip(axes.flat, datasets, strict=True):
+        g = data[(data["dataset"] == ds) & data["method"].isin(methods)]
+        ours = g[g["source"] == "rfbench"]
+        variant = g[g["source"].str.startswith("rfbench: ")]
+        pub = g[~g["source"].str.startswith("rfbench")]
+        xs = []
+        for i, meth in enumerate(methods):
+            color = _paper_color(meth, i)
+            for part, dashed in ((ours, False), (variant, True)):
+                s = part[part["method"] == meth].sort_values("M")
+                s = s[np.isfinite(s[x])]
+                if not len(s):
+                    continue
+                ax.errorbar(s[x], s["error"], yerr=s["se"].fillna(0.0), color=color, marker="o", ms=3.5, lw=1.2,
+                            elinewidth=0.9, capsize=2, zorder=3, ls="--" if dashed else "-",
+                            mfc="white" if dashed else color)
+                if x == "time_s":       # Fig. 2's points are M values: say which
+                    for _, r in s.iterrows():
+                        ax.annotate(str(int(r["M"])), (r[x], r["error"]), textcoords="offset points",
+                                    xytext=(3, 3), fontsize=6, color=color)
+                xs += list(s[x])
+            p = pub[(pub["method"] == meth) & np.isfinite(pub[x])]
+            if len(p):
+                # the methods' stars side by side where their cells share an M (MNIST: 7.28, 7.53, 7.59)
+                dodge = math.exp(0.05 * (i - (len(methods) - 1) / 2)) if x == "M" else 1.0
+                ax.errorbar(p[x] * dodge, p["error"], yerr=2 * p["se"].fillna(0.0), color=color, marker="*", ms=11,
+                            mec="black", mew=0.8, lw=0, elinewidth=1.2, capsize=4, zorder=4)
+                xs += list(p[x])
+        if xs:
+            _log_axis(ax, "x", np.asarray(xs, float))
+        if x == "M":
+            ticks = sorted({int(v) for v in xs})
+            ax.set_xticks(ticks)
+            ax.set_xticklabels([str(t) for t in ticks])
+            ax.minorticks_off()
+        ax.set_title(ds, fontsize=10)
+        ax.set_xlabel(xlabel, fontsize=8.5)
+        ax.tick_params(labelsize=7.5)
+        ax.grid(alpha=0.3, lw=0.5)
+        ax.margins(x=0.08, y=0.08)
+    axes[0, 0].set_ylabel("test error (%)", fontsize=8.5)
+    handles = [plt.Line2D([], [], color=_paper_color(m, i), marker="o", ms=4, lw=1.4, label=f"{m} ({fs.methods[m]})")
+               for i, m in enumerate(methods)]
+    labels = sorted({lab for d in datasets for lab in fs.variants.get(d, {}).values()})
+    handles += [plt.Line2D([], [], color="0.4", marker="o", ms=4, mfc="white", lw=1.2, ls="--", label=lab)
+                for lab in labels]
+    handles.append(plt.Line2D([], [], color="0.4", marker="*", ms=10, mec="black", lw=0,
+                              label="published cell (± 2 s.e.)"))
+    fig.suptitle(title, fontsize=10.5)
+    _header_legend(fig, handles, ncol=min(len(handles), 4))
+    return fig
+
+
+def spec_figure(data: pd.DataFrame, fs: FigureSpec, plot: dict):
+    """One declared plot of a spec's figures."""
+    if plot["kind"] == "error-vs-m":
+        return _spec_panels(data, fs, plot, "M", "M (random features, log scale)",
+                            "Test error against M (mean ± 1 s.e. over the repeats; stars: the paper's tables)")
+    return _spec_panels(data, fs, plot, "time_s", "time per repeat (s, log): EERF t_pp + t_train, RKS t_train",
+                        "Test error against time (labels: M; stars: the paper's cells at its own times)")
+
+
+def write_spec_figures(spec, results: pd.DataFrame, output: str | Path | None = None,
+                       fmt: str = "png") -> list[Path]:
+    """figures.csv and every plot a spec declares, into ``output`` (default: its results directory)."""
+    from rfbench.store import atomic_write_text
+
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
+    fs = figure_spec(spec)
+    out = Path(output) if output is not None else spec.results
+    data = figure_data(results, fs)
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out / FIGURE_DATA, data.to_csv(index=False, float_format="%.6g"))
+    written = [out / FIGURE_DATA]
+    for plot in fs.plots:
+        written.append(_save(spec_figure(data, fs, plot), out / f"{plot['file']}.{fmt}"))
+    return written

@@ -227,10 +227,20 @@ class Scaler:
     y_range: float = 1.0
 
     @classmethod
-    def fit(cls, X: np.ndarray, y: np.ndarray, task: str, target_scaling: str = "range") -> Scaler:
-        mean = X.mean(axis=0)
-        std = X.std(axis=0)
-        std[std == 0] = 1.0  # constant inputs stay constant (zero) instead of dividing by zero
+    def fit(cls, X: np.ndarray, y: np.ndarray, task: str, target_scaling: str = "range",
+            inputs: str = "columns") -> Scaler:
+        """``inputs``: "columns" standardises each input by its own mean and std; "joint" by one
+        mean and std over every entry (a dataset's ``scale_inputs``: pixels keep their relative
+        scale, so rarely inked border pixels are not inflated to unit variance)."""
+        if inputs == "joint":
+            mean = np.full(X.shape[1], X.mean())
+            std = np.full(X.shape[1], X.std() or 1.0)
+        elif inputs == "columns":
+            mean = X.mean(axis=0)
+            std = X.std(axis=0)
+            std[std == 0] = 1.0  # constant inputs stay constant (zero) instead of dividing by zero
+        else:
+            raise UsageError(f"inputs must be scaled by 'columns' or 'joint', got {inputs!r}")
         if task == "regression" and target_scaling == "standard":
             return cls(mean, std, float(y.mean()), float(y.std(ddof=1)) or 1.0)
         if task == "regression" and target_scaling == "pm1":

@@ -40,6 +40,8 @@ from rfbench.errors import UsageError
 PACKAGE_DIR = Path(__file__).resolve().parent
 ROOT = PACKAGE_DIR.parent        # the checkout, in a development tree
 TASKS = ("regression", "classification", "multiclass")
+#: how a protocol standardises the inputs on the training part (datasets.yaml scale_inputs)
+SCALE_INPUTS = ("columns", "joint")
 ENTRY_POINT_GROUP = "rfbench.methods"
 ADHOC_ENV = "RFBENCH_ADHOC_REGISTRY"   # internal: entries named on the command line (JSON)
 # dataset and method names become file names (records/<dataset>__<method>__….json, folds/<dataset>.csv,
@@ -141,6 +143,9 @@ class Dataset:
     # data files' own split (``holdout: {train, test, split: files}``) against a seeded one
     holdout: tuple[int, int] | None = None
     preprocess: str | None = None       # name of a dataset-specific reader in rfbench.data.prepare
+    # how the protocol standardises the inputs on the training part: "columns" (each input its own
+    # mean and std) or "joint" (one mean and std over every entry: MNIST's pixels scaled together)
+    scale_inputs: str = "columns"
     notes: str = ""
     file: str | None = None             # user data: an absolute file path (csv, tsv, arff, parquet)
     file_format: str | None = None
@@ -449,6 +454,8 @@ def _parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
         _fail(path, name, "field 'download' needs a 'url' and format arff, csv or whitespace")
     if not (mirror or oml or e.get("url") or e.get("generator") or file or e.get("unavailable")):
         _fail(path, name, "needs at least one source: " + ("file, " if user else "") + "mirror, openml, url or generator")
+    if e.get("scale_inputs", "columns") not in SCALE_INPUTS:
+        _fail(path, name, f"field 'scale_inputs' must be one of {', '.join(SCALE_INPUTS)}, got {e['scale_inputs']!r}")
     if e.get("generator") is not None:
         from rfbench.data.generators import GENERATORS
 
@@ -466,7 +473,8 @@ def _parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
         download_member=dl.get("member"),
         negative=tuple(str(v) for v in labels.get("negative", ())),
         positive=tuple(str(v) for v in labels.get("positive", ())),
-        one_hot=bool(e.get("one_hot", False)), preprocess=e.get("preprocess"), holdout=_holdout(path, name, e.get("holdout"), shape[0]),
+        one_hot=bool(e.get("one_hot", False)), preprocess=e.get("preprocess"),
+        scale_inputs=str(e.get("scale_inputs", "columns")), holdout=_holdout(path, name, e.get("holdout"), shape[0]),
         notes=str(e.get("notes", "")),
         file=file, file_format=file_format, sep=e.get("sep"), sha256=file_sha,
         origin=str(path) if user else "built-in", unavailable=e.get("unavailable"),

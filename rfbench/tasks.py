@@ -164,7 +164,7 @@ def _split_and_scale(ds, X, y, source, fold: int, protocol: proto.Protocol):
     """(ds, source, X_tr, X_te, y_tr, y_te, inner splits) of one outer fold: the protocol's outer
     split, training-part statistics for the scaling, the inner folds."""
     tr, te = proto.outer_splits(protocol, y, ds.task, ds.holdout)[fold]
-    scaler = proto.Scaler.fit(X[tr], y[tr], ds.task, protocol.target_scaling)
+    scaler = proto.Scaler.fit(X[tr], y[tr], ds.task, protocol.target_scaling, ds.scale_inputs)
     y_tr, y_te = (scaler.y(y[tr]), scaler.y(y[te])) if ds.task == "regression" else (y[tr], y[te])
     cv = proto.inner_splits(protocol, y_tr, ds.task, fold)
     return ds, source, scaler.x(X[tr]), scaler.x(X[te]), y_tr, y_te, cv
