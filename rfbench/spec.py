@@ -28,7 +28,8 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     published_summary: {file, method, mean, rank, note}: the paper's printed average ranks and means,
                 shown next to the same recomputed from its printed cells
     ci:         the fast regression configuration (see rfbench.regress): {datasets, methods, features,
-                protocol overrides, reference: CSV of every task's error and chosen hyper-parameters}
+                protocol overrides, exclude (as run.exclude: a slow method kept to fewer datasets),
+                reference: CSV of every task's error and chosen hyper-parameters}
 """
 
 from __future__ import annotations
@@ -268,6 +269,7 @@ def load_spec(path_or_name: str) -> Spec:
                 raise UsageError(f"{path.name}: ci needs a 'reference' file")
             ci_protocol = _protocol(c.get("protocol") or {}, f"{path.name}: ci.protocol", protocol_raw)
             ci_run = {k: c.get(k, (raw["run"] or {}).get(k)) for k in ("datasets", "methods", "features")}
+            ci_run["exclude"] = c.get("exclude")      # the run's exclusions do not carry over: ci names its own
             ci = CIConfig(_plan(ci_run, ci_protocol, f"{path.name}: ci"), (here / c["reference"]).resolve(),
                           float(c.get("atol", 1e-9)))
     not_comparable = raw.get("not_comparable") or {}
