@@ -326,3 +326,45 @@ def test_spec_variants_are_judged_against_the_same_cell_but_not_counted(tmp_path
     summary = reproduce.summary_markdown([checked])
     assert "**1 pass, 0 fail**" in summary
     assert "`gfc-all-rows` 0 pass, 1 fail of 1 complete" in summary
+
+
+def test_printed_ranks_recomputed_from_the_papers_cells():
+    """GBRFF Table 2: the average ranks among the six methods recomputed from the printed cells over
+    the 15 datasets, next to the printed ones (which are sixteenths: 2.19 = 35/16)."""
+    spec = check.load_spec("gbrff2020-table2")
+    table = check.printed_ranks(spec).set_index("method")
+    assert len(table) == 6 and set(table["datasets"]) == {15}
+    assert table.loc["gbrff2", "printed_avg_rank"] == 2.19
+    assert table.loc["gbrff2", "recomputed_avg_rank"] == pytest.approx(32.5 / 15)
+    assert table.loc["bmkr", "recomputed_avg_rank"] == pytest.approx(44 / 15)
+    assert table["recomputed_avg_rank"].sum() == pytest.approx(21.0)      # 1 + ... + 6 per dataset
+    # printed to 2 decimals: x 16 within 16 x 0.005 of an integer for all six; x 15 within 15 x 0.005
+    # of a multiple of 0.5 (what tie-averaged ranks over 15 datasets give) for none of them
+    sixteen, fifteen = table["printed_avg_rank"] * 16, table["printed_avg_rank"] * 30
+    assert ((sixteen - sixteen.round()).abs() <= 0.08).all()
+    assert ((fifteen - fifteen.round()).abs() > 0.15).all()
+    assert table.loc["bmkr", "recomputed_mean"] == pytest.approx(88.42, abs=0.005)
+
+
+def test_rank_views_add_the_methods_complete_everywhere(tmp_path):
+    """A method run on part of the datasets: one view among every method over the datasets they all
+    have, another among the methods complete on all the paper's datasets, over all of them."""
+    spec = check.load_spec("gbrff2020-table2")
+    run = RunDir(tmp_path / "run").ensure()
+    everywhere = [d for d in spec.datasets.values() if d != "bankmarketing"]
+    score = {"gbrff2": 90.0, "gbrff1": 80.0, "lgbm": 70.0}
+    for ds in everywhere:
+        for meth, acc in {**score, **({"bmkr": 95.0} if ds in ("wine", "heart") else {})}.items():
+            for fold in range(20):
+                run.write_record({"dataset": ds, "method": meth, "n_features": 100, "fold": fold, "seed": 0,
+                                  "protocol": "splits-r20-t0.3-i5", "status": "done", "error": acc,
+                                  "total_s": 1.0})
+    run.write_results_csv()
+    from rfbench.store import load_results
+
+    views = check.rank_summaries(spec, load_results([run.path]))
+    assert [len(t) for _, t in views] == [4, 3]
+    first, second = views[0][1].set_index("method"), views[1][1].set_index("method")
+    assert set(first["datasets"]) == {2} and first.loc["bmkr", "reproduced_avg_rank"] == 1.0
+    assert set(second["datasets"]) == {15} and second.loc["gbrff2", "reproduced_avg_rank"] == 1.0
+    assert "among the 3 methods complete on all 15" in check.render_rank_views(spec, load_results([run.path]))

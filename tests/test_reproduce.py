@@ -131,3 +131,34 @@ def test_cheapest_first_runs_known_cheap_cells_before_expensive_and_unknown_ones
     # laplace (2 s) before gauss (50 s); ct-slice laplace by the size model of laplace's one dataset
     # (proportional to rows × inputs: far larger) last; equal estimates by fold
     assert ordered == [items[3], items[2], items[1], items[0]]
+
+
+@pytest.mark.slow
+def test_excluded_cells_are_not_run_counted_or_checked_but_listed(tiny_spec):
+    """run.exclude (the GBRFF Table 2 '-' cells): the method is not run there, status does not ask
+    for it, the check names it; a wrong exclusion is a one-line error."""
+    text = tiny_spec.read_text().replace(
+        "features: [10]}", "features: [10], exclude: {rff-laplace: {friedman-generated: \"not in the paper\"}}}")
+    tiny_spec.write_text(text)
+    spec = load_spec(str(tiny_spec))
+    assert not spec.plan.runs("rff-laplace", "friedman-generated") and spec.plan.runs("rff-gauss", "friedman-generated")
+    assert spec.plan.method_groups() == [(["friedman-generated", "ct-slice"], ["rff-gauss"]),
+                                         (["ct-slice"], ["rff-laplace"])]
+    rfbench("reproduce", str(tiny_spec), "--quiet", "--folds", "0")
+    out = tiny_spec.parent.parent / "results" / "tiny"
+    assert not list((out / "records").glob("*rff-laplace*"))
+    assert len(list((out / "records").glob("friedman-generated__rff-gauss*"))) == 1
+    rows = status.status([str(tiny_spec)]).set_index("method")
+    assert rows.loc["rff-laplace", "asked"] == 3 and rows.loc["rff-gauss", "asked"] == 6
+    assert "rff-laplace on friedman-generated: not in the paper" in (out / "check.txt").read_text()
+    tiny_spec.write_text(text.replace("rff-laplace: {friedman", "gfc: {friedman"))
+    res = rfbench("reproduce", str(tiny_spec), "--list", check=False)
+    assert res.returncode == 2 and "exclude names method gfc" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_gbrff_table2_leaves_bmkr_off_bankmarketing():
+    spec = load_spec("gbrff2020-table2")
+    plan = status.spec_plan(spec)
+    bmkr = plan[plan["method"] == "bmkr"]
+    assert len(bmkr) == 15 * 20 and "bankmarketing" not in set(bmkr["dataset"])
+    assert len(plan[(plan["method"] == "lgbm") & (plan["dataset"] == "bankmarketing")]) == 20
