@@ -349,7 +349,8 @@ def benchmarks_markdown(root: Path | None = None) -> str:
         d = json.loads(path.read_text())
         rows = [[m, v["slope"], v["points"][-1]["m"], v["points"][-1]["seconds"]] for m, v in d["methods"].items()]
         out += [f"GBRFF paper Fig. 4, fit + predict time against m ({d['setting']}; "
-                "`python bench/perf/gbrff_scaling.py` → `results/gbrff-scaling.json`):", "",
+                "`python bench/perf/gbrff_scaling.py --plot` → `results/gbrff-scaling.json`, figure "
+                "`results/gbrff-fig4-time.png`):", "",
                 tabulate(rows, headers=["method", "log-log slope", "largest m", "seconds at largest m"],
                          tablefmt="github", floatfmt=".3g"), ""]
     return "\n".join(out)
