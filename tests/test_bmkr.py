@@ -85,8 +85,8 @@ def test_distances_mode_is_bit_identical_to_stored():
     b = BMKRClassifier(n_features=15, C_grid=(1.0,), kernel_mode="distances").fit(X, y)
     np.testing.assert_array_equal(a.decision_function(X), b.decision_function(X))
     # auto: 11 Gram matrices of 100 rows need 0.84 MB
-    assert BMKRClassifier(n_features=1, C_grid=(1.0,), kernel_memory_mb=0.5).fit(X, y).kernel_mode_ == "distances"
-    assert BMKRClassifier(n_features=1, C_grid=(1.0,), kernel_memory_mb=0.1).fit(X, y).kernel_mode_ == "native"
+    assert BMKRClassifier(n_features=1, C_grid=(1.0,), kernel_memory_mb=0.9).fit(X, y).kernel_mode_ == "stored"
+    assert BMKRClassifier(n_features=1, C_grid=(1.0,), kernel_memory_mb=0.8).fit(X, y).kernel_mode_ == "native"
     assert a.kernel_mode_ == "stored"
 
 

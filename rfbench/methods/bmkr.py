@@ -17,9 +17,10 @@ the GBRFF paper's protocol. Labels: the smaller of two values is −1 (method-no
 Every SVR of one fit sees the same 11 Gram matrices of the training rows, so they are computed once
 per fit (one inner fold serves all C values) and libsvm is given kernel="precomputed"; the learner's
 training predictions are K[:, support] @ dual_coef + b. When 11 Gram matrices would exceed
-``kernel_memory_mb``, the squared distances are kept instead and each RBF Gram is rebuilt from them
-(elementwise, so bit-identical); beyond twice that, libsvm computes its own kernels (the reference
-code's path, equal to the precomputed one up to rounding: tests/test_bmkr.py).
+``kernel_memory_mb`` (4 GB: 6 900 rows), libsvm computes its own kernels (the reference code's path:
+the same learners within libsvm's tolerance, tests/test_bmkr.py). Mode "distances" (explicit only)
+keeps the squared distances and rebuilds each RBF Gram from them, bit-identical to "stored" but one
+n² exp per SVR fit: at 3 844 rows 88 s per fit against 6 s at 2 563 stored (docs/history/bmkr.md).
 
 The fitted model Σ_t h_t(x) = Σ_t (Σ_{i∈SV_t} a_ti k_t(x_i, x) + b_t) is stored per kernel as one
 weight per training row: ``dual_weights_[k, i]`` = Σ_{t: k_t = k} a_ti, ``intercept_`` = Σ_t b_t.
@@ -75,9 +76,9 @@ def cross_kernel(A: np.ndarray, B: np.ndarray, gamma: float | None) -> np.ndarra
 class KernelBank:
     """The dictionary's Gram matrices on the training rows of one fit.
 
-    mode "stored": all 11 kept; "distances": the squared distances and the linear Gram kept, an RBF
-    Gram rebuilt per call (the same elementwise arithmetic, so the same bits); "native": none, libsvm
-    computes its own kernels from the rows.
+    mode "stored": all 11 kept; "native": none, libsvm computes its own kernels from the rows; "auto":
+    stored when 11 fit in ``memory_mb``, else native; "distances": the squared distances and the linear
+    Gram kept, an RBF Gram rebuilt per call (the same elementwise arithmetic as stored, so the same bits).
     """
 
     def __init__(self, X: np.ndarray, gammas, memory_mb: float, mode: str = "auto", epsilon: float = 0.1):
@@ -87,8 +88,7 @@ class KernelBank:
         n = X.shape[0]
         full_mb = len(self.gammas) * n * n * 8 / 2**20
         if mode == "auto":
-            mode = "stored" if full_mb <= memory_mb else "distances" if full_mb * 2 / len(self.gammas) <= memory_mb \
-                else "native"
+            mode = "stored" if full_mb <= memory_mb else "native"
         self.mode = mode
         if mode == "stored":
             D = squared_distances(X, X)
@@ -185,7 +185,7 @@ class BMKRClassifier(BinaryScoreClassifierMixin, ClassifierMixin, BaseEstimator)
     """
 
     def __init__(self, n_features=100, C_grid=C_GRID, rbf_gammas=RBF_GAMMAS, epsilon=0.1, cv=5,
-                 random_state=None, n_jobs=None, standardize=True, kernel_memory_mb=1024.0, kernel_mode="auto"):
+                 random_state=None, n_jobs=None, standardize=True, kernel_memory_mb=4096.0, kernel_mode="auto"):
         self.n_features = n_features
         self.C_grid = C_grid
         self.rbf_gammas = rbf_gammas
