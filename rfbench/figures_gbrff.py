@@ -16,7 +16,8 @@ The synthetic sets follow the GBRFF reference code's toy experiment (the paper o
 * board: n points uniform on [0, 4]², class −1 where ⌊x₁⌋ + ⌊x₂⌋ is even (a 4 × 4 checkerboard).
 
 Each set is split 50/50 (stratified); the decision surface is evaluated on a grid of step 0.2 over the
-data's bounding box, as in the reference code.
+data's bounding box, as in the reference code. GBRFF2 sees the raw coordinates (the reference toy
+script applies no scaler; docs/history/gbrff.md has swiss on standardised inputs).
 """
 
 from __future__ import annotations
@@ -226,7 +227,8 @@ def toy_fit(name: str, n: int, seed: int, method: str, n_iter: int = 1000, folds
     Xtr, Xte, ytr, yte = train_test_split(X, y, test_size=0.5, stratify=y, shuffle=True, random_state=seed)
     cv = list(StratifiedKFold(folds, shuffle=True, random_state=seed).split(Xtr, ytr))
     if method == "gbrff2":
-        clf = GBRFF2Classifier(n_features=n_iter, cv=cv, random_state=seed, n_jobs=1).fit(Xtr, ytr)
+        # raw coordinates, as the reference toy script (no scaler there): γ = g/d on the sets' own scale
+        clf = GBRFF2Classifier(n_features=n_iter, cv=cv, random_state=seed, n_jobs=1, standardize=False).fit(Xtr, ytr)
         score = clf.decision_function
     elif method == "lgbm":
         clf = LGBMClassifierCV(n_features=n_iter, cv=cv, random_state=seed, n_jobs=1).fit(Xtr, ytr)
@@ -258,6 +260,7 @@ def save_surfaces(path: Path, surfaces: dict) -> None:
             if m in s:
                 arrays[f"{name}/{m}/Z"] = np.asarray(s[m]["Z"], dtype=np.float32)
                 arrays[f"{name}/{m}/acc"] = np.array([s[m]["train_acc"], s[m]["test_acc"]])
+                arrays[f"{name}/{m}/standardize"] = np.array(bool(s[m].get("standardize", True)))
     np.savez_compressed(path, **arrays)
 
 
@@ -273,7 +276,10 @@ def load_surfaces(path: Path) -> dict:
             if len(parts) == 2:
                 s[parts[1]] = int(z[key]) if parts[1] == "n" else z[key]
             elif parts[2] == "Z":
-                s.setdefault(parts[1], {})["Z"] = z[key]
+                s.setdefault(parts[1], {}).setdefault("standardize", True)   # files before the flag
+                s[parts[1]]["Z"] = z[key]
+            elif parts[2] == "standardize":
+                s.setdefault(parts[1], {})["standardize"] = bool(z[key])
             else:
                 acc = z[key]
                 s.setdefault(parts[1], {}).update(train_acc=float(acc[0]), test_acc=float(acc[1]))
