@@ -270,6 +270,10 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
                 continue
             rows.append(_judge(spec, _cell(done, ds, variant, n), row | {"method": variant, "variant": True},
                                pm, ps, n_folds))
+        for other in spec.dataset_variants.get(ds, []):      # the same method on another reading of the data
+            if _runs_on(meth, other) and (spec.plan is None or spec.plan.runs(meth, other)):
+                rows.append(_judge(spec, _cell(done, other, meth, n), row | {"dataset": other, "variant": True},
+                                   pm, ps, n_folds))
     if not rows:
         raise UsageError(f"spec {spec.name}: no published cell matches its dataset/method mappings")
     return pd.DataFrame(rows)
@@ -600,7 +604,11 @@ def render(table: pd.DataFrame, spec: Spec) -> str:
             *_wrap("test", f"{spec.test} (the t-test that bolds cells in the report)"
                    + (f". Why: {spec.test_why}" if spec.test_why else "")),
             *(_wrap("variants", "; ".join(f"{', '.join(v)} checked against {m}'s cells too, shown but not counted"
-                                          for m, v in spec.variants.items())) if spec.variants else [])]
+                                          for m, v in spec.variants.items())) if spec.variants else []),
+            *(_wrap("dataset variants", "; ".join(f"{', '.join(v)} (another reading of {d}) checked against {d}'s "
+                                                  "cells too, shown but not counted"
+                                                  for d, v in spec.dataset_variants.items()))
+              if spec.dataset_variants else [])]
     if "diff_se" in shown:
         head += ["diff_se = (reproduced − published) / standard error of the difference of two test MSEs"]
     if spec.columns.get("std_is") == "se":

@@ -697,7 +697,8 @@ def _spec_panels(data: pd.DataFrame, fs: FigureSpec, plot: dict, x: str, xlabel:
     handles.append(plt.Line2D([], [], color="0.4", marker="*", ms=10, mec="black", lw=0,
                               label="published cell (± 2 s.e.)"))
     fig.suptitle(title, fontsize=10.5)
-    _header_legend(fig, handles, ncol=min(len(handles), 4))
+    # the methods on the first legend row, the variants and the published marker on the second
+    _header_legend(fig, handles, ncol=len(methods) if len(handles) > 4 else len(handles))
     return fig
 
 

@@ -16,6 +16,9 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     published:  the published CSV (in the published directory) or a repo file (bench/...)
     columns:    which published columns hold dataset / n_features / method / mean / std / walltime
     datasets:   paper dataset name -> rfbench dataset;  methods: paper method -> rfbench method(s)
+    dataset_variants: rfbench dataset -> [rfbench datasets]: another reading of the same data (e.g.
+                MNIST with its pixels scaled jointly), each paper method's cell also checked on it, one
+                row each, shown but not counted
     variants:   paper method -> [rfbench methods]: each also checked against that method's published
                 cells, one row each (an ablation)
     tolerance:  {stds: 2, relative: null, holdout_ses: null, why: "..."}: pass when |ours - published|
@@ -143,6 +146,9 @@ class Spec:
     # paper method → other rfbench methods each checked against the same published cell, one row
     # each (an ablation: every variant next to the paper's number)
     variants: dict = field(default_factory=dict)
+    # rfbench dataset → other rfbench datasets (another reading of the same data) whose rows are
+    # checked against its published cells too, shown but not counted
+    dataset_variants: dict = field(default_factory=dict)
 
     @property
     def protocol_key(self) -> str | None:
@@ -253,6 +259,11 @@ def load_spec(path_or_name: str) -> Spec:
     if not isinstance(variants, dict) or not all(isinstance(v, list) and all(isinstance(n, str) for n in v)
                                                  and k in alternates for k, v in variants.items()):
         raise UsageError(f"{path.name}: variants must map paper methods of 'methods' to lists of method names")
+    dataset_variants = raw.get("dataset_variants") or {}
+    if not isinstance(dataset_variants, dict) or not all(
+            k in (raw.get("datasets") or {}).values() and isinstance(v, list) and all(isinstance(n, str) for n in v)
+            for k, v in dataset_variants.items()):
+        raise UsageError(f"{path.name}: dataset_variants must map datasets of 'datasets' to lists of dataset names")
     test = raw.get("test") or {}
     test_name = test.get("name", "welch") if isinstance(test, dict) else str(test)
     if test_name not in TESTS:
@@ -285,6 +296,7 @@ def load_spec(path_or_name: str) -> Spec:
                 columns=raw.get("columns") or {}, datasets=raw.get("datasets") or {},
                 methods={k: v[0] for k, v in alternates.items()}, method_alternates=alternates,
                 variants={k: list(v) for k, v in variants.items()},
+                dataset_variants={k: list(v) for k, v in dataset_variants.items()},
                 results=results_path(path, raw["results"]) if raw.get("results") else None,
                 also_reads=[results_path(path, d) for d in raw.get("also_reads") or []],
                 plan=plan, ci=ci, n_features=raw.get("n_features", []),

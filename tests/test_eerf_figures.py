@@ -183,3 +183,36 @@ def test_committed_figures_spec_plots_from_its_results(tmp_path):
     if committed.is_file():          # the committed data is the tool's output on the committed records
         pd.testing.assert_frame_equal(pd.read_csv(tmp_path / "figures.csv"), pd.read_csv(committed))
     assert Path(spec.results).name == "eerf2018-figures"
+
+
+# ---- dataset variants in the check (MNIST with its pixels scaled jointly) ----------------------------
+
+def test_dataset_variant_rows_are_judged_but_not_counted():
+    from rfbench import check
+    from tests.test_eerf_tables import _records
+
+    spec = load_spec("eerf2018-table5")
+    assert spec.dataset_variants == {"eerf-mnist": ["eerf-mnist-joint"]}
+    rows = (_records("eerf-mnist", "lkrf-paper", np.full(10, 12.9), n=450)
+            + _records("eerf-mnist-joint", "lkrf-paper", np.linspace(7.4, 7.8, 10), n=450))
+    table = check.compare(spec, pd.DataFrame(rows))
+    joint = table[table["dataset"] == "eerf-mnist-joint"].set_index("method")
+    # LKRF's variant row is judged against MNIST's published cell (7.59, s.e. 0.17); EERF is excluded
+    # on the variant in Table 5's plan (its rows are Table 3's), so it has no row here
+    assert list(joint.index) == ["lkrf-paper"] and bool(joint.loc["lkrf-paper", "variant"])
+    assert joint.loc["lkrf-paper", "status"] == "pass"
+    assert joint.loc["lkrf-paper", "diff_stds"] == pytest.approx((7.6 - 7.59) / 0.17)
+    paper = check.paper_cells(table)
+    assert "eerf-mnist-joint" not in set(paper["dataset"])                     # never counted
+    assert paper.set_index(["dataset", "method"]).loc[("eerf-mnist", "lkrf-paper"), "status"] == "fail"
+    assert "dataset variants: eerf-mnist-joint (another reading of eerf-mnist)" in check.render(table, spec)
+
+
+def test_dataset_variants_must_name_the_specs_datasets(tmp_path):
+    text = (Path(load_spec("eerf2018-table3").path).read_text()
+            .replace("dataset_variants: {eerf-mnist: [eerf-mnist-joint]}", "dataset_variants: {mnist: [x]}"))
+    path = tmp_path / "bad.yaml"
+    path.write_text(text.replace("results: ../results/eerf2018-table3", f"results: {tmp_path}/r")
+                    .replace("reference: reference/", f"reference: {load_spec('eerf2018-table3').path.parent}/reference/"))
+    with pytest.raises(UsageError, match="dataset_variants must map datasets of 'datasets'"):
+        load_spec(str(path))
