@@ -63,6 +63,9 @@ def test_figures_are_written(tmp_path):
     save_surfaces(tmp_path / "s.npz", {"board": surf})
     back = load_surfaces(tmp_path / "s.npz")
     assert back["board"]["n"] == 60 and back["board"]["gbrff2"]["test_acc"] == pytest.approx(r["test_acc"])
+    for k in ("xx", "yy", "X_train"):                       # coordinates round-trip (float32), labels too
+        np.testing.assert_allclose(back["board"][k], surf[k], rtol=1e-6)
+    np.testing.assert_array_equal(back["board"]["y_test"], surf["y_test"])
     plot_toys({"curve": [dict(r, surface=None, iterations=3)]}, back, tmp_path / "fig5.png")
     assert (tmp_path / "fig5.png").stat().st_size > 10_000
     (tmp_path / "bad.json").write_text("{")
