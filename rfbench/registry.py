@@ -43,6 +43,9 @@ TASKS = ("regression", "classification", "multiclass")
 #: how a protocol standardises the inputs on the training part (datasets.yaml scale_inputs)
 SCALE_INPUTS = ("columns", "joint")
 ENTRY_POINT_GROUP = "rfbench.methods"
+#: libyaml's safe loader where PyYAML was built with it: the same documents, parsed ~8x faster (the
+#: registries are read by every command and every worker process)
+SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 ADHOC_ENV = "RFBENCH_ADHOC_REGISTRY"   # internal: entries named on the command line (JSON)
 # dataset and method names become file names (records/<dataset>__<method>__….json, folds/<dataset>.csv,
 # the download cache): letters, digits, '-', '_' and '.', not leading, never '..'
@@ -375,7 +378,7 @@ def load_yaml(path: Path) -> dict:
     if not path.is_file():
         raise UsageError(f"registry file not found: {path}")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.load(path.read_text(), Loader=SAFE_LOADER)
     except yaml.YAMLError as exc:
         raise UsageError(f"{path.name} is not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):

@@ -36,6 +36,9 @@ from rfbench.tasks import WorkItem, _prepared
 
 #: seconds between two consolidations of results.csv during a run
 RESULTS_CSV_EVERY_S = 60.0
+#: seconds between two group commits of the records to disk: one syncfs for all the records written
+#: since, instead of an fsync (~1 ms) per record; only a machine crash can lose this window's records
+SYNC_EVERY_S = 1.0
 
 
 def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=None,
@@ -96,16 +99,21 @@ def recorded_seconds(run_dir: RunDir, dataset_names, method_names, features, pro
     the item's time in each budget, so it is divided among them."""
     datasets, methods, out = set(dataset_names), set(method_names), []
     shared: dict[tuple, int] = {}
-    for rec in run_dir.records():
-        d, m, secs = rec.get("dataset"), rec.get("method"), rec.get("total_s")
-        if (rec.get("status") != "done" or d not in datasets or m not in methods
-                or rec.get("protocol") != protocol.key() or not isinstance(secs, (int, float))):
+    key = protocol.key()
+    for status, d, m, n, secs, prot, whole in run_dir.columns(
+            ["status", "dataset", "method", "n_features", "total_s", "protocol", "shared_fit_s"]):
+        if status != "done" or d not in datasets or m not in methods or prot != key or not _is_number(secs):
             continue
         if (d, m) not in shared:
             cls = get_method(m).estimator_class(get_dataset(d).task)
             shared[(d, m)] = len(features) if contract.shares_budgets(cls) else 1
-        out.append(((d, m, rec.get("n_features")), float(secs) / (1 if "shared_fit_s" in rec else shared[(d, m)])))
+        out.append(((d, m, n), float(secs) / (1 if _is_number(whole) else shared[(d, m)])))
     return out
+
+
+def _is_number(value) -> bool:
+    """A finite number, as a column holds it (a field a record lacks is NaN there)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
 def available_datasets(names, data_dir, strict: bool, warn) -> list[str]:
@@ -170,10 +178,12 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     if scheduler is None:           # local workers or a LocalCluster: the cores shared among the jobs
         threads = threads or max(1, (os.cpu_count() or 1) // jobs)
     try:
+        run_dir = RunDir(out).ensure()      # one store for every seed: its index is read once
         with _backend(backend, scheduler, jobs, threads) as cluster:
-            for seeded in protocols:
-                run_dir = _run(dataset_names, method_names, features, seeded, out, jobs, timeout_s, data_dir,
-                               strict, progress, warn, command, threads, folds, order, cluster)
+            for i, seeded in enumerate(protocols):
+                _run(dataset_names, method_names, features, seeded, run_dir, jobs, timeout_s, data_dir,
+                     strict, progress, warn, command, threads, folds, order, cluster,
+                     first=i == 0, last=i == len(protocols) - 1)
         return run_dir
     except OSError as exc:
         if not is_disk_full(exc):
@@ -193,12 +203,15 @@ def _backend(backend, scheduler, jobs, threads):
     return dask_pool.connect(scheduler, jobs, threads)
 
 
-def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, data_dir, strict, progress,
-         warn, command, threads, folds, order, cluster=None) -> RunDir:
-    run_dir = RunDir(out).ensure()
+def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs, timeout_s, data_dir, strict,
+         progress, warn, command, threads, folds, order, cluster=None, first=True, last=True) -> RunDir:
+    """One seed of :func:`run`. results.csv is consolidated when the first seed starts and when the
+    last ends (or any seed is interrupted), not around every seed: each consolidation reads the
+    whole directory."""
+    out = run_dir.path
     # one directory = one protocol: records of another protocol (other folds, inner folds, sample
     # cap, ...) would sit beside these as a second table that no report may pool with this one
-    held = sorted({str(r.get("protocol")) for r in run_dir.records()} - {protocol.key()})
+    held = sorted({str(key) for (key,) in run_dir.columns(["protocol"])} - {protocol.key()})
     if held:
         raise UsageError(f"{out} holds results of protocol {', '.join(held)}, not {protocol.key()} (this run's "
                          "settings); rerun with the same protocol options to resume, or use another --out")
@@ -233,13 +246,15 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
     todo = [(i.dataset, i.method, n) for i in items for n in i.budgets]
     bar.start(todo, done=max(0, task_count(names, method_names, features, protocol, folds) - len(todo)),
               history=recorded_seconds(run_dir, names, method_names, features, protocol))
-    run_dir.write_results_csv()
+    if first:
+        run_dir.write_results_csv()
 
     keys = {item: [record_key(item.dataset, item.method, n, item.fold, protocol.seed, protocol.key())
                    for n in item.budgets] for item in items}
     busy: list[WorkItem] = []
     started: dict[WorkItem, float] = {}
     consolidated = [time.monotonic()]
+    synced = [time.monotonic()]
 
     def tasks_of(item: WorkItem) -> list[tuple]:
         return [(item.dataset, item.method, n) for n in item.budgets]
@@ -266,10 +281,13 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
         try:
             for rec in records:
                 rec["invocation"] = invocation
-                run_dir.write_record(rec)
+                run_dir.write_record(rec, durable=False)
         finally:                            # a failed write (disk full) frees the task too
             for k in keys[item]:
                 run_dir.release(k)
+        if time.monotonic() - synced[0] >= SYNC_EVERY_S:
+            run_dir.sync()
+            synced[0] = time.monotonic()
         # the records are the truth; results.csv is their consolidation, rewritten at most once a
         # minute (and when the run ends), so that bookkeeping stays O(records) over a long run
         if time.monotonic() - consolidated[0] >= RESULTS_CSV_EVERY_S:
@@ -296,7 +314,9 @@ def _run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, 
     finally:
         bar.close()
         try:
-            run_dir.write_results_csv()     # the records so far, also after an interruption
+            run_dir.sync()
+            if last or not completed:
+                run_dir.write_results_csv()     # the records so far, also after an interruption
         except OSError:
             if completed:                   # else the error already on its way is the one to report
                 raise

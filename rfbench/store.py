@@ -61,11 +61,12 @@ def is_disk_full(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in DISK_FULL
 
 
-def atomic_write_text(path: Path, text: str) -> os.stat_result:
+def atomic_write_text(path: Path, text: str, durable: bool = True) -> os.stat_result:
     """Write ``text`` to ``path`` through a temporary file and ``os.replace``: a failed write (disk
     full, killed) removes its temporary file and leaves the old ``path`` untouched. An OSError is
     raised again naming ``path`` (not the temporary file). Returns the written file's status
-    (``os.fstat`` before the rename: its inode tells whether ``path`` still holds this text)."""
+    (``os.fstat`` before the rename: its inode tells whether ``path`` still holds this text).
+    ``durable=False`` skips the fsync: the caller flushes many files at once (:func:`sync_files`)."""
     path = Path(path)
     tmp = None
     try:
@@ -74,7 +75,8 @@ def atomic_write_text(path: Path, text: str) -> os.stat_result:
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
             fh.flush()
-            os.fsync(fh.fileno())
+            if durable:
+                os.fsync(fh.fileno())
             written = os.fstat(fh.fileno())
         os.replace(tmp, path)
         return written
@@ -85,6 +87,45 @@ def atomic_write_text(path: Path, text: str) -> os.stat_result:
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+
+
+def _syncfs(directory: Path) -> bool:
+    """Linux ``syncfs`` of the filesystem holding ``directory``: one journal commit for every file
+    written there since (~0.03 ms a record in a batch of 200, against ~1 ms for an fsync each).
+    False where the call does not exist (not Linux/glibc) or fails."""
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        syncfs = libc.syncfs
+    except (OSError, AttributeError):
+        return False
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return syncfs(fd) == 0
+    finally:
+        os.close(fd)
+
+
+def sync_files(paths, directory: Path) -> None:
+    """Make files written with ``durable=False`` (and their renames in ``directory``) durable: one
+    ``syncfs`` where there is one, else an fsync of each file still there and of the directory."""
+    if not paths or _syncfs(directory):
+        return
+    for path in [*paths, directory]:
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:             # replaced or removed since: its successor was synced by its writer
+            continue
+        try:
+            os.fsync(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
 
 
 def record_key(dataset: str, method: str, n_features: int, fold: int, seed: int, protocol: str) -> str:
@@ -332,6 +373,7 @@ class RunDir:
         self._view: tuple | None = None                     # (scan it was made for, sorted keys, base rows; -1: _entries)
         self._appended = 0                                  # index lines after its columns, as far as known here
         self._inside_dirs: set[Path] = set()                # directories already resolved to inside the run
+        self._unsynced: list[Path] = []                     # records written with durable=False since sync()
 
     def inside(self, path: Path) -> Path:
         """``path`` when it lies inside the run directory (after resolving '..' and links), else a
@@ -369,13 +411,20 @@ class RunDir:
                          rec["protocol"])
         return self.inside(self.records_dir / f"{key}.json")
 
-    def write_record(self, rec: dict) -> None:
+    def write_record(self, rec: dict, durable: bool = True) -> None:
         """Write the record atomically, then append it to the index. The index line carries the
         signature of the file as it stands after the rename, and only when that file is still the
-        one written here (same inode): a concurrent writer of the same task leaves no wrong line."""
+        one written here (same inode): a concurrent writer of the same task leaves no wrong line.
+
+        ``durable=False`` (the runner's group commit): no fsync now; :meth:`sync` flushes every such
+        record at once. A killed process loses nothing either way (the kernel holds the file); only
+        a crash of the machine before the next sync can, and then the task is simply run again (a
+        record file left empty or cut is read as not done)."""
         path = self.record_path(rec)
         text = json.dumps(rec, sort_keys=True, default=str)
-        written = atomic_write_text(path, text)
+        written = atomic_write_text(path, text, durable=durable)
+        if not durable:
+            self._unsynced.append(path)
         key = path.stem
         self._entries.pop(key, None)
         self._view = None
@@ -403,6 +452,11 @@ class RunDir:
                 os.close(fd)
         except (OSError, UsageError):       # a cache: a read-only or full disk only costs speed
             pass
+
+    def sync(self) -> None:
+        """Flush the records written with ``durable=False`` to disk (one group commit)."""
+        pending, self._unsynced = self._unsynced, []
+        sync_files(pending, self.records_dir)
 
     def _scan(self) -> dict[str, tuple | None]:
         """key → signature of every records/*.json file (None: its status cannot be read). Within
@@ -695,9 +749,14 @@ def _start_time(pid: int) -> str | None:
         return None
 
 
+_IDENTITY: dict[int, dict] = {}     # pid → its host and start time (a forked worker has its own pid)
+
+
 def _process_identity() -> dict:
-    return {"host": socket.gethostname(), "pid": os.getpid(), "start": _start_time(os.getpid()),
-            "claimed_at": time.time()}
+    pid = os.getpid()
+    if pid not in _IDENTITY:        # one /proc read per process, not one per claimed task
+        _IDENTITY[pid] = {"host": socket.gethostname(), "pid": pid, "start": _start_time(pid)}
+    return {**_IDENTITY[pid], "claimed_at": time.time()}
 
 
 def claim_is_stale(path: Path) -> bool:

@@ -56,6 +56,7 @@ def alarm(seconds: float | None):
         signal.signal(signal.SIGALRM, previous)
 
 
+@lru_cache(maxsize=1024)
 def method_seed(seed: int, fold: int) -> int:
     # the same stream for every method on a fold, so e.g. the three RFF kernels share draws
     return int(np.random.default_rng([seed, fold, 15485863]).integers(2**31 - 1))
