@@ -647,7 +647,8 @@ def _spec_panels(data: pd.DataFrame, fs: FigureSpec, plot: dict, x: str, xlabel:
     methods = plot.get("methods") or list(fs.methods)
     if not datasets:
         raise UsageError(f"{plot['file']}: no result and no published point on {', '.join(fs.datasets)}")
-    fig, axes = plt.subplots(1, len(datasets), figsize=(3.6 * len(datasets) + 0.3, 3.5), squeeze=False)
+    fig, axes = plt.subplots(1, len(datasets), figsize=(max(3.6 * len(datasets) + 0.3, 8.0), 3.5 + 0.2 * title.count("\n")),
+                             squeeze=False)
     for ax, ds in zip(axes.flat, datasets, strict=True):
         g = data[(data["dataset"] == ds) & data["method"].isin(methods)]
         ours = g[g["source"] == "rfbench"]
@@ -696,9 +697,15 @@ def _spec_panels(data: pd.DataFrame, fs: FigureSpec, plot: dict, x: str, xlabel:
                 for lab in labels]
     handles.append(plt.Line2D([], [], color="0.4", marker="*", ms=10, mec="black", lw=0,
                               label="published cell (± 2 s.e.)"))
-    fig.suptitle(title, fontsize=10.5)
-    # the methods on the first legend row, the variants and the published marker on the second
-    _header_legend(fig, handles, ncol=len(methods) if len(handles) > 4 else len(handles))
+    # a title of one or two lines, the legend under it, the panels under both (never over data)
+    height = fig.get_figheight()
+    top = 0.15 + 0.2 * (title.count("\n") + 1)
+    fig.suptitle(title, fontsize=10 if "\n" in title else 10.5, y=1 - 0.08 / height, va="top")
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1 - top / height), ncol=len(handles),
+               fontsize=8.5, frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 1 - (top + 0.3) / height))
+    # tight_layout keeps room for the suptitle on top of the rectangle: take it back
+    fig.subplots_adjust(top=1 - (top + 0.6) / height)
     return fig
 
 
@@ -707,8 +714,12 @@ def spec_figure(data: pd.DataFrame, fs: FigureSpec, plot: dict):
     if plot["kind"] == "error-vs-m":
         return _spec_panels(data, fs, plot, "M", "M (random features, log scale)",
                             "Test error against M (mean ± 1 s.e. over the repeats; stars: the paper's tables)")
-    return _spec_panels(data, fs, plot, "time_s", "time per repeat (s, log): EERF t_pp + t_train, RKS t_train",
-                        "Test error against time (labels: M; stars: the paper's cells at its own times)")
+    # wall times of records made at different times on a shared machine: the load differed between
+    # runs, which the label says (the records hold no CPU time)
+    return _spec_panels(data, fs, plot, "time_s", "wall time per repeat (s, log scale)",
+                        "Test error against time: EERF t_pp + t_train, RKS t_train (labels: M)\n"
+                        "ours: one thread on a shared machine whose load varied between runs; "
+                        "stars: the paper's cells at its own times (MATLAB, 2.9 GHz)")
 
 
 def write_spec_figures(spec, results: pd.DataFrame, output: str | Path | None = None,
