@@ -124,7 +124,10 @@ def cli():
                    "shows their spread apart from the folds'); replaces --seed")
 @click.option("--folds", "fold_list", default=None,
               help="run only these outer folds / splits, e.g. 0-2 (the splits are unchanged; default: all)")
-@click.option("--jobs", default=1, show_default=True, type=int, help="parallel worker processes")
+@click.option("--jobs", default=None, type=int, envvar="RFBENCH_JOBS", show_envvar=True,
+              help="parallel worker processes (default: one per core with one thread each, the faster placement "
+                   "measured for every built-in method; a run of methods registered with placement: threads gets "
+                   "one worker with every core; with --threads, cores // threads)")
 @click.option("--threads", default=None, type=int, help="threads per worker (default: cores // jobs)")
 @click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")
 @click.option("--max-samples", default=None, type=int, help="seeded subsample of each dataset (quick runs)")
@@ -298,7 +301,10 @@ def check_cmd(dirs, spec, protocol_key):
 @click.option("--folds", "fold_list", default=None, help="run only these outer folds / splits, e.g. 0-2")
 @click.option("--methods", "method_list", default=None, help="run only these of the spec's methods, e.g. alc-q1,alc-q2")
 @click.option("--datasets", "dataset_list", default=None, help="run only these of the spec's datasets")
-@click.option("--jobs", default=1, show_default=True, type=int, help="parallel worker processes")
+@click.option("--jobs", default=None, type=int, envvar="RFBENCH_JOBS", show_envvar=True,
+              help="parallel worker processes (default: one per core with one thread each, the faster placement "
+                   "measured for every built-in method; a run of methods registered with placement: threads gets "
+                   "one worker with every core; with --threads, cores // threads)")
 @click.option("--threads", default=None, type=int, help="threads per worker (default: cores // jobs)")
 @click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")
 @click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import copy
 import os
+from functools import lru_cache
 from pathlib import Path
 
 
 def code_version() -> dict:
     """The git commit of the rfbench source that runs (and whether it has uncommitted changes), so
     that every invocation in runs.jsonl says which code produced its records; empty outside a
-    checkout."""
+    checkout. Asked once per process: the code running is the code loaded at the first call."""
+    return copy.deepcopy(_code_version())
+
+
+@lru_cache(maxsize=1)
+def _code_version() -> dict:
     import subprocess
 
     src = Path(__file__).resolve().parent
@@ -24,6 +31,12 @@ def code_version() -> dict:
 
 
 def machine_info() -> dict:
+    """The interpreter, platform, cores, memory and package versions (once per process)."""
+    return copy.deepcopy(_machine_info())
+
+
+@lru_cache(maxsize=1)
+def _machine_info() -> dict:
     import platform
     from importlib.metadata import PackageNotFoundError, version
 

@@ -43,6 +43,8 @@ TASKS = ("regression", "classification", "multiclass")
 #: how a protocol standardises the inputs on the training part (datasets.yaml scale_inputs)
 SCALE_INPUTS = ("columns", "joint")
 ENTRY_POINT_GROUP = "rfbench.methods"
+#: how a method's tasks use the cores when --jobs is left out (Method.placement)
+PLACEMENTS = ("processes", "threads")
 #: libyaml's safe loader where PyYAML was built with it: the same documents, parsed ~8x faster (the
 #: registries are read by every command and every worker process)
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -195,6 +197,9 @@ class Method:
     per_dataset: dict = field(default_factory=dict)
     origin: str = "built-in"            # built-in | user registry file | entry point … | command line
     sys_path: tuple[str, ...] = ()      # directories the estimator's module is imported from
+    # the faster use of the cores for this method's tasks (bench/perf/thread_placement.py): one worker
+    # process per core with one thread each ("processes") or one worker with every core ("threads")
+    placement: str = "processes"
 
     def supports(self, task: str) -> bool:
         """A native estimator for the task, or a regressor (fitted to ±1 labels on two classes);
@@ -548,9 +553,13 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
                                 for g in grids):
             _fail(path, name, "field 'grid' must map constructor parameters to non-empty lists of values "
                   "(or be a list of such mappings)")
+    placement = e.get("placement", "processes")
+    if placement not in PLACEMENTS:
+        _fail(path, name, f"field 'placement' must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
     return Method(name, dict(est), dict(e.get("params") or {}), str(e.get("description", "")),
                   str(e.get("paper", "")), grid=grid, origin=origin or ("built-in" if not user else str(path)),
-                  sys_path=tuple(sys_path), per_dataset={k: dict(v) for k, v in per_dataset.items()})
+                  sys_path=tuple(sys_path), per_dataset={k: dict(v) for k, v in per_dataset.items()},
+                  placement=placement)
 
 
 @lru_cache(maxsize=4)

@@ -38,7 +38,8 @@ from rfbench.tasks import WorkItem, _prepared
 RESULTS_CSV_EVERY_S = 60.0
 #: seconds between two group commits of the records to disk: one syncfs for all the records written
 #: since, instead of an fsync (~1 ms) per record; only a machine crash can lose this window's records
-SYNC_EVERY_S = 1.0
+#: (their tasks run again), and a syncfs also flushes what other processes wrote (ms on a busy disk)
+SYNC_EVERY_S = 5.0
 
 
 def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=None,
@@ -129,7 +130,20 @@ def available_datasets(names, data_dir, strict: bool, warn) -> list[str]:
     return ok
 
 
-def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str, jobs: int = 1,
+def default_jobs(method_names, threads: int | None = None, cores: int | None = None) -> int:
+    """Worker processes when --jobs is left out: one per core, one thread each (the faster placement
+    measured for every built-in method), unless every method of the run is registered with
+    ``placement: threads`` (then one worker with every core); with --threads, as many workers as
+    cores // threads."""
+    cores = cores or os.cpu_count() or 1
+    if threads is not None:
+        return max(1, cores // threads)
+    if method_names and all(get_method(m).placement == "threads" for m in method_names):
+        return 1
+    return cores
+
+
+def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str, jobs: int | None = 1,
         timeout_s: float | None = None, data_dir: str | None = None, strict: bool = False,
         progress: bool = True, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr),
         command: str | None = None, threads: int | None = None, folds=None, order=None,
@@ -144,7 +158,10 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     and the report pools them.
 
     ``backend``: "local" (this process or loky workers) or "dask": a LocalCluster of ``jobs`` workers,
-    or the workers of the dask scheduler at ``scheduler`` (their own cores set their threads)."""
+    or the workers of the dask scheduler at ``scheduler`` (their own cores set their threads).
+
+    ``jobs=None`` (the command line's default): :func:`default_jobs`; the library call's default is
+    one in-process worker."""
     import dataclasses
 
     seeds = [protocol.seed] if seeds is None else list(dict.fromkeys(seeds))
@@ -161,10 +178,12 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         folds = sorted(set(folds))
     if not features or any(n < 1 for n in features):
         raise UsageError("--features must be positive integers, e.g. --features 100,500")
-    if jobs < 1:
-        raise UsageError("--jobs must be at least 1")
     if threads is not None and threads < 1:
         raise UsageError(f"--threads {threads} must be at least 1 (leave it out for cores // jobs)")
+    if jobs is None:
+        jobs = 1 if scheduler is not None else default_jobs(method_names, threads)
+    if jobs < 1:
+        raise UsageError("--jobs must be at least 1")
     resolve_data_dir(data_dir)          # a named data directory that does not exist is refused now
     if backend not in ("local", "dask"):
         raise UsageError(f"--backend {backend}: use local (this machine) or dask (a dask.distributed cluster)")
@@ -203,18 +222,23 @@ def _backend(backend, scheduler, jobs, threads):
     return dask_pool.connect(scheduler, jobs, threads)
 
 
+def check_one_protocol(run_dir: RunDir, protocol: proto.Protocol) -> None:
+    """One directory = one protocol: records of another protocol (other folds, inner folds, sample
+    cap, ...) would sit beside these as a second table that no report may pool with this one."""
+    held = sorted({str(key) for (key,) in run_dir.columns(["protocol"])} - {protocol.key()})
+    if held:
+        raise UsageError(f"{run_dir.path} holds results of protocol {', '.join(held)}, not {protocol.key()} (this "
+                         "run's settings); rerun with the same protocol options to resume, or use another --out")
+
+
 def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs, timeout_s, data_dir, strict,
          progress, warn, command, threads, folds, order, cluster=None, first=True, last=True) -> RunDir:
     """One seed of :func:`run`. results.csv is consolidated when the first seed starts and when the
     last ends (or any seed is interrupted), not around every seed: each consolidation reads the
     whole directory."""
     out = run_dir.path
-    # one directory = one protocol: records of another protocol (other folds, inner folds, sample
-    # cap, ...) would sit beside these as a second table that no report may pool with this one
-    held = sorted({str(key) for (key,) in run_dir.columns(["protocol"])} - {protocol.key()})
-    if held:
-        raise UsageError(f"{out} holds results of protocol {', '.join(held)}, not {protocol.key()} (this run's "
-                         "settings); rerun with the same protocol options to resume, or use another --out")
+    if first:
+        check_one_protocol(run_dir, protocol)   # the key does not hold the seed: once for all seeds
     if cluster is not None and cluster.threads is None:   # an existing dask cluster: its size, its threads
         jobs = cluster.slots()
     elif threads * jobs > (os.cpu_count() or 1):
@@ -244,8 +268,9 @@ def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs,
     items = plan(names, method_names, features, protocol, run_dir, warn, folds)
     items = order(items) if order is not None else interleaved(items)
     todo = [(i.dataset, i.method, n) for i in items for n in i.budgets]
+    # earlier invocations' task times feed the bar's time estimate only: not read for a quiet run
     bar.start(todo, done=max(0, task_count(names, method_names, features, protocol, folds) - len(todo)),
-              history=recorded_seconds(run_dir, names, method_names, features, protocol))
+              history=recorded_seconds(run_dir, names, method_names, features, protocol) if progress else ())
     if first:
         run_dir.write_results_csv()
 

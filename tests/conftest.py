@@ -33,6 +33,9 @@ def isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("RFBENCH_OPENML_SERVER", "http://127.0.0.1:9/api/v1/xml")  # closed port
     monkeypatch.setenv("OPENML_CACHE_DIR", str(tmp_path / "openml-cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
+    # the command line's default is one worker process per core; a test runs its tasks in-process
+    # unless it asks for workers (test_runner tests the default itself)
+    monkeypatch.setenv("RFBENCH_JOBS", "1")
     yield
     from rfbench import tasks
 

@@ -404,3 +404,40 @@ def test_unobtainable_dataset_is_skipped_with_one_line_or_fails_under_strict(mon
     assert said == ["skipped: dataset 'bankmarketing' is not available (OpenML unreachable)"]
     with pytest.raises(DataUnavailable, match="bankmarketing"):
         runner.available_datasets(["wine", "bankmarketing"], None, True, said.append)
+
+
+def test_default_jobs_is_one_process_per_core_unless_every_method_prefers_threads(tmp_path, monkeypatch):
+    """--jobs left out: the placement measured faster (bench/perf/thread_placement.py: processes for
+    every built-in method) decides; a user method registered with placement: threads runs alone on
+    one worker with every core; --threads alone gives cores // threads workers."""
+    from rfbench import registry
+
+    assert {registry.get_method(m).placement for m in registry.methods()} == {"processes"}
+    assert runner.default_jobs(["gfc", "lgbm"], cores=4) == 4
+    assert runner.default_jobs(["gfc"], threads=2, cores=4) == 2
+    reg = tmp_path / "my.yaml"
+    reg.write_text("methods:\n  my-ridge:\n    estimator: sklearn.linear_model:Ridge\n    placement: threads\n")
+    monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
+    assert registry.get_method("my-ridge").placement == "threads"
+    assert runner.default_jobs(["my-ridge"], cores=4) == 1
+    assert runner.default_jobs(["my-ridge", "gfc"], cores=4) == 4    # mixed: the cores as processes
+    reg.write_text("methods:\n  my-ridge:\n    estimator: sklearn.linear_model:Ridge\n    placement: gpu\n")
+    with pytest.raises(UsageError, match="field 'placement' must be one of processes, threads, got 'gpu'"):
+        registry.methods()
+
+
+def test_the_command_line_default_runs_one_single_threaded_worker_per_core(tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from rfbench.cli import cli
+
+    monkeypatch.delenv("RFBENCH_JOBS")
+    monkeypatch.setattr(runner.os, "cpu_count", lambda: 2)
+    out = tmp_path / "run"
+    result = CliRunner().invoke(cli, ["run", "--datasets", "friedman-generated", "--methods", "rff-gauss",
+                                      "--features", "10", "--outer-folds", "3", "--inner-folds", "3",
+                                      "--max-samples", "300", "--out", str(out), "--quiet", "--no-report"])
+    assert result.exit_code == 0, result.output
+    info = json.loads((out / "run.json").read_text())
+    assert (info["jobs"], info["threads_per_worker"]) == (2, 1)
+    assert set(pd.read_csv(out / "results.csv")["status"]) == {"done"}

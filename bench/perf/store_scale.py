@@ -27,8 +27,10 @@ file parsed), and "warm" (the normal case: an index that is up to date with the 
 in-process executor): overhead per task = (wall time of the run − Σ ``total_s`` of its records) /
 tasks, also as a fraction of the mean task. ``total_s`` is a task's fit + predict; everything else
 the runner does for a task is overhead (its claim, the data's split and scaling for the fold, the
-record's atomic write with fsync, the progress line) and so are the process start, the data
-loading and the plan, spread over the 2 000 tasks. The tasks must not be so tiny that this is
+record's atomic write and its share of the group commit, the progress line) and so are the process
+start, the data loading and the plan, spread over the 2 000 tasks. That fixed start-up cost is also
+measured alone (median of 3 cold runs of one task: wall − its total_s), and the per-task overhead
+without it is reported beside the total: the part that grows with the run. The tasks must not be so tiny that this is
 meaningless: a 2 ms fit would make any fsync look like 100 % overhead. The run uses ``rff-gauss``
 (its full inner CV: 10 bandwidths × a continuous 1-D search of λ over 3 inner folds) on
 ``salsa-housing`` (506 × 12, mirrored) subsampled to 300 rows, n = 50..140 in steps of 10, 10 outer
@@ -255,6 +257,29 @@ main()
 """
 
 
+def measure_startup(workdir: Path, cmd: list[str], repeat: int = 3) -> float:
+    """The run's fixed cost, paid once whatever the number of tasks (interpreter, imports,
+    registries, data loading, plan, the final consolidation): median over ``repeat`` cold runs of
+    one task of the same kind of (wall − its total_s)."""
+    import pandas as pd
+
+    one = list(TASK_RUN)
+    one[one.index("--features") + 1], one[one.index("--seeds") + 1] = "50", "0"
+    costs = []
+    for _ in range(repeat):
+        out = workdir / "startup"
+        shutil.rmtree(out, ignore_errors=True)
+        t0 = time.perf_counter()
+        proc = subprocess.run([*cmd, "run", *one, "--folds", "0", "--out", str(out), "--quiet", "--no-report"],
+                              capture_output=True, text=True)
+        wall = time.perf_counter() - t0
+        if proc.returncode:
+            raise SystemExit(f"rfbench run failed ({proc.returncode}): {proc.stderr.strip()[-2000:]}")
+        costs.append(wall - float(pd.read_csv(out / "results.csv")["total_s"].sum()))
+        shutil.rmtree(out, ignore_errors=True)
+    return float(sorted(costs)[len(costs) // 2])
+
+
 def measure_tasks(workdir: Path, cached_threadpool: bool = False) -> dict:
     import pandas as pd
 
@@ -272,10 +297,14 @@ def measure_tasks(workdir: Path, cached_threadpool: bool = False) -> dict:
     bare = float(df["total_s"].sum())
     over = wall - bare
     shutil.rmtree(out, ignore_errors=True)
+    startup = measure_startup(workdir, cmd)
+    steady = over - startup
     return {"command": "rfbench run " + " ".join(TASK_RUN), "tasks": tasks,
             "statuses": df["status"].value_counts().to_dict(), "wall_s": wall, "sum_task_s": bare,
             "mean_task_ms": 1000 * bare / tasks, "median_task_ms": 1000 * float(df["total_s"].median()),
             "overhead_ms_per_task": 1000 * over / tasks, "overhead_fraction": over / bare,
+            "startup_s": startup, "steady_overhead_ms_per_task": 1000 * steady / tasks,
+            "steady_overhead_fraction": steady / bare,
             **({"threadpool": "one cached ThreadpoolController (bench/perf/store_scale.py CACHED_THREADPOOL)"}
                if cached_threadpool else {})}
 
@@ -304,7 +333,11 @@ def side_by_side(data: dict, labels: list[str]) -> str:
                            ("runner: Σ total_s (s)", "sum_task_s", "{:.1f}"),
                            ("runner: mean task (ms)", "mean_task_ms", "{:.0f}"),
                            ("runner: overhead per task (ms)", "overhead_ms_per_task", "{:.1f}"),
-                           ("runner: overhead / task time", "overhead_fraction", "{:.1%}")):
+                           ("runner: overhead / task time", "overhead_fraction", "{:.1%}"),
+                           ("runner: fixed start-up cost (s, median of 3 one-task runs)", "startup_s", "{:.2f}"),
+                           ("runner: per-task overhead without start-up (ms)", "steady_overhead_ms_per_task", "{:.1f}"),
+                           ("runner: per-task overhead without start-up / task time", "steady_overhead_fraction",
+                            "{:.1%}")):
         vals = [b.get("tasks", {}).get(key) for b in blocks]
         if any(v is not None for v in vals):
             rows.append([name, *("" if v is None else fmt.format(v) for v in vals),
