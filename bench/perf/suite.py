@@ -13,7 +13,8 @@ totals are exact). The projected wall hours on two cores assume two one-core lan
 
 Rows already in the output file are kept unless re-measured (run a subset, then the rest);
 ``--label`` names the code state (e.g. "before", "after gbrff budgets") and keeps one set of rows
-per label, so one file holds the before/after comparison. ``--merge FILE`` adds the rows of
+per label, so one file holds the before/after comparison; ``--resume`` skips the rows the label
+already has (the file is written after every row, so a killed run loses one row at most). ``--merge FILE`` adds the rows of
 another output file (e.g. a "before" measured from a checkout of the old commit at the same time
 as the "after", for a side-by-side ratio), and ``--carry-from LABEL`` completes a label's projection
 with LABEL's rows for the (dataset, method) pairs it did not measure (a method whose code did not
@@ -138,6 +139,8 @@ def main() -> None:
     ap.add_argument("--output", default="results/suite-benchmark.json")
     ap.add_argument("--merge", action="append", default=[], help="another output file whose rows to add")
     ap.add_argument("--carry-from", help="complete --label's projection with this label's rows")
+    ap.add_argument("--resume", action="store_true",
+                    help="skip the (dataset, method, budgets) rows --label already has (a run killed midway)")
     args = ap.parse_args()
     protocol = proto.Protocol()
     if args.merge or args.carry_from:
@@ -156,6 +159,9 @@ def main() -> None:
             items = [WorkItem(dataset, method, args.fold, budgets)] if shares else \
                     [WorkItem(dataset, method, args.fold, (n,)) for n in budgets]
             for item in items:
+                if args.resume and any((r["dataset"], r["method"], r["budgets"]) == (dataset, method, list(item.budgets))
+                                       for r in rows):
+                    continue
                 t0 = time.perf_counter()
                 recs = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), args.threads, None)
                 row = {"dataset": dataset, "method": method, "budgets": list(item.budgets), "fold": args.fold,
