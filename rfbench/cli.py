@@ -113,10 +113,14 @@ def cli():
               help="comma-separated method names (see `rfbench methods`) or estimators as package.module:Class")
 @click.option("--features", default="100,500", show_default=True, help="feature budgets n")
 @click.option("--protocol", "protocol_name", default="cv", show_default=True,
-              type=click.Choice(["cv", "splits", "holdout"]), help="evaluation protocol")
+              type=click.Choice(["cv", "splits", "holdout", "fixed"]),
+              help="evaluation protocol: nested cv (GFC), random splits (GBRFF), one holdout (SALSA), or the "
+                   "dataset's own train/test split repeated over --repeats random-feature draws (EERF; datasets "
+                   "with a fixed split, e.g. eerf-adult)")
 @click.option("--outer-folds", default=10, show_default=True, type=int)
 @click.option("--inner-folds", default=5, show_default=True, type=int)
-@click.option("--repeats", default=20, show_default=True, type=int, help="random splits (--protocol splits)")
+@click.option("--repeats", default=20, show_default=True, type=int,
+              help="random splits (--protocol splits) or random-feature draws (--protocol fixed)")
 @click.option("--test-size", default=0.3, show_default=True, type=float, help="test fraction (splits/holdout)")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--seeds", "seed_list", default=None,

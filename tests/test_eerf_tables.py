@@ -289,3 +289,33 @@ def test_committed_check_matches_the_records(name):
         assert params["n_candidates"] == int(pub.loc[paper, "M0"])
         assert params["n0_fraction"] * 100 == pytest.approx(float(pub.loc[paper, "N0_over_N_pct"]))
         assert int(pub.loc[paper, "M"]) in spec.plan.features
+
+
+def test_rfbench_run_takes_the_fixed_protocol_and_refuses_it_without_a_split(tmp_path, mirror_dir):
+    """`rfbench run --protocol fixed`: every repeat tests on the file's own test part (the record's
+    n_test is that part's size after the subsample), and a dataset with no split of its own gets the
+    one-line error naming the problem."""
+    from click.testing import CliRunner
+
+    from rfbench.cli import cli
+
+    out = tmp_path / "run"
+    res = CliRunner().invoke(cli, ["run", "--protocol", "fixed", "--repeats", "2", "--inner-folds", "2",
+                                   "--datasets", "eerf-adult", "--methods", "rks-paper", "--features", "10",
+                                   "--max-samples", "600", "--out", str(out), "--quiet", "--no-report"])
+    assert res.exit_code == 0, res.output
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 2 and set(df["status"]) == {"done"} and set(df["protocol"]) == {"fixed-r2-i2-max600"}
+    assert df["n_test"].nunique() == 1 and df["n_train"].nunique() == 1
+    assert df["metric"].iloc[0] == registry_metric("eerf-adult")
+    res = CliRunner().invoke(cli, ["run", "--protocol", "fixed", "--repeats", "2", "--datasets", "friedman-generated",
+                                   "--methods", "rff-gauss", "--features", "10", "--out", str(tmp_path / "x"),
+                                   "--quiet", "--no-report"])
+    # a UsageError: rfbench's main prints it as the one line "rfbench: error: ..." (test_validation)
+    assert isinstance(res.exception, UsageError)
+    assert "protocol fixed runs on a dataset's own train/test split, and this dataset has none" in str(res.exception)
+    assert not (tmp_path / "x" / "records").is_dir() or not any((tmp_path / "x" / "records").iterdir())
+
+
+def registry_metric(dataset: str) -> str:
+    return proto.metric_name(registry.get_dataset(dataset).task, "pm1")
