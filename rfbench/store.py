@@ -49,7 +49,7 @@ import pandas as pd
 from rfbench.errors import UsageError
 
 COLUMNS = ["dataset", "method", "n_features", "fold", "seed", "protocol", "status", "metric",
-           "error", "tune_s", "fit_s", "predict_s", "total_s", "preprocess_s", "n_train", "n_test", "threads",
+           "error", "tune_s", "fit_s", "predict_s", "total_s", "cpu_s", "preprocess_s", "n_train", "n_test", "threads",
            "params", "message", "source", "task", "finished_at"]
 
 
@@ -179,7 +179,7 @@ def record_problem(rec) -> str | None:
     return None
 
 
-NUMERIC = ("n_features", "fold", "seed", "error", "total_s", "tune_s", "fit_s", "predict_s", "preprocess_s",
+NUMERIC = ("n_features", "fold", "seed", "error", "total_s", "cpu_s", "tune_s", "fit_s", "predict_s", "preprocess_s",
            "n_train", "n_test", "threads")
 
 

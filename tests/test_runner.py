@@ -441,3 +441,25 @@ def test_the_command_line_default_runs_one_single_threaded_worker_per_core(tmp_p
     info = json.loads((out / "run.json").read_text())
     assert (info["jobs"], info["threads_per_worker"]) == (2, 1)
     assert set(pd.read_csv(out / "results.csv")["status"]) == {"done"}
+
+
+def test_records_hold_cpu_seconds_beside_wall_seconds(tmp_path, monkeypatch):
+    """cpu_s is the process's CPU time over fit + predict: a fit that waits 0.3 s (what a busy machine
+    does to wall time) shows in total_s and not in cpu_s, and the computing part shows in both."""
+    import time
+
+    from rfbench.methods.rff import RFFRegressor
+
+    fit = RFFRegressor.fit
+
+    def waiting_fit(self, X, y):
+        time.sleep(0.3)
+        return fit(self, X, y)
+
+    monkeypatch.setattr(RFFRegressor, "fit", waiting_fit)
+    out = tmp_path / "run"
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, threads=1)
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 3 and set(df["status"]) == {"done"}
+    assert (df["total_s"] - df["cpu_s"] > 0.28).all()
+    assert (df["cpu_s"] > 0.005).all() and (df["cpu_s"] < df["total_s"] - 0.28 + 0.05).all()
