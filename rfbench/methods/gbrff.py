@@ -36,7 +36,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import fminbound, minimize
+from scipy.optimize import fminbound
 from scipy.special import softmax
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
@@ -45,6 +45,7 @@ from threadpoolctl import threadpool_limits
 
 from rfbench.contract import SharesBudgets
 from rfbench.methods.common import as_generator, resolve_cv, seed_from, standardise_columns
+from rfbench.methods.lbfgsb import minimize_lbfgsb
 from rfbench.methods.rfkit import (
     BinaryScoreClassifierMixin,
     decode_binary_labels,
@@ -142,9 +143,7 @@ def phase_objective(s: float, u: np.ndarray, yt: np.ndarray) -> float:
 
 
 def _lbfgs(fun, x0, args=()) -> np.ndarray:
-    res = minimize(fun, x0, args=args, jac=True, method="L-BFGS-B",
-                   options={"maxiter": LBFGS_MAXITER})
-    return res.x
+    return minimize_lbfgsb(fun, x0, args=args, maxiter=LBFGS_MAXITER)
 
 
 # ------------------------------------------------------------------ fitted models (plain data)
