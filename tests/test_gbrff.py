@@ -143,15 +143,30 @@ def test_sincos_agrees_with_cos_and_sin_to_rounding():
     assert np.all(np.isnan(sincos(np.array([np.nan, np.inf]))[0]))
 
 
-@pytest.mark.parametrize("spread", [3.0, 1e-5])   # well-conditioned normal equations, and the lstsq fallback
-def test_amplitude_phase_closed_form_matches_qr_least_squares(spread):
+# well-conditioned normal equations; near-parallel columns (rotated path) down to σ₂/σ₁ ~ 1e-8
+@pytest.mark.parametrize("spread", [3.0, 1e-2, 1e-5, 1e-8])
+@pytest.mark.parametrize("centre", [0.4, 2.5, -3.0])
+def test_amplitude_phase_closed_form_matches_qr_least_squares(spread, centre, monkeypatch):
     rng = np.random.default_rng(8)
-    u = 0.4 + spread * rng.standard_normal(500)
-    r = rng.standard_normal(500)
+    u = centre + spread * rng.standard_normal(500)
+    r = rng.standard_normal(500) + 3.0 * np.cos(u - 1.0)
+    Z = np.column_stack([np.cos(u), np.sin(u)])
+    ref = np.linalg.lstsq(Z, r, rcond=None)[0]
+    monkeypatch.setattr(np.linalg, "lstsq", None)  # closed forms only, no SVD (the point is speed)
+    a, phi, k1, k2 = amplitude_phase_from(Z[:, 0], Z[:, 1], r)
+    # both solve an ill-conditioned problem with error ~ κε (κ ~ 1/spread): compare at that scale
+    tol = 1e-12 / min(spread, 1.0)
+    np.testing.assert_allclose([k1, k2], ref, rtol=tol, atol=tol * np.abs(ref).max())
+    assert (a, phi) == pytest.approx((np.hypot(*ref), np.arctan2(ref[1], ref[0])), rel=tol)
+    # and the fit is as good as QR's (to the rounding of evaluating Z k, whose terms grow as κ)
+    assert np.sum((r - Z @ [k1, k2]) ** 2) <= np.sum((r - Z @ ref) ** 2) * (1 + 1e-14 / min(spread, 1.0))
+
+
+def test_amplitude_phase_of_a_constant_cosine_is_the_mean_fit():
+    u = np.full(300, 0.7)  # ω = 0: the two columns are exactly parallel
+    r = np.random.default_rng(3).standard_normal(300)
     a, phi, k1, k2 = amplitude_phase_from(np.cos(u), np.sin(u), r)
-    ref = np.linalg.lstsq(np.column_stack([np.cos(u), np.sin(u)]), r, rcond=None)[0]
-    np.testing.assert_allclose([k1, k2], ref, rtol=1e-8, atol=1e-12 * np.abs(ref).max())
-    assert (a, phi) == pytest.approx((np.hypot(*ref), np.arctan2(ref[1], ref[0])), rel=1e-8)
+    np.testing.assert_allclose(k1 * np.cos(u) + k2 * np.sin(u), np.full(300, r.mean()), rtol=1e-12)
 
 
 def test_refinement_reuses_its_last_evaluation_only_at_that_point():

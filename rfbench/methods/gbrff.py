@@ -267,17 +267,31 @@ def amplitude_phase_from(c: np.ndarray, s: np.ndarray, r: np.ndarray) -> tuple[f
 
     a cos(u − φ) = κ₁ cos u + κ₂ sin u with (κ₁, κ₂) = (a cos φ, a sin φ): least squares on the two
     columns, solved by its 2 × 2 normal equations when they are well conditioned (squared condition
-    ≤ 1e6, so at most ~1e-10 relative error against QR), else by ``lstsq`` (near-parallel columns,
-    e.g. a tiny ω whose u is almost constant).
+    ≤ 1e6, so at most ~1e-10 relative error against QR). Near-parallel columns (a tiny ω: u is
+    almost the constant u₀) are first rotated to cos(u − u₀) ≈ 1 and sin(u − u₀) ≈ u − u₀, u₀ the
+    mean phase, where the normal equations are well conditioned again (and as accurate as QR, the
+    rounding being in forming sin(u − u₀)); ``lstsq`` only when even those are parallel (u constant).
     """
+    k = _normal_equations(c, s, r)
+    if k is None:
+        u0 = math.atan2(float(np.sum(s)), float(np.sum(c)))
+        co, si = math.cos(u0), math.sin(u0)
+        m = _normal_equations(co * c + si * s, co * s - si * c, r)
+        k = (co * m[0] - si * m[1], si * m[0] + co * m[1]) if m is not None else \
+            np.linalg.lstsq(np.column_stack([c, s]), r, rcond=None)[0]
+    k1, k2 = float(k[0]), float(k[1])
+    return math.hypot(k1, k2), math.atan2(k2, k1), k1, k2
+
+
+def _normal_equations(c: np.ndarray, s: np.ndarray, r: np.ndarray) -> tuple[float, float] | None:
+    """argmin ‖r − k₁c − k₂s‖² by the 2 × 2 normal equations, or None when their squared condition
+    exceeds ~1e6 (or a column is at rounding level against the other: σ₂/σ₁ < 1e-10)."""
     cc, ss, cs = float(c @ c), float(s @ s), float(c @ s)
-    cr, sr = float(c @ r), float(s @ r)
     det = cc * ss - cs * cs
-    if det > 1e-6 * cc * ss:
-        k1, k2 = (ss * cr - cs * sr) / det, (cc * sr - cs * cr) / det
-    else:
-        k1, k2 = np.linalg.lstsq(np.column_stack([c, s]), r, rcond=None)[0]
-    return math.hypot(k1, k2), math.atan2(k2, k1), float(k1), float(k2)
+    if not (det > 1e-6 * cc * ss and min(cc, ss) > 1e-20 * max(cc, ss)):
+        return None
+    cr, sr = float(c @ r), float(s @ r)
+    return (ss * cr - cs * sr) / det, (cc * sr - cs * cr) / det
 
 
 def amplitude_phase(r: np.ndarray, u: np.ndarray) -> tuple[float, float]:
