@@ -14,11 +14,13 @@ totals are exact). The projected wall hours on two cores assume two one-core lan
 Rows already in the output file are kept unless re-measured (run a subset, then the rest);
 ``--label`` names the code state (e.g. "before", "after gbrff budgets") and keeps one set of rows
 per label, so one file holds the before/after comparison; ``--resume`` skips the rows the label
-already has (the file is written after every row, so a killed run loses one row at most). ``--merge FILE`` adds the rows of
-another output file (e.g. a "before" measured from a checkout of the old commit at the same time
-as the "after", for a side-by-side ratio), and ``--carry-from LABEL`` completes a label's projection
-with LABEL's rows for the (dataset, method) pairs it did not measure (a method whose code did not
-change), each marked ``carried_from``. Run it on an otherwise idle machine.
+already has (the file is written after every row, so a killed run loses one row at most).
+``--merge FILE`` adds the rows of another output file (e.g. a "before" measured from a checkout
+of the old commit at the same time as the "after"); ``--compare BASE:OTHER`` names two labels
+measured side by side, whose ratio is then kept in the file (the first two labels are such a
+pair); ``--carry-from LABEL`` completes a label's projection with LABEL's rows for the (dataset,
+method) pairs it did not measure (a method whose code did not change), each marked
+``carried_from``. Rows carry wall and process CPU seconds. Run it on an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -86,6 +88,9 @@ def compare(base: list[dict], other: list[dict]) -> list[dict]:
         c["pairs"] += 1
         c["seconds_base"] += a["seconds"]
         c["seconds_other"] += b["seconds"]
+        if "cpu_seconds" in a and "cpu_seconds" in b:  # rows measured since the cpu column exists
+            c["cpu_seconds_base"] = c.get("cpu_seconds_base", 0.0) + a["cpu_seconds"]
+            c["cpu_seconds_other"] = c.get("cpu_seconds_other", 0.0) + b["cpu_seconds"]
         for n, err in a["errors"].items():
             c["records"] += 1
             c["same_params"] += (a.get("params") or {}).get(n) == (b.get("params") or {}).get(n)
@@ -94,10 +99,13 @@ def compare(base: list[dict], other: list[dict]) -> list[dict]:
                 c["max_abs_error_diff"] = max(c["max_abs_error_diff"], abs(err - b["errors"][n]))
     for c in out.values():
         c["speedup"] = c["seconds_base"] / c["seconds_other"] if c["seconds_other"] else None
+        if c.get("cpu_seconds_other"):
+            c["cpu_speedup"] = c["cpu_seconds_base"] / c["cpu_seconds_other"]
     return list(out.values())
 
 
-def merge(out: Path, others: list[Path], label: str, carry_from: str | None, outer_folds: int) -> None:
+def merge(out: Path, others: list[Path], label: str, carry_from: str | None, outer_folds: int,
+          compare_pairs: list[list[str]] = ()) -> None:
     state = json.loads(out.read_text()) if out.is_file() else {"labels": {}}
     for other in others:
         for lab, block in json.loads(other.read_text())["labels"].items():
@@ -113,8 +121,11 @@ def merge(out: Path, others: list[Path], label: str, carry_from: str | None, out
     for block in state["labels"].values():
         block["summary"] = summary(block["rows"], outer_folds)
     labels = list(state["labels"])
-    state["comparisons"] = {f"{labels[0]} -> {lab}": compare(state["labels"][labels[0]]["rows"], state["labels"][lab]["rows"])
-                            for lab in labels[1:]}
+    # the pairs measured side by side (at the same time, same folds): the first two labels, plus --compare
+    pairs = state.setdefault("compare", [labels[:2]] if len(labels) > 1 else [])
+    pairs += [p for p in compare_pairs if p not in pairs]
+    state["comparisons"] = {f"{a} -> {b}": compare(state["labels"][a]["rows"], state["labels"][b]["rows"])
+                            for a, b in pairs}
     atomic_write_text(out, json.dumps(state, indent=1))
     for lab, block in state["labels"].items():
         print(f"\n== {lab}\n" + table(block["summary"]))
@@ -139,12 +150,15 @@ def main() -> None:
     ap.add_argument("--output", default="results/suite-benchmark.json")
     ap.add_argument("--merge", action="append", default=[], help="another output file whose rows to add")
     ap.add_argument("--carry-from", help="complete --label's projection with this label's rows")
+    ap.add_argument("--compare", action="append", default=[], metavar="BASE:OTHER",
+                    help="a pair of labels measured side by side, to compare (kept in the file)")
     ap.add_argument("--resume", action="store_true",
                     help="skip the (dataset, method, budgets) rows --label already has (a run killed midway)")
     args = ap.parse_args()
     protocol = proto.Protocol()
-    if args.merge or args.carry_from:
-        merge(Path(args.output), [Path(m) for m in args.merge], args.label, args.carry_from, protocol.n_outer)
+    if args.merge or args.carry_from or args.compare:
+        merge(Path(args.output), [Path(m) for m in args.merge], args.label, args.carry_from, protocol.n_outer,
+              [c.split(":", 1) for c in args.compare])
         return
     datasets = [d.name for d in registry.suite_datasets(args.suite)]
     if args.datasets:
@@ -162,10 +176,11 @@ def main() -> None:
                 if args.resume and any((r["dataset"], r["method"], r["budgets"]) == (dataset, method, list(item.budgets))
                                        for r in rows):
                     continue
-                t0 = time.perf_counter()
+                t0, cpu0 = time.perf_counter(), time.process_time()
                 recs = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), args.threads, None)
                 row = {"dataset": dataset, "method": method, "budgets": list(item.budgets), "fold": args.fold,
                        "threads": args.threads, "seconds": time.perf_counter() - t0,
+                       "cpu_seconds": time.process_time() - cpu0,
                        "status": sorted({r["status"] for r in recs}),
                        "errors": {str(r["n_features"]): r.get("error") for r in recs},
                        "params": {str(r["n_features"]): r.get("params") for r in recs}}

@@ -59,7 +59,7 @@ def minimize_lbfgsb(fun: Callable[..., tuple[float, np.ndarray]], x0: np.ndarray
         _lbfgsb.setulb(m, x, lower, upper, no_bounds, f, g, factr, GTOL, wa, iwa, task, lsave, isave,
                        dsave, MAXLS, ln_task)
         if task[0] == _FG:
-            if not np.array_equal(x, last_x):
+            if (x != last_x).any():  # np.array_equal's test (NaN ≠ NaN), without its overhead
                 last_x, last = x.copy(), evaluate(x)
                 nfev += 1
             f, g = last
