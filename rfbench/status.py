@@ -6,9 +6,9 @@ belongs to no spec falls back to the union of its invocations' plans in ``runs.j
 ones are the records. Tasks of datasets that cannot be obtained offline are counted apart
 (``no_data``), not as left. The time left is estimated per task from the median time of the finished tasks of the
 same (dataset, method, n); for a cell with none yet, from the same dataset and method at another
-budget (scaled by the method's time ratio between budgets), else from a line t = a + b·size fitted to the
-(method, n)'s finished datasets (size = rows × inputs of the registry shape; proportional with a
-single dataset), a rough guess (column ``by_size`` counts those tasks). One core per task, as the
+budget (scaled by the method's time ratio between budgets), else from a power law in rows and
+inputs (the registry shape) fitted to the (method, n)'s finished datasets (proportional to
+rows × inputs with a single dataset), a rough guess (column ``by_size`` counts those tasks). One core per task, as the
 long runs use it.
 """
 
@@ -158,14 +158,14 @@ def task_seconds(done: pd.DataFrame):
     """A function [(dataset, method, n), ...] ↦ (estimated seconds of one task each, whether each
     came from finished tasks of the same cell): the median time of the cell's finished tasks; else
     the same dataset and method at another n, scaled by the method's median time ratio between the
-    two budgets on datasets that have both (n / n' if none); else a line fitted to the (method, n)'s
-    finished datasets against rows × inputs; else NaN."""
+    two budgets on datasets that have both (n / n' if none); else a power law in rows and inputs
+    fitted to the (method, n)'s finished datasets (:func:`_size_model`); else NaN."""
     done = done.astype({"total_s": float})
     per_ds = done.groupby(["dataset", "method", "n_features"])["total_s"].median()
-    size = {name: float(np.prod(get_dataset(name).shape)) for name in done["dataset"].unique()}
+    shape = {name: get_dataset(name).shape for name in done["dataset"].unique()}
     models = {}
     for cell in done.groupby(["method", "n_features"]).size().index:
-        models[cell] = _size_model(per_ds.xs(cell, level=("method", "n_features")), size)
+        models[cell] = _size_model(per_ds.xs(cell, level=("method", "n_features")), shape)
     by_method = {meth: g.droplevel("method").unstack("n_features")
                  for meth, g in per_ds.groupby(level="method")}   # dataset × n, per method
 
@@ -191,22 +191,38 @@ def task_seconds(done: pd.DataFrame):
                 continue
             scaled = from_other_budget(*c)
             est.append(scaled if scaled is not None else
-                       models.get(c[1:], lambda x: np.nan)(float(np.prod(get_dataset(c[0]).shape))))
+                       models.get(c[1:], lambda r, d: np.nan)(*get_dataset(c[0]).shape))
         return np.asarray(est, dtype=float), known
 
     return estimate
 
 
-def _size_model(times: pd.Series, size: dict):
-    """size ↦ task time from the median times of finished datasets (index: dataset names)."""
-    x = np.array([size[name] for name in times.index])
+def _size_model(times: pd.Series, shape: dict):
+    """(rows, inputs) ↦ task time from the median times of finished datasets (index: dataset names).
+
+    A power law, fitted in logs: t = a·rows^b·inputs^c with four or more datasets that vary in both
+    (b, c within [0, 3]); else t = a·(rows·inputs)^b; with one size, proportional to rows·inputs.
+    Why powers, not a line: costs are superlinear (SVR) or nearly blind to inputs (a fixed number of
+    random features), and a line through small sets misjudges a large one by 10× either way (the
+    ujindoorloc à la carte fold: a line said 2 h; measured ≈ 10 min).
+    """
+    rows = np.log([shape[name][0] for name in times.index])
+    inputs = np.log([shape[name][1] for name in times.index])
     t = times.to_numpy(dtype=float)
-    if len(np.unique(x)) >= 2:
-        b, a = np.polyfit(x, t, 1)
-        if b > 0:
-            return lambda s: max(a + b * s, float(t.min()))
-    rate = float(np.median(t / x))
-    return lambda s: rate * s
+    floor = float(t.min())
+    if len(t) >= 4 and len(np.unique(rows)) >= 2 and len(np.unique(inputs)) >= 2:
+        A = np.column_stack([np.ones_like(rows), rows, inputs])
+        a, b, c = np.linalg.lstsq(A, np.log(t), rcond=None)[0]
+        b, c = np.clip([b, c], 0.0, 3.0)
+        a = float(np.median(np.log(t) - b * rows - c * inputs))  # refit the level after clipping
+        return lambda r, d: max(float(np.exp(a + b * np.log(r) + c * np.log(d))), floor)
+    size = rows + inputs
+    if len(np.unique(size)) >= 2:
+        b = float(np.clip(np.polyfit(size, np.log(t), 1)[0], 0.0, 3.0))
+        a = float(np.median(np.log(t) - b * size))
+        return lambda r, d: max(float(np.exp(a + b * np.log(r * d))), floor)
+    rate = float(np.median(t / np.exp(size)))
+    return lambda r, d: rate * r * d
 
 
 def render(table: pd.DataFrame) -> str:
@@ -224,5 +240,5 @@ def render(table: pd.DataFrame) -> str:
     return (body + "\n\n" + lines + f"\nIn all: {int(total['done'])} of {int(total['asked'])} tasks done, "
             f"{int(total['left'])} left, {int(total['no_data'])} without data offline (they need the network), "
             f"about {total['left_core_h']:.1f} core-hours on one core each (by_size: a rough guess from another budget "
-            "of the same dataset, or from a line fitted to other datasets' times against rows × inputs; unestimated: no finished task of that "
+            "of the same dataset, or from a power law in rows and inputs fitted to other datasets' times; unestimated: no finished task of that "
             "method and n)\n")

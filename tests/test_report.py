@@ -373,3 +373,22 @@ def test_status_scales_a_cell_without_finished_tasks_from_the_same_dataset_at_an
     # bank at n = 500: its n = 100 time × alc's 500/100 ratio on kinematics (8×); gfc has no dataset
     # with both budgets, so n/n' = 5×; the finished cell keeps its own median
     assert list(est) == pytest.approx([240.0, 25.0, 80.0]) and known == [False, False, True]
+
+
+def test_status_size_model_is_a_power_law_in_rows_and_inputs():
+    """Four or more finished datasets that vary in rows and inputs: t = a·rows^b·inputs^c is recovered
+    (here quadratic in rows, blind to inputs, as an SVR), where a line through the small sets would
+    miss a large one; fewer sets fall back to a power of rows × inputs, one set to proportionality."""
+    from rfbench.status import _size_model
+
+    shape = {"a": (200, 5), "b": (400, 60), "c": (800, 8), "d": (300, 13), "e": (600, 30)}
+    times = pd.Series({k: 1e-4 * r**2 for k, (r, _) in shape.items()})
+    model = _size_model(times, shape)
+    assert model(20000, 5) == pytest.approx(1e-4 * 20000**2, rel=1e-9)
+    assert model(20000, 500) == pytest.approx(1e-4 * 20000**2, rel=1e-9)
+    two = _size_model(times[["a", "c"]], shape)          # (rows·inputs)^b through two points
+    assert two(800, 8) == pytest.approx(times["c"]) and two(200, 5) == pytest.approx(times["a"])
+    one = _size_model(times[["c"]], shape)
+    assert one(1600, 8) == pytest.approx(2 * times["c"])
+    # never below the fastest finished dataset
+    assert model(10, 1) == pytest.approx(times.min())
