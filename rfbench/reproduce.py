@@ -344,6 +344,7 @@ def benchmarks_markdown(root: Path | None = None) -> str:
                     f"and folds, n = {n} (`python bench/perf/peer_rff.py` → `results/peer-rff-{n}.json`):", "",
                     tabulate([[r.get(c) for c in cols] for r in rows], headers=cols, tablefmt="github",
                              floatfmt=".3g"), ""]
+    out += _suite_benchmark_markdown(root / "suite-benchmark.json")
     path = root / "gbrff-scaling.json"
     if path.is_file():
         d = json.loads(path.read_text())
@@ -354,3 +355,34 @@ def benchmarks_markdown(root: Path | None = None) -> str:
                 tabulate(rows, headers=["method", "log-log slope", "largest m", "seconds at largest m"],
                          tablefmt="github", floatfmt=".3g"), ""]
     return "\n".join(out)
+
+
+def _suite_benchmark_markdown(path: Path) -> list[str]:
+    """The torgo suite's projected cost (bench/perf/suite.py) and its side-by-side speed-ups."""
+    if not path.is_file():
+        return []
+    state = json.loads(path.read_text())
+    label = state.get("current")
+    if label not in state.get("labels", {}):
+        return []
+    summ = state["labels"][label]["summary"]
+    per = {}
+    for c in summ["cells"]:
+        per.setdefault(c["method"], {})[c["n_features"]] = c["projected_core_hours"]
+    rows = sorted(([m, v.get(100), v.get(500), sum(v.values())] for m, v in per.items()), key=lambda r: -r[3])
+    out = [f"The whole torgo suite (12 sets, all eight methods, n = 100 and 500), projected to the full protocol "
+           f"from one outer fold per dataset on one thread (`python bench/perf/suite.py` → "
+           f"`results/suite-benchmark.json`, code state \"{label}\"): {summ['projected_core_hours']:.1f} core-hours, "
+           f"{summ['projected_wall_hours_2_cores']:.1f} h of wall time on two cores.", "",
+           tabulate(rows, headers=["method", "core-h n = 100", "core-h n = 500", "core-h"], tablefmt="github",
+                    floatfmt=".2f"), ""]
+    comp = [[pair, c["method"], c["pairs"], c["seconds_base"], c["seconds_other"], c["speedup"],
+             f"{c['same_params']}/{c['records']}", f"{c['same_error']}/{c['records']}", c["max_abs_error_diff"]]
+            for pair, cells in state.get("comparisons", {}).items() for c in cells]
+    if comp:
+        out += ["Speed-ups measured side by side (old and new code at the same time on the same folds, one core "
+                "each), with how many records kept their hyper-parameters and error:", "",
+                tabulate(comp, headers=["before → after", "method", "folds", "s before", "s after", "speed-up",
+                                        "same params", "same error", "max |Δ error|"], tablefmt="github",
+                         floatfmt=("", "", "", ".1f", ".1f", ".2f", "", "", ".2g")), ""]
+    return out

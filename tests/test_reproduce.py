@@ -162,3 +162,30 @@ def test_gbrff_table2_leaves_bmkr_off_bankmarketing():
     bmkr = plan[plan["method"] == "bmkr"]
     assert len(bmkr) == 15 * 20 and "bankmarketing" not in set(bmkr["dataset"])
     assert len(plan[(plan["method"] == "lgbm") & (plan["dataset"] == "bankmarketing")]) == 20
+
+
+def test_readme_benchmarks_show_the_suite_projection_and_side_by_side_speedups(tmp_path):
+    """The README's benchmark section renders results/suite-benchmark.json: the projection of the
+    label named current (per method and in total) and every side-by-side comparison."""
+    import json
+
+    from rfbench.reproduce import benchmarks_markdown
+
+    cells = [{"method": "gbrff", "n_features": 100, "projected_core_hours": 0.25},
+             {"method": "gbrff", "n_features": 500, "projected_core_hours": 1.5},
+             {"method": "alc", "n_features": 500, "projected_core_hours": 8.0}]
+    state = {"current": "new", "labels": {"new": {"rows": [], "summary": {
+        "cells": cells, "projected_core_hours": 9.75, "projected_wall_hours_2_cores": 4.875}}},
+        "comparisons": {"old -> new": [{"method": "gbrff", "pairs": 12, "seconds_base": 700.7, "seconds_other": 604.0,
+                                        "speedup": 700.7 / 604.0, "same_params": 21, "same_error": 0, "records": 24,
+                                        "max_abs_error_diff": 0.229}]}}
+    (tmp_path / "suite-benchmark.json").write_text(json.dumps(state))
+    text = benchmarks_markdown(tmp_path)
+    assert "9.8 core-hours, 4.9 h of wall time on two cores" in text and 'code state "new"' in text
+    rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[2:-1]]
+            for line in text.splitlines() if line.startswith("| ")}
+    assert rows["alc"] == ["", "8.00", "8.00"] and rows["gbrff"] == ["0.25", "1.50", "1.75"]
+    assert rows["old -> new"] == ["gbrff", "12", "700.7", "604.0", "1.16", "21/24", "0/24", "0.23"]
+    state["current"] = "missing"
+    (tmp_path / "suite-benchmark.json").write_text(json.dumps(state))
+    assert "torgo suite" not in benchmarks_markdown(tmp_path)
