@@ -200,6 +200,10 @@ class Method:
     # the faster use of the cores for this method's tasks (bench/perf/thread_placement.py): one worker
     # process per core with one thread each ("processes") or one worker with every core ("threads")
     placement: str = "processes"
+    # declared growth of a task's time, t ∝ rows^a · inputs^b ({"rows": a, "inputs": b}), for
+    # methods whose cost the small finished datasets cannot reveal (kernel SVMs: rows²); used by
+    # `rfbench status` to estimate cells with no finished task
+    cost_scaling: dict = field(default_factory=dict)
 
     def supports(self, task: str) -> bool:
         """A native estimator for the task, or a regressor (fitted to ±1 labels on two classes);
@@ -556,10 +560,15 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
     placement = e.get("placement", "processes")
     if placement not in PLACEMENTS:
         _fail(path, name, f"field 'placement' must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
+    cost = e.get("cost_scaling") or {}
+    if not (isinstance(cost, dict) and set(cost) <= {"rows", "inputs"}
+            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 4 for v in cost.values())):
+        _fail(path, name, "field 'cost_scaling' must map rows and/or inputs to exponents between 0 and 4, "
+              "e.g. {rows: 2}")
     return Method(name, dict(est), dict(e.get("params") or {}), str(e.get("description", "")),
                   str(e.get("paper", "")), grid=grid, origin=origin or ("built-in" if not user else str(path)),
                   sys_path=tuple(sys_path), per_dataset={k: dict(v) for k, v in per_dataset.items()},
-                  placement=placement)
+                  placement=placement, cost_scaling={k: float(v) for k, v in cost.items()})
 
 
 @lru_cache(maxsize=4)

@@ -165,7 +165,8 @@ def task_seconds(done: pd.DataFrame):
     shape = {name: get_dataset(name).shape for name in done["dataset"].unique()}
     models = {}
     for cell in done.groupby(["method", "n_features"]).size().index:
-        models[cell] = _size_model(per_ds.xs(cell, level=("method", "n_features")), shape)
+        models[cell] = _size_model(per_ds.xs(cell, level=("method", "n_features")), shape,
+                                   get_method(cell[0]).cost_scaling)
     by_method = {meth: g.droplevel("method").unstack("n_features")
                  for meth, g in per_ds.groupby(level="method")}   # dataset × n, per method
 
@@ -197,11 +198,13 @@ def task_seconds(done: pd.DataFrame):
     return estimate
 
 
-def _size_model(times: pd.Series, shape: dict):
+def _size_model(times: pd.Series, shape: dict, declared: dict | None = None):
     """(rows, inputs) ↦ task time from the median times of finished datasets (index: dataset names).
 
     A power law, fitted in logs: t = a·rows^b·inputs^c with four or more datasets that vary in both
     (b, c within [0, 3]); else t = a·(rows·inputs)^b; with one size, proportional to rows·inputs.
+    A method that declares its exponents (methods.yaml ``cost_scaling``) is scaled with them from
+    its largest finished dataset, whose time is the least diluted by fixed costs.
     Why powers, not a line: costs are superlinear (SVR) or nearly blind to inputs (a fixed number of
     random features), and a line through small sets misjudges a large one by 10× either way (the
     ujindoorloc à la carte fold: a line said 2 h; measured ≈ 10 min).
@@ -210,6 +213,11 @@ def _size_model(times: pd.Series, shape: dict):
     inputs = np.log([shape[name][1] for name in times.index])
     t = times.to_numpy(dtype=float)
     floor = float(t.min())
+    if declared:  # the method's declared exponents, scaled from its largest finished dataset
+        b, c = declared.get("rows", 0.0), declared.get("inputs", 0.0)
+        big = int(np.argmax(rows + inputs))
+        a = float(np.log(t[big]) - b * rows[big] - c * inputs[big])
+        return lambda r, d: max(float(np.exp(a + b * np.log(r) + c * np.log(d))), floor)
     if len(t) >= 4 and len(np.unique(rows)) >= 2 and len(np.unique(inputs)) >= 2:
         A = np.column_stack([np.ones_like(rows), rows, inputs])
         a, b, c = np.linalg.lstsq(A, np.log(t), rcond=None)[0]
@@ -240,5 +248,5 @@ def render(table: pd.DataFrame) -> str:
     return (body + "\n\n" + lines + f"\nIn all: {int(total['done'])} of {int(total['asked'])} tasks done, "
             f"{int(total['left'])} left, {int(total['no_data'])} without data offline (they need the network), "
             f"about {total['left_core_h']:.1f} core-hours on one core each (by_size: a rough guess from another budget "
-            "of the same dataset, or from a power law in rows and inputs fitted to other datasets' times; unestimated: no finished task of that "
+            "of the same dataset, or from a power law in rows and inputs fitted to other datasets' times or declared by the method; unestimated: no finished task of that "
             "method and n)\n")

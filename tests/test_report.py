@@ -392,3 +392,30 @@ def test_status_size_model_is_a_power_law_in_rows_and_inputs():
     assert one(1600, 8) == pytest.approx(2 * times["c"])
     # never below the fastest finished dataset
     assert model(10, 1) == pytest.approx(times.min())
+
+
+def test_status_size_model_uses_a_methods_declared_cost_scaling():
+    """With declared exponents (BMKR: rows²), the estimate is scaled from the largest finished set,
+    not fitted to small sets whose times are mostly fixed costs."""
+    from rfbench.registry import get_method
+    from rfbench.status import _size_model
+
+    assert get_method("bmkr").cost_scaling == {"rows": 2.0} and get_method("gfc").cost_scaling == {}
+    shape = {"wine": (178, 13), "heart": (270, 13), "pima": (768, 8)}
+    times = pd.Series({"wine": 13.0, "heart": 13.0, "pima": 45.0})
+    model = _size_model(times, shape, {"rows": 2.0})
+    assert model(20560, 5) == pytest.approx(45.0 * (20560 / 768) ** 2)
+    assert _size_model(times, shape)(20560, 5) < model(20560, 5) / 10   # what the fitted law would say
+
+
+def test_a_bad_cost_scaling_is_one_line(tmp_path, monkeypatch):
+    from rfbench import registry
+    from rfbench.errors import UsageError
+
+    reg = tmp_path / "my.yaml"
+    reg.write_text("methods:\n  my-svr:\n    estimator: sklearn.svm:SVR\n    cost_scaling: {rows: 2}\n")
+    monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
+    assert registry.get_method("my-svr").cost_scaling == {"rows": 2.0}
+    reg.write_text("methods:\n  my-svr:\n    estimator: sklearn.svm:SVR\n    cost_scaling: {rows: fast}\n")
+    with pytest.raises(UsageError, match="field 'cost_scaling' must map rows and/or inputs to exponents"):
+        registry.methods()
