@@ -292,7 +292,7 @@ def amplitude_phase_from(c: np.ndarray, s: np.ndarray, r: np.ndarray) -> tuple[f
 
 def _normal_equations(c: np.ndarray, s: np.ndarray, r: np.ndarray) -> tuple[float, float] | None:
     """argmin ‖r − k₁c − k₂s‖² by the 2 × 2 normal equations, or None when their squared condition
-    exceeds ~1e6 (or a column is at rounding level against the other: σ₂/σ₁ < 1e-10)."""
+    exceeds ~1e6 or one column's norm is below 1e-10 of the other's (rounding noise, not signal)."""
     cc, ss, cs = float(c @ c), float(s @ s), float(c @ s)
     det = cc * ss - cs * cs
     if not (det > 1e-6 * cc * ss and min(cc, ss) > 1e-20 * max(cc, ss)):
