@@ -215,7 +215,7 @@ def _size_model(times: pd.Series, shape: dict, declared: dict | None = None):
     floor = float(t.min())
     if declared:  # the method's declared exponents, scaled from its largest finished dataset
         b, c = declared.get("rows", 0.0), declared.get("inputs", 0.0)
-        big = int(np.argmax(rows + inputs))
+        big = int(np.argmax(b * rows + c * inputs))  # largest by the declared measure of size
         a = float(np.log(t[big]) - b * rows[big] - c * inputs[big])
         return lambda r, d: max(float(np.exp(a + b * np.log(r) + c * np.log(d))), floor)
     if len(t) >= 4 and len(np.unique(rows)) >= 2 and len(np.unique(inputs)) >= 2:

@@ -401,8 +401,9 @@ def test_status_size_model_uses_a_methods_declared_cost_scaling():
     from rfbench.status import _size_model
 
     assert get_method("bmkr").cost_scaling == {"rows": 2.0} and get_method("gfc").cost_scaling == {}
-    shape = {"wine": (178, 13), "heart": (270, 13), "pima": (768, 8)}
-    times = pd.Series({"wine": 13.0, "heart": 13.0, "pima": 45.0})
+    # sonar has the most rows × inputs, pima the most rows: rows² is scaled from pima
+    shape = {"wine": (178, 13), "sonar": (208, 60), "pima": (768, 8)}
+    times = pd.Series({"wine": 13.0, "sonar": 13.0, "pima": 45.0})
     model = _size_model(times, shape, {"rows": 2.0})
     assert model(20560, 5) == pytest.approx(45.0 * (20560 / 768) ** 2)
     assert _size_model(times, shape)(20560, 5) < model(20560, 5) / 10   # what the fitted law would say
