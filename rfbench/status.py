@@ -211,26 +211,25 @@ def _size_model(times: pd.Series, shape: dict, declared: dict | None = None):
     """
     rows = np.log([shape[name][0] for name in times.index])
     inputs = np.log([shape[name][1] for name in times.index])
-    t = times.to_numpy(dtype=float)
-    floor = float(t.min())
+    log_t = np.log(times.to_numpy(dtype=float))
     if declared:  # the method's declared exponents, scaled from its largest finished dataset
         b, c = declared.get("rows", 0.0), declared.get("inputs", 0.0)
         big = int(np.argmax(b * rows + c * inputs))  # largest by the declared measure of size
-        a = float(np.log(t[big]) - b * rows[big] - c * inputs[big])
-        return lambda r, d: max(float(np.exp(a + b * np.log(r) + c * np.log(d))), floor)
-    if len(t) >= 4 and len(np.unique(rows)) >= 2 and len(np.unique(inputs)) >= 2:
+        return _power_law(log_t[big] - b * rows[big] - c * inputs[big], b, c, log_t.min())
+    if len(log_t) >= 4 and len(np.unique(rows)) >= 2 and len(np.unique(inputs)) >= 2:
         A = np.column_stack([np.ones_like(rows), rows, inputs])
-        a, b, c = np.linalg.lstsq(A, np.log(t), rcond=None)[0]
-        b, c = np.clip([b, c], 0.0, 3.0)
-        a = float(np.median(np.log(t) - b * rows - c * inputs))  # refit the level after clipping
-        return lambda r, d: max(float(np.exp(a + b * np.log(r) + c * np.log(d))), floor)
-    size = rows + inputs
-    if len(np.unique(size)) >= 2:
-        b = float(np.clip(np.polyfit(size, np.log(t), 1)[0], 0.0, 3.0))
-        a = float(np.median(np.log(t) - b * size))
-        return lambda r, d: max(float(np.exp(a + b * np.log(r * d))), floor)
-    rate = float(np.median(t / np.exp(size)))
-    return lambda r, d: rate * r * d
+        b, c = np.clip(np.linalg.lstsq(A, log_t, rcond=None)[0][1:], 0.0, 3.0)
+    elif len(np.unique(rows + inputs)) >= 2:
+        b = c = float(np.clip(np.polyfit(rows + inputs, log_t, 1)[0], 0.0, 3.0))
+    else:  # one size: proportional to rows × inputs, no floor
+        return _power_law(float(np.median(log_t - rows - inputs)), 1.0, 1.0, -np.inf)
+    # the level refitted after clipping the exponents
+    return _power_law(float(np.median(log_t - b * rows - c * inputs)), b, c, log_t.min())
+
+
+def _power_law(log_a: float, b: float, c: float, log_floor: float):
+    """(rows, inputs) ↦ max(a·rows^b·inputs^c, floor), from logs."""
+    return lambda r, d: float(np.exp(max(log_a + b * np.log(r) + c * np.log(d), log_floor)))
 
 
 def render(table: pd.DataFrame) -> str:

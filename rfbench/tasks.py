@@ -90,6 +90,19 @@ def thread_limits(threads: int):
     return _controller_cache["controller"].limit(limits=threads)
 
 
+class Timed:
+    """Wall and process-CPU seconds of a ``with`` block (the CPU of every thread of this process)."""
+
+    def __enter__(self):
+        self._start = (time.perf_counter(), time.process_time())
+        return self
+
+    def __exit__(self, *exc):
+        self.wall = time.perf_counter() - self._start[0]
+        self.cpu = time.process_time() - self._start[1]
+        return False
+
+
 def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, threads: int,
             timeout_s: float | None, data: tuple | None = None) -> list[dict]:
     """Run one work item (in a worker); returns one record per budget, whatever happens.
@@ -179,25 +192,24 @@ def _execute(item, protocol, data_dir, threads, timeout_s, records, data=None):
         rec.update(source=task.source, task=ds.task + (" (ridge on ±1, sign)" if as_sign else ""),
                    n_train=len(y_tr), n_test=len(y_te))
 
-    def finish(rec, est, predict, t_fit, cpu_fit, share=1.0):
+    def finish(rec, est, predict, fit: Timed, share=1.0):
         """``share``: this budget's part of a fit that served several budgets (its tuning and
         fitting time are attributed in proportion to n, so that the budgets' times add up to the
         item's instead of repeating it; the whole is kept in ``shared_fit_s``). ``cpu_s``: the
         worker process's CPU seconds over fit + predict (every thread of it), which a busy machine
         moves far less than the wall time."""
-        t0, c0 = time.perf_counter(), time.process_time()
-        pred = predict()
-        if as_sign:
-            pred = np.where(pred >= 0, 1.0, -1.0)
-        t_pred, cpu_pred = time.perf_counter() - t0, time.process_time() - c0
+        with Timed() as pred_t:
+            pred = predict()
+            if as_sign:
+                pred = np.where(pred >= 0, 1.0, -1.0)
         tune = contract.tuning_seconds(est)
         params = contract.chosen_params(est, rec["n_features"])
         if share != 1.0:
-            rec["shared_fit_s"] = t_fit
+            rec["shared_fit_s"] = fit.wall
         rec.update(status="done", metric=proto.metric_name(ds.task, protocol.target_scaling),
                    error=proto.score(ds.task, y_te, pred, protocol.target_scaling), tune_s=tune * share,
-                   fit_s=max(t_fit - tune, 0.0) * share,
-                   predict_s=t_pred, total_s=t_fit * share + t_pred, cpu_s=cpu_fit * share + cpu_pred,
+                   fit_s=max(fit.wall - tune, 0.0) * share, predict_s=pred_t.wall,
+                   total_s=fit.wall * share + pred_t.wall, cpu_s=fit.cpu * share + pred_t.cpu,
                    params=json.dumps(params, default=float),
                    # data-dependent feature methods (EERF, LKRF): the feature selection part of fit
                    preprocess_s=contract.preprocess_seconds(est),
@@ -206,21 +218,18 @@ def _execute(item, protocol, data_dir, threads, timeout_s, records, data=None):
     if contract.shares_budgets(cls):
         with alarm(timeout_s * len(item.budgets) if timeout_s else None):
             est = cls(n_features=max(item.budgets), budgets=list(item.budgets), **common)
-            t0, c0 = time.perf_counter(), time.process_time()
-            est.fit(X_tr, y_tr)
-            t_fit, cpu_fit = time.perf_counter() - t0, time.process_time() - c0
+            with Timed() as fit:
+                est.fit(X_tr, y_tr)
             for n in item.budgets:
-                finish(records[n], est, lambda n=n: est.predict(X_te, budget=n), t_fit, cpu_fit,
-                       share=n / sum(item.budgets))
+                finish(records[n], est, lambda n=n: est.predict(X_te, budget=n), fit, share=n / sum(item.budgets))
         return
     for n in item.budgets:
         try:
             with alarm(timeout_s):
                 est = cls(n_features=n, **common)
-                t0, c0 = time.perf_counter(), time.process_time()
-                est.fit(X_tr, y_tr)
-                t_fit, cpu_fit = time.perf_counter() - t0, time.process_time() - c0
-                finish(records[n], est, lambda est=est: est.predict(X_te), t_fit, cpu_fit)
+                with Timed() as fit:
+                    est.fit(X_tr, y_tr)
+                finish(records[n], est, lambda est=est: est.predict(X_te), fit)
         except TaskTimeout as exc:
             records[n].update(status="timeout", message=str(exc))
 
