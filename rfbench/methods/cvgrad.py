@@ -42,6 +42,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
+import scipy.sparse
+
+from rfbench.methods.moderows import ModeCentredRows
 
 #: designs with at most this many columns take the batched all-splits path
 SMALL_P = 8
@@ -519,10 +522,12 @@ class OneFrequencyCV:
     zero-padded fold blocks, columns first (k × (p0+3) × b, b = largest fold, so that the sin and
     cos rows are contiguous), and an evaluation is a fixed handful of numpy calls: the k Gram
     matrices of ``[fixed, sin, cos, y]`` in one batched product and the row gradients in another.
-    A GFC evaluation is dominated by call overhead, not arithmetic.
+    A GFC evaluation is dominated by call overhead on small data and by the two products with X
+    (Xw, Xᵀt) on large data; ``X`` may be :class:`~rfbench.methods.moderows.ModeCentredRows`
+    (nearly constant inputs), which makes those products sparse.
     """
 
-    def __init__(self, X: np.ndarray, y: np.ndarray, fixed: np.ndarray, splits):
+    def __init__(self, X: np.ndarray | ModeCentredRows, y: np.ndarray, fixed: np.ndarray, splits):
         m, d = X.shape
         fixed = np.asarray(fixed, dtype=float).reshape(m, -1)
         self.splits = prepare_splits(splits, m)
@@ -533,22 +538,34 @@ class OneFrequencyCV:
         k, self.p0 = len(self.splits), fixed.shape[1]
         b = int(np.diff(bounds).max())
         self.n_f = np.diff(bounds).astype(float)
-        Xp = np.zeros((k, b, d))
+        self.compact = isinstance(X, ModeCentredRows)
+        Xp = None if self.compact else np.zeros((k, b, d))
+        padded_rows = np.full((k, b), m)                # row m: an all-zero row for the padding
         self.Zt = np.zeros((k, self.p0 + 3, b))      # rows [fixed, sin, cos, y]; padding stays 0
         self.valid = np.zeros((k, b))
         for f, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
             idx = rows[lo:hi]
-            Xp[f, :hi - lo] = X[idx]
+            padded_rows[f, :hi - lo] = idx
+            if Xp is not None:
+                Xp[f, :hi - lo] = X[idx]
             self.Zt[f, :self.p0, :hi - lo] = fixed[idx].T
             self.Zt[f, -1, :hi - lo] = y[idx]
             self.valid[f, :hi - lo] = 1.0
-        self.X2 = Xp.reshape(k * b, d)
+        if self.compact:
+            # padding rows get the modes too; __call__ zeroes their products (valid mask)
+            S = scipy.sparse.vstack([X.S, scipy.sparse.csr_matrix((1, d))], format="csr")
+            self.X2 = ModeCentredRows(S[padded_rows.reshape(-1)], X.modes)
+        else:
+            self.X2 = Xp.reshape(k * b, d)
 
     def __call__(self, w: np.ndarray, lam: float, grad: bool = True) -> tuple[float, np.ndarray | None, float]:
         """(mean validation MSE, dE/dw, dE/dλ)."""
         p0, Zt = self.p0, self.Zt
         sin, cos = Zt[:, p0], Zt[:, p0 + 1]
-        sincos((self.X2 @ w).reshape(sin.shape), sin, cos)
+        u = (self.X2 @ w).reshape(sin.shape)
+        if self.compact:
+            u *= self.valid                             # c·w on padding rows: make it 0
+        sincos(u, sin, cos)
         cos *= self.valid                               # cos(0) = 1 on padding rows
         H = Zt @ Zt.transpose(0, 2, 1)
         values, dlam, N = _fold_system(H, self.n_f, self.splits.fold_side, lam, grad)
@@ -556,7 +573,8 @@ class OneFrequencyCV:
             return float(values.mean()), None, 0.0
         dZt = N[:, :, p0:].transpose(0, 2, 1) @ Zt      # sin and cos rows of dE/dZ; 0 on padding
         T = cos * dZt[:, 0] - sin * dZt[:, 1]
-        return float(values.mean()), self.X2.T @ T.reshape(-1), dlam
+        dw = self.X2.rmatvec(T.reshape(-1)) if self.compact else self.X2.T @ T.reshape(-1)
+        return float(values.mean()), dw, dlam
 
 
 def _ridge_cv_grad_folds(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: float,
