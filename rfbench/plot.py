@@ -596,7 +596,7 @@ def _published_points(fs: FigureSpec) -> pd.DataFrame:
             if r["dataset"] not in fs.datasets:
                 continue
             for meth, prefix in p["methods"].items():
-                num = lambda col: float(r[col]) if col in r and pd.notna(r[col]) else np.nan  # noqa: E731
+                num = lambda col, r=r: float(r[col]) if col in r and pd.notna(r[col]) else np.nan  # noqa: E731
                 t_pp = num(f"{prefix}_t_pp_s")
                 rows.append({"dataset": r["dataset"], "method": meth, "M": int(r["M"]),
                              "error": num(f"{prefix}_error_pct"), "se": num(f"{prefix}_error_se"),

@@ -236,7 +236,6 @@ def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs,
     """One seed of :func:`run`. results.csv is consolidated when the first seed starts and when the
     last ends (or any seed is interrupted), not around every seed: each consolidation reads the
     whole directory."""
-    out = run_dir.path
     if first:
         check_one_protocol(run_dir, protocol)   # the key does not hold the seed: once for all seeds
     if cluster is not None and cluster.threads is None:   # an existing dask cluster: its size, its threads

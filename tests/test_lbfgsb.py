@@ -43,7 +43,7 @@ def test_same_iterates_as_minimize(seed, maxiter):
     for fun, x0, args in _problems(seed):
         calls = []
 
-        def counted(x, *a, fun=fun):
+        def counted(x, *a, fun=fun, calls=calls):
             calls.append(x.copy())
             return fun(x, *a)
 
@@ -52,7 +52,7 @@ def test_same_iterates_as_minimize(seed, maxiter):
         x = lbfgsb.minimize_lbfgsb(counted, x0, args, maxiter=maxiter)
         np.testing.assert_array_equal(x, ref.x)
         # the same points evaluated in the same order: the driver is minimize, not a look-alike
-        assert len(calls) == len(n_ref) and all(np.array_equal(a, b) for a, b in zip(calls, n_ref))
+        assert len(calls) == len(n_ref) and all(np.array_equal(a, b) for a, b in zip(calls, n_ref, strict=True))
         assert not np.array_equal(x, x0)  # it moved
 
 

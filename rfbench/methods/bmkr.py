@@ -37,7 +37,12 @@ from sklearn.svm import SVR
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfbench.methods.common import as_generator
-from rfbench.methods.rfkit import BinaryScoreClassifierMixin, encode_binary_labels, scaler_stats, select_on_folds
+from rfbench.methods.rfkit import (
+    BinaryScoreClassifierMixin,
+    encode_binary_labels,
+    scaler_stats,
+    select_on_folds,
+)
 from rfbench.methods.tuning import Stopwatch
 
 #: RBF widths of the dictionary, γ = 2⁻⁴ … 2⁵ on standardised inputs [C-GB bmkr.py]

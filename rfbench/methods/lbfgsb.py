@@ -10,7 +10,7 @@ it falls back to ``minimize``.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from scipy.optimize import minimize
