@@ -95,3 +95,16 @@ def test_gfc_on_nearly_constant_inputs_builds_the_dense_path_model(monkeypatch):
     assert est.frequencies_.shape == ref.frequencies_.shape
     np.testing.assert_allclose(est.frequencies_, ref.frequencies_, rtol=1e-6, atol=1e-8)
     np.testing.assert_allclose(est.predict(X), ref.predict(X), rtol=1e-6, atol=1e-8)
+
+
+def test_gfc_on_mode_centred_rows_parallel_equals_sequential():
+    """The sparse inputs travel to loky workers and back to the same bits as in one process."""
+    rng = np.random.default_rng(5)
+    X = fingerprints(150, 30, rng, detected=0.04)
+    y = X[:, 0] - X[:, 1:3].sum(1) + 0.1 * rng.normal(size=150)
+    assert isinstance(compact_rows(X), ModeCentredRows)
+    kw = dict(n_features=8, max_steps=2, random_state=1, chunks="all")
+    seq = gfc.GFCRegressor(n_jobs=1, **kw).fit(X, y)
+    par = gfc.GFCRegressor(n_jobs=2, **kw).fit(X, y)
+    np.testing.assert_array_equal(par.frequencies_, seq.frequencies_)
+    np.testing.assert_array_equal(par.predict(X), seq.predict(X))
