@@ -42,7 +42,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg
-import scipy.sparse
 
 from rfbench.methods.moderows import ModeCentredRows
 
@@ -538,34 +537,28 @@ class OneFrequencyCV:
         k, self.p0 = len(self.splits), fixed.shape[1]
         b = int(np.diff(bounds).max())
         self.n_f = np.diff(bounds).astype(float)
-        self.compact = isinstance(X, ModeCentredRows)
-        Xp = None if self.compact else np.zeros((k, b, d))
-        padded_rows = np.full((k, b), m)                # row m: an all-zero row for the padding
+        padded_rows = np.full((k, b), -1)              # −1: a padding row, all zero
         self.Zt = np.zeros((k, self.p0 + 3, b))      # rows [fixed, sin, cos, y]; padding stays 0
         self.valid = np.zeros((k, b))
         for f, (lo, hi) in enumerate(zip(bounds[:-1], bounds[1:], strict=True)):
             idx = rows[lo:hi]
             padded_rows[f, :hi - lo] = idx
-            if Xp is not None:
-                Xp[f, :hi - lo] = X[idx]
             self.Zt[f, :self.p0, :hi - lo] = fixed[idx].T
             self.Zt[f, -1, :hi - lo] = y[idx]
             self.valid[f, :hi - lo] = 1.0
+        self.compact = isinstance(X, ModeCentredRows)
         if self.compact:
-            # padding rows get the modes too; __call__ zeroes their products (valid mask)
-            S = scipy.sparse.vstack([X.S, scipy.sparse.csr_matrix((1, d))], format="csr")
-            self.X2 = ModeCentredRows(S[padded_rows.reshape(-1)], X.modes)
+            self.X2 = X.take_padded(padded_rows.reshape(-1))
         else:
-            self.X2 = Xp.reshape(k * b, d)
+            self.X2 = np.zeros((k * b, d))
+            on = self.valid.reshape(-1) > 0
+            self.X2[on] = X[padded_rows.reshape(-1)[on]]
 
     def __call__(self, w: np.ndarray, lam: float, grad: bool = True) -> tuple[float, np.ndarray | None, float]:
         """(mean validation MSE, dE/dw, dE/dλ)."""
         p0, Zt = self.p0, self.Zt
         sin, cos = Zt[:, p0], Zt[:, p0 + 1]
-        u = (self.X2 @ w).reshape(sin.shape)
-        if self.compact:
-            u *= self.valid                             # c·w on padding rows: make it 0
-        sincos(u, sin, cos)
+        sincos((self.X2 @ w).reshape(sin.shape), sin, cos)
         cos *= self.valid                               # cos(0) = 1 on padding rows
         H = Zt @ Zt.transpose(0, 2, 1)
         values, dlam, N = _fold_system(H, self.n_f, self.splits.fold_side, lam, grad)

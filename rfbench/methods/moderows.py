@@ -38,15 +38,17 @@ def column_modes(X: np.ndarray) -> tuple[np.ndarray, int]:
 
 
 class ModeCentredRows:
-    """Rows x_i = c + s_i of a design matrix, with S = [s_i] sparse (CSR) and c the column modes.
+    """Rows x_i = c + s_i of a design matrix, with S = [s_i] sparse (CSR) and c the column modes;
+    rows marked off in ``on`` (0/1 per row, None: all on) are all-zero rows (fold padding).
 
     Supports what GFC's descents ask of their inputs: ``shape``, row selection ``X[rows]``,
-    ``X @ W`` and ``X.rmatvec(t) = Xᵀ t``.
+    :meth:`take_padded`, ``X @ W`` and ``X.rmatvec(t) = Xᵀ t``.
     """
 
-    def __init__(self, S: scipy.sparse.csr_matrix, modes: np.ndarray):
+    def __init__(self, S: scipy.sparse.csr_matrix, modes: np.ndarray, on: np.ndarray | None = None):
         self.S = S
         self.modes = modes
+        self.on = on
 
     @classmethod
     def from_dense(cls, X: np.ndarray, modes: np.ndarray | None = None) -> ModeCentredRows:
@@ -63,17 +65,30 @@ class ModeCentredRows:
         return self.S.nnz / max(1, m * d)
 
     def __getitem__(self, rows) -> ModeCentredRows:
-        return ModeCentredRows(self.S[rows], self.modes)
+        return ModeCentredRows(self.S[rows], self.modes, None if self.on is None else self.on[rows])
+
+    def take_padded(self, rows: np.ndarray) -> ModeCentredRows:
+        """Rows ``rows`` in that order, an all-zero row wherever ``rows`` is −1."""
+        pad = rows < 0
+        S = scipy.sparse.vstack([self.S, scipy.sparse.csr_matrix((1, self.S.shape[1]))], format="csr")
+        on = np.ones(len(rows)) if self.on is None else self.on[np.where(pad, 0, rows)]
+        on[pad] = 0.0
+        return ModeCentredRows(S[np.where(pad, self.S.shape[0], rows)], self.modes, on)
 
     def __matmul__(self, W: np.ndarray) -> np.ndarray:
-        return self.S @ W + self.modes @ W
+        shift = self.modes @ W
+        if self.on is not None:
+            shift = np.multiply.outer(self.on, shift)
+        return self.S @ W + shift
 
     def rmatvec(self, t: np.ndarray) -> np.ndarray:
         """Xᵀ t."""
-        return self.S.T @ t + self.modes * t.sum()
+        total = t.sum() if self.on is None else (t * self.on).sum()
+        return self.S.T @ t + self.modes * total
 
     def toarray(self) -> np.ndarray:
-        return self.S.toarray() + self.modes
+        shift = self.modes if self.on is None else np.multiply.outer(self.on, self.modes)
+        return self.S.toarray() + shift
 
 
 def compact_rows(X: np.ndarray, max_density: float = MAX_DENSITY) -> np.ndarray | ModeCentredRows:
