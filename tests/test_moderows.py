@@ -49,6 +49,24 @@ def test_products_and_row_selection_equal_the_dense_ones():
     np.testing.assert_allclose((C[rows] @ W), X[rows] @ W, rtol=1e-12, atol=1e-12)
 
 
+def test_padded_rows_are_all_zero_rows_and_selection_keeps_them_off():
+    rng = np.random.default_rng(3)
+    X = fingerprints(60, 12, rng, detected=0.2)     # no all-'not detected' column (std 0)
+    C = ModeCentredRows.from_dense(X)
+    rows = np.array([5, -1, 0, 59, -1, 17])
+    P = C.take_padded(rows)
+    dense = np.where((rows >= 0)[:, None], X[np.maximum(rows, 0)], 0.0)   # naive padding
+    W, t = rng.normal(size=(12, 4)), rng.normal(size=rows.size)
+    np.testing.assert_allclose(P.toarray(), dense, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(P @ W, dense @ W, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(P.rmatvec(t), dense.T @ t, rtol=1e-12, atol=1e-12)
+    # padding survives a second selection and a second padding
+    again = P.take_padded(np.array([1, -1, 3]))
+    np.testing.assert_allclose(again.toarray(), np.vstack([np.zeros(12), np.zeros(12), X[59]]),
+                               rtol=0, atol=1e-12)
+    np.testing.assert_allclose(P[[4, 2]].toarray(), dense[[4, 2]], rtol=0, atol=1e-12)
+
+
 def test_dense_data_stay_dense_and_nearly_constant_data_become_sparse():
     rng = np.random.default_rng(2)
     dense = rng.normal(size=(100, 5))
