@@ -121,10 +121,28 @@ def _use_env(env: dict) -> None:
             os.environ.pop(key, None)
 
 
+#: the most task slots this worker process has seen on its host (see :func:`threads_for_slots`)
+_slots_seen = 0
+
+
+def threads_for_slots(cores: int, slots_now: int | None, own_slots: int, slots_seen: int) -> tuple[int, int]:
+    """(threads for one task, the new high-water mark of slots on the host).
+
+    ``slots_now`` is the scheduler's count of task slots on this host, None when it does not answer.
+    The count never goes down within a worker process: a worker that restarts beside this one
+    rejoins within seconds, and a task that took its cores meanwhile would oversubscribe them for
+    the rest of its run. Without any count yet, one thread (the only safe guess)."""
+    if slots_now is None and slots_seen == 0:
+        return 1, 0
+    seen = max(slots_seen, slots_now or 0, own_slots)
+    return max(1, cores // seen), seen
+
+
 def worker_threads() -> int:
     """Threads for one task on this dask worker: the cores this process may use, shared among the
     task slots of every worker on its host (``dask worker --nworkers 2 --nthreads 1`` on 8 cores:
     4 each), so that tasks × threads ≤ cores however the workers were started."""
+    global _slots_seen
     from dask.system import CPU_COUNT
     from distributed import get_client, get_worker
     from distributed.comm import get_address_host
@@ -133,10 +151,11 @@ def worker_threads() -> int:
     host = get_address_host(worker.address)
     try:
         workers = get_client().scheduler_info()["workers"].values()
-        slots = sum(w["nthreads"] for w in workers if w.get("host") == host)
-    except Exception:  # noqa: BLE001 - the scheduler does not answer: count this worker alone
-        slots = 0
-    return max(1, CPU_COUNT // max(slots, worker.state.nthreads))
+        slots = max(worker.state.nthreads, sum(w["nthreads"] for w in workers if w.get("host") == host))
+    except Exception:  # noqa: BLE001 - the scheduler does not answer: keep what was seen
+        slots = None
+    threads, _slots_seen = threads_for_slots(CPU_COUNT, slots, worker.state.nthreads, _slots_seen)
+    return threads
 
 
 def _task(item, protocol, data_dir, threads, timeout_s, env, data=None) -> list[dict]:

@@ -332,3 +332,17 @@ def test_a_lost_scheduler_is_one_line_and_the_run_resumes_elsewhere(cluster, tmp
     assert len(list((out / "records").glob("*.json"))) < 4
     cluster.rfbench(*args)
     assert len(_records(out)) == 4
+
+
+def test_a_task_never_gets_the_cores_of_a_worker_that_is_away():
+    """Threads per task from the host's task slots: the count is a high-water mark, so a worker
+    restarting beside this one (or a scheduler that does not answer) never hands its cores over."""
+    from rfbench.dask_pool import threads_for_slots
+
+    assert threads_for_slots(8, 2, 1, 0) == (4, 2)            # two single-slot workers on 8 cores
+    assert threads_for_slots(8, 1, 1, 2) == (4, 2)            # the other one is restarting: still 4
+    assert threads_for_slots(8, None, 1, 2) == (4, 2)         # no answer: what was seen
+    assert threads_for_slots(8, 4, 1, 2) == (2, 4)            # two more joined: fewer threads
+    assert threads_for_slots(8, None, 1, 0) == (1, 0)         # no answer, nothing seen: one thread
+    assert threads_for_slots(2, 1, 2, 0) == (1, 2)            # this worker's own slots count
+    assert threads_for_slots(2, 3, 1, 0) == (1, 3)            # more slots than cores: one thread
