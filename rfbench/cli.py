@@ -89,6 +89,18 @@ def backend_options(command):
                         help="where tasks run: local worker processes, or a dask.distributed cluster")(command)
 
 
+def worker_options(command):
+    """--jobs, --threads and --timeout (run, reproduce)."""
+    command = click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")(command)
+    command = click.option("--threads", default=None, type=int,
+                           help="threads per worker (default: cores // jobs)")(command)
+    return click.option("--jobs", default=None, type=int, envvar="RFBENCH_JOBS", show_envvar=True,
+                        help="parallel worker processes (default: one per core with one thread each, the faster "
+                             "placement measured for every built-in method; a run of methods registered with "
+                             "placement: threads gets one worker with every core; with --threads, "
+                             "cores // threads)")(command)
+
+
 def check_jobs(backend: str, scheduler: str | None) -> None:
     """--jobs sizes workers started here; an existing cluster has its own."""
     from click.core import ParameterSource
@@ -128,12 +140,7 @@ def cli():
                    "shows their spread apart from the folds'); replaces --seed")
 @click.option("--folds", "fold_list", default=None,
               help="run only these outer folds / splits, e.g. 0-2 (the splits are unchanged; default: all)")
-@click.option("--jobs", default=None, type=int, envvar="RFBENCH_JOBS", show_envvar=True,
-              help="parallel worker processes (default: one per core with one thread each, the faster placement "
-                   "measured for every built-in method; a run of methods registered with placement: threads gets "
-                   "one worker with every core; with --threads, cores // threads)")
-@click.option("--threads", default=None, type=int, help="threads per worker (default: cores // jobs)")
-@click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")
+@worker_options
 @click.option("--max-samples", default=None, type=int, help="seeded subsample of each dataset (quick runs)")
 @click.option("--out", default="runs/latest", show_default=True, help="results directory (resumable)")
 @click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
@@ -305,12 +312,7 @@ def check_cmd(dirs, spec, protocol_key):
 @click.option("--folds", "fold_list", default=None, help="run only these outer folds / splits, e.g. 0-2")
 @click.option("--methods", "method_list", default=None, help="run only these of the spec's methods, e.g. alc-q1,alc-q2")
 @click.option("--datasets", "dataset_list", default=None, help="run only these of the spec's datasets")
-@click.option("--jobs", default=None, type=int, envvar="RFBENCH_JOBS", show_envvar=True,
-              help="parallel worker processes (default: one per core with one thread each, the faster placement "
-                   "measured for every built-in method; a run of methods registered with placement: threads gets "
-                   "one worker with every core; with --threads, cores // threads)")
-@click.option("--threads", default=None, type=int, help="threads per worker (default: cores // jobs)")
-@click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")
+@worker_options
 @click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
 @backend_options
