@@ -326,6 +326,6 @@ def test_timeout_is_a_process_level_limit(tmp_path, jobs):
                           "--jobs", jobs, "--timeout", "2s", "--quiet", "--no-report", "--out", str(out)],
                          capture_output=True, text=True, timeout=600, env=env)
     assert res.returncode == 0, res.stderr[-2000:]
-    assert time.time() - t0 < 60                   # two sleepers of 120 s each were cut short
+    assert time.time() - t0 < 100  # two sleepers of 120 s each were cut short (slack for a loaded machine)
     df = pd.read_csv(out / "results.csv").set_index(["method", "fold"])["status"]
     assert (df.loc["sleepmod.Sleeper"] == "timeout").all() and (df.loc["rff-gauss"] == "done").all()
