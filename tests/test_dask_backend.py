@@ -325,7 +325,9 @@ def test_a_lost_scheduler_is_one_line_and_the_run_resumes_elsewhere(cluster, tmp
             _, err = proc.communicate(timeout=120)
         finally:
             proc.kill()
-    [line] = err.strip().splitlines()
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err  # one line, whatever dask's own loggers had to say
+    [line] = lines
     assert proc.returncode == 2 and line.startswith(f"rfbench: error: lost the dask scheduler at {address} (")
     assert line.endswith("; finished tasks are saved, re-run the same command to resume")
     assert not list((out / "records").glob("*.claim"))
