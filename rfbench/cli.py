@@ -101,6 +101,17 @@ def worker_options(command):
                              "cores // threads)")(command)
 
 
+def no_mirror_note(data_dir: str | None) -> str | None:
+    """A line saying that no dataset mirror is set, or None: without one, every dataset read from the
+    mirror counts as "without data offline", which is not true of a machine that has the mirror."""
+    from rfbench.data import loader
+
+    if loader.data_dirs(data_dir):
+        return None
+    return ("note: no dataset mirror is set (--data-dir or RFBENCH_DATA_DIR), so datasets read from it count "
+            "as without data offline")
+
+
 def check_jobs(backend: str, scheduler: str | None) -> None:
     """--jobs sizes workers started here; an existing cluster has its own."""
     from click.core import ParameterSource
@@ -268,6 +279,8 @@ def status_cmd(targets, data_dir):
 
     targets = targets or [p.stem for p in spec_paths()]
     click.echo(status.render(status.status(targets, data_dir)), nl=False)
+    if note := no_mirror_note(data_dir):
+        click.echo(note, err=True)
 
 
 @cli.command("check")
@@ -331,6 +344,10 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
         raise UsageError("name one or more specs (see `rfbench reproduce --list`) or give --all")
     loaded = [load_spec(n) for n in names]
     check_jobs(backend, scheduler)
+    note = no_mirror_note(data_dir)
+    if summary and note:     # the summaries are committed: their offline counts must be the mirror's
+        raise UsageError("--summary needs the dataset mirror (its offline counts are written into the README); "
+                         "set RFBENCH_DATA_DIR or --data-dir")
     if ci and (backend != "local" or scheduler is not None):
         raise UsageError("--ci runs its fast configurations locally; leave out --backend and --scheduler")
     if ci:
@@ -355,6 +372,8 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     checked = [reproduce.check_spec(spec, data_dir) for spec in loaded]
     if list_only:
         click.echo(reproduce.list_table(checked), nl=False)
+        if note:
+            click.echo(note, err=True)
         return
     for c in checked:
         written = reproduce.write_outputs(c)

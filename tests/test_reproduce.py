@@ -84,6 +84,27 @@ def test_status_counts_what_the_spec_asks(tiny_spec):
 
 
 @pytest.mark.slow
+def test_without_a_mirror_counts_say_so_and_the_readme_summary_is_refused(tiny_spec, tmp_path):
+    """No mirror set: `status` and `--list` add one line saying why nothing is offline, and
+    `--summary` (whose offline counts are committed) refuses to write rather than write zeros."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "RFBENCH_DATA_DIR"} | {"RFBENCH_CONFIG": "none"}
+    note = "no dataset mirror is set"
+    assert note in rfbench("status", str(tiny_spec), env=env).stderr
+    assert note in rfbench("reproduce", str(tiny_spec), "--list", env=env).stderr
+    summary = tmp_path / "SUMMARY.md"
+    summary.write_text("kept\n")
+    res = rfbench("reproduce", str(tiny_spec), "--check-only", "--summary", str(summary), env=env, check=False)
+    lines = res.stderr.strip().splitlines()
+    assert res.returncode == 2 and len(lines) == 1 and "--summary needs the dataset mirror" in lines[0]
+    assert summary.read_text() == "kept\n"
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    assert note not in rfbench("status", str(tiny_spec), env=env | {"RFBENCH_DATA_DIR": str(mirror)}).stderr
+
+
+@pytest.mark.slow
 def test_bad_spec_is_one_line(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("title: x\nrun: {datasets: [nosuch], methods: [gfc]}\nprotocol: {name: cv}\n")
