@@ -543,7 +543,11 @@ def main(argv=None):
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _terminate)
     try:
-        cli.main(args=argv, prog_name="rfbench", standalone_mode=False)
+        try:
+            cli.main(args=argv, prog_name="rfbench", standalone_mode=False)
+        finally:
+            if (dask_pool := sys.modules.get("rfbench.dask_pool")) is not None:
+                dask_pool.silence_until_exit()
     except UsageError as exc:
         click.echo(f"rfbench: error: {exc}", err=True)
         sys.exit(2)

@@ -90,12 +90,25 @@ def connect(scheduler: str | None, jobs: int, threads: int | None):
             yield Cluster(client, "LocalCluster", threads)
 
 
+def _dask_loggers() -> list[logging.Logger]:
+    # dask's configured loggers do not propagate, so each one is set, not just "distributed"
+    return [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
+            if name == "distributed" or name.startswith("distributed.")]
+
+
+def silence_until_exit() -> None:
+    """dask's log lines off for the rest of the process (the CLI, once its command has ended): the
+    client's thread and dask's exit hooks can still log about a connection they are closing, after
+    the command's one line."""
+    for logger in _dask_loggers():
+        logger.setLevel(logging.CRITICAL)
+
+
 @contextlib.contextmanager
 def _quiet():
     """dask's log lines off for the run: its faults become records (or one line), its lines would
-    repeat them as tracebacks. Its configured loggers do not propagate, so each is set."""
-    loggers = [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
-               if name == "distributed" or name.startswith("distributed.")]
+    repeat them as tracebacks."""
+    loggers = _dask_loggers()
     levels = [logger.level for logger in loggers]
     for logger in loggers:
         logger.setLevel(logging.CRITICAL)

@@ -336,6 +336,26 @@ def test_a_lost_scheduler_is_one_line_and_the_run_resumes_elsewhere(cluster, tmp
     assert len(_records(out)) == 4
 
 
+def test_dask_stays_quiet_after_a_cli_command_has_ended():
+    """After the command's one line, the client's thread and dask's exit hooks may still log about
+    a connection they are closing: the CLI leaves dask's loggers silenced for the rest of the process."""
+    import logging
+
+    import distributed  # noqa: F401 - creates dask's loggers
+
+    import rfbench.dask_pool  # noqa: F401 - a command that used the backend has imported it
+    from rfbench import cli
+
+    logger = logging.getLogger("distributed.client")
+    before = logger.level
+    try:
+        logger.setLevel(logging.INFO)
+        cli.main(["methods"])
+        assert logger.getEffectiveLevel() == logging.CRITICAL
+    finally:
+        logger.setLevel(before)
+
+
 def test_a_task_never_gets_the_cores_of_a_worker_that_is_away():
     """Threads per task from the host's task slots: the count is a high-water mark, so a worker
     restarting beside this one (or a scheduler that does not answer) never hands its cores over."""
