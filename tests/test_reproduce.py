@@ -1,6 +1,7 @@
 """rfbench reproduce / status: an experiment spec drives the run, the check, the outputs and the
 README's reproduction section."""
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -87,8 +88,6 @@ def test_status_counts_what_the_spec_asks(tiny_spec):
 def test_without_a_mirror_counts_say_so_and_the_readme_summary_is_refused(tiny_spec, tmp_path):
     """No mirror set: `status` and `--list` add one line saying why nothing is offline, and
     `--summary` (whose offline counts are committed) refuses to write rather than write zeros."""
-    import os
-
     env = {k: v for k, v in os.environ.items() if k != "RFBENCH_DATA_DIR"} | {"RFBENCH_CONFIG": "none"}
     note = "no dataset mirror is set"
     assert note in rfbench("status", str(tiny_spec), env=env).stderr
