@@ -3,6 +3,7 @@ finite differences (method-notes §0.4, mandatory test)."""
 
 import numpy as np
 import pytest
+import scipy.linalg
 
 from rfbench.methods import cvgrad
 from rfbench.methods.cvgrad import (
@@ -320,3 +321,22 @@ def test_float32_gram_matrices_lose_digits_as_the_ridge_shrinks():
         errors.append((abs(low.value - ref.value) / ref.value, rel_err(low.dZ, ref.dZ)))
     assert errors[0][0] < 1e-6 and errors[0][1] < 1e-4
     assert errors[1][1] > 100 * errors[0][1]          # measured: 3.8e-6 at λ = 1e-2, 3.6e-2 at 1e-6
+
+
+def test_in_place_cholesky_is_scipys_factor_bit_for_bit_and_keeps_its_jitter_fallback():
+    """The k-fold path factors each fold's matrix where it lies (LAPACK on P.T): the factor must be
+    SciPy's cho_factor of the same matrix exactly, and a singular matrix must get the same jitter."""
+    rng = np.random.default_rng(5)
+    A = rng.standard_normal((40, 12))
+    singular = A[:5].T @ A[:5]                                  # rank 5: only the jitter factors it
+    assert scipy.linalg.lapack.dpotrf(singular)[1] > 0
+    for P in (A.T @ A + 0.1 * np.eye(12), singular):
+        ref_c, ref_lower = cvgrad._cho_factor(P.copy())
+        buf = np.empty_like(P)
+        c, lower = cvgrad._cho_factor_in_place(lambda out: np.copyto(out, P), buf)
+        assert lower == ref_lower is False
+        assert np.shares_memory(c, buf)                     # no copy was made
+        np.testing.assert_array_equal(np.triu(c), np.triu(ref_c))
+        b = rng.standard_normal(12)
+        np.testing.assert_array_equal(scipy.linalg.cho_solve((c, lower), b),
+                                      scipy.linalg.cho_solve((ref_c, ref_lower), b))

@@ -244,6 +244,27 @@ def _cho_factor(P: np.ndarray):
         return scipy.linalg.cho_factor(P + jitter * np.eye(P.shape[0]), check_finite=False)
 
 
+def _cho_factor_in_place(fill, P: np.ndarray):
+    """:func:`_cho_factor` of the symmetric matrix that ``fill`` writes into the C-ordered ``P``,
+    factored where it lies: LAPACK is given ``P.T``, which holds the same matrix in Fortran order,
+    so nothing is copied (SciPy's cho_factor copies a C-ordered matrix on every call; the factor
+    is the same, bit for bit)."""
+    fill(P)
+    factor, info = scipy.linalg.lapack.dpotrf(P.T, lower=0, overwrite_a=1, clean=0)
+    if info > 0:          # not numerically positive definite: the jitter of _cho_factor
+        fill(P)
+        P[np.diag_indices(P.shape[0])] += 1e-10 * max(np.trace(P) / P.shape[0], 1e-300)
+        factor, info = scipy.linalg.lapack.dpotrf(P.T, lower=0, overwrite_a=1, clean=0)
+    if info != 0:
+        raise np.linalg.LinAlgError(f"Cholesky factorisation failed (LAPACK info {info})")
+    return factor, False
+
+
+def _scratch(work, name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """An array kept by the :class:`Workspace` ``work`` (a fresh one without a workspace)."""
+    return np.empty(shape) if work is None else work.get(name, shape)
+
+
 def _cho_factor_nogil(P: np.ndarray):
     """:func:`_cho_factor` through NumPy, whose LAPACK call releases the GIL (SciPy's holds it), so
     that threads of a pool factor several folds at once; returned in SciPy's (factor, lower) form."""
@@ -290,14 +311,15 @@ def _pooled_grams(Z: np.ndarray, blocks, pool: RowPool) -> list[np.ndarray]:
 
 
 def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
-                  grad: bool = True, factored: bool = False, pool=None) -> CVGrad:
+                  grad: bool = True, factored: bool = False, pool=None, work=None) -> CVGrad:
     """Mean over splits of the validation MSE of ridge ``(ZᵀZ + mλI)c = Zᵀy`` and its gradients.
 
     ``Z`` is the design matrix of *all* rows (m × p); ``splits`` index its rows. Returns the value,
     ``dZ = dE/dZ`` (m × p, total derivative including the dependence of c on the training rows) and
     ``dE/dλ``. No intercept is fitted: put a constant column in Z if one is wanted. ``pool`` (a
     :class:`RowPool`, BLAS limited to one thread by the caller) spreads the Gram matrices and the folds'
-    factorisations of the standard k-fold path over its threads.
+    factorisations of the standard k-fold path over its threads; ``work`` (a :class:`Workspace`)
+    keeps that path's p × p matrices between calls.
     """
     m, p = Z.shape
     splits = prepare_splits(splits, m)
@@ -306,7 +328,7 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
             return _ridge_cv_grad_folds(Z, y, splits, lam, grad)
         return _ridge_cv_grad_batched(Z, y, splits, lam, grad)
     if FOLD_PATH and splits.fold_side == "va":
-        return _ridge_cv_grad_kfold(Z, y, splits, lam, grad, factored, pool)
+        return _ridge_cv_grad_kfold(Z, y, splits, lam, grad, factored, pool, work=work)
     k = len(splits)
     # the full Gram matrix only pays off for splits whose validation side is the smaller one
     full = None
@@ -351,7 +373,7 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
 
 def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: float,
                          grad: bool, factored: bool = False, pool=None,
-                         gram_dtype=np.float64) -> CVGrad:
+                         gram_dtype=np.float64, work=None) -> CVGrad:
     """:func:`ridge_cv_grad` for standard k-fold splits and many columns (ALC).
 
     The rows are visited fold by fold as contiguous blocks (no row copies when the caller's folds
@@ -375,20 +397,31 @@ def _ridge_cv_grad_kfold(Z: np.ndarray, y: np.ndarray, splits: SplitSet, lam: fl
         Zl = Zs.astype(gram_dtype)
         grams = [(Zl[lo:hi].T @ Zl[lo:hi]).astype(np.float64) for lo, hi in blocks]
     elif pool is None:
-        grams = [Zs[lo:hi].T @ Zs[lo:hi] for lo, hi in blocks]
+        grams = [np.matmul(Zs[lo:hi].T, Zs[lo:hi], out=_scratch(work, f"gram{j}", (p, p)))
+                 for j, (lo, hi) in enumerate(blocks)]
     else:
         grams = _pooled_grams(Zs, blocks, pool)
     rhs = [Zs[lo:hi].T @ ys[lo:hi] for lo, hi in blocks]
-    G, b = sum(grams), sum(rhs)
-    factorise = _cho_factor if pool is None else _cho_factor_nogil
+    G = _scratch(work, "G", (p, p))
+    np.copyto(G, grams[0])
+    for gram in grams[1:]:                      # the order of sum(grams)
+        G += gram
+    b = sum(rhs)
+
+    def fold_matrix(j: int, out: np.ndarray) -> np.ndarray:
+        """P_j = (full − fold j's Gram matrix) + m_tr λ I, written into ``out``."""
+        np.subtract(G, grams[j], out=out)
+        out[np.diag_indices(p)] += (m - (blocks[j][1] - blocks[j][0])) * lam
+        return out
 
     def solve_fold(j: int):
         """(validation MSE, c, t, −m_tr tᵀc) of split j (t = None without gradient)."""
         lo, hi = blocks[j]
         m_va, m_tr = hi - lo, m - (hi - lo)
-        P = G - grams[j]
-        P[np.diag_indices(p)] += m_tr * lam
-        factor = factorise(P)
+        if pool is None:   # the folds one after another: one p × p matrix, factored in place
+            factor = _cho_factor_in_place(lambda out: fold_matrix(j, out), _scratch(work, "P", (p, p)))
+        else:              # the pool's threads factor several folds at once
+            factor = _cho_factor_nogil(fold_matrix(j, np.empty((p, p))))
         c = scipy.linalg.cho_solve(factor, b - rhs[j], check_finite=False)
         r_va = Zs[lo:hi] @ c - ys[lo:hi]
         if not grad:
@@ -656,7 +689,7 @@ def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits
 
     row_map(features)
     S, C = (Z[:, p0:p0 + n], Z[:, p0 + n:]) if scale is None else (XW, C_work)
-    res = ridge_cv_grad(Z, y, splits, lam, grad, factored=True, pool=work.pool)
+    res = ridge_cv_grad(Z, y, splits, lam, grad, factored=True, pool=work.pool, work=work)
     if not grad:
         return TrigCVGrad(res.value, None, res.dlam, None)
     if res.dZ is None:
