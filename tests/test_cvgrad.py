@@ -333,7 +333,7 @@ def test_in_place_cholesky_is_scipys_factor_bit_for_bit_and_keeps_its_jitter_fal
     for P in (A.T @ A + 0.1 * np.eye(12), singular):
         ref_c, ref_lower = cvgrad._cho_factor(P.copy())
         buf = np.empty_like(P)
-        c, lower = cvgrad._cho_factor_in_place(lambda out: np.copyto(out, P), buf)
+        c, lower = cvgrad._cho_factor_in_place(lambda out, P=P: np.copyto(out, P), buf)
         assert lower == ref_lower is False
         assert np.shares_memory(c, buf)                     # no copy was made
         np.testing.assert_array_equal(np.triu(c), np.triu(ref_c))
