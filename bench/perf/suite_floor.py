@@ -68,7 +68,7 @@ def alc_share(task, n: int) -> dict:
     p = Z.shape[1]
     blocks = [(sp.va[0], sp.va[-1] + 1) for sp in splits]   # contiguous validation folds
     grams = [np.empty((p, p)) for _ in blocks]
-    gram = _median_s(lambda: [np.matmul(Z[lo:hi].T, Z[lo:hi], out=g) for (lo, hi), g in zip(blocks, grams)])
+    gram = _median_s(lambda: [np.matmul(Z[lo:hi].T, Z[lo:hi], out=g) for (lo, hi), g in zip(blocks, grams, strict=True)])
     P = sum(grams) + X.shape[0] * alc.LAMBDA0 * np.eye(p)
     chol = len(blocks) * _median_s(lambda: cvgrad._cho_factor_in_place(lambda out: np.copyto(out, P),
                                                                        np.empty_like(P)))
