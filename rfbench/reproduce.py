@@ -357,6 +357,22 @@ def benchmarks_markdown(root: Path | None = None) -> str:
     return "\n".join(out)
 
 
+def _suite_floor_markdown(path: Path, label: str) -> list[str]:
+    """One sentence from bench/perf/suite_floor.py's output, when it projects the same label."""
+    if not path.is_file():
+        return []
+    floor = json.loads(path.read_text())
+    if floor.get("benchmark_label") != label:
+        return []
+    m = floor["methods"]
+    return [f"The floor under that (`python bench/perf/suite_floor.py` → `results/suite-floor.json`): "
+            f"{floor['floor_core_hours']:.1f} core-hours, {floor['floor_wall_hours_2_cores']:.1f} h on two cores, "
+            f"if à la carte did nothing but the float64 Gram matrices and Cholesky factorisations of its "
+            f"evaluations ({m['alc']['floor_core_hours']:.2f} of its {m['alc']['measured_core_hours']:.2f} core-h) "
+            f"and LightGBM only its fits ({m['lgbm']['floor_core_hours']:.2f} of "
+            f"{m['lgbm']['measured_core_hours']:.2f}), the other methods as measured.", ""]
+
+
 def _suite_benchmark_markdown(path: Path) -> list[str]:
     """The torgo suite's projected cost (bench/perf/suite.py) and its side-by-side speed-ups."""
     if not path.is_file():
@@ -376,6 +392,7 @@ def _suite_benchmark_markdown(path: Path) -> list[str]:
            f"{summ['projected_wall_hours_2_cores']:.1f} h of wall time on two cores.", "",
            tabulate(rows, headers=["method", "core-h n = 100", "core-h n = 500", "core-h"], tablefmt="github",
                     floatfmt=".2f"), ""]
+    out += _suite_floor_markdown(path.parent / "suite-floor.json", label)
     comp = [[pair, c["method"], c["pairs"], c["seconds_base"], c["seconds_other"], c["speedup"],
              f"{c['same_params']}/{c['records']}", f"{c['same_error']}/{c['records']}", c["max_abs_error_diff"]]
             for pair, cells in state.get("comparisons", {}).items() for c in cells]

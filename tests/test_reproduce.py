@@ -206,6 +206,16 @@ def test_readme_benchmarks_show_the_suite_projection_and_side_by_side_speedups(t
             for line in text.splitlines() if line.startswith("| ")}
     assert rows["alc"] == ["", "8.00", "8.00"] and rows["gbrff"] == ["0.25", "1.50", "1.75"]
     assert rows["old -> new"] == ["gbrff", "12", "700.7", "604.0", "1.16", "21/24", "0/24", "0.23"]
+    assert "floor" not in text
+    floor = {"benchmark_label": "new", "floor_core_hours": 7.25, "floor_wall_hours_2_cores": 3.625,
+             "methods": {"alc": {"floor_core_hours": 5.0, "measured_core_hours": 8.0},
+                         "lgbm": {"floor_core_hours": 0.5, "measured_core_hours": 0.6}}}
+    (tmp_path / "suite-floor.json").write_text(json.dumps(floor))
+    assert "7.2 core-hours, 3.6 h on two cores" in benchmarks_markdown(tmp_path)
+    assert "(5.00 of its 8.00 core-h)" in benchmarks_markdown(tmp_path)
+    floor["benchmark_label"] = "old"                 # a floor of another projection is not shown
+    (tmp_path / "suite-floor.json").write_text(json.dumps(floor))
+    assert "floor" not in benchmarks_markdown(tmp_path)
     state["current"] = "missing"
     (tmp_path / "suite-benchmark.json").write_text(json.dumps(state))
     assert "torgo suite" not in benchmarks_markdown(tmp_path)

@@ -99,6 +99,8 @@ def main() -> None:
     ap.add_argument("--datasets", default=None, help="comma-separated subset of the suite")
     ap.add_argument("--benchmark", default="results/suite-benchmark.json")
     ap.add_argument("--output", default="results/suite-floor.json")
+    ap.add_argument("--resume", action="store_true",
+                    help="keep the shares of the datasets --output already has (re-project only)")
     args = ap.parse_args()
     protocol = proto.Protocol()
     bench = json.loads(Path(args.benchmark).read_text())
@@ -109,8 +111,11 @@ def main() -> None:
         datasets = [d for d in datasets if d in args.datasets.split(",")]
     data_dir = os.environ.get("RFBENCH_DATA_DIR")
     measured: dict[str, dict] = {}
+    if args.resume and Path(args.output).is_file():
+        kept = json.loads(Path(args.output).read_text())["measured"]
+        measured = {d: {"alc": {int(n): v for n, v in m["alc"].items()}, "lgbm": m["lgbm"]} for d, m in kept.items()}
     with threadpool_limits(limits=1):
-        for dataset in datasets:
+        for dataset in (d for d in datasets if d not in measured):
             task = fold_task(dataset, "alc", 0, protocol, data_dir, 1)
             measured[dataset] = {"alc": {n: alc_share(task, n) for n in (100, 500)},
                                  "lgbm": lgbm_share(fold_task(dataset, "lgbm", 0, protocol, data_dir, 1))}
@@ -134,7 +139,7 @@ def main() -> None:
         cell["measured_core_hours"] += hours
         cell["floor_core_hours"] += hours * share
     total = sum(c["floor_core_hours"] for c in per_method.values())
-    out = {"benchmark_label": label, "datasets": datasets, "measured": measured, "methods": per_method,
+    out = {"benchmark_label": label, "datasets": sorted(measured), "measured": measured, "methods": per_method,
            "floor_core_hours": total, "floor_wall_hours_2_cores": total / 2,
            "measured_core_hours": sum(c["measured_core_hours"] for c in per_method.values())}
     atomic_write_text(Path(args.output), json.dumps(out, indent=1) + "\n")
