@@ -146,10 +146,8 @@ def main() -> None:
     rng = as_generator(task.common["random_state"])
     splits, X, y = contiguous_folds(resolve_cv(est.cv, task.X_tr.shape[0], rng), task.X_tr,
                                     task.y_tr - task.y_tr.mean())
-    Q, s, d = est.n_components, args.features // est.n_components, X.shape[1]
-    U = rng.standard_normal((Q, s, d))
-    D = np.tile(alc.ard_scales(X), (Q, 1))
-    theta0 = alc.pack(0.01 * D * rng.standard_normal((Q, d)), D, np.full(Q, task.y_tr.std() / Q), alc.LAMBDA0)
+    Q, s = est.n_components, args.features // est.n_components
+    [(theta0, U)] = alc.initial_solutions(X, task.y_tr, Q, s, 1, rng)
     out = {"dataset": args.dataset, "n_features": args.features, "fold": args.fold,
            "m": int(X.shape[0]), "p": 2 * Q * s + 1}
     with threadpool_limits(limits=1):

@@ -58,10 +58,8 @@ def alc_share(task, n: int) -> dict:
     rng = as_generator(task.common["random_state"])    # drawn as ALCRegressor.fit draws restart 0
     splits, X, y = contiguous_folds(resolve_cv(est.cv, task.X_tr.shape[0], rng), task.X_tr,
                                     task.y_tr - task.y_tr.mean())
-    Q, s, d = est.n_components, n // est.n_components, X.shape[1]
-    U = rng.standard_normal((Q, s, d))
-    D = np.tile(alc.ard_scales(X), (Q, 1))
-    theta0 = alc.pack(0.01 * D * rng.standard_normal((Q, d)), D, np.full(Q, task.y_tr.std() / Q), alc.LAMBDA0)
+    Q, s = est.n_components, n // est.n_components
+    [(theta0, U)] = alc.initial_solutions(X, task.y_tr, Q, s, 1, rng)
     work = Workspace()
     evaluation = _median_s(lambda: alc.alc_objective(theta0, X, y, U, splits, 1.0, work))
     Z = work.get("Z", (X.shape[0], 2 * Q * s + 1))      # the design of the last evaluation

@@ -116,6 +116,22 @@ def ard_scales(X: np.ndarray) -> np.ndarray:
     return 1.0 / np.where(spread > 0, spread, 1.0)
 
 
+def initial_solutions(X: np.ndarray, y: np.ndarray, Q: int, s: int, n_restarts: int,
+                      rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The restarts' (θ₀, U), drawn in order from ``rng``: restart 0 starts at the ARD scales,
+    the others at scales perturbed by exp(ξ), ξ ~ N(0, 0.5²); μ near zero, ν = std(y)/Q, λ₀."""
+    d = X.shape[1]
+    D_ard = np.tile(ard_scales(X), (Q, 1))
+    nu0 = np.full(Q, (float(np.std(y)) or 1.0) / Q)
+    starts = []
+    for r in range(n_restarts):
+        U = rng.standard_normal((Q, s, d))
+        D = D_ard if r == 0 else D_ard * np.exp(RESTART_LOG_SD * rng.standard_normal((Q, d)))
+        mu = 0.01 * D * rng.standard_normal((Q, d))
+        starts.append((pack(mu, D, nu0, LAMBDA0), U))
+    return starts
+
+
 def _minimise(theta0, X, y, U, splits, y_var, maxiter, n_threads=1):
     """L-BFGS-B from θ₀; (θ, objective). BLAS runs on one thread: on a few cores, OpenBLAS's own
     threads lose more to waking and spinning (NumPy and SciPy each bring a pool) than they gain on
@@ -173,14 +189,7 @@ class ALCRegressor(RegressorMixin, BaseEstimator):
         timer = Stopwatch()
 
         # initial solutions, all drawn up front (the result must not depend on n_jobs)
-        D_ard = np.tile(ard_scales(X), (Q, 1))
-        nu0 = np.full(Q, (float(np.std(y)) or 1.0) / Q)
-        starts = []
-        for r in range(max(1, int(self.n_restarts))):
-            U = rng.standard_normal((Q, s, d))
-            D = D_ard if r == 0 else D_ard * np.exp(RESTART_LOG_SD * rng.standard_normal((Q, d)))
-            mu = 0.01 * D * rng.standard_normal((Q, d))
-            starts.append((pack(mu, D, nu0, LAMBDA0), U))
+        starts = initial_solutions(X, y, Q, s, max(1, int(self.n_restarts)), rng)
 
         with timer:
             # 10 restarts × 20 iterations ...
