@@ -1,6 +1,6 @@
 """Compare a results directory with a published table through a spec in bench/.
 
-A spec (YAML) names the published CSV (in ../shared/published or RFBENCH_PUBLISHED_DIR), which
+A spec (YAML) names the published CSV (shipped in rfbench/_data/published, or RFBENCH_PUBLISHED_DIR), which
 of its columns hold dataset / n_features / method / mean / std / walltime, the mapping of paper
 names to rfbench names, the protocol, and the tolerance:
 

@@ -7,7 +7,7 @@ environment variable, the config file, the default.
 | key            | environment              | default                                                        |
 |----------------|--------------------------|----------------------------------------------------------------|
 | data_dirs      | RFBENCH_DATA_DIR         | none (generated and downloaded datasets only)                  |
-| published_dir  | RFBENCH_PUBLISHED_DIR    | a checkout's ../shared/published, else $XDG_DATA_HOME/rfbench/published |
+| published_dir  | RFBENCH_PUBLISHED_DIR    | the copy that ships with the package (rfbench/_data/published) |
 | cache_dir      | RFBENCH_CACHE_DIR        | ~/.cache/rfbench                                               |
 | results_root   | RFBENCH_RESULTS_ROOT     | ./results (results of the packaged specs: <results_root>/<name>) |
 | registry       | RFBENCH_REGISTRY         | none (user registry files that extend the built-in one)        |
@@ -150,6 +150,3 @@ def results_root() -> Path:
     path, _ = setting("RFBENCH_RESULTS_ROOT", "results_root")
     return (path or Path("results")).absolute()
 
-
-def data_home() -> Path:
-    return Path(os.environ.get("XDG_DATA_HOME") or Path.home() / ".local" / "share").expanduser() / "rfbench"

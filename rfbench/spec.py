@@ -37,7 +37,6 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,25 +44,19 @@ import pandas as pd
 
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
-from rfbench.registry import ROOT, bench_dir, in_checkout, is_packaged, load_yaml
+from rfbench.registry import ROOT, bench_dir, is_packaged, load_yaml, packaged_published_dir
 
 TESTS = ("welch", "paired")
 
 
 def published_dir() -> Path:
-    """The published tables: $RFBENCH_PUBLISHED_DIR, else the config's published_dir, else (in a
-    development checkout) the checkout's ../shared/published, else $XDG_DATA_HOME/rfbench/published."""
+    """The published tables: $RFBENCH_PUBLISHED_DIR, else the config's published_dir, else the copy
+    that ships with the package (rfbench/_data/published: the papers' cells and their provenance
+    notes, the same files as the project's shared/published)."""
     from rfbench import config
 
-    env = os.environ.get("RFBENCH_PUBLISHED_DIR")
-    if env:
-        return Path(env).expanduser()
     path, _ = config.setting("RFBENCH_PUBLISHED_DIR", "published_dir")
-    if path is not None:
-        return path
-    if in_checkout():
-        return ROOT.parent / "shared" / "published"
-    return config.data_home() / "published"
+    return path if path is not None else packaged_published_dir()
 
 
 def results_path(spec_file: Path, value: str) -> Path:
@@ -325,6 +318,7 @@ def published_path(spec: Spec) -> Path:
 def read_published(path: Path) -> pd.DataFrame:
     """A published CSV as strings, or the one-line error that says where it was looked for."""
     if not path.is_file():
-        raise UsageError(f"published table not found: {path} (set RFBENCH_PUBLISHED_DIR, or published_dir in "
-                         "the config file: see rfbench/config.py)")
+        raise UsageError(f"published table not found: {path} (the package ships them in "
+                         f"{packaged_published_dir()}; unset RFBENCH_PUBLISHED_DIR / published_dir in the "
+                         "config file to use them, or point it at a directory that has this file)")
     return pd.read_csv(path, dtype=str)

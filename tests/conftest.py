@@ -5,25 +5,40 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 
-# the README's test command gives the mirror relative to the checkout; tests that run the CLI from
-# another directory need it absolute
-if os.environ.get("RFBENCH_DATA_DIR"):
-    os.environ["RFBENCH_DATA_DIR"] = os.pathsep.join(
-        str(Path(p).resolve()) for p in os.environ["RFBENCH_DATA_DIR"].split(os.pathsep) if p)
 
 
-def mirror_path() -> Path | None:
-    env = os.environ.get("RFBENCH_DATA_DIR")
-    path = Path(env) if env else ROOT.parent / "shared" / "datasets"
-    return path if (path / "MANIFEST.csv").is_file() else None
+def _find_mirror() -> tuple[Path | None, str]:
+    """The dataset mirror the tests use, or why there is none. RFBENCH_DATA_DIR when it is set and
+    exists, else the project's ../shared/datasets beside the checkout (then set as RFBENCH_DATA_DIR). A RFBENCH_DATA_DIR that is set
+    but missing (a fresh clone given the usual command) is dropped from the environment: rfbench
+    itself refuses such a setting, which would fail every test on generated data too; the tests
+    that need the mirror skip and say why."""
+    env = os.environ.pop("RFBENCH_DATA_DIR", "").strip()
+    if env:
+        paths = [Path(p).resolve() for p in env.split(os.pathsep) if p.strip()]
+        missing = [str(p) for p in paths if not p.is_dir()]
+        if missing:
+            return None, f"RFBENCH_DATA_DIR={env} is set but {', '.join(missing)} does not exist"
+        # the README's command gives the mirror relative to the checkout; tests that run the CLI from
+        # another directory need it absolute
+        os.environ["RFBENCH_DATA_DIR"] = os.pathsep.join(map(str, paths))
+        return (paths[0] if (paths[0] / "MANIFEST.csv").is_file() else None,
+                f"RFBENCH_DATA_DIR={env} has no MANIFEST.csv")
+    shared = ROOT.parent / "shared" / "datasets"
+    if (shared / "MANIFEST.csv").is_file():
+        os.environ["RFBENCH_DATA_DIR"] = str(shared)     # as if given: the CLI and loader read it
+        return shared, ""
+    return None, f"dataset mirror not available: no RFBENCH_DATA_DIR and no {shared}"
+
+
+MIRROR, NO_MIRROR_REASON = _find_mirror()
 
 
 @pytest.fixture
 def mirror_dir():
-    path = mirror_path()
-    if path is None:
-        pytest.skip("dataset mirror not available (set RFBENCH_DATA_DIR)")
-    return path
+    if MIRROR is None:
+        pytest.skip(NO_MIRROR_REASON)
+    return MIRROR
 
 
 @pytest.fixture(autouse=True)

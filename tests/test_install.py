@@ -24,11 +24,32 @@ def test_package_data_points_at_the_top_level_files():
     assert registry.datasets_file() == (ROOT / "datasets.yaml").resolve()
     assert registry.methods_file() == (ROOT / "methods.yaml").resolve()
     assert registry.bench_dir() == (ROOT / "bench").resolve()
-    for name in ("datasets.yaml", "methods.yaml", "bench"):
+    for name in ("datasets.yaml", "methods.yaml", "bench", "published"):
         assert (ROOT / "rfbench" / "_data" / name).resolve() == (ROOT / name).resolve()
     table4 = spec.load_spec("gfc2016-table4")
     assert table4.results == (ROOT / "results" / "gfc2016-table4").resolve()     # checkout rule: unchanged
     assert table4.ci.reference == (ROOT / "bench" / "reference" / "gfc2016-table4.csv").resolve()
+
+
+def test_published_tables_ship_and_are_the_default(monkeypatch):
+    for var in ("RFBENCH_PUBLISHED_DIR", "RFBENCH_CONFIG"):
+        monkeypatch.delenv(var, raising=False)
+    assert spec.published_dir() == registry.packaged_published_dir() == (ROOT / "published").resolve()
+    # every table a spec names is there: reproduce --list / check / report need nothing beside the package
+    for s in spec.all_specs():
+        if s.published and not s.published.startswith(("bench/", "results/")):
+            assert spec.published_path(s).is_file(), (s.name, s.published)
+
+
+def test_shipped_published_tables_are_the_projects_verified_copy():
+    """The package's copy of the papers' cells must not drift from the verified shared/published."""
+    shared = ROOT.parent / "shared" / "published"
+    if not (shared / "README.md").is_file():
+        pytest.skip(f"{shared} not beside the checkout: nothing to compare the shipped copy with")
+    ours = ROOT / "published"
+    assert sorted(p.name for p in ours.iterdir()) == sorted(p.name for p in shared.iterdir())
+    for p in shared.iterdir():
+        assert (ours / p.name).read_bytes() == p.read_bytes(), p.name
 
 
 def test_packaged_spec_results_go_under_results_root(monkeypatch, tmp_path):
@@ -120,15 +141,13 @@ def _copy_source(dest: Path) -> Path:
     for name in ("pyproject.toml", "README.md", "datasets.yaml", "methods.yaml"):
         shutil.copy2(ROOT / name, src / name)
     shutil.copytree(ROOT / "bench", src / "bench", ignore=shutil.ignore_patterns("perf", "__pycache__"))
+    shutil.copytree(ROOT / "published", src / "published")
     shutil.copytree(ROOT / "rfbench", src / "rfbench", symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
     return src
 
 
 @pytest.mark.slow
 def test_built_wheel_works_from_any_directory(tmp_path):
-    published = Path(os.environ.get("RFBENCH_PUBLISHED_DIR") or ROOT.parent / "shared" / "published")
-    if not (published / "gfc2016_table4_rff.csv").is_file():
-        pytest.skip("published tables not available (set RFBENCH_PUBLISHED_DIR)")
     src = _copy_source(tmp_path)
     dist = tmp_path / "dist"
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-q", "-w", str(dist)],
@@ -139,7 +158,8 @@ def test_built_wheel_works_from_any_directory(tmp_path):
 
     names = set(zipfile.ZipFile(wheel).namelist())
     for f in ("rfbench/_data/datasets.yaml", "rfbench/_data/methods.yaml", "rfbench/_data/bench/gfc2016-table4.yaml",
-              "rfbench/_data/bench/reference/gfc2016-table4.csv"):
+              "rfbench/_data/bench/reference/gfc2016-table4.csv", "rfbench/_data/published/gfc2016_table4_rff.csv",
+              "rfbench/_data/published/README.md"):
         assert f in names, f
     assert not any(n.startswith("rfbench/_data/bench/perf") for n in names)
 
@@ -152,10 +172,11 @@ def test_built_wheel_works_from_any_directory(tmp_path):
 
     work = tmp_path / "work"                       # another directory: no checkout in sight
     work.mkdir()
+    # no settings at all: the published tables come from the wheel itself
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RFBENCH_DATA_DIR", "RFBENCH_REGISTRY",
-                                                             "RFBENCH_DATASETS_YAML", "RFBENCH_METHODS_YAML")}
-    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", RFBENCH_PUBLISHED_DIR=str(published),
-               RFBENCH_CONFIG="none")
+                                                             "RFBENCH_DATASETS_YAML", "RFBENCH_METHODS_YAML",
+                                                             "RFBENCH_PUBLISHED_DIR")}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", RFBENCH_CONFIG="none")
 
     def rfbench(*args, ok=(0,)):
         res = subprocess.run([str(venv / "bin" / "rfbench"), *args], cwd=work, env=env, capture_output=True,
