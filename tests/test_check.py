@@ -14,13 +14,6 @@ from rfbench.store import RunDir
 SPECS = sorted(p.name for p in (Path(__file__).resolve().parent.parent / "bench").glob("*.yaml"))
 
 
-def published_available():
-    return (check.published_dir() / "gfc2016_table4_rff.csv").is_file()
-
-
-pytestmark = pytest.mark.skipif(not published_available(), reason="../shared/published not available")
-
-
 def fake_run(tmp_path, shift_in_stds: float, only: int | None = None) -> Path:
     """Ten folds per Table 4 cell with exactly the published mean and std, optionally shifted."""
     pub = pd.read_csv(check.published_dir() / "gfc2016_table4_rff.csv")

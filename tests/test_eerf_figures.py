@@ -17,11 +17,9 @@ from rfbench import protocol as proto
 from rfbench.cli import cli
 from rfbench.errors import UsageError
 from rfbench.methods.rff import RKSClassifier
-from rfbench.spec import load_spec, published_dir
+from rfbench.spec import load_spec
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-HAS_PUBLISHED = (published_dir() / "eerf2018_table3_rks.csv").is_file()
-needs_published = pytest.mark.skipif(not HAS_PUBLISHED, reason="the published EERF tables are not here")
 
 
 # ---- inputs scaled jointly (datasets.yaml scale_inputs) -------------------------------------------
@@ -102,7 +100,6 @@ def toy_spec(tmp_path, text=SPEC_TEXT):
     return load_spec(str(path))
 
 
-@needs_published
 def test_figure_data_against_a_naive_mean_and_the_published_cells(tmp_path):
     spec = toy_spec(tmp_path)
     errs = {("eerf-adult", "eerf-paper", 10): [20.0, 22.0, 27.0], ("eerf-adult", "rks-paper", 10): [25.0, 25.0],
@@ -125,7 +122,6 @@ def test_figure_data_against_a_naive_mean_and_the_published_cells(tmp_path):
     assert pub.loc[("MNIST", "RKS"), ["M", "error", "se"]].tolist() == [450, 7.53, 0.18]
 
 
-@needs_published
 def test_spec_figures_are_written_with_their_data(tmp_path):
     spec = toy_spec(tmp_path)
     errs = {("eerf-adult", m, n): [20.0 - n / 100, 21.0] for m in ("eerf-paper", "rks-paper") for n in (10, 50)}
@@ -173,7 +169,6 @@ def test_plot_command_line_errors():
     assert res.returncode == 2 and "declares no figures" in res.stderr and "Traceback" not in res.stderr
 
 
-@needs_published
 def test_committed_figures_spec_plots_from_its_results(tmp_path):
     spec = load_spec("eerf2018-figures")
     res = CliRunner().invoke(cli, ["plot", "--spec", "eerf2018-figures", "--output", str(tmp_path)])

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from rfbench import reproduce, status
-from rfbench.spec import all_specs, load_spec, published_dir
+from rfbench.spec import all_specs, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = [sys.executable, "-m", "rfbench.cli"]
@@ -122,7 +122,6 @@ def test_every_spec_declares_a_run_into_its_own_directory():
         assert s.tolerance_why or not s.published, s.name
 
 
-@pytest.mark.skipif(not (published_dir() / "gfc2016_table1.csv").is_file(), reason="published tables not available")
 @pytest.mark.slow
 def test_readme_reproduction_section_is_generated(monkeypatch, tmp_path, mirror_dir):
     """No number in the README's reproduction section is typed by hand: it equals what
