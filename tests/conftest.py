@@ -1,10 +1,15 @@
+import csv
 import os
+import resource
+import time
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-
+# test functions measured as heavy (`--cpu-times`, then tests/slow_marks.py): marked slow, so the fast
+# loop `pytest -m "not slow"` stays under a minute of CPU
+SLOW_LIST = Path(__file__).with_name("slow-tests.txt")
 
 
 def _find_mirror() -> tuple[Path | None, str]:
@@ -55,3 +60,56 @@ def isolated_cache(tmp_path, monkeypatch):
     from rfbench import tasks
 
     tasks._fold_data.cache_clear()     # a fold's data kept by one test (maybe monkeypatched) stays there
+
+
+# -- the slow marks follow a measurement --------------------------------------------------------------
+
+def pytest_addoption(parser):
+    parser.addoption("--cpu-times", metavar="FILE", default=None,
+                     help="write each test's CPU seconds (this process and the subprocesses it waited for) "
+                          "and wall seconds to FILE (CSV); tests/slow_marks.py turns it into tests/slow-tests.txt")
+
+
+def function_id(nodeid: str) -> str:
+    """A test function's id: its parametrizations share one entry."""
+    return nodeid.split("[", 1)[0]
+
+
+_SLOW_IN_SOURCE: set[str] = set()
+
+
+def pytest_collection_modifyitems(config, items):
+    _SLOW_IN_SOURCE.update(item.nodeid for item in items if item.get_closest_marker("slow"))
+    if not SLOW_LIST.is_file():
+        return
+    slow = {line.split("#", 1)[0].strip() for line in SLOW_LIST.read_text().splitlines()} - {""}
+    for item in items:
+        if function_id(item.nodeid) in slow:
+            item.add_marker(pytest.mark.slow)
+
+
+def _cpu_seconds() -> float:
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+_CPU_TIMES: list[tuple[str, float, float]] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    if not item.config.getoption("--cpu-times"):
+        yield
+        return
+    cpu, wall = _cpu_seconds(), time.perf_counter()
+    yield
+    _CPU_TIMES.append((item.nodeid, _cpu_seconds() - cpu, time.perf_counter() - wall))
+
+
+def pytest_sessionfinish(session):
+    path = session.config.getoption("--cpu-times")
+    if path and _CPU_TIMES:
+        with open(path, "w", newline="") as fh:
+            out = csv.writer(fh)
+            out.writerow(["nodeid", "cpu_s", "wall_s", "slow_in_source"])
+            out.writerows((n, f"{c:.3f}", f"{w:.3f}", int(n in _SLOW_IN_SOURCE)) for n, c, w in _CPU_TIMES)
