@@ -1,4 +1,4 @@
-"""Command line: rfbench run | report | check | reproduce | status | datasets | methods.
+"""Command line: rfbench run | report | check | reproduce | status | baselines | compare | datasets | methods.
 
 Usage errors and bad input exit with code 2 and one line naming the problem, never a traceback.
 """
@@ -432,6 +432,43 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
         click.echo(f"rfbench plot: {note}", err=True)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+@cli.command("baselines")
+@click.option("--write", is_flag=True,
+              help="regenerate the shipped files (rfbench/_data/baselines/) from the results directories of the "
+                   "specs in a checkout")
+@click.option("--check", "check_only", is_flag=True,
+              help="exit 1 when a shipped file differs from what --write would write (a stale baseline)")
+def baselines_cmd(write, check_only):
+    """The baselines that ship: every spec's results directory as one Parquet file, one row per
+    task (see docs/baselines.md); compare a method with them through `rfbench compare`."""
+    from tabulate import tabulate
+
+    from rfbench import baselines
+
+    if write and check_only:
+        raise UsageError("give --write (regenerate) or --check (compare), not both")
+    if write:
+        for path, changed in baselines.write_all():
+            state = ("removed" if not path.exists() else "written") if changed else "unchanged"
+            click.echo(f"{state}: {path} ({path.stat().st_size if path.exists() else 0} bytes)")
+    if check_only:
+        stale = baselines.stale()
+        for line in stale:
+            click.echo(f"stale: {line}")
+        if stale:
+            click.echo("regenerate with `rfbench baselines --write` and commit the files", err=True)
+            sys.exit(1)
+        click.echo(f"{len(baselines.shipped())} shipped baseline(s) agree with their results directories")
+        return
+    rows = baselines.listing([baselines.read_file(p) for p in baselines.shipped()])
+    if not rows:
+        raise UsageError(f"no baselines in {baselines.shipped_dir()}; in a checkout, `rfbench baselines --write` "
+                         "writes them")
+    click.echo(tabulate(rows, headers="keys"))
+    total = sum(p.stat().st_size for p in baselines.shipped())
+    click.echo(f"{len(rows)} baselines, {total / 1024:.0f} KiB in {baselines.shipped_dir()}")
 
 
 @cli.group("datasets")
