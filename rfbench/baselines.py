@@ -303,6 +303,12 @@ class Baseline:
     fingerprints: dict = field(default_factory=dict)   # (dataset, seed) → folds fingerprint
 
     @property
+    def ref(self) -> str:
+        """What loads it again (:func:`load`): its name when it ships, else its path."""
+        shipped_file = self.source.parent.resolve() == shipped_dir().resolve() and self.source.suffix == SUFFIX
+        return self.name if shipped_file else str(self.source.resolve())
+
+    @property
     def results(self) -> pd.DataFrame:
         """The rows as store.load_results returns them."""
         return self.frame[COLUMNS].reset_index(drop=True)

@@ -48,12 +48,13 @@ def _cv_protocol(b: baselines.Baseline, key: str | None) -> tuple[str, dict]:
     return key, settings
 
 
-def _subset(given: list[str] | None, held: list, what: str, name: str) -> list:
+def _subset(given: list[str] | None, held: list, what: str, where: str) -> list:
+    """``given`` (in the order of ``held``), or all of ``held``; a name not held is refused."""
     if not given:
         return list(held)
     unknown = [g for g in given if g not in held]
     if unknown:
-        raise UsageError(f"{what} {', '.join(map(str, unknown))} not in baseline {name} (it has "
+        raise UsageError(f"{what} {', '.join(map(str, unknown))} not in {where} (there: "
                          f"{', '.join(map(str, held))})")
     return [h for h in held if h in given]
 
@@ -78,8 +79,8 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
     rows = b.frame[b.frame["protocol"] == key]
     order = list(registry.datasets())
     held = sorted(set(rows["dataset"]), key=lambda d: (order.index(d) if d in order else len(order), d))
-    datasets = _subset(datasets, held, "--datasets", b.name)
-    features = _subset(features, sorted(set(int(n) for n in rows["n_features"])), "--features", b.name)
+    datasets = _subset(datasets, held, "--datasets", f"baseline {b.name}")
+    features = _subset(features, sorted(set(int(n) for n in rows["n_features"])), "--features", f"baseline {b.name}")
     methods = registry.resolve_method_names(methods)
     if not methods:
         raise UsageError("--methods is empty; name your estimator as package.module:Class (or a registered method)")
@@ -99,7 +100,7 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
     run_dir = runner.run(datasets, methods, features, protocol, out, folds=folds, seeds=seeds, data_dir=data_dir,
                          strict=True, **run_options)
     verify(run_dir.path, b, key)
-    marker = {"baseline": b.name, "source": str(b.source), "protocol": key, "seeds": seeds, "datasets": datasets,
+    marker = {"baseline": b.ref, "protocol": key, "seeds": seeds, "datasets": datasets,
               "features": features, "methods": methods}
     atomic_write_text(RunDir(out).inside(Path(out) / MARKER), json.dumps(marker, indent=2) + "\n")
     return run_dir, b, datasets
@@ -170,7 +171,8 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
     df = pool_frames(frames)
     df = df[df["n_features"].isin(set(user["n_features"]))]
     shown = list(dict.fromkeys(df["method"]))
-    keep_methods = _subset(methods, shown, "--methods", " and ".join(b.name for b in loaded) + " nor the run")
+    where = f"the run or baseline(s) {', '.join(b.name for b in loaded)} at its n"
+    keep_methods = _subset(methods, shown, "--methods", where)
     keep_datasets = _subset(datasets, sorted(set(df["dataset"])), "--datasets", "the run")
     df = df[df["method"].isin(keep_methods) & df["dataset"].isin(keep_datasets)]
     mine = set(user["method"]) & set(keep_methods)
