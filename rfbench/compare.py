@@ -149,6 +149,9 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
     from rfbench.store import load_results, pool_frames
 
     user = load_results(run_dirs)
+    if not (user["status"] == "done").any():
+        raise UsageError(f"no finished tasks in {', '.join(map(str, run_dirs))} (every record is an error or timeout; "
+                         "see the message column of results.csv)")
     keys = sorted(set(user["protocol"].dropna().astype(str)))
     if len(keys) != 1:
         raise UsageError(f"{', '.join(map(str, run_dirs))} hold(s) protocols {', '.join(keys) or 'none'}; compare one "

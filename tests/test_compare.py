@@ -129,6 +129,13 @@ def test_bad_requests_are_one_line(capsys, tmp_path):
     _one_line_error(capsys, ["compare", "run", "nope", "--methods", USER, "--out", out], "no baseline named 'nope'")
     (tmp_path / "x").mkdir()
     _one_line_error(capsys, ["compare", "report", out], "no results in")
+    from rfbench.store import RunDir
+
+    RunDir(out).ensure().write_record({"dataset": "kinematics", "method": "m", "n_features": 100, "fold": 0, "seed": 0,
+                                       "protocol": "cv-o10-i5", "status": "error", "message": "boom"})
+    _one_line_error(capsys, ["compare", "report", out, "--against", "gfc2016-table1"], "no finished tasks in")
+    shutil.rmtree(tmp_path / "x" / "records")
+    (tmp_path / "x" / "records.index.jsonl").unlink()
     assert not list(tmp_path.glob("x/*"))                   # nothing written where it was refused
 
 
