@@ -1,4 +1,4 @@
-"""Command line: rfbench run | report | check | reproduce | status | datasets | methods.
+"""Command line: rfbench run | report | check | reproduce | status | baselines | compare | datasets | methods.
 
 Usage errors and bad input exit with code 2 and one line naming the problem, never a traceback.
 """
@@ -432,6 +432,132 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
         click.echo(f"rfbench plot: {note}", err=True)
     for path in written:
         click.echo(f"wrote {path}")
+
+
+@cli.command("baselines")
+@click.option("--write", is_flag=True,
+              help="regenerate the shipped files (rfbench/_data/baselines/) from the results directories of the "
+                   "specs in a checkout")
+@click.option("--check", "check_only", is_flag=True,
+              help="exit 1 when a shipped file differs from what --write would write (a stale baseline)")
+def baselines_cmd(write, check_only):
+    """The baselines that ship: every spec's results directory as one Parquet file, one row per
+    task (see docs/baselines.md); compare a method with them through `rfbench compare`."""
+    from tabulate import tabulate
+
+    from rfbench import baselines
+
+    if write and check_only:
+        raise UsageError("give --write (regenerate) or --check (compare), not both")
+    if write:
+        for path, changed in baselines.write_all():
+            state = ("removed" if not path.exists() else "written") if changed else "unchanged"
+            click.echo(f"{state}: {path} ({path.stat().st_size if path.exists() else 0} bytes)")
+    if check_only:
+        stale = baselines.stale()
+        for line in stale:
+            click.echo(f"stale: {line}")
+        if stale:
+            click.echo("regenerate with `rfbench baselines --write` and commit the files", err=True)
+            sys.exit(1)
+        click.echo(f"{len(baselines.shipped())} shipped baseline(s) agree with their results directories")
+        return
+    rows = baselines.listing([baselines.read_file(p) for p in baselines.shipped()])
+    if not rows:
+        raise UsageError(f"no baselines in {baselines.shipped_dir()}; in a checkout, `rfbench baselines --write` "
+                         "writes them")
+    click.echo(tabulate(rows, headers="keys"))
+    total = sum(p.stat().st_size for p in baselines.shipped())
+    click.echo(f"{len(rows)} baselines, {total / 1024:.0f} KiB in {baselines.shipped_dir()}")
+
+
+@cli.group("compare")
+def compare_group():
+    """Compare a new method with the shipped baselines on their outer folds (see `rfbench baselines`)."""
+
+
+@compare_group.command("run")
+@click.argument("baseline")
+@click.option("--methods", "method_names", required=True,
+              help="your estimator(s) as package.module:Class (comma-separated), or registered methods the baseline "
+                   "lacks")
+@click.option("--datasets", "dataset_names", default=None, help="only these of the baseline's datasets (default: all)")
+@click.option("--features", default=None, help="only these of the baseline's feature budgets (default: all)")
+@click.option("--folds", "fold_list", default=None,
+              help="only these outer folds, e.g. 0-2 (a screen; the splits are the baseline's either way)")
+@click.option("--protocol", "protocol_key", default=None, metavar="KEY",
+              help="the baseline's protocol to run under, when it holds several")
+@click.option("--out", required=True, help="results directory of your run (resumable)")
+@worker_options
+@click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
+@click.option("--registry", "registry_files", multiple=True, metavar="FILE",
+              help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one")
+@click.option("--no-report", is_flag=True, help="do not print the comparison at the end")
+@click.option("--quiet", is_flag=True, help="no progress bar")
+def compare_run(baseline, method_names, dataset_names, features, fold_list, protocol_key, out, jobs, threads,
+                timeout, data_dir, registry_files, no_report, quiet):
+    """Run your method on BASELINE's outer folds, under its protocol, seed and feature budgets; the
+    splits are verified identical to the baseline's by their fingerprint before anything runs.
+
+    BASELINE: a shipped baseline (`rfbench baselines`), its spec's name, or a results directory."""
+    import shlex
+
+    from rfbench import compare, registry
+
+    registry.use_files(registry_files)
+    run_dir, b, names = compare.run(
+        baseline, split_names(method_names), split_names(dataset_names) or None,
+        parse_int_list(features, "--features") if features else None, parse_folds(fold_list), out,
+        protocol_key=protocol_key, data_dir=data_dir, jobs=jobs, threads=threads, timeout_s=parse_duration(timeout),
+        progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]))
+    click.echo(f"results: {run_dir.path} ({', '.join(names)}); splits identical to baseline {b.name} "
+               "(fingerprints of folds/*.csv)")
+    if not no_report:
+        click.echo(compare.render(compare.compare([str(run_dir.path)], [baseline]), "text",
+                                  width=_report_width(None)))
+    click.echo(f"report: rfbench compare report {shlex.quote(out)} --against {b.name} --format latex")
+
+
+def _report_width(width):
+    from rfbench import report
+
+    return report.terminal_width() if width is None else width
+
+
+@compare_group.command("report")
+@click.argument("dirs", nargs=-1, required=True)
+@click.option("--against", default=None, metavar="BASELINE[,BASELINE]",
+              help="shipped baselines (or results directories) to compare with, comma-separated (default: the one "
+                   "the run was made against, from its compare.json)")
+@click.option("--methods", "method_list", default=None,
+              help="only these methods, yours and the baselines' (comma-separated; default: all)")
+@click.option("--datasets", "dataset_list", default=None, help="only these datasets (default: all the run has)")
+@click.option("--format", "fmt", default="text", show_default=True,
+              type=click.Choice(["text", "markdown", "latex", "csv", "html"]))
+@click.option("--output", default=None, help="write to this file instead of stdout")
+@click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level")
+@click.option("--test", "ttest", default="welch", show_default=True, type=click.Choice(["welch", "paired"]),
+              help="the t-test that bolds cells (paired: by fold, the folds being identical)")
+@click.option("--names", default=None, help="display names of methods, e.g. 'mymod.MyRidge=mine,gfc=GFC' or a .yaml file")
+@click.option("--label", default=None, help="LaTeX \\label of the table (default: tab:<name of the first DIR>)")
+@click.option("--latex-width", default="469pt", show_default=True, help="text width the LaTeX must fit")
+@click.option("--width", type=int, default=None, help="characters per line of the text format (0: no limit)")
+def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha, ttest, names, label, latex_width,
+                   width):
+    """Your run beside the baselines in the papers' table layout (t-tests, Wilcoxon), on the folds
+    that every shown method has finished, labelled so (a screen over folds 0-2 says it is)."""
+    from rfbench import compare, report
+    from rfbench.store import atomic_write_text
+
+    c = compare.compare(list(dirs), split_names(against) or None, _names(method_list), _names(dataset_list))
+    label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
+    text = compare.render(c, fmt, alpha=alpha, test=ttest, names=report.parse_names(names), width=_report_width(width),
+                          label=label, latex_width=report.parse_length(latex_width))
+    if output:
+        atomic_write_text(Path(output), text)
+        click.echo(f"wrote {output}")
+    else:
+        click.echo(text, nl=False)
 
 
 @cli.group("datasets")

@@ -222,6 +222,15 @@ def _backend(backend, scheduler, jobs, threads):
     return dask_pool.connect(scheduler, jobs, threads)
 
 
+def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | None = None):
+    """The outer fold of every row of a dataset under a cv protocol (what folds/<dataset>.csv holds,
+    and what rfbench.baselines fingerprints); None under the other protocols, whose splits are
+    computed (and so checked against the data) but not stored."""
+    _, _, y, _ = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
+    splits = proto.outer_splits(protocol, y, get_dataset(name).task, get_dataset(name).holdout)
+    return proto.fold_assignment(splits, len(y)) if protocol.name == "cv" else None
+
+
 def check_one_protocol(run_dir: RunDir, protocol: proto.Protocol) -> None:
     """One directory = one protocol: records of another protocol (other folds, inner folds, sample
     cap, ...) would sit beside these as a second table that no report may pool with this one."""
@@ -248,10 +257,9 @@ def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs,
              f"({', '.join(dataset_names)}) ...")
     names = available_datasets(dataset_names, data_dir, strict, warn)
     for name in names:  # fold assignments, saved once and checked on resume
-        _, _, y, _ = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
-        splits = proto.outer_splits(protocol, y, get_dataset(name).task, get_dataset(name).holdout)
-        if protocol.name == "cv":
-            run_dir.write_folds(name, proto.fold_assignment(splits, len(y)), seed=protocol.seed)
+        fold_of_row = outer_fold_assignment(name, protocol, data_dir)    # (validates the splits on the data)
+        if fold_of_row is not None:
+            run_dir.write_folds(name, fold_of_row, seed=protocol.seed)
     invocation = uuid.uuid4().hex[:12]   # ties this invocation's records to its runs.jsonl line
     run_dir.write_run_info({
         "command": command or " ".join(sys.argv), "started_at": datetime.now(UTC).isoformat(timespec="seconds"),

@@ -984,6 +984,16 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
     return df.drop(columns="_dir").reset_index(drop=True)
 
 
+def pool_frames(frames) -> pd.DataFrame:
+    """Results of several sources, ``[(label, frame in COLUMNS), ...]`` (e.g. a run directory and a
+    shipped baseline), pooled by the rules of :func:`load_results`: one record per task, finished
+    copies that disagree refused (naming the labels), one cell under two protocols refused."""
+    df = pd.concat([f.assign(_dir=str(label)) for label, f in frames], ignore_index=True)
+    df = _one_record_per_task(df)
+    _refuse_mixed_protocols(df)
+    return df.drop(columns="_dir").reset_index(drop=True)
+
+
 def _task_label(row) -> str:
     seed = "?" if pd.isna(row["seed"]) else f"{int(row['seed'])}"
     return (f"{row['dataset']} {row['method']} n={int(row['n_features'])} fold {int(row['fold'])} seed {seed} "

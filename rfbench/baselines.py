@@ -1,0 +1,443 @@
+"""Baselines: every spec's committed results directory as one compact columnar file that ships in
+the wheel (``rfbench/_data/baselines/<results directory name>.parquet``), so that an installed
+rfbench can compare a new method with the published tables' reproductions without the checkout.
+
+A baseline file is one row per task (dataset, method, n_features, fold, seed, protocol: the task
+key) with its status, error, chosen hyper-parameters (``params``, the record's JSON text), times,
+sizes and message (every field of :data:`rfbench.store.COLUMNS`), and three derived columns:
+
+* ``code``: the git commit (``+dirty`` when the tree had uncommitted changes) of the invocation
+  that wrote the record (its ``runs.jsonl`` line; a record older than invocation ids belongs to
+  the last invocation started before it finished); null where no invocation recorded one;
+* ``device``: what the task ran on: the record's ``device`` field, ``cpu`` where it has none (every
+  built-in method runs on CPU);
+* ``folds_sha256``: :func:`folds_fingerprint` of the outer-fold assignment of the task's dataset
+  and seed (``folds/<dataset>.csv``); null under protocols whose splits are not stored (splits,
+  holdout, fixed).
+
+The schema metadata holds the spec's name and the protocol of each protocol key
+(:func:`table_metadata`). Files are written deterministically (rows sorted by the task key, fixed
+schema, no pandas metadata, no timestamps): the same results give the same bytes under one
+pyarrow version, so a regenerated file shows in ``git status`` only when a record changed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from rfbench.errors import UsageError
+from rfbench.store import COLUMNS, TASK_KEY, RunDir, _timestamp, read_results_csv
+
+FORMAT = "rfbench-baseline-1"
+METADATA_KEY = b"rfbench.baseline"
+SUFFIX = ".parquet"
+#: the device of a record that does not name one: every built-in method runs on CPU
+DEFAULT_DEVICE = "cpu"
+DERIVED = ["code", "device", "folds_sha256"]
+
+
+def folds_fingerprint(fold_of_row) -> str:
+    """The fingerprint of an outer-fold assignment: sha256 of the fold of every row in row order,
+    as decimal integers one per line (``"9\\n2\\n..."``; -1 for a row never tested). Defined on the
+    values, not on a file's bytes or an array's dtype, so ``folds/<dataset>.csv`` and an assignment
+    computed in memory give the same fingerprint. Two runs share their outer folds exactly when
+    their fingerprints of every dataset (and seed) agree."""
+    folds = np.asarray(fold_of_row)
+    if folds.ndim != 1 or (folds.size and not np.issubdtype(folds.dtype, np.integer)):
+        raise ValueError("a fold assignment is one integer per row")
+    text = "".join(f"{int(f)}\n" for f in folds.tolist())
+    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def read_folds_file(path: Path) -> np.ndarray:
+    """The fold of every row of a ``folds/<dataset>.csv`` (columns row, fold; rows 0..m-1 in order),
+    or a UsageError naming the file."""
+    try:
+        df = pd.read_csv(path)
+    except (OSError, ValueError, pd.errors.ParserError) as exc:
+        raise UsageError(f"{path} is not a fold assignment ({type(exc).__name__}); it is written by `rfbench run`, "
+                         "run it again into a new --out") from None
+    if list(df.columns) != ["row", "fold"] or not np.array_equal(df["row"].to_numpy(), np.arange(len(df))):
+        raise UsageError(f"{path} is not a fold assignment (columns row,fold with rows 0..m-1 in order); it is "
+                         "written by `rfbench run`, run it again into a new --out")
+    return df["fold"].to_numpy(dtype=np.int64)
+
+
+def run_fingerprints(path: Path) -> dict[tuple[str, int], str]:
+    """(dataset, seed) → fingerprint of every fold assignment a results directory holds:
+    ``folds/<dataset>.csv`` (seed 0) and ``folds/s<seed>/<dataset>.csv``."""
+    out = {}
+    folds = Path(path) / "folds"
+    for f in sorted(folds.glob("*.csv")):
+        out[(f.stem, 0)] = folds_fingerprint(read_folds_file(f))
+    for sub in sorted(folds.glob("s*")):
+        if sub.is_dir() and re.fullmatch(r"s\d+", sub.name):
+            for f in sorted(sub.glob("*.csv")):
+                out[(f.stem, int(sub.name[1:]))] = folds_fingerprint(read_folds_file(f))
+    return out
+
+
+def _invocations(path: Path) -> list[dict]:
+    """The runs.jsonl lines of a results directory (unreadable lines skipped), by start time."""
+    history = Path(path) / "runs.jsonl"
+    lines = []
+    if history.is_file():
+        for line in history.read_text().splitlines():
+            try:
+                info = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(info, dict) and _timestamp(info.get("started_at")) is not None:
+                lines.append(info)
+    return sorted(lines, key=lambda i: _timestamp(i["started_at"]))
+
+
+def _code_label(info: dict) -> str | None:
+    code = info.get("code") or {}
+    commit = code.get("commit") if isinstance(code, dict) else None
+    if not commit:
+        return None
+    return commit + ("+dirty" if code.get("dirty") else "")
+
+
+def _code_of(records: pd.DataFrame, invocations: list[dict]) -> list:
+    """The code version of every record: its invocation's, else the last invocation started before
+    it finished (as store.run_walltime attributes such records)."""
+    by_id = {i["invocation"]: _code_label(i) for i in invocations if i.get("invocation")}
+    starts = [_timestamp(i["started_at"]) for i in invocations]
+    out = []
+    for inv, finished in zip(records["invocation"].tolist(), records["finished_at"].tolist(), strict=True):
+        if isinstance(inv, str) and inv in by_id:
+            out.append(by_id[inv])
+            continue
+        t = _timestamp(finished)
+        before = [j for j, s in enumerate(starts) if t is not None and s <= t]
+        out.append(_code_label(invocations[before[-1]]) if before else None)
+    return out
+
+
+def _protocols(invocations: list[dict], keys) -> dict[str, dict]:
+    """protocol key → the protocol's settings without the seed (from runs.jsonl), for every key the
+    records hold; a key no invocation describes is parsed from the key itself."""
+    from rfbench.protocol import Protocol
+
+    out = {}
+    for info in invocations:
+        key, settings = info.get("protocol_key"), info.get("protocol")
+        if key in keys and isinstance(settings, dict) and key not in out:
+            out[key] = {k: v for k, v in settings.items() if k != "seed"}
+    for key in keys:
+        if key not in out:
+            out[key] = protocol_of_key(key)
+        settings = out[key]
+        if Protocol(**settings).key() != key:       # a runs.jsonl line that does not match its key
+            raise UsageError(f"protocol {settings} does not give its key {key}; the results directory's runs.jsonl "
+                             "is inconsistent")
+    return out
+
+
+def protocol_of_key(key: str) -> dict:
+    """The protocol settings a key (:meth:`rfbench.protocol.Protocol.key`) stands for (seed left out)."""
+    m = re.fullmatch(r"(?:cv-o(?P<outer>\d+)|splits-r(?P<sr>\d+)-t(?P<st>[0-9.e-]+)|holdout-t(?P<ht>[0-9.e-]+)"
+                     r"|fixed-r(?P<fr>\d+))-i(?P<inner>\d+)(?:-max(?P<max>\d+))?", str(key))
+    if not m:
+        raise UsageError(f"cannot read protocol key {key!r} (e.g. cv-o10-i5)")
+    g = m.groupdict()
+    settings = {"inner_folds": int(g["inner"]), "max_samples": int(g["max"]) if g["max"] else None}
+    if g["outer"]:
+        settings.update(name="cv", outer_folds=int(g["outer"]))
+    elif g["sr"]:
+        settings.update(name="splits", repeats=int(g["sr"]), test_size=float(g["st"]))
+    elif g["ht"]:
+        settings.update(name="holdout", test_size=float(g["ht"]))
+    else:
+        settings.update(name="fixed", repeats=int(g["fr"]))
+    return settings
+
+
+def _schema():
+    import pyarrow as pa
+
+    types = {"n_features": pa.int32(), "fold": pa.int32(), "seed": pa.int64(), "n_train": pa.int64(),
+             "n_test": pa.int64(), "threads": pa.int32()}
+    floats = {"error", "tune_s", "fit_s", "predict_s", "total_s", "cpu_s", "preprocess_s"}
+    return pa.schema([pa.field(c, types.get(c, pa.float64() if c in floats else pa.string()))
+                      for c in [*COLUMNS, *DERIVED]])
+
+
+def _text(value):
+    """A text column's value as the record has it (a dict or list as its JSON; None for a missing one)."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return None
+    if isinstance(value, (dict, list)):
+        return json.dumps(value, sort_keys=True)
+    return str(value)
+
+
+def results_table(path, spec: str | None = None):
+    """One results directory (its records, else its results.csv) as a baseline table (pyarrow),
+    rows sorted by the task key, with the derived columns and the metadata (see the module notes)."""
+    import pyarrow as pa
+
+    path = Path(path)
+    run = RunDir(path)
+    frame = pd.DataFrame(run.columns([*COLUMNS, "invocation", "device"]), columns=[*COLUMNS, "invocation", "device"])
+    if frame.empty and (path / "results.csv").is_file():
+        frame = read_results_csv(path / "results.csv").assign(invocation=None, device=None)
+    if frame.empty:
+        raise UsageError(f"no results in {path}; run `rfbench run` or `rfbench reproduce` first")
+    frame = frame.sort_values(TASK_KEY, kind="stable").reset_index(drop=True)
+    invocations = _invocations(path)
+    frame["code"] = _code_of(frame, invocations)
+    frame["device"] = [d if isinstance(d, str) and d else DEFAULT_DEVICE for d in frame["device"].tolist()]
+    prints = run_fingerprints(path)
+    frame["folds_sha256"] = [prints.get((d, int(s)) if s == s else (d, 0))
+                             for d, s in zip(frame["dataset"].tolist(), frame["seed"].tolist(), strict=True)]
+    schema = _schema()
+    columns = {}
+    for f in schema:
+        values = frame[f.name].tolist()
+        if pa.types.is_string(f.type):
+            values = [_text(v) for v in values]
+        elif pa.types.is_integer(f.type):
+            values = [None if v is None or v != v else int(v) for v in values]
+        else:
+            values = [None if v is None or v != v else float(v) for v in values]
+        columns[f.name] = pa.array(values, type=f.type)
+    keys = sorted(set(frame["protocol"].dropna().astype(str)))
+    meta = table_metadata(path.name, spec, _protocols(invocations, keys))
+    return pa.table(columns, schema=schema.with_metadata({METADATA_KEY: json.dumps(meta, sort_keys=True)}))
+
+
+def table_metadata(name: str, spec: str | None, protocols: dict) -> dict:
+    """What a baseline file says about itself: its format, name (the results directory's), spec and
+    the settings of every protocol key its rows hold."""
+    return {"format": FORMAT, "name": name, "spec": spec, "protocols": protocols}
+
+
+def write_table(table, path: Path) -> bytes:
+    """The table as Parquet bytes (zstd, the format measured in docs/baselines.md), written to
+    ``path`` atomically unless it holds these bytes already; returns the bytes."""
+    import pyarrow.parquet as pq
+
+    buf = io.BytesIO()
+    pq.write_table(table, buf, compression="zstd", compression_level=19, use_dictionary=True,
+                   write_statistics=False)
+    data = buf.getvalue()
+    path = Path(path)
+    if not (path.is_file() and path.read_bytes() == data):
+        tmp = path.with_name(f".{path.name}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    return data
+
+
+# -- what ships ------------------------------------------------------------------------------------
+
+def shipped_dir() -> Path:
+    """rfbench/_data/baselines of the package running (the checkout's, or the installed wheel's)."""
+    from rfbench.registry import PACKAGE_DIR
+
+    return PACKAGE_DIR / "_data" / "baselines"
+
+
+def sources() -> list[tuple[str, Path]]:
+    """(spec name, results directory) of every spec whose results directory holds results: what
+    ``rfbench baselines --write`` turns into the shipped files (one per directory, the first spec
+    naming it)."""
+    from rfbench.spec import all_specs
+
+    seen, out = set(), []
+    for sp in all_specs():
+        if sp.results is None or sp.results in seen:
+            continue
+        seen.add(sp.results)
+        if (sp.results / "records").is_dir() or (sp.results / "results.csv").is_file():
+            out.append((sp.name, sp.results))
+    return out
+
+
+def write_all(dest: Path | None = None) -> list[tuple[Path, bool]]:
+    """Regenerate every shipped file from the checkout's results directories; (file, changed) each.
+    Files of directories that no spec names any more are removed."""
+    from rfbench.registry import in_checkout
+
+    if dest is None:
+        if not in_checkout():
+            raise UsageError("rfbench baselines --write regenerates the shipped files from the results/ of a "
+                             "development checkout; this rfbench is an installed package")
+        dest = shipped_dir()
+    dest.mkdir(parents=True, exist_ok=True)
+    out, names = [], set()
+    for spec, results in sources():
+        path = dest / f"{results.name}{SUFFIX}"
+        before = path.read_bytes() if path.is_file() else None
+        write_table(results_table(results, spec), path)
+        out.append((path, before != path.read_bytes()))
+        names.add(path.name)
+    for stale in sorted(dest.glob(f"*{SUFFIX}")):
+        if stale.name not in names:
+            stale.unlink()
+            out.append((stale, True))
+    return out
+
+
+@dataclass
+class Baseline:
+    """A baseline read back: its rows as a pandas frame in the shape store.load_results returns
+    (COLUMNS), plus the derived columns; its name, spec and protocols; where it came from."""
+    name: str
+    spec: str | None
+    frame: pd.DataFrame
+    protocols: dict
+    source: Path
+    size: int | None = None                     # bytes of the shipped file
+    fingerprints: dict = field(default_factory=dict)   # (dataset, seed) → folds fingerprint
+
+    @property
+    def ref(self) -> str:
+        """What loads it again (:func:`load`): its name when it ships, else its path."""
+        shipped_file = self.source.parent.resolve() == shipped_dir().resolve() and self.source.suffix == SUFFIX
+        return self.name if shipped_file else str(self.source.resolve())
+
+    @property
+    def results(self) -> pd.DataFrame:
+        """The rows as store.load_results returns them."""
+        return self.frame[COLUMNS].reset_index(drop=True)
+
+
+def _from_table(table, source: Path, size: int | None = None) -> Baseline:
+    raw = (table.schema.metadata or {}).get(METADATA_KEY)
+    try:
+        meta = json.loads(raw)
+        if meta.get("format") != FORMAT:
+            raise ValueError
+    except (TypeError, ValueError, AttributeError):
+        raise UsageError(f"{source} is not an rfbench baseline file ({FORMAT}); regenerate it with "
+                         "`rfbench baselines --write`") from None
+    frame = table.to_pandas()
+    missing = [c for c in [*COLUMNS, *DERIVED] if c not in frame]
+    if missing:
+        raise UsageError(f"{source} lacks the column(s) {', '.join(missing)}; regenerate it with "
+                         "`rfbench baselines --write`")
+    prints = {}
+    for d, s, fp in frame[["dataset", "seed", "folds_sha256"]].drop_duplicates().itertuples(index=False):
+        if isinstance(fp, str):
+            prints[(d, int(s))] = fp
+    return Baseline(meta["name"], meta.get("spec"), frame, meta.get("protocols") or {}, source, size, prints)
+
+
+def read_file(path: Path) -> Baseline:
+    import pyarrow.parquet as pq
+
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"{path} is not a Parquet file ({type(exc).__name__}); regenerate it with "
+                         "`rfbench baselines --write`") from None
+    return _from_table(table, Path(path), Path(path).stat().st_size)
+
+
+def shipped() -> list[Path]:
+    """The baseline files that ship, by name."""
+    return sorted(shipped_dir().glob(f"*{SUFFIX}"))
+
+
+def _spec_results_name(name: str) -> str | None:
+    """The results directory's name of the spec ``name`` (e.g. eerf2018-claim → eerf-claim), or None."""
+    from rfbench.spec import spec_paths
+
+    for p in spec_paths():
+        if p.stem == name:
+            from rfbench.registry import load_yaml
+
+            results = load_yaml(p).get("results")
+            return Path(results).name if results else None
+    return None
+
+
+def load(name_or_dir: str) -> Baseline:
+    """A baseline by its shipped name (``rfbench baselines``), its spec's name, or a results
+    directory (a checkout's results/gfc2016-table1, or a run of one's own)."""
+    text = str(name_or_dir)
+    path = Path(text)
+    if path.is_dir():
+        table = results_table(path)
+        return _from_table(table, path)
+    if text.endswith(SUFFIX) and path.is_file():
+        return read_file(path)
+    files = {p.stem: p for p in shipped()}
+    name = text if text in files else _spec_results_name(text)
+    if name not in files:
+        known = ", ".join(files) or "none"
+        raise UsageError(f"no baseline named {text!r} (shipped: {known}; or give a results directory); "
+                         "see `rfbench baselines`")
+    return read_file(files[name])
+
+
+def fold_ranges(folds) -> str:
+    """[0, 1, 2, 5] → '0-2,5'."""
+    folds = sorted({int(f) for f in folds})
+    parts, start = [], None
+    for i, f in enumerate(folds):
+        if start is None:
+            start = f
+        if i + 1 == len(folds) or folds[i + 1] != f + 1:
+            parts.append(f"{start}" if start == f else f"{start}-{f}")
+            start = None
+    return ",".join(parts)
+
+
+def listing(baselines: list[Baseline]) -> list[dict]:
+    """One row per baseline: name, spec, methods, datasets, tasks, folds, size."""
+    rows = []
+    for b in baselines:
+        df = b.frame
+        folds = df.groupby("protocol")["fold"].nunique()
+        rows.append({"name": b.name, "spec": b.spec or "", "protocol": ",".join(sorted(b.protocols)),
+                     "methods": ",".join(sorted(df["method"].unique())), "datasets": df["dataset"].nunique(),
+                     "tasks": len(df), "done": int((df["status"] == "done").sum()),
+                     "folds": ",".join(str(int(v)) for v in folds.to_numpy()),
+                     "folds_sha256": "yes" if df["folds_sha256"].notna().all() else "no (splits not stored)",
+                     "size": _size(b.size)})
+    return rows
+
+
+def _size(n: int | None) -> str:
+    if n is None:
+        return ""
+    return f"{n / 1024:.0f} KiB" if n < 1024 ** 2 else f"{n / 1024 ** 2:.2f} MiB"
+
+
+def stale() -> list[str]:
+    """What differs between the shipped files and the checkout's results directories (one line per
+    file: missing, extra, or the first column that differs); empty when they agree."""
+    import pyarrow.parquet as pq
+
+    files = {p.stem: p for p in shipped()}
+    out, names = [], set()
+    for spec, results in sources():
+        names.add(results.name)
+        path = files.get(results.name)
+        if path is None:
+            out.append(f"{results.name}: no shipped file for {results}")
+            continue
+        want, have = results_table(results, spec), pq.read_table(path)
+        if have.schema.metadata != want.schema.metadata:
+            out.append(f"{path.name}: its metadata differs from {results}")
+        elif have.schema != want.schema or have.num_rows != want.num_rows:
+            out.append(f"{path.name}: {have.num_rows} rows, {results} has {want.num_rows}")
+        else:
+            differ = [c for c in want.column_names if not have.column(c).equals(want.column(c))]
+            if differ:
+                out.append(f"{path.name}: column(s) {', '.join(differ)} differ from {results}")
+    out += [f"{p.name}: no spec's results directory is {p.stem}" for n, p in files.items() if n not in names]
+    return out

@@ -1,0 +1,248 @@
+"""Compare a new method with the shipped baselines (``rfbench compare run | report``).
+
+``run``: only the user's methods, on a baseline's datasets, under its protocol (key, seed, outer and
+inner folds) and feature budgets, into the user's ``--out``. Before anything runs, the outer-fold
+assignment the run will use is computed for every dataset and its fingerprint
+(:func:`rfbench.baselines.folds_fingerprint`) compared with the baseline's: a different split
+(another data version, seed or fold count) is refused, and so after the run is the run's
+``folds/*.csv``. The run directory gets ``compare.json`` naming the baseline, so that ``report``
+finds it.
+
+``report``: the run's results beside the baselines' in the papers' table layout, by
+:func:`rfbench.report.render` (t-tests, Wilcoxon), on the (dataset, n, fold) that every shown method
+has finished: a screen over folds 0-2 gives statistics over those three folds, and the output says
+so. The fingerprints are checked again: a run whose folds differ from the baseline's is refused.
+"""
+
+from __future__ import annotations
+
+import html as html_lib
+import io
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pandas as pd
+
+from rfbench import baselines
+from rfbench.errors import UsageError
+from rfbench.protocol import Protocol
+
+MARKER = "compare.json"
+
+
+def _cv_protocol(b: baselines.Baseline, key: str | None) -> tuple[str, dict]:
+    """(protocol key, settings) of the baseline the comparison runs under (one key, or ``key``)."""
+    keys = sorted(b.protocols)
+    if key is None:
+        if len(keys) != 1:
+            raise UsageError(f"baseline {b.name} holds protocols {', '.join(keys)}; choose one with --protocol KEY")
+        key = keys[0]
+    elif key not in b.protocols:
+        raise UsageError(f"baseline {b.name} has no protocol {key} (it has {', '.join(keys)})")
+    settings = b.protocols[key]
+    if settings.get("name") != "cv":
+        raise UsageError(f"baseline {b.name} runs protocol {key}, whose outer splits are not stored with its records, "
+                         "so identical splits cannot be verified; compare against a cv baseline (see `rfbench "
+                         "baselines`, protocol cv-...)")
+    return key, settings
+
+
+def _subset(given: list[str] | None, held: list, what: str, where: str) -> list:
+    """``given`` (in the order of ``held``), or all of ``held``; a name not held is refused."""
+    if not given:
+        return list(held)
+    unknown = [g for g in given if g not in held]
+    if unknown:
+        raise UsageError(f"{what} {', '.join(map(str, unknown))} not in {where} (there: "
+                         f"{', '.join(map(str, held))})")
+    return [h for h in held if h in given]
+
+
+def _fingerprint_mismatch(dataset: str, seed: int, ours: str | None, theirs: str | None, where: str,
+                          baseline: str) -> str:
+    return (f"outer folds of {dataset} (seed {seed}) differ: {where} has {str(ours)[:19]}…, baseline {baseline} "
+            f"{str(theirs)[:19]}…: not the same splits (another data version, seed or fold count); run it with "
+            f"`rfbench compare run {baseline} ...` into a new --out")
+
+
+def run(baseline: str, methods: list[str], datasets: list[str] | None, features: list[int] | None, folds,
+        out: str, *, protocol_key: str | None = None, data_dir: str | None = None, **run_options):
+    """Run ``methods`` on the baseline's outer folds (see the module notes); returns (RunDir, Baseline,
+    datasets run). ``run_options`` go to :func:`rfbench.runner.run` (jobs, threads, timeout_s, progress,
+    command)."""
+    from rfbench import registry, runner
+    from rfbench.store import RunDir, atomic_write_text
+
+    b = baselines.load(baseline)
+    key, settings = _cv_protocol(b, protocol_key)
+    rows = b.frame[b.frame["protocol"] == key]
+    order = list(registry.datasets())
+    held = sorted(set(rows["dataset"]), key=lambda d: (order.index(d) if d in order else len(order), d))
+    datasets = _subset(datasets, held, "--datasets", f"baseline {b.name}")
+    features = _subset(features, sorted(set(int(n) for n in rows["n_features"])), "--features", f"baseline {b.name}")
+    methods = registry.resolve_method_names(methods)
+    if not methods:
+        raise UsageError("--methods is empty; name your estimator as package.module:Class (or a registered method)")
+    theirs = sorted(set(methods) & set(rows["method"]))
+    if theirs:
+        raise UsageError(f"baseline {b.name} already holds {', '.join(theirs)}: its results ship; run your own "
+                         "method (package.module:Class or a registered method the baseline lacks)")
+    seeds = sorted(set(int(s) for s in rows["seed"]))
+    protocol = Protocol(**settings, seed=seeds[0])
+    for seed in seeds:             # the splits it will use, before anything runs
+        seeded = Protocol(**settings, seed=seed)
+        for d in datasets:
+            fold_of_row = runner.outer_fold_assignment(d, seeded, data_dir)
+            ours, want = baselines.folds_fingerprint(fold_of_row), b.fingerprints.get((d, seed))
+            if ours != want:
+                raise UsageError(_fingerprint_mismatch(d, seed, ours, want, "the data here", b.name))
+    run_dir = runner.run(datasets, methods, features, protocol, out, folds=folds, seeds=seeds, data_dir=data_dir,
+                         strict=True, **run_options)
+    verify(run_dir.path, b, key)
+    marker = {"baseline": b.ref, "protocol": key, "seeds": seeds, "datasets": datasets,
+              "features": features, "methods": methods}
+    atomic_write_text(RunDir(out).inside(Path(out) / MARKER), json.dumps(marker, indent=2) + "\n")
+    return run_dir, b, datasets
+
+
+def verify(run_path: Path, b: baselines.Baseline, key: str, datasets=None) -> None:
+    """Refuse (one line) a run directory whose outer folds differ from the baseline's, by fingerprint,
+    for every (dataset, seed) it ran that the baseline holds."""
+    prints = baselines.run_fingerprints(run_path)
+    for (d, seed), theirs in sorted(b.fingerprints.items()):
+        if datasets is not None and d not in datasets:
+            continue
+        ours = prints.get((d, seed))
+        if ours is None:
+            if datasets is not None:
+                raise UsageError(f"{run_path} has no folds/{d}.csv (seed {seed}), so its splits cannot be checked "
+                                 f"against baseline {b.name}; run it with `rfbench compare run {b.name} ...`")
+            continue
+        if ours != theirs:
+            raise UsageError(_fingerprint_mismatch(d, seed, ours, theirs, str(run_path), b.name))
+
+
+@dataclass
+class Comparison:
+    frame: pd.DataFrame            # the pooled results on the common folds, as report.render takes them
+    notes: list[str]               # what the table is over, said above it
+    folds: dict                    # dataset → the folds compared (a range text, e.g. '0-2')
+    outer: int                     # folds of the protocol
+    baselines: list[str]
+
+
+def _baseline_names(run_dirs) -> list[str]:
+    marker = Path(run_dirs[0]) / MARKER
+    if marker.is_file():
+        try:
+            return [json.loads(marker.read_text())["baseline"]]
+        except (ValueError, KeyError, TypeError):
+            raise UsageError(f"{marker} is damaged; name the baseline with --against") from None
+    raise UsageError(f"{run_dirs[0]} was not run by `rfbench compare run`; name the baseline(s) with --against "
+                     "(see `rfbench baselines`)")
+
+
+def compare(run_dirs, against: list[str] | None = None, methods: list[str] | None = None,
+            datasets: list[str] | None = None) -> Comparison:
+    """The run's results and the baselines' on their common (dataset, n, fold) (module notes)."""
+    from rfbench.store import load_results, pool_frames
+
+    user = load_results(run_dirs)
+    if not (user["status"] == "done").any():
+        raise UsageError(f"no finished tasks in {', '.join(map(str, run_dirs))} (every record is an error or timeout; "
+                         "see the message column of results.csv)")
+    keys = sorted(set(user["protocol"].dropna().astype(str)))
+    if len(keys) != 1:
+        raise UsageError(f"{', '.join(map(str, run_dirs))} hold(s) protocols {', '.join(keys) or 'none'}; compare one "
+                         "run of `rfbench compare run` at a time")
+    key = keys[0]
+    names = against or _baseline_names(run_dirs)
+    loaded = [baselines.load(a) for a in names]
+    user_datasets = sorted(set(user["dataset"]))
+    frames = [(", ".join(map(str, run_dirs)), user)]
+    for b in loaded:
+        _cv_protocol(b, key)
+        held = sorted({d for d, _ in b.fingerprints} & set(user_datasets))
+        for d in run_dirs:
+            verify(Path(d), b, key, datasets=held)
+        rows = b.results[(b.results["protocol"] == key) & b.results["dataset"].isin(user_datasets)]
+        if rows.empty:
+            raise UsageError(f"baseline {b.name} has none of the run's datasets ({', '.join(user_datasets)}) under "
+                             f"{key}")
+        frames.append((f"baseline {b.name}", rows))
+    df = pool_frames(frames)
+    df = df[df["n_features"].isin(set(user["n_features"]))]
+    shown = list(dict.fromkeys(df["method"]))
+    where = f"the run or baseline(s) {', '.join(b.name for b in loaded)} at its n"
+    keep_methods = _subset(methods, shown, "--methods", where)
+    keep_datasets = _subset(datasets, sorted(set(df["dataset"])), "--datasets", "the run")
+    df = df[df["method"].isin(keep_methods) & df["dataset"].isin(keep_datasets)]
+    mine = set(user["method"]) & set(keep_methods)
+    if not mine:
+        raise UsageError("--methods names none of the run's methods "
+                         f"({', '.join(sorted(set(user['method'])))}); nothing to compare")
+    df, folds = common_folds(df)
+    if df.empty:
+        raise UsageError("the run and the baselines have no finished fold in common; run more folds")
+    outer = Protocol(**baselines.protocol_of_key(key)).n_outer
+    seeds = sorted(set(int(s) for s in df["seed"]))
+    fps = {b.fingerprints.get((d, s)) for b in loaded for d in folds for s in seeds} - {None}
+    by_range: dict[str, list[str]] = {}
+    for d, fs in folds.items():
+        by_range.setdefault(fs, []).append(d)
+    where = "; ".join(f"folds {r} of {outer} on {', '.join(ds)}" for r, ds in by_range.items())
+    full = all(r == f"0-{outer - 1}" for r in by_range)
+    if not full:            # a screen: every statistic over these folds only, labelled in the protocol too
+        df = df.assign(protocol=[f"screen of {key}, folds {folds[d]}" for d in df["dataset"]])
+    what = "all outer folds" if full else "a screen"
+    notes = [f"Compared: {', '.join(sorted(mine))} against the baseline(s) {', '.join(b.name for b in loaded)} under "
+             f"{key}, seed {', '.join(map(str, seeds))}: {what}, {where}. Identical outer folds verified by their "
+             f"fingerprint ({', '.join(sorted(f[:19] + '…' for f in fps))}).",
+             ("Every mean, std, t-test and Wilcoxon test below is over these folds only (the folds every shown "
+              "method has finished), not over the published table's " + f"{outer} folds." if not full else
+              "Every statistic below is over the folds every shown method has finished."),
+             "Walltimes of the baselines are from their records (code version and device in the shipped file); "
+             "the run's from this machine."]
+    return Comparison(df.reset_index(drop=True), notes, folds, outer, [b.name for b in loaded])
+
+
+def common_folds(df: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+    """Only the folds of each (dataset, n, seed) that every method shown there has finished, and
+    dataset → those folds as a range text (the union over its n and seeds when they differ)."""
+    done = df[df["status"] == "done"]
+    keep = []
+    folds: dict[str, set] = {}
+    for (d, _n, _seed), cell in done.groupby(["dataset", "n_features", "seed"], sort=True):
+        per_method = [set(g["fold"].astype(int)) for _, g in cell.groupby("method")]
+        common = set.intersection(*per_method)
+        if common:
+            keep.append(cell[cell["fold"].astype(int).isin(common)])
+            folds.setdefault(d, set()).update(common)
+    out = pd.concat(keep) if keep else df.iloc[0:0]
+    return out, {d: baselines.fold_ranges(fs) for d, fs in folds.items()}
+
+
+def render(c: Comparison, fmt: str, **report_options) -> str:
+    """rfbench.report.render of the comparison, with its notes in every format (CSV: a column)."""
+    from rfbench import report
+
+    text = report.render(c.frame, fmt, **report_options)
+    width = report_options.get("width")
+    if fmt == "text":
+        return "\n".join(report.wrap(n, report.terminal_width() if width is None else width) for n in c.notes) \
+            + "\n\n" + text
+    if fmt == "markdown":
+        return "\n\n".join(c.notes) + "\n\n" + text
+    if fmt == "latex":
+        note = " ".join(c.notes[:2])
+        head = "".join(f"% {n}\n" for n in c.notes)
+        return head + text.replace("\\caption{", "\\caption{" + report._tex(note) + " ", 1)
+    if fmt == "html":
+        notes = "".join(f"<p>{html_lib.escape(n)}</p>\n" for n in c.notes)
+        return text.replace("<body>\n", "<body>\n" + notes, 1)
+    table = pd.read_csv(io.StringIO(text))
+    table["folds_compared"] = table["dataset"].map(c.folds)
+    table["folds_of_protocol"] = c.outer
+    table["baselines"] = ",".join(c.baselines)
+    return table.to_csv(index=False)

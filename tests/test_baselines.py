@@ -1,0 +1,151 @@
+"""Shipped baselines: every spec's results directory as one Parquet file that agrees with it (a stale
+file fails here), written deterministically, listed by `rfbench baselines`; the fold fingerprint."""
+
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from rfbench import baselines, registry
+from rfbench.cli import cli
+from rfbench.errors import UsageError
+from rfbench.store import COLUMNS, TASK_KEY, load_results
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_fingerprint_is_of_the_fold_values_in_row_order(tmp_path):
+    assert baselines.folds_fingerprint([0, 1, -1]) == "sha256:" + hashlib.sha256(b"0\n1\n-1\n").hexdigest()
+    folds = np.array([2, 0, 1, 1, 0, 2])
+    same = {baselines.folds_fingerprint(folds.astype(t)) for t in (np.int16, np.int32, np.int64)}
+    assert len(same) == 1                                          # not the dtype's bytes
+    path = tmp_path / "d.csv"
+    path.write_text("row,fold\n" + "".join(f"{i},{f}\n" for i, f in enumerate(folds)))
+    assert baselines.folds_fingerprint(baselines.read_folds_file(path)) == same.pop()
+    swapped = folds.copy()
+    swapped[[0, 1]] = swapped[[1, 0]]
+    assert baselines.folds_fingerprint(swapped) != baselines.folds_fingerprint(folds)
+    with pytest.raises(ValueError):
+        baselines.folds_fingerprint([0.5, 1.0])
+    path.write_text("row,fold\n1,0\n0,1\n")
+    with pytest.raises(UsageError, match="not a fold assignment"):
+        baselines.read_folds_file(path)
+
+
+def _committed_results(results: Path) -> pd.DataFrame:
+    return load_results([results], mixed_protocols=True).sort_values(TASK_KEY).reset_index(drop=True)
+
+
+@pytest.mark.parametrize("spec,results", baselines.sources(), ids=[r.name for _, r in baselines.sources()])
+def test_shipped_file_agrees_with_its_results_directory(spec, results):
+    """Same tasks, statuses, errors, chosen hyper-parameters and times as the committed records, the
+    fingerprint of every cv dataset's folds/*.csv: regenerate with `rfbench baselines --write`."""
+    path = baselines.shipped_dir() / f"{results.name}.parquet"
+    assert path.is_file(), f"{path} missing: run `rfbench baselines --write`"
+    b = baselines.read_file(path)
+    assert b.name == results.name and b.spec == spec
+    ours = b.results.sort_values(TASK_KEY).reset_index(drop=True)
+    committed = _committed_results(results)
+    assert list(ours.columns) == COLUMNS
+    assert ours[TASK_KEY].astype(str).equals(committed[TASK_KEY].astype(str)), "tasks differ"
+    for col in ("status", "params", "message", "metric"):
+        a, c = ours[col].fillna("").astype(str), committed[col].fillna("").astype(str)
+        assert a.equals(c), f"{col} differs"
+    for col in ("error", "total_s", "tune_s", "fit_s", "predict_s", "n_train", "n_test"):
+        np.testing.assert_array_equal(ours[col].astype(float).to_numpy(), committed[col].astype(float).to_numpy(),
+                                      err_msg=col)
+    assert set(b.protocols) == set(committed["protocol"])
+    assert set(b.frame["device"]) == {"cpu"}
+    prints = baselines.run_fingerprints(results)
+    for (dataset, seed), fp in b.fingerprints.items():
+        assert prints[(dataset, seed)] == fp
+    if all(k.startswith("cv-") for k in b.protocols):      # cv stores the folds: every task has its fingerprint
+        assert b.frame["folds_sha256"].notna().all()
+    commits = b.frame["code"].dropna()
+    assert commits.str.fullmatch(r"[0-9a-f]{40}(\+dirty)?").all()
+
+
+def test_nothing_is_stale_and_total_size_fits_the_wheel():
+    assert baselines.stale() == []
+    files = baselines.shipped()
+    assert {p.stem for p in files} == {r.name for _, r in baselines.sources()}
+    assert sum(p.stat().st_size for p in files) < 5 * 2**20
+
+
+def _copy_run(src: Path, dest: Path, n_records: int = 12) -> Path:
+    """A small results directory: some records of a committed one, its folds and runs.jsonl."""
+    (dest / "records").mkdir(parents=True)
+    for f in sorted((src / "records").glob("*.json"))[:n_records]:
+        shutil.copy2(f, dest / "records" / f.name)
+    shutil.copytree(src / "folds", dest / "folds")
+    shutil.copy2(src / "runs.jsonl", dest / "runs.jsonl")
+    return dest
+
+
+def test_write_is_deterministic_and_a_changed_record_makes_the_file_stale(tmp_path, monkeypatch):
+    run = _copy_run(ROOT / "results" / "gfc2016-table1", tmp_path / "results" / "mini")
+    monkeypatch.setattr(baselines, "sources", lambda: [("gfc2016-table1", run)])
+    monkeypatch.setattr(baselines, "shipped_dir", lambda: tmp_path / "ship")
+    dest = tmp_path / "ship"
+    (written, changed), = baselines.write_all(dest)
+    first = written.read_bytes()
+    assert changed and baselines.stale() == []
+    assert baselines.write_all(dest) == [(written, False)] and written.read_bytes() == first   # same bytes
+    rec = sorted((run / "records").glob("*.json"))[3]
+    data = json.loads(rec.read_text())
+    data["error"] += 0.5
+    rec.write_text(json.dumps(data))
+    assert baselines.stale() == ["mini.parquet: column(s) error differ from " + str(run)]
+    (written2, changed2), = baselines.write_all(dest)
+    assert changed2 and baselines.stale() == []
+    b = baselines.read_file(written2)
+    row = b.frame[(b.frame["dataset"] == data["dataset"]) & (b.frame["method"] == data["method"])
+                  & (b.frame["n_features"] == data["n_features"]) & (b.frame["fold"] == data["fold"])]
+    assert row["error"].item() == data["error"]
+    # the code version: the record's invocation's commit in runs.jsonl
+    lines = [json.loads(x) for x in (run / "runs.jsonl").read_text().splitlines()]
+    inv = {x["invocation"]: x["code"] for x in lines if x.get("invocation") and x.get("code")}
+    if data.get("invocation") in inv:
+        code = inv[data["invocation"]]
+        assert row["code"].item() == code["commit"] + ("+dirty" if code["dirty"] else "")
+    # a shipped file no spec names any more goes
+    (dest / "gone.parquet").write_bytes(first)
+    assert baselines.stale()[-1] == "gone.parquet: no spec's results directory is gone"
+    assert (dest / "gone.parquet", True) in baselines.write_all(dest) and not (dest / "gone.parquet").exists()
+
+
+def test_load_by_name_spec_name_or_directory():
+    assert baselines.load("gfc2016-table1").name == "gfc2016-table1"
+    assert baselines.load("eerf2018-claim").name == "eerf-claim"          # the spec's name
+    d = baselines.load(str(ROOT / "results" / "gfc2016-tables2-3"))      # a results directory
+    assert d.name == "gfc2016-tables2-3" and len(d.frame) == 560
+    with pytest.raises(UsageError, match="no baseline named 'nope'.*shipped: eerf-claim"):
+        baselines.load("nope")
+
+
+def test_protocol_of_key_round_trips():
+    from rfbench.protocol import Protocol
+
+    for p in (Protocol(), Protocol("splits", repeats=20, test_size=0.3), Protocol("holdout", test_size=0.25),
+              Protocol("fixed", repeats=10, inner_folds=3), Protocol(outer_folds=3, max_samples=2000)):
+        assert Protocol(**baselines.protocol_of_key(p.key())) == Protocol(**{**p.__dict__, "seed": 0})
+    with pytest.raises(UsageError, match="cannot read protocol key"):
+        baselines.protocol_of_key("nope")
+
+
+def test_baselines_command_lists_what_ships_and_write_needs_a_checkout(monkeypatch):
+    res = CliRunner().invoke(cli, ["baselines"])
+    assert res.exit_code == 0, res.output
+    for name in ("gfc2016-table1", "gfc2016-table4", "eerf-claim", "gbrff2020-table2"):
+        assert name in res.output
+    assert "1120" in res.output and "KiB" in res.output
+    res = CliRunner().invoke(cli, ["baselines", "--check"])
+    assert res.exit_code == 0 and "agree" in res.output
+    monkeypatch.setattr(registry, "in_checkout", lambda: False)
+    with pytest.raises(UsageError, match="installed package"):
+        baselines.write_all()

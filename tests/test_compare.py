@@ -1,0 +1,205 @@
+"""rfbench compare run | report: a new method on a baseline's outer folds (verified by fingerprint),
+reported beside the baseline on the folds both have, labelled as a screen; the README's section
+end to end from an installed wheel."""
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from rfbench import baselines, compare, registry, runner
+from rfbench.cli import main
+from rfbench.protocol import Protocol
+
+ROOT = Path(__file__).resolve().parent.parent
+GENERATED = ["breiman-generated", "friedman-generated"]      # no mirror needed
+USER = "sklearn.linear_model:Ridge"
+
+
+@pytest.fixture(autouse=True)
+def clean_registry(monkeypatch):
+    monkeypatch.setenv(registry.ADHOC_ENV, "")
+    monkeypatch.setenv("RFBENCH_REGISTRY", "")
+
+
+@pytest.fixture(scope="module")
+def base_dir(tmp_path_factory):
+    """A small baseline as a plain results directory: rff-gauss on the two generated sets, 3 folds."""
+    out = tmp_path_factory.mktemp("base") / "base"
+    runner.run(GENERATED, ["rff-gauss"], [10], Protocol(outer_folds=3, inner_folds=2, max_samples=300), str(out),
+               jobs=1, progress=False)
+    return out
+
+
+def _one_line_error(capsys, argv, message):
+    with pytest.raises(SystemExit) as exc:
+        main(argv)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("rfbench: error: "), err
+    assert message in err[0], err[0]
+    return err[0]
+
+
+def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
+    out = tmp_path / "mine"
+    run_dir, b, names = compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), jobs=1, progress=False)
+    assert names == GENERATED and b.name == "base"
+    # only the user's method ran, on the baseline's protocol, budgets and the asked folds
+    recs = pd.read_csv(out / "results.csv")
+    assert set(recs["method"]) == {"sklearn.linear_model.Ridge"} and set(recs["fold"]) == {0, 1}
+    assert set(recs["protocol"]) == {"cv-o3-i2-max300"} and set(recs["n_features"]) == {10}
+    assert baselines.run_fingerprints(out) == baselines.run_fingerprints(base_dir)    # every fold of every row
+    assert json.loads((out / "compare.json").read_text())["baseline"] == str(base_dir.resolve())   # loads it again
+
+    c = compare.compare([str(out)], [str(base_dir)])          # also found from compare.json: same result
+    assert compare.compare([str(out)]).frame.equals(c.frame)
+    assert c.folds == {d: "0-1" for d in GENERATED} and c.outer == 3
+    assert "a screen, folds 0-1 of 3 on" in c.notes[0] and "over these folds only" in c.notes[1]
+    table = pd.read_csv(pd.io.common.StringIO(compare.render(c, "csv")))
+    base = pd.read_csv(base_dir / "results.csv")
+    for (d, meth), row in table.set_index(["dataset", "method"]).iterrows():
+        src = recs if meth.startswith("sklearn") else base
+        errs = src[(src["dataset"] == d) & (src["method"] == meth) & src["fold"].isin([0, 1])]["error"]
+        assert row["folds"] == 2 and row["error_mean"] == pytest.approx(errs.mean(), rel=1e-12)
+        assert row["folds_compared"] == "0-1" and row["folds_of_protocol"] == 3
+    # the baseline's third fold is not in the statistics: its full mean differs
+    full = base[base["dataset"] == GENERATED[0]]["error"].mean()
+    assert table.set_index(["dataset", "method"]).loc[(GENERATED[0], "rff-gauss"), "error_mean"] != pytest.approx(full)
+    latex = compare.render(c, "latex")
+    assert re.search(r"\\caption\{Compared: sklearn\.linear\\_model\.Ridge .*a screen, folds 0-1 of 3", latex)
+    assert "<p>Compared: sklearn.linear_model.Ridge" in compare.render(c, "html")
+    text = compare.render(c, "text", width=0)
+    assert text.startswith("Compared: ") and "sklearn.linear_model.Ridge" in text and "rff-gauss" in text
+
+    # a run over every fold is not a screen
+    compare.run(str(base_dir), [USER], None, None, None, str(out), jobs=1, progress=False)
+    c = compare.compare([str(out)])
+    assert "all outer folds, folds 0-2 of 3" in c.notes[0] and set(c.frame["protocol"]) == {"cv-o3-i2-max300"}
+
+
+def test_other_splits_are_refused_before_and_after_the_run(base_dir, tmp_path, capsys):
+    tampered = tmp_path / "tampered"
+    shutil.copytree(base_dir, tampered, ignore=shutil.ignore_patterns("*.jsonl"))
+    shutil.copy2(base_dir / "runs.jsonl", tampered / "runs.jsonl")
+    folds = tampered / "folds" / f"{GENERATED[0]}.csv"
+    lines = folds.read_text().splitlines()
+    row1, row2 = lines[1].split(","), next(x.split(",") for x in lines[2:] if x.split(",")[1] != lines[1].split(",")[1])
+    lines[1], lines[int(row2[0]) + 1] = f"{row1[0]},{row2[1]}", f"{row2[0]},{row1[1]}"   # two rows swap folds
+    folds.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "mine"
+    line = _one_line_error(capsys, ["compare", "run", str(tampered), "--methods", USER, "--folds", "0",
+                                    "--out", str(out), "--quiet", "--jobs", "1"],
+                           f"outer folds of {GENERATED[0]} (seed 0) differ")
+    assert "the data here" in line and not (out / "records").exists()        # refused before anything ran
+    # a run made against the real baseline, then reported against the tampered one
+    compare.run(str(base_dir), [USER], None, None, [0], str(out), jobs=1, progress=False)
+    _one_line_error(capsys, ["compare", "report", str(out), "--against", str(tampered)],
+                    f"outer folds of {GENERATED[0]} (seed 0) differ: {out} has sha256:")
+
+
+def test_common_folds_are_those_every_method_finished():
+    rows = [("d", m, 100, f, 0, "cv-o10-i5", "done", float(f)) for m, fs in (("a", [0, 1, 2]), ("b", [0, 2]))
+            for f in fs]
+    rows += [("d", "b", 100, 1, 0, "cv-o10-i5", "error", np.nan), ("d", "a", 500, 4, 0, "cv-o10-i5", "done", 1.0)]
+    df = pd.DataFrame(rows, columns=["dataset", "method", "n_features", "fold", "seed", "protocol", "status", "error"])
+    kept, folds = compare.common_folds(df)
+    at100 = kept[kept["n_features"] == 100]
+    assert sorted(at100["fold"]) == [0, 0, 2, 2] and (kept["status"] == "done").all()
+    assert folds == {"d": "0,2,4"}            # n = 500 has one method: its fold is common to itself
+
+
+def test_bad_requests_are_one_line(capsys, tmp_path):
+    out = str(tmp_path / "x")
+    _one_line_error(capsys, ["compare", "run", "gbrff2020-table2", "--methods", USER, "--out", out],
+                    "splits-r20-t0.3-i5, whose outer splits are not stored")
+    _one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", "gfc", "--out", out],
+                    "baseline gfc2016-table1 already holds gfc")
+    _one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", USER, "--datasets", "year-msd",
+                             "--out", out], "--datasets year-msd not in baseline gfc2016-table1")
+    _one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", USER, "--features", "300",
+                             "--out", out], "--features 300 not in baseline gfc2016-table1 (there: 100, 500)")
+    _one_line_error(capsys, ["compare", "run", "nope", "--methods", USER, "--out", out], "no baseline named 'nope'")
+    (tmp_path / "x").mkdir()
+    _one_line_error(capsys, ["compare", "report", out], "no results in")
+    from rfbench.store import RunDir
+
+    RunDir(out).ensure().write_record({"dataset": "kinematics", "method": "m", "n_features": 100, "fold": 0, "seed": 0,
+                                       "protocol": "cv-o10-i5", "status": "error", "message": "boom"})
+    _one_line_error(capsys, ["compare", "report", out, "--against", "gfc2016-table1"], "no finished tasks in")
+    shutil.rmtree(tmp_path / "x" / "records")
+    (tmp_path / "x" / "records.index.jsonl").unlink()
+    assert not list(tmp_path.glob("x/*"))                   # nothing written where it was refused
+
+
+def test_report_filters_by_methods_and_datasets(base_dir, tmp_path, capsys):
+    out = tmp_path / "mine"
+    compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), jobs=1, progress=False)
+    c = compare.compare([str(out)], None, None, [GENERATED[1]])
+    assert set(c.frame["dataset"]) == {GENERATED[1]}
+    _one_line_error(capsys, ["compare", "report", str(out), "--methods", "gfc"],
+                    "--methods gfc not in the run or baseline(s) base at its n (there: sklearn")
+    _one_line_error(capsys, ["compare", "report", str(out), "--methods", "rff-gauss"],
+                    "--methods names none of the run's methods")
+
+
+# -- the README's section, verbatim, from an installed wheel ----------------------------------------
+
+def readme_compare_block() -> str:
+    """The bash block of the README's "Compare your method with the baselines" section."""
+    text = (ROOT / "README.md").read_text()
+    section = text.split("## Compare your method with the baselines", 1)[1].split("\n## ", 1)[0]
+    return re.search(r"```bash\n(.*?)```", section, re.S).group(1)
+
+
+@pytest.mark.slow
+def test_readme_compare_section_from_an_installed_wheel(tmp_path, mirror_dir):
+    import zipfile
+
+    from test_install import _copy_source
+
+    script = readme_compare_block()
+    assert "rfbench compare run gfc2016-table1" in script and "rfbench compare report" in script
+    src = _copy_source(tmp_path)
+    dist = tmp_path / "dist"
+    build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-q", "-w", str(dist)],
+                           capture_output=True, text=True, timeout=300)
+    assert build.returncode == 0, build.stderr[-3000:]
+    wheel = next(dist.glob("rfbench-*.whl"))
+    shipped = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("rfbench/_data/baselines/")}
+    assert shipped == {f"rfbench/_data/baselines/{p.name}" for p in baselines.shipped()}
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
+    inst = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
+                           "--ignore-installed", str(wheel)],
+                          capture_output=True, text=True, timeout=300)
+    assert inst.returncode == 0, inst.stderr[-3000:]
+    work = tmp_path / "work"                       # an empty directory, no checkout in sight
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "RFBENCH_REGISTRY", "RFBENCH_JOBS")}
+    env.update(PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}", RFBENCH_DATA_DIR=str(mirror_dir),
+               RFBENCH_CONFIG="none")
+    started = time.monotonic()
+    res = subprocess.run(["bash", "-euo", "pipefail", "-c", script], cwd=work, env=env, capture_output=True,
+                         text=True, timeout=600)
+    elapsed = time.monotonic() - started
+    assert res.returncode == 0, (res.stdout[-3000:], res.stderr[-3000:])
+    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import rfbench; print(rfbench.__file__)"], cwd=work,
+                           env=env, capture_output=True, text=True, check=True).stdout.strip()
+    assert Path(where).resolve().is_relative_to(venv.resolve())             # the wheel's rfbench ran
+    assert "a screen, folds 0-2 of 10 on" in res.stdout
+    for method in ("mymod.RandomRidge", "gfc", "alc", "rff-gauss", "lgbm"):
+        assert method in res.stdout, method
+    recs = pd.read_csv(work / "runs" / "mine" / "results.csv")
+    assert set(recs["method"]) == {"mymod.RandomRidge"} and set(recs["fold"]) == {0, 1, 2}
+    assert set(recs["dataset"]) == {"kinematics", "bank"} and (recs["status"] == "done").all()
+    assert sorted(p.name for p in work.iterdir()) == ["mymod.py", "runs"]    # nothing written elsewhere
+    assert "gfc2016-table1" in res.stdout.split("Compared:")[0]                # `rfbench baselines` listed it
+    assert elapsed < 120, f"the README's commands took {elapsed:.0f} s"
