@@ -951,6 +951,9 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
     * finished copies whose errors differ (two code versions) are refused with one line naming the
       task and both directories (CombineError, exit 2): keeping either silently would hide the
       change; report the directories separately, or delete the stale record;
+    * directories whose finished records of one (dataset, seed, protocol) were computed on other
+      outer folds (their ``folds/<dataset>.csv`` differ) are refused with one line (CombineError):
+      their fold k is another test set, so neither pooling nor pairing folds would be sound;
     * ``protocol``: only the records of that protocol key count (a directory holding several);
       none is an error naming the keys the directories hold, unless ``missing_ok`` (the check's
       default, the spec's protocol: then every published cell is missing);
@@ -972,6 +975,8 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
     df = pd.concat(frames, ignore_index=True) if frames else records_frame([]).assign(_dir=None)
     if df.empty:
         raise UsageError(f"no results in {', '.join(map(str, dirs))}; run `rfbench run` first")
+    if len(dirs) > 1:
+        _refuse_other_outer_folds(df if protocol is None else df[df["protocol"].astype(str) == protocol])
     df = _one_record_per_task(df)
     if protocol is not None:
         held = sorted(set(df["protocol"].dropna().astype(str)))
@@ -982,6 +987,28 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
     if not mixed_protocols:
         _refuse_mixed_protocols(df)
     return df.drop(columns="_dir").reset_index(drop=True)
+
+
+def _refuse_other_outer_folds(df: pd.DataFrame) -> None:
+    """CombineError when two directories hold finished records of one (dataset, seed, protocol) but
+    different outer folds (their folds/<dataset>.csv differ): fold k of one is not fold k of the
+    other, so pooling them, or pairing their folds in a paired test, would compare other test sets."""
+    done = df[(df["status"] == "done") & df["seed"].notna()]
+    for (dataset, seed, protocol), group in done.groupby(["dataset", "seed", "protocol"], sort=True):
+        held = sorted(set(group["_dir"]))
+        if len(held) < 2:
+            continue
+        texts = {}
+        for d in held:
+            path = open_run(d).folds_path(dataset, int(seed))
+            texts[d] = path.read_bytes() if path.is_file() else None
+        known = {d: t for d, t in texts.items() if t is not None}
+        if len(set(known.values())) > 1:
+            a, b = list(known)[:2]
+            raise CombineError(
+                f"{dataset} (seed {int(seed)}, protocol {protocol}) has other outer folds in {a} than in {b} "
+                f"(their folds/{dataset}.csv differ): their fold k is not the same test set, so they are not "
+                "pooled or paired; report the directories separately, or rerun one into a new --out")
 
 
 def pool_frames(frames) -> pd.DataFrame:

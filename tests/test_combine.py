@@ -72,6 +72,26 @@ def test_duplicated_directories_count_once(tmp_path):
     assert f"{c.mean:.2f} (±{c.std:.2f}) *" in text and "seeds" not in text    # one seed: cells read as before
 
 
+def test_directories_with_other_outer_folds_are_refused(tmp_path, capsys):
+    """A copy whose folds/kinematics.csv was shuffled holds the same task keys but other test sets:
+    pooling or pairing its folds with the original's would be wrong, so the merge is refused."""
+    a, b, c = write_run(tmp_path / "a"), tmp_path / "b", tmp_path / "c"
+    folds = np.arange(30) % 3
+    for ds in DATASETS:
+        RunDir(a).write_folds(ds, folds)
+    shutil.copytree(a, b)
+    shutil.copytree(a, c)
+    assert len(load_results([a, b])) == 3 * 2 * 3                  # identical folds: pooled as before
+    (c / "folds" / "kinematics.csv").write_text(
+        "row,fold\n" + "".join(f"{i},{f}\n" for i, f in enumerate(np.random.default_rng(1).permutation(folds))))
+    with pytest.raises(CombineError, match=r"kinematics \(seed 0, protocol cv-o3-i2\) has other outer folds"):
+        load_results([a, c])
+    assert len(load_results([c])) == 3 * 2 * 3                    # alone, a directory is what it is
+    code, out, err = cli(capsys, "report", str(a), str(c), "--test", "paired")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "folds/kinematics.csv differ" in err
+    assert out == ""
+
+
 def edit_record(run: Path, rec: dict, change) -> None:
     """Rewrite one stored record of ``run`` as ``change(stored record)`` returns it."""
     path = run / "records" / f"{record_key(**rec)}.json"
