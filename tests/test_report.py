@@ -86,7 +86,8 @@ def test_m_column_is_the_rows_of_one_task_when_fold_sizes_differ():
     assert set(csv["m"]) == {100}
 
 
-def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path):
+def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path, mirror_dir):
+    """(Needs the mirror: tasks of a dataset that cannot be had offline are counted apart, not left.)"""
     import json as _json
 
     from rfbench import status
