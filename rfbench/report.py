@@ -54,10 +54,10 @@ import pandas as pd
 import yaml
 from tabulate import tabulate
 
+from rfbench import cells as cells_mod
 from rfbench import stats
 from rfbench.errors import UsageError
 from rfbench.progress import hms
-from rfbench.protocol import outer_count_of_key
 from rfbench.registry import datasets as registered_datasets
 
 FORMATS = ("text", "markdown", "latex", "csv", "html")
@@ -78,11 +78,12 @@ class Cell:
     seeds: int = 1
     seed_std: float | None = None   # spread across seeds: the std of the per-seed means (None: one seed)
     unit: str = "folds"             # what std is across ("splits" under the splits protocol)
+    complete: bool = True           # every seed has every fold (cells.completeness)
 
     @property
     def partial(self) -> bool:
         """Fewer folds finished than the protocol has (a run in progress)."""
-        return self.expected is not None and self.folds < self.expected
+        return not self.complete
 
 
 def lower(x: pd.Series, y: pd.Series, alpha: float = 0.05, test: str = "welch") -> bool:
@@ -93,13 +94,6 @@ def lower(x: pd.Series, y: pd.Series, alpha: float = 0.05, test: str = "welch") 
     if test == "paired":
         x, y = x.align(y, join="inner")
     return stats.significantly_lower(x, y, alpha, test)
-
-
-def _seeds(df: pd.DataFrame) -> pd.Series:
-    """The seed of every record (records without one: seed 0, the default of every run)."""
-    if "seed" not in df:
-        return pd.Series(0, index=df.index)
-    return pd.to_numeric(df["seed"], errors="coerce").fillna(0).astype(int)
 
 
 def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
@@ -118,9 +112,8 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
     if done.empty:
         raise UsageError("no finished tasks in these results (every record is an error or timeout)")
     done["error"] = done["error"].astype(float)
-    done["seed"] = _seeds(done)
+    done["seed"] = cells_mod.seeds_of(done)
     several = done["seed"].nunique() > 1
-    seeds_of = done.groupby("dataset")["seed"].nunique()
     cells: dict[tuple, Cell] = {}
     errors: dict[tuple, pd.Series] = {}
     # per cell, the rows of `done` in their order (what a loop over the groups would give each
@@ -135,18 +128,8 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
     std_of_seed, mean_of_seed = seed_std.to_numpy(), seed_mean.to_numpy()
     error, fold, seed = done["error"].array, done["fold"].array, done["seed"].array
     total = done["total_s"].astype(float)
-    counts_of: dict = {}
-
-    def outer_count(key):
-        try:
-            if key not in counts_of:
-                counts_of[key] = outer_count_of_key(key)
-            return counts_of[key]
-        except TypeError:                    # an unhashable key
-            return outer_count_of_key(key)
-
+    complete = cells_mod.completeness(done) if "protocol" in done else None
     has_protocol = "protocol" in done
-    protocols = done["protocol"].to_numpy() if has_protocol else None
     splits = done["protocol"].astype(str).str.startswith("splits") if has_protocol else None
     for ds, n, meth in groups.size().index:
         idx = rows[(ds, n, meth)]
@@ -158,21 +141,40 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
         fold_stds = pd.Series(std_of_seed[at]).dropna()          # seeds with at least two folds
         means = pd.Series(mean_of_seed[at])
         # folds of a complete cell: known when every fold's protocol key can be read
-        counts = {outer_count(k) for k in protocols[idx]} if has_protocol else {None}
+        expected = complete.loc[(ds, n, meth)] if complete is not None else None
         unit = "splits" if has_protocol and splits.iloc[idx].all() else "folds"
         cells[(ds, n, meth)] = Cell(float(e.mean()), float(fold_stds.mean()) if len(fold_stds) else 0.0,
                                     float(total.iloc[idx].mean()), int(e.size),
-                                    expected=None if None in counts else max(counts) * int(seeds_of[ds]),
+                                    expected=None if expected is None or math.isnan(expected["expected"])
+                                    else int(expected["expected"]),
                                     seeds=len(means), seed_std=float(means.std(ddof=1)) if len(means) > 1 else None,
-                                    unit=unit)
-    higher_is_better = set(done["metric"].dropna()) == {"accuracy"}
-    for (ds, n, meth), cell in cells.items():
-        others = [k for k in cells if k[0] == ds and k[1] == n and k[2] != meth]
-        if not others:
-            continue
-        mine = -errors[(ds, n, meth)] if higher_is_better else errors[(ds, n, meth)]
-        cell.bold = all(lower(mine, -errors[o] if higher_is_better else errors[o], alpha, test) for o in others)
+                                    unit=unit, complete=True if expected is None else bool(expected["complete"]))
+    higher_is_better = cells_mod.higher_is_better(done["metric"].dropna())
+    mark_bold(cells, errors, higher_is_better, alpha, test)
     return cells, errors, higher_is_better
+
+
+def mark_bold(cells: dict, errors: dict, higher_is_better: bool, alpha: float = 0.05, test: str = "welch") -> None:
+    """Bold the cells significantly better than every other method at their dataset and n. A test
+    against a partial cell runs on the (seed, fold) tasks both cells have in common (the complete
+    cell's other folds are other splits, not more of the same comparison)."""
+    at: dict[tuple, list] = {}
+    for key in cells:
+        at.setdefault(key[:2], []).append(key)
+    loss = {k: -e if higher_is_better else e for k, e in errors.items()}
+    for keys in at.values():
+        for k in keys:
+            if len(keys) > 1:
+                cells[k].bold = all(_lower_on_common(cells, loss, k, o, alpha, test) for o in keys if o != k)
+
+
+def _lower_on_common(cells: dict, loss: dict, k, o, alpha: float, test: str) -> bool:
+    """Cell k's loss significantly lower than cell o's, on the folds both have when either is partial."""
+    x, y = loss[k], loss[o]
+    if cells[k].partial or cells[o].partial:
+        on = cells_mod.common_index([x, y])
+        x, y = x.loc[on], y.loc[on]
+    return lower(x, y, alpha, test)
 
 
 def parse_comparisons(text: str | None) -> list[tuple[str, int, str, int]]:
@@ -205,15 +207,33 @@ def ttest_record(errors, common, a, na, b, nb, higher_is_better: bool, test: str
 def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool, errors=None, test: str = "welch",
                  names: dict[str, str] | None = None) -> dict | None:
     """Wilcoxon signed-rank test of method a at n = na against b at n = nb across datasets, with
-    the per-dataset t-test win/tie/loss record when the fold errors are given."""
-    def complete(meth, n):     # the mean of a run in progress is not the cell's result
-        return {k[0] for k, c in cells.items() if k[1:] == (n, meth) and not c.partial}
+    the per-dataset t-test win/tie/loss record when the fold errors are given.
 
-    common = sorted(complete(a, na) & complete(b, nb))
+    It runs on the datasets where both cells are complete (the mean of a run in progress is not the
+    cell's result) when there are at least two. Else, given the fold errors, it is a screen: every
+    dataset with both cells, each cell's mean taken over the (seed, fold) tasks the two have in
+    common, and the row's ``protocol`` says so ("screen: folds 0-2 of 10")."""
+    def present(meth, n, partial_ok):
+        return {k[0] for k, c in cells.items() if k[1:] == (n, meth) and (partial_ok or not c.partial)}
+
+    common = sorted(present(a, na, False) & present(b, nb, False))
+    screen = None
+    if len(common) < 2 and errors is not None:
+        both = sorted(present(a, na, True) & present(b, nb, True))
+        on = {d: cells_mod.common_index([errors[(d, na, a)], errors[(d, nb, b)]]) for d in both}
+        common = [d for d in both if len(on[d])]
+        if len(common) >= 2:
+            errors = {(d, n, m): errors[(d, n, m)].loc[on[d]] for d in common for m, n in ((a, na), (b, nb))}
+            total = cells[(common[0], na, a)].expected
+            seeds = cells[(common[0], na, a)].seeds
+            screen = cells_mod.screen_label([on[d] for d in common], total // seeds if total else None)
     if len(common) < 2:
         return None
-    ea = np.array([cells[(d, na, a)].mean for d in common])
-    eb = np.array([cells[(d, nb, b)].mean for d in common])
+    if screen is None:
+        ea = np.array([cells[(d, na, a)].mean for d in common])
+        eb = np.array([cells[(d, nb, b)].mean for d in common])
+    else:
+        ea, eb = (np.array([float(errors[(d, n, m)].mean()) for d in common]) for m, n in ((a, na), (b, nb)))
     T, p, N = stats.wilcoxon(ea, eb)
     real = ~stats.ties(ea, eb)                    # a tie (1e-14 apart) is no win
     a_better = (ea > eb if higher_is_better else ea < eb) & real
@@ -225,16 +245,25 @@ def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool, errors=None, test:
            "wins_a": int(a_better.sum()), "wins_b": int(b_better.sum())}
     if errors is not None:
         row[f"{test} W/T/L (a)"] = ttest_record(errors, common, a, na, b, nb, higher_is_better, test)
+    if screen is not None:
+        row["protocol"] = screen
     return row
+
+
+FULL_PROTOCOL = "full protocol"
 
 
 def wilcoxon_table(cells, methods, ns, higher_is_better: bool = False, comparisons=(), errors=None,
                    test: str = "welch", names: dict[str, str] | None = None) -> list[dict]:
     """Wilcoxon signed-rank test across datasets for every method pair and every n, plus any
-    requested cross-n comparisons (e.g. the GFC paper's GFC at n = 500 against ALC at n = 100)."""
+    requested cross-n comparisons (e.g. the GFC paper's GFC at n = 500 against ALC at n = 100).
+    When some rows are screens on common folds, every row gets the column ``protocol``."""
     pairs = [(a, n, b, n) for n in ns for a, b in itertools.combinations(methods, 2)]
     rows = [wilcoxon_row(cells, *pair, higher_is_better, errors, test, names) for pair in [*pairs, *comparisons]]
-    return [r for r in rows if r is not None]
+    rows = [r for r in rows if r is not None]
+    if any("protocol" in r for r in rows):
+        rows = [r if "protocol" in r else r | {"protocol": FULL_PROTOCOL} for r in rows]
+    return rows
 
 
 def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
@@ -522,11 +551,8 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     seeds = max(c.seeds for c in cells.values())     # several: every cell pools its seeds
     rule = bold_rule(test, alpha, unit, seeds)
     reg = registered_datasets()
-    metrics = set(df.loc[df["status"] == "done", "metric"].dropna())
-    metric = ("accuracy (%)" if higher else "test MSE of the standardised output" if metrics == {"mse"}
-              else "test misclassification rate (%)" if metrics == {"error"}
-              else "100 × test MSE of outputs scaled to [−1, 1]" if metrics == {"mse100"}
-              else "RMSE × 100 (outputs scaled to range one)")
+    metrics = sorted(set(df.loc[df["status"] == "done", "metric"].dropna().astype(str))) if "metric" in df else []
+    metric = " / ".join(cells_mod.metric(m).description for m in metrics or ["rmse100"])
     if fmt == "csv":
         rows = [{"dataset": d, "m": int(sizes.get(d, 0)) or (reg[d].m if d in reg else None),
                  "d": reg[d].d if d in reg else None, "n_features": n, "method": meth,
@@ -548,10 +574,15 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     else:
         caption = (f"{lead}, mean (± std) over {unit}; walltime: mean time to "
                    f"cross-validate one {one} ({WALLTIME_NOTE}).")
+    if all(c.partial for c in cells.values()):       # nothing complete: the whole report is a screen
+        some = next(iter(cells.values()))
+        screen = cells_mod.screen_label(errors.values(), some.expected // some.seeds if some.expected else None)
+        caption = f"{screen[0].upper()}{screen[1:]} (not the full protocol). {caption}"
     if any(c.partial for c in cells.values()):
         tasks = unit if seeds == 1 else f"(seed, {one}) tasks"
-        caption += (f" [k/K]: only k of the K {tasks} have finished (a run in progress); such a cell "
-                    "is left out of the Wilcoxon tests.")
+        caption += (f" [k/K]: only k of the K {tasks} have finished (a run in progress); a t-test against "
+                    "it runs on the folds both cells have in common, and a Wilcoxon test leaves it out, unless fewer than two datasets are complete: then it is a screen on the "
+                    "folds both methods have in common (column protocol).")
     as_sign = sorted(set(df.loc[df["task"].astype(str).str.contains("sign", na=False), "method"]))
     if as_sign:
         caption += (f" On classification data, {', '.join(_display(m, names) for m in as_sign)} (regression "
@@ -795,7 +826,10 @@ def _wilcoxon_cells(tests, test) -> list[list[str]]:
     def num(x, spec="g"):
         x = _missing(x)
         return "--" if x is None else format(x, spec)
-    return [[str(t["n"]), _tex(t["pair"]), str(t["datasets"]), num(t["T"]), num(t["T_crit_95"]),
+    def pair(t):
+        screen = t.get("protocol", FULL_PROTOCOL)
+        return t["pair"] + ("" if screen == FULL_PROTOCOL else f" ({screen})")
+    return [[str(t["n"]), _tex(pair(t)), str(t["datasets"]), num(t["T"]), num(t["T_crit_95"]),
              num(t["T_crit_95_normal"]), num(t["p"], ".3g"), str(t.get(f"{test} W/T/L (a)", "--"))] for t in tests]
 
 
