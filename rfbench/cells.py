@@ -49,9 +49,9 @@ METRICS = {m.name: m for m in (
 
 
 def metric(name) -> Metric:
-    """The metric of a code; an unknown code is shown as itself, lower is better."""
-    name = str(name)
-    return METRICS.get(name) or Metric(name, name, "", False, name)
+    """The metric of a code; an unknown code is shown as itself, lower is better (none: 'error')."""
+    name = "" if name is None or str(name) in ("", "nan") else str(name)
+    return METRICS.get(name) or Metric(name, name or "error", "", False, name or "error")
 
 
 def higher_is_better(names: Iterable) -> bool:

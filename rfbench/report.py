@@ -576,7 +576,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
                    f"cross-validate one {one} ({WALLTIME_NOTE}).")
     if all(c.partial for c in cells.values()):       # nothing complete: the whole report is a screen
         some = next(iter(cells.values()))
-        screen = cells_mod.screen_label(errors.values(), some.expected // some.seeds if some.expected else None)
+        screen = cells_mod.screen_label([e.index for e in errors.values()], some.expected // some.seeds if some.expected else None)
         caption = f"{screen[0].upper()}{screen[1:]} (not the full protocol). {caption}"
     if any(c.partial for c in cells.values()):
         tasks = unit if seeds == 1 else f"(seed, {one}) tasks"

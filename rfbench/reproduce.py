@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 from tabulate import tabulate
 
-from rfbench import check, registry
+from rfbench import cells, check, registry
 from rfbench.data.loader import cache_dir, mirror_root
 from rfbench.errors import UsageError
 from rfbench.spec import Spec
@@ -128,10 +128,15 @@ def check_spec(spec: Spec, data_dir=None) -> Checked:
     return Checked(spec, results, table, text, _cell_counts(table, data_dir), wilcoxon)
 
 
-def check_text(spec: Spec, results: pd.DataFrame) -> tuple[pd.DataFrame, str, pd.DataFrame | None]:
+def check_text(spec: Spec, results: pd.DataFrame, methods=None, datasets=None
+               ) -> tuple[pd.DataFrame, str, pd.DataFrame | None]:
     """The cell table, what `rfbench check` prints (cells, ranks, Wilcoxon claims, choices) and
-    the Wilcoxon claims as data."""
+    the Wilcoxon claims as data; with ``methods``/``datasets`` (rfbench names) only those cells,
+    and the rank views and claims among those methods and datasets only."""
     table = check.compare(spec, results)
+    if methods is not None or datasets is not None:
+        table = cells.select(table, methods, datasets, where=f"the cells of spec {spec.name}")
+        results = results[results["method"].isin(set(table["method"])) & results["dataset"].isin(set(table["dataset"]))]
     wilcoxon = check.wilcoxon_summary(spec, results)
     text = (check.render(table, spec) + check.render_excluded(spec) + check.render_rank_views(spec, results)
             + check.render_wilcoxon(wilcoxon) + check.render_chosen(check.chosen_summary(spec, results), spec))
