@@ -223,10 +223,15 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 
 
 @cli.command("report")
-@click.argument("dirs", nargs=-1, required=True)
+@click.argument("dirs", nargs=-1)
 @click.option("--format", "fmt", default="text", show_default=True,
-              type=click.Choice(["text", "markdown", "latex", "csv", "html"]))
-@click.option("--output", default=None, help="write to this file instead of stdout")
+              type=click.Choice(["text", "markdown", "latex", "csv", "html"]),
+              help="html: one self-contained page (tables, figures, the check against the published table when "
+                   "DIR belongs to a spec, provenance)")
+@click.option("--output", default=None, help="write to this file instead of stdout (with --all: a directory)")
+@click.option("--all", "all_specs", is_flag=True,
+              help="with --format html --output DIR: DIR/index.html and DIR/<spec>.html for every spec in bench/ "
+                   "with results")
 @click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level")
 @click.option("--compare", default=None,
               help="extra Wilcoxon comparisons across n, e.g. gfc@500:alc@100 (comma-separated)")
@@ -250,18 +255,32 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
               help="only the records of this protocol key (e.g. cv-o10-i5); needed when DIRS hold one cell under "
                    "several protocols, which are never pooled")
 @filter_options
-def report_cmd(dirs, fmt, output, alpha, compare, ttest, names, label, latex_width, width, protocol_key,
+def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label, latex_width, width, protocol_key,
                method_filter, dataset_filter):
     """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
     from rfbench import cells, report
     from rfbench.store import atomic_write_text, load_results
 
+    if all_specs:
+        from rfbench import html_page
+        from rfbench.spec import all_specs as every_spec
+
+        if dirs or fmt != "html" or not output or method_filter or dataset_filter:
+            raise UsageError("--all writes a page per spec: give --format html --output DIR, and no DIRS, "
+                             "--methods or --datasets")
+        for path in html_page.write_site(Path(output), html_page.spec_page, every_spec()):
+            click.echo(f"wrote {path}")
+        return
+    if not dirs:
+        raise UsageError("give the results directories to report (or --all --format html --output DIR)")
     width = report.terminal_width() if width is None else width
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
     results = cells.select(load_results(dirs, protocol_key), _names(method_filter), _names(dataset_filter))
     text = report.render(results, fmt, alpha, report.parse_comparisons(compare), test=ttest,
                          names=report.parse_names(names), width=width, label=label,
-                         latex_width=report.parse_length(latex_width))
+                         latex_width=report.parse_length(latex_width), html_fragment=fmt == "html")
+    if fmt == "html":
+        text = _html_page(dirs, results, text, protocol_key, _names(method_filter), _names(dataset_filter))
     if fmt in ("text", "markdown"):
         from rfbench.report import fmt_walltime
         from rfbench.store import run_walltime
@@ -277,6 +296,22 @@ def report_cmd(dirs, fmt, output, alpha, compare, ttest, names, label, latex_wid
         click.echo(f"wrote {output}")
     else:
         click.echo(text, nl=False)
+
+
+def _html_page(dirs, results, fragment: str, protocol_key, methods, datasets) -> str:
+    """The page of `rfbench report DIR --format html`: with the check when DIR is a spec's results
+    directory (on the records `rfbench check DIR` reads)."""
+    from rfbench import html_page
+    from rfbench.spec import spec_of_results
+    from rfbench.store import load_results
+
+    spec = spec_of_results(dirs[0]) if len(dict.fromkeys(dirs)) == 1 else None
+    checked = None
+    if spec is not None and spec.published:
+        extra = [str(d) for d in spec.also_reads if d.is_dir() and d != Path(dirs[0]).resolve()]
+        checked = load_results([dirs[0], *extra], protocol_key or spec.protocol_key, missing_ok=protocol_key is None)
+    return html_page.directory_page([Path(d) for d in dict.fromkeys(dirs)], results, fragment, spec,
+                                    check_results=checked, methods=methods, datasets=datasets)
 
 
 @cli.command("status")

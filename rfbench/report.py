@@ -40,7 +40,6 @@ Layout (``rfbench report --help``):
 
 from __future__ import annotations
 
-import html as html_lib
 import itertools
 import math
 import re
@@ -536,10 +535,11 @@ def bold_rule(test: str, alpha: float, unit: str = "outer folds", seeds: int = 1
 
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons=(), test: str = "welch", *,
            names: dict[str, str] | None = None, width: int | None = None, label: str | None = None,
-           latex_width: float = TEXT_WIDTH_PT) -> str:
+           latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False) -> str:
     """The report in one format. names: display names of methods; width: characters a text line may
     take (None: the terminal's width, 0: no limit); label, latex_width: the LaTeX \\label and the
-    text width (pt) its layout is chosen for."""
+    text width (pt) its layout is chosen for; html_fragment: the HTML tables without the page
+    around them (for rfbench.html_page)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
     names = dict(names or {})
@@ -593,6 +593,13 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     times = timing_table(df, ds_order, ns, methods)
     for t in times:
         t["method"] = _display(t["method"], names)
+    if fmt == "html":
+        fragment = _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, one)
+        if html_fragment:
+            return fragment
+        from rfbench.html_page import document
+
+        return document("rfbench report", [fragment])
     if fmt == "text":
         return _text(keys, cells, ns, methods, names, tests, times, caption, rule, score, one,
                      terminal_width() if width is None else width)
@@ -602,8 +609,6 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
             header += [f"n={n} {_display(meth, names)} {score}", f"n={n} {_display(meth, names)} walltime"]
     body = [[d, m, dd] + [x for n in ns for meth in methods for x in _fmt_cell(cells.get((d, n, meth)), fmt)]
             for d, m, dd in keys]
-    if fmt == "html":
-        return _html(header, body, tests, caption, rule)
     out = [caption, "", tabulate(body, headers=header, tablefmt="github", disable_numparse=True, missingval=DASH),
            "", rule[0].upper() + rule[1:] + "."]
     if tests:
@@ -865,26 +870,49 @@ def _latex_wilcoxon(tests, test, label, width_pt) -> list[str]:
             *([r"\resizebox{\textwidth}{!}{%", *body, "}"] if scaled else body), r"\end{table}"]
 
 
-def _html(header, body, tests, caption, rule) -> str:
-    def text(c):
-        c = _missing(c)
-        return DASH if c is None else f"{c:.4g}" if isinstance(c, float) else str(c)
+def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, one) -> str:
+    """The report as an HTML fragment (rfbench.html_page wraps it into a page): the main table with
+    one column group per n and method (error, walltime), bold and shaded where significantly best;
+    then the Wilcoxon and timing tables. Every text is escaped."""
+    from rfbench.html_page import esc, simple_table
 
-    def table(head, rows):
-        h = "".join(f"<th>{html_lib.escape(str(x))}</th>" for x in head)
-        r = "".join("<tr>" + "".join(f"<td>{c if str(c).startswith('<b>') else html_lib.escape(text(c))}</td>"
-                                     for c in row) + "</tr>" for row in rows)
-        return f"<table>\n<thead><tr>{h}</tr></thead>\n<tbody>{r}</tbody>\n</table>"
+    at = _methods_at(cells, keys, ns, methods)
 
-    parts = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'><title>rfbench report</title>",
-             "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:13px}"
-             "td,th{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right}"
-             "td:first-child{text-align:left}</style></head><body>",
-             f"<p>{html_lib.escape(caption)}</p>", table(header, body),
-             f"<p>{html_lib.escape(rule[0].upper() + rule[1:], quote=False)}.</p>"]
+    def table(n) -> str:        # one table per n: a page-wide table of every n would need scrolling
+        head = ['<tr><th class="l" rowspan="2">dataset</th><th rowspan="2">m</th><th rowspan="2">d</th>'
+                + "".join(f'<th class="g" colspan="2">{esc(_display(m, names))}</th>' for m in at[n]) + "</tr>",
+                "<tr>" + f'<th class="g">{esc(score)}</th><th>walltime</th>' * len(at[n]) + "</tr>"]
+        body = []
+        for d, m, dd in keys:
+            tds = [f'<td class="l">{esc(d)}</td><td>{esc(m)}</td><td>{esc(dd)}</td>']
+            for meth in at[n]:
+                c = cells.get((d, n, meth))
+                if c is None:
+                    tds.append(f'<td class="g">{DASH}</td><td>{DASH}</td>')
+                    continue
+                mean = f"<b>{c.mean:.2f}</b>" if c.bold else f"{c.mean:.2f}"
+                part = (f' <span class="partial" title="{c.folds} of {c.expected} finished">[{c.folds}/{c.expected}]'
+                        "</span>" if c.partial else "")
+                best = "g best" if c.bold else "g"
+                tds.append(f'<td class="{best}">{mean} ({esc(_spread(c))}){part}</td>'
+                           f"<td>{esc(fmt_walltime(c.walltime))}</td>")
+            body.append("<tr>" + "".join(tds) + "</tr>")
+        return (f"<h3>n = {esc(n)}</h3>" + '<div class="scroll"><table class="results"><thead>' + "".join(head)
+                + "</thead><tbody>" + "".join(body) + "</tbody></table></div>")
+
+    parts = ['<h2 id="table">Results</h2>', f'<p class="caption">{esc(caption)}</p>',
+             *(table(n) for n in ns if at[n]),
+             f"<p>{esc(rule[0].upper() + rule[1:])}; bold cells are shaded.</p>"]
+    parts.append('<h2 id="wilcoxon">Wilcoxon signed-rank tests across datasets</h2>')
     if tests:
-        keys = list(tests[0])
-        parts += ["<h3>Wilcoxon signed-rank test across datasets</h3>",
-                  table(keys, [[t[k] for k in keys] for t in tests])]
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+        keys_ = list(tests[0])
+        rows = [[_cell_text(t[k], ".4g") for k in keys_] for t in tests]
+        classes = ["screen" if t.get("protocol", FULL_PROTOCOL) != FULL_PROTOCOL else "" for t in tests]
+        parts += [f"<p>{esc(WILCOXON_NOTE)}</p>", simple_table(keys_, rows, left=2, row_classes=classes)]
+    else:
+        parts.append('<p class="note">no pair of methods has two datasets to compare on</p>')
+    if times:
+        keys_ = list(times[0])
+        parts += [f"<h3>{esc(timing_note(one))}</h3>",
+                  simple_table(keys_, [[_cell_text(t[k], ".3g") for k in keys_] for t in times], left=3)]
+    return "\n".join(parts)
