@@ -36,6 +36,7 @@ table{border-collapse:collapse;font-size:12.5px;margin:6px 0 10px}
 th,td{padding:3px 8px;border-bottom:1px solid #e3e6ec;text-align:right;white-space:nowrap}
 th{background:#f2f4f8;font-weight:600;border-bottom:1px solid #c9ced8}
 td.l,th.l{text-align:left}
+td.w{white-space:normal;min-width:320px;text-align:left}
 thead th{text-align:center}
 td.best{background:#e2f2e2}
 td.g,th.g{border-left:1px solid #d6dae3}
@@ -203,7 +204,8 @@ def provenance_section(dirs: list[Path]) -> str:
                          f"{m.get('cpu_count', '?')} cores, {m.get('memory_gb', '?')} GB, Python {m.get('python', '?')}",
                          ", ".join(f"{k} {v}" for k, v in versions.items() if v and k != "rfbench")])
         parts.append(f"<h3>{esc(d)}: {len(runs)} invocation(s)</h3>")
-        parts.append(simple_table(["started", "command", "protocol", "code", "machine", "packages"], rows, left=6))
+        parts.append(simple_table(["started", "command", "protocol", "code", "machine", "packages"], rows, left=6,
+                                  column_classes={1: "w", 5: "w"}))
     return "".join(parts)
 
 
@@ -267,17 +269,17 @@ def write_site(output: Path, page_of, specs) -> list[Path]:
     for spec in specs:
         made = page_of(spec)
         if made is None:
-            rows.append([spec.name, spec.title, "no finished task yet", Markup("–")])
+            rows.append([spec.name, "no finished task yet", spec.title])
             continue
         page, summary = made
         path = output / f"{spec.name}.html"
         atomic_write_text(path, page)
         written.append(path)
-        rows.append([spec.name, spec.title, summary, Markup(f'<a href="{attr(path.name)}">open</a>')])
+        rows.append([Markup(f'<a href="{attr(path.name)}">{esc(spec.name)}</a>'), summary, spec.title])
     index = document("rfbench: every spec", [
         "<h1>rfbench: every experiment spec</h1>",
-        f'<p class="sub">{len(written)} page(s); each holds its tables, figures, the check against the '
-        "published table and the provenance of its runs.</p>",
-        simple_table(["spec", "title", "check / tasks", "page"], rows, left=3)])
+        f'<p class="sub">{len(written)} page(s), one per spec with results: its tables, figures, the check '
+        "against the published table and the provenance of its runs.</p>",
+        simple_table(["spec", "check against the paper / tasks", "title"], rows, left=3, column_classes={2: "w"})])
     atomic_write_text(output / "index.html", index)
     return [output / "index.html", *written]

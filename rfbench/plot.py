@@ -194,7 +194,7 @@ def cd_analysis(df: pd.DataFrame, n: int, alpha: float = 0.05, test: str = "neme
     full, screen, left_out = cell_means(df, n)
     if len(full) < 2:
         raise UsageError(f"critical-difference diagram at n={n}: {len(full)} dataset(s) with results for every "
-                         f"one of {', '.join(methods)} on common folds; it needs at least 2")
+                         f"one of {', '.join(methods)}; it needs at least 2")
     metric_of = _dataset_metric(df)
     sign = np.array([-1.0 if _higher_is_better(metric_of.get(ds, "")) else 1.0 for ds in full.index])
     loss = full.mul(sign, axis=0)

@@ -60,6 +60,7 @@ def test_a_screen_page_says_so_and_marks_the_screen_rows():
     assert page.count('<tr class="screen">') == 3 and '<span class="partial"' in page
 
 
+@pytest.mark.slow
 def test_directory_page_embeds_figures_and_provenance(tmp_path):
     d = write_dir(tmp_path / "run", frame(ns=(100, 500)))
     out = subprocess.run([sys.executable, "-m", "rfbench.cli", "report", str(d), "--format", "html",
@@ -79,6 +80,7 @@ def test_directory_page_embeds_figures_and_provenance(tmp_path):
     assert "0123456789ab (uncommitted changes)" in page and "2 cores, 23.5 GB" in page
 
 
+@pytest.mark.slow
 def test_filters_reach_the_page_and_stdout_is_the_default(tmp_path):
     d = write_dir(tmp_path / "run", frame())
     work = tmp_path / "work"
@@ -99,7 +101,7 @@ def test_site_has_an_index_linking_every_page(tmp_path):
     written = html_page.write_site(tmp_path / "site", page_of, specs)
     assert [p.name for p in written] == ["index.html", "one.html"]
     index = (tmp_path / "site" / "index.html").read_text()
-    assert 'href="one.html"' in index and "two.html" not in index and "no finished task yet" in index
+    assert 'href="one.html">one</a>' in index and "two.html" not in index and "no finished task yet" in index
     assert "First &lt;table&gt;" in index and "3 pass, 1 fail" in index and not external_urls(index)
     (tmp_path / "file").write_text("")
     with pytest.raises(UsageError, match="is a file"):
