@@ -167,7 +167,7 @@ def screen_label(indexes: Iterable[pd.Index], total: int | None) -> str:
     sets = [_folds(i) for i in indexes]
     of = f" of {total}" if total else ""
     if len({*sets}) == 1:
-        return f"screen: folds {fold_ranges(sets[0])}{of}"
+        return f"screen: fold{'s' if len(sets[0]) > 1 else ''} {fold_ranges(sets[0])}{of}"
     sizes = sorted(len(s) for s in sets)
     return f"screen: {sizes[0]}-{sizes[-1]}{of} folds in common per dataset"
 

@@ -78,6 +78,7 @@ def test_fold_ranges_and_screen_labels():
     assert cells.screen_label(same, 10) == "screen: folds 0-2 of 10"
     with_seeds = [pd.MultiIndex.from_product([[0, 1], [0, 1, 2]], names=["seed", "fold"])]
     assert cells.screen_label(with_seeds, 10) == "screen: folds 0-2 of 10"
+    assert cells.screen_label([pd.Index([4])], 10) == "screen: fold 4 of 10"
     assert cells.screen_label([pd.Index([0, 1]), pd.Index([0, 1, 2, 3])], 10) == \
         "screen: 2-4 of 10 folds in common per dataset"
     a, b = pd.Series(1.0, index=[0, 1, 2, 5]), pd.Series(1.0, index=[1, 2, 3, 5])
@@ -178,3 +179,18 @@ def test_cli_screen_plots_and_filters(tmp_path):
             "rfbench: error: --methods: gfc not in these results (they have a, b, c)"]
         assert "Traceback" not in bad.stderr
     assert not (tmp_path / "p2").exists()
+
+
+def test_check_filters_the_cells_and_the_variants_it_names():
+    """The GFC paper's Table 1 without the variants run beside it (gfc-all-rows, gfc-prior)."""
+    from conftest import ROOT
+
+    out = subprocess.run([sys.executable, "-m", "rfbench.cli", "check", "results/gfc2016-table1", "--methods", "gfc,alc",
+                          "--datasets", "kinematics,bank"], capture_output=True, text=True, cwd=ROOT)
+    rows = [line.split()[:3] for line in out.stdout.splitlines() if line.startswith(("kinematics ", "bank "))]
+    assert sorted(rows) == sorted([d, m, n] for d in ("kinematics", "bank") for m in ("gfc", "alc") for n in ("100", "500"))
+    assert "variants:" not in out.stdout and out.returncode == 1          # bank's gfc cells fail
+    bad = subprocess.run([sys.executable, "-m", "rfbench.cli", "check", "results/gfc2016-table1", "--datasets", "mnist"],
+                         capture_output=True, text=True, cwd=ROOT)
+    assert bad.returncode == 2 and bad.stderr.startswith("rfbench: error: --datasets: mnist not in the cells of spec "
+                                                         "gfc2016-table1") and len(bad.stderr.splitlines()) == 1
