@@ -574,10 +574,13 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     else:
         caption = (f"{lead}, mean (± std) over {unit}; walltime: mean time to "
                    f"cross-validate one {one} ({WALLTIME_NOTE}).")
+    screen = None
     if all(c.partial for c in cells.values()):       # nothing complete: the whole report is a screen
         some = next(iter(cells.values()))
-        screen = cells_mod.screen_label([e.index for e in errors.values()], some.expected // some.seeds if some.expected else None)
-        caption = f"{screen[0].upper()}{screen[1:]} (not the full protocol). {caption}"
+        screen = cells_mod.screen_label([e.index for e in errors.values()],
+                                        some.expected // some.seeds if some.expected else None)
+        screen = f"{screen[0].upper()}{screen[1:]} (not the full protocol)"
+        caption = f"{screen}. {caption}"
     if any(c.partial for c in cells.values()):
         tasks = unit if seeds == 1 else f"(seed, {one}) tasks"
         caption += (f" [k/K]: only k of the K {tasks} have finished (a run in progress); a t-test against "
@@ -594,7 +597,8 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     for t in times:
         t["method"] = _display(t["method"], names)
     if fmt == "html":
-        fragment = _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, one)
+        plain = caption.removeprefix(f"{screen}. ") if screen else caption      # the banner says it
+        fragment = _html(keys, cells, ns, methods, names, tests, times, plain, rule, score, one, screen)
         if html_fragment:
             return fragment
         from rfbench.html_page import document
@@ -870,10 +874,10 @@ def _latex_wilcoxon(tests, test, label, width_pt) -> list[str]:
             *([r"\resizebox{\textwidth}{!}{%", *body, "}"] if scaled else body), r"\end{table}"]
 
 
-def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, one) -> str:
-    """The report as an HTML fragment (rfbench.html_page wraps it into a page): the main table with
-    one column group per n and method (error, walltime), bold and shaded where significantly best;
-    then the Wilcoxon and timing tables. Every text is escaped."""
+def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, one, screen=None) -> str:
+    """The report as an HTML fragment (rfbench.html_page wraps it into a page): a banner when the
+    whole report is a screen, one table per n with a column group per method (error, walltime), bold
+    and shaded where significantly best; then the Wilcoxon and timing tables. Every text is escaped."""
     from rfbench.html_page import esc, simple_table
 
     at = _methods_at(cells, keys, ns, methods)
@@ -900,7 +904,10 @@ def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, o
         return (f"<h3>n = {esc(n)}</h3>" + '<div class="scroll"><table class="results"><thead>' + "".join(head)
                 + "</thead><tbody>" + "".join(body) + "</tbody></table></div>")
 
-    parts = ['<h2 id="table">Results</h2>', f'<p class="caption">{esc(caption)}</p>',
+    parts = ['<h2 id="table">Results</h2>',
+             *([f'<p class="banner"><b>{esc(screen)}</b>: every statistic below is computed on the folds the '
+                "compared cells have in common.</p>"] if screen else []),
+             f'<p class="caption">{esc(caption)}</p>',
              *(table(n) for n in ns if at[n]),
              f"<p>{esc(rule[0].upper() + rule[1:])}; bold cells are shaded.</p>"]
     parts.append('<h2 id="wilcoxon">Wilcoxon signed-rank tests across datasets</h2>')

@@ -56,7 +56,9 @@ def test_report_page_has_the_tables_marks_and_escapes_every_name():
 
 def test_a_screen_page_says_so_and_marks_the_screen_rows():
     page = report.render(frame(folds=range(3)), "html")
-    assert "Screen: folds 0-2 of 10 (not the full protocol)." in page
+    assert '<p class="banner"><b>Screen: folds 0-2 of 10 (not the full protocol)</b>' in page
+    assert page.count("Screen: folds 0-2 of 10") == 1                     # the banner, not the caption again
+    assert 'class="banner"' not in report.render(frame(), "html")
     assert page.count('<tr class="screen">') == 3 and '<span class="partial"' in page
 
 
