@@ -7,6 +7,12 @@ at the same n (Welch's t-test over the outer folds, p = 0.05, or with ``test="pa
 t-test on the per-fold differences); a line under the table says which. Below the table: the
 Wilcoxon signed-rank test across datasets for every method pair and n.
 
+Partial cells (a run in progress, a ``--folds 0-2`` screen; completeness as :mod:`rfbench.cells`
+defines it) are marked ``[3/10]``: a t-test against one runs on the (seed, fold) tasks both cells
+have; a Wilcoxon row runs on the complete cells when two datasets have them, else on the tasks both
+methods have in common per dataset, labelled in its column ``protocol`` ("screen: folds 0-2 of 10").
+Complete results render exactly as they did before screens existed.
+
 Seeds (``rfbench run --seeds 0,1,2``; the results are pooled by ``store.load_results``): a cell's
 mean is over all its (seed, fold) errors, and it shows the spread across folds (the std over one
 seed's folds, mean over seeds) apart from the spread across seeds (the std of the per-seed means):
