@@ -70,6 +70,7 @@ DASH = "–"                   # an empty cell or a value that does not exist (n
 TEXT_WIDTH_PT = 469.0        # LaTeX \textwidth the layout is chosen for: 6.5 in (letter, 1 in margins)
 TEXT_HEIGHT_PT = 650.0       # \textheight (9 in): panels beyond it go to a continuation float
 DEFAULT_LABEL = "tab:rfbench"
+HTML_METHODS_PER_TABLE = 5   # method column groups of one HTML table: five fit a 1280 px window
 
 
 @dataclass
@@ -888,14 +889,14 @@ def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, o
 
     at = _methods_at(cells, keys, ns, methods)
 
-    def table(n) -> str:        # one table per n: a page-wide table of every n would need scrolling
+    def table(n, shown, continued) -> str:
         head = ['<tr><th class="l" rowspan="2">dataset</th><th rowspan="2">m</th><th rowspan="2">d</th>'
-                + "".join(f'<th class="g" colspan="2">{esc(_display(m, names))}</th>' for m in at[n]) + "</tr>",
-                "<tr>" + f'<th class="g">{esc(score)}</th><th>walltime</th>' * len(at[n]) + "</tr>"]
+                + "".join(f'<th class="g" colspan="2">{esc(_display(m, names))}</th>' for m in shown) + "</tr>",
+                "<tr>" + f'<th class="g">{esc(score)}</th><th>walltime</th>' * len(shown) + "</tr>"]
         body = []
         for d, m, dd in keys:
             tds = [f'<td class="l">{esc(d)}</td><td>{esc(m)}</td><td>{esc(dd)}</td>']
-            for meth in at[n]:
+            for meth in shown:
                 c = cells.get((d, n, meth))
                 if c is None:
                     tds.append(f'<td class="g">{DASH}</td><td>{DASH}</td>')
@@ -907,14 +908,20 @@ def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, o
                 tds.append(f'<td class="{best}">{mean} ({esc(_spread(c))}){part}</td>'
                            f"<td>{esc(fmt_walltime(c.walltime))}</td>")
             body.append("<tr>" + "".join(tds) + "</tr>")
-        return (f"<h3>n = {esc(n)}</h3>" + '<div class="scroll"><table class="results"><thead>' + "".join(head)
+        return (f"<h3>n = {esc(n)}{' (continued)' if continued else ''}</h3>"
+                + '<div class="scroll"><table class="results"><thead>' + "".join(head)
                 + "</thead><tbody>" + "".join(body) + "</tbody></table></div>")
+
+    # one table per n, of at most HTML_METHODS_PER_TABLE methods (as even as possible): wider ones
+    # would scroll in a 1280 px window and hide the last methods' marks
+    tables = [table(n, chunk, i > 0) for n in ns if at[n]
+              for i, chunk in enumerate(_balanced(at[n], math.ceil(len(at[n]) / HTML_METHODS_PER_TABLE)))]
 
     parts = ['<h2 id="table">Results</h2>',
              *([f'<p class="banner"><b>{esc(screen)}</b>: every statistic below is computed on the folds the '
                 "compared cells have in common.</p>"] if screen else []),
              f'<p class="caption">{esc(caption)}</p>',
-             *(table(n) for n in ns if at[n]),
+             *tables,
              f"<p>{esc(rule[0].upper() + rule[1:])}; bold cells are shaded.</p>"]
     parts.append('<h2 id="wilcoxon">Wilcoxon signed-rank tests across datasets</h2>')
     if tests:

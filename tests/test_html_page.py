@@ -147,3 +147,12 @@ def test_the_page_draws_in_a_headless_browser(tmp_path):
     assert gray.std() > 0.05                                # not blank: text, tables and figures drawn
     assert (gray < 0.5).mean() > 0.005                      # some dark ink (text) ...
     assert (np.abs(pixels[..., 1] - pixels[..., 0]) > 0.05).any()      # ... and colour (the shaded marks, figures)
+
+
+def test_wide_tables_are_split_into_blocks_of_whole_methods():
+    methods = tuple((f"m{i}", 0.1 * i) for i in range(7))
+    page = report.render(frame(methods=methods), "html")
+    assert page.count("<h3>n = 100</h3>") == 1 and page.count("<h3>n = 100 (continued)</h3>") == 1
+    first, second = page.split("<h3>n = 100 (continued)</h3>")
+    assert [f">m{i}</th>" in first for i in range(7)] == [True] * 4 + [False] * 3       # 4 + 3, as even as possible
+    assert all(f">m{i}</th>" in second for i in range(4, 7)) and ">m0</th>" not in second.split("Wilcoxon")[0]
