@@ -184,28 +184,60 @@ def _invocations(directory: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+PROVENANCE_SHOWN = 10     # invocations listed before the rest are folded away
+
+
+def _when(stamp) -> str:
+    """'2026-11-23T20:40:57+00:00' → '2026-11-23 20:40 UTC' (other offsets kept as written)."""
+    text = str(stamp or "")
+    return text[:16].replace("T", " ") + " UTC" if text.endswith("+00:00") else text
+
+
+def _machine(r: dict) -> str:
+    m = r.get("machine") or {}
+    return f"{m.get('cpu_count', '?')} cores, {m.get('memory_gb', '?')} GB, Python {m.get('python', '?')}"
+
+
+def _packages(r: dict) -> str:
+    versions = (r.get("machine") or {}).get("versions") or {}
+    return ", ".join(f"{k} {v}" for k, v in versions.items() if v)
+
+
+def _code(r: dict) -> str:
+    code = r.get("code") or {}
+    if not code.get("commit"):
+        return f"rfbench {((r.get('machine') or {}).get('versions') or {}).get('rfbench', '?')} (no commit recorded)"
+    return code["commit"][:12] + (" (uncommitted changes)" if code.get("dirty") else "")
+
+
 def provenance_section(dirs: list[Path]) -> str:
-    """Per directory, one row per invocation: when, the command, the protocol, the code's commit,
-    the machine (cores, memory, Python, platform) and the package versions."""
+    """Per directory: its invocations (runs.jsonl, else run.json), newest first: when, the command,
+    the protocol, the code's commit; the machine and package versions once when every invocation
+    shares them, else per row. Beyond the newest ten the list is folded."""
     parts = ['<h2 id="provenance">Provenance</h2>']
     for d in dirs:
-        runs = _invocations(d)
+        runs = sorted(_invocations(d), key=lambda r: str(r.get("started_at", "")), reverse=True)
         if not runs:
             parts.append(f'<p class="note">{esc(d)}: no runs.jsonl or run.json (records only)</p>')
             continue
-        rows = []
-        for r in runs:
-            code = r.get("code") or {}
-            commit = (code.get("commit") or "")[:12] + (" (uncommitted changes)" if code.get("dirty") else "")
-            m = r.get("machine") or {}
-            versions = m.get("versions") or {}
-            rows.append([r.get("started_at", ""), r.get("command", ""), r.get("protocol_key", ""),
-                         commit or f"rfbench {versions.get('rfbench', '?')} (no commit recorded)",
-                         f"{m.get('cpu_count', '?')} cores, {m.get('memory_gb', '?')} GB, Python {m.get('python', '?')}",
-                         ", ".join(f"{k} {v}" for k, v in versions.items() if v and k != "rfbench")])
-        parts.append(f"<h3>{esc(d)}: {len(runs)} invocation(s)</h3>")
-        parts.append(simple_table(["started", "command", "protocol", "code", "machine", "packages"], rows, left=6,
-                                  column_classes={1: "w", 5: "w"}))
+        machines, packages = {_machine(r) for r in runs}, {_packages(r) for r in runs}
+        header = ["started", "command", "protocol", "code"]
+        header += ["machine"] if len(machines) > 1 else []
+        header += ["packages"] if len(packages) > 1 else []
+        rows = [[_when(r.get("started_at")), r.get("command", ""), r.get("protocol_key", ""), _code(r)]
+                + ([_machine(r)] if len(machines) > 1 else []) + ([_packages(r)] if len(packages) > 1 else [])
+                for r in runs]
+        wrap = {1: "w"} | ({len(header) - 1: "w"} if "packages" in header else {})
+        span = f"from {_when(runs[-1].get('started_at'))} to {_when(runs[0].get('started_at'))}" if len(runs) > 1 else ""
+        parts.append(f"<h3>{esc(d)}: {len(runs)} invocation(s) {esc(span)}</h3>")
+        shared = ([f"machine: {machines.pop()}"] if len(machines) == 1 else []) + \
+            ([f"packages: {packages.pop()}"] if len(packages) == 1 else [])
+        parts += [f'<p class="note">{esc(line)}</p>' for line in shared]
+        parts.append(simple_table(header, rows[:PROVENANCE_SHOWN], left=len(header), column_classes=wrap))
+        if len(rows) > PROVENANCE_SHOWN:
+            parts.append(f"<details><summary>{len(rows) - PROVENANCE_SHOWN} earlier invocation(s)</summary>"
+                         + simple_table(header, rows[PROVENANCE_SHOWN:], left=len(header), column_classes=wrap)
+                         + "</details>")
     return "".join(parts)
 
 

@@ -156,3 +156,20 @@ def test_wide_tables_are_split_into_blocks_of_whole_methods():
     first, second = page.split("<h3>n = 100 (continued)</h3>")
     assert [f">m{i}</th>" in first for i in range(7)] == [True] * 4 + [False] * 3       # 4 + 3, as even as possible
     assert all(f">m{i}</th>" in second for i in range(4, 7)) and ">m0</th>" not in second.split("Wilcoxon")[0]
+
+
+def test_provenance_lists_the_newest_runs_and_folds_the_rest(tmp_path):
+    import json
+
+    runs = [{"command": f"rfbench run --folds {i}", "started_at": f"2026-11-{10 + i:02d}T08:00:00+00:00",
+             "protocol_key": "cv-o10-i5", "code": {"commit": f"{i:02d}" * 20, "dirty": False},
+             "machine": {"cpu_count": 2 if i < 11 else 16, "memory_gb": 23.5, "python": "3.11.7",
+                         "versions": {"numpy": "2.4.6"}}} for i in range(12)]
+    (tmp_path / "runs.jsonl").write_text("".join(json.dumps(r) + "\n" for r in runs))
+    section = html_page.provenance_section([tmp_path])
+    shown, folded = section.split("<details>")
+    assert "12 invocation(s) from 2026-11-10 08:00 UTC to 2026-11-21 08:00 UTC" in shown
+    assert shown.index("--folds 11") < shown.index("--folds 2") and "--folds 1<" not in shown   # newest first
+    assert "2 earlier invocation(s)" in folded and "--folds 0<" in folded and "--folds 1<" in folded
+    assert "<th class=\"l\">machine</th>" in shown and "16 cores" in shown       # machines differ: a column
+    assert "packages: numpy 2.4.6" in shown and "<th class=\"l\">packages</th>" not in shown   # shared: once
