@@ -165,8 +165,7 @@ def check_section(spec, results: pd.DataFrame, methods=None, datasets=None) -> s
     rows, classes = [], []
     for r in table.to_dict("records"):
         rows.append(["" if pd.isna(r[c]) else (f"{r[c]:+.2f}" if c == "diff_stds" else r[c]) for c in cols])
-        variant = bool(r.get("variant")) and r["status"] != "missing"
-        classes.append(r["status"].replace(" ", "-") + (" variant" if variant else ""))
+        classes.append(r["status"].replace(" ", "-") + (" variant" if bool(r.get("variant", False)) else ""))
     body = simple_table(cols, rows, left=3, row_classes=classes,
                         column_classes={cols.index("status"): "status"} if "status" in cols else None)
     return (f'<h2 id="check">Check against the published table ({esc(spec.published)})</h2>'

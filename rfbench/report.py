@@ -925,14 +925,14 @@ def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, o
              f"<p>{esc(rule[0].upper() + rule[1:])}; bold cells are shaded.</p>"]
     parts.append('<h2 id="wilcoxon">Wilcoxon signed-rank tests across datasets</h2>')
     if tests:
-        keys_ = list(tests[0])
-        rows = [[_cell_text(t[k], ".4g") for k in keys_] for t in tests]
+        columns = list(tests[0])
+        rows = [[_cell_text(t[k], ".4g") for k in columns] for t in tests]
         classes = ["screen" if t.get("protocol", FULL_PROTOCOL) != FULL_PROTOCOL else "" for t in tests]
-        parts += [f"<p>{esc(WILCOXON_NOTE)}</p>", simple_table(keys_, rows, left=2, row_classes=classes)]
+        parts += [f"<p>{esc(WILCOXON_NOTE)}</p>", simple_table(columns, rows, left=2, row_classes=classes)]
     else:
         parts.append('<p class="note">no pair of methods has two datasets to compare on</p>')
     if times:
-        keys_ = list(times[0])
+        columns = list(times[0])
         parts += [f"<h3>{esc(timing_note(one))}</h3>",
-                  simple_table(keys_, [[_cell_text(t[k], ".3g") for k in keys_] for t in times], left=3)]
+                  simple_table(columns, [[_cell_text(t[k], ".3g") for k in columns] for t in times], left=3)]
     return "\n".join(parts)

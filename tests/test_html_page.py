@@ -173,3 +173,22 @@ def test_provenance_lists_the_newest_runs_and_folds_the_rest(tmp_path):
     assert "2 earlier invocation(s)" in folded and "--folds 0<" in folded and "--folds 1<" in folded
     assert "<th class=\"l\">machine</th>" in shown and "16 cores" in shown       # machines differ: a column
     assert "packages: numpy 2.4.6" in shown and "<th class=\"l\">packages</th>" not in shown   # shared: once
+
+
+def test_check_section_is_the_check_table_row_for_row():
+    from rfbench import check, reproduce
+    from rfbench.spec import load_spec
+
+    spec = load_spec("salsa2016-table1")
+    results = reproduce.results_of(spec)
+    if results.empty:
+        pytest.skip("no committed results for salsa2016-table1")
+    section = html_page.check_section(spec, results)
+    table = check.compare(spec, results)
+    rows = re.findall(r'<tr class="([a-z -]+)">', section)
+    assert [r.removesuffix(" variant").replace("-", " ") for r in rows] == list(table["status"])
+    assert [r.endswith(" variant") for r in rows] == [bool(v) for v in table["variant"]]
+    counts = check.paper_cells(table)["status"].value_counts()
+    assert f'<span class="badge b-pass">{counts.get("pass", 0)} pass</span>' in section
+    assert f'<span class="badge b-fail">{counts.get("fail", 0)} fail</span>' in section
+    assert "<details><summary>the full check (rfbench check)</summary><pre>check salsa2016-table1" in section
