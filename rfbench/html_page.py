@@ -106,12 +106,12 @@ def png_uri(data: bytes) -> str:
 
 
 def figure_png(fig, dpi: int = 110) -> bytes:
-    """A matplotlib figure as PNG bytes (closed afterwards)."""
-    from rfbench.plot import _pyplot
+    """A matplotlib figure (made by rfbench.plot, on its Agg backend) as PNG bytes, closed afterwards."""
+    from matplotlib import pyplot
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight", pad_inches=0.15)
-    _pyplot().close(fig)
+    pyplot.close(fig)
     return buf.getvalue()
 
 
