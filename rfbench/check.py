@@ -28,7 +28,7 @@ A spec may say why cells miss: ``reasons: {rfbench dataset: {paper method: text}
 spec file), printed under the table for every cell of that dataset and method that fails; the text
 points at what measures it (a variant's row, the other methods' rows), it types no number.
 
-Several seeds (``rfbench run --seeds``) are pooled (see :func:`pooled`): the reproduced mean is over
+Several seeds (``rfbench run --seeds``) are pooled (see :func:`rfbench.cells.pooled`): the reproduced mean is over
 every (seed, fold) error and is judged against the published mean; the ± next to it is the spread
 across folds (one seed's std over its folds, mean over seeds), comparable with the published std
 over folds, and the spread across seeds is shown apart (``3.92 ± 0.36 (±0.05 seeds)``, column
@@ -46,6 +46,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
+from rfbench import cells
 from rfbench.errors import UsageError
 from rfbench.spec import Spec, load_spec, published_dir, published_path, read_published  # noqa: F401
 
@@ -99,35 +100,6 @@ def expected_folds(spec: Spec) -> int:
     if spec.plan:
         return spec.plan.protocol.n_outer
     return int(spec.protocol.get("outer_folds") or spec.protocol.get("repeats") or 0)
-
-
-def _seeds(df: pd.DataFrame) -> pd.Series:
-    """The seed of every record (records without one: seed 0, the default of every run)."""
-    if "seed" not in df:
-        return pd.Series(0, index=df.index)
-    return pd.to_numeric(df["seed"], errors="coerce").fillna(0).astype(int)
-
-
-def complete_cells(spec: Spec, done: pd.DataFrame) -> pd.DataFrame:
-    """The finished folds of complete (dataset, method, n) cells only: the mean of a run still in
-    progress is not the cell's result, so the summaries across datasets leave it out. With several
-    seeds a cell is complete when each of its seeds has every fold (its mean pools them all)."""
-    cell = [done[k] for k in ("dataset", "method", "n_features")]
-    size = done.groupby([*cell, _seeds(done)])["error"].transform("size")
-    complete = (size >= expected_folds(spec)).groupby(cell).transform("all")
-    return done[complete.astype(bool)]
-
-
-def pooled(errors: pd.Series, seeds: pd.Series) -> dict:
-    """A cell's errors pooled over seeds: mean over every (seed, fold) error; fold_std the std over
-    one seed's folds, mean over the seeds (with one seed: the std over the folds, as the papers
-    print it); seed_std the std of the per-seed means (None: one seed); min_folds the folds of its
-    least complete seed."""
-    per_seed = errors.astype(float).groupby(seeds.to_numpy())
-    fold_stds, means = per_seed.std(ddof=1).dropna(), per_seed.mean()
-    return {"mean": float(errors.astype(float).mean()), "fold_std": float(fold_stds.mean()) if len(fold_stds) else 0.0,
-            "seed_std": float(means.std(ddof=1)) if len(means) > 1 else None, "seeds": len(means),
-            "min_folds": int(per_seed.size().min())}
 
 
 def holdout_se(dataset: str) -> float:
@@ -188,7 +160,7 @@ def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_fol
     if sel.empty:
         return row | {"reproduced": "", "folds": 0, "diff_stds": np.nan, "status": "missing"}
     e = sel["error"].astype(float).to_numpy()
-    pool = pooled(sel["error"], _seeds(sel))      # one seed: mean and std over the folds, as before
+    pool = cells.pooled(sel["error"], cells.seeds_of(sel))      # one seed: mean and std over the folds, as before
     rm, rs = pool["mean"], pool["fold_std"]
     if spec.columns.get("std_is") == "se":       # the published spread is a standard error: ours too
         rs = rs / np.sqrt(pool["min_folds"]) if pool["min_folds"] > 0 else rs
@@ -290,7 +262,7 @@ def _rank_means(spec: Spec, results: pd.DataFrame) -> tuple[pd.DataFrame, pd.Dat
     pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[mc].map(spec.methods),
                             mean=pub[c["mean"]].astype(float))
                  .pivot_table(index="dataset", columns="method", values="mean"))
-    done = complete_cells(spec, finished_results(spec, results))
+    done = cells.complete_cells(finished_results(spec, results), expected_folds(spec))
     rep_means = done.astype({"error": float}).pivot_table(index="dataset", columns="method", values="error")
     return pub_means, rep_means
 
@@ -384,7 +356,7 @@ def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
     pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[mc].map(spec.methods),
                             n=pub[c["n_features"]].astype(int), mean=pd.to_numeric(pub[c["mean"]], errors="coerce"))
                  .set_index(["dataset", "method", "n"])["mean"].dropna())
-    done = complete_cells(spec, finished_results(spec, results))
+    done = cells.complete_cells(finished_results(spec, results), expected_folds(spec))
     rep = done.astype({"error": float, "n_features": int}).groupby(["dataset", "method", "n_features"])["error"].mean()
 
     def side(means, a, na, b, nb, common, prefix):

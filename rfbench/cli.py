@@ -80,6 +80,15 @@ def split_names(text: str | None) -> list[str]:
     return [v.strip() for v in (text or "").split(",") if v.strip()]
 
 
+def filter_options(command):
+    """--methods and --datasets (report, plot, check): show only these cells."""
+    command = click.option("--datasets", "dataset_filter", default=None,
+                           help="only these datasets, comma-separated (e.g. kinematics,bank)")(command)
+    return click.option("--methods", "method_filter", default=None,
+                        help="only these methods, comma-separated (e.g. gfc,alc: the GFC paper's Table 1 "
+                             "without the variants run beside it)")(command)
+
+
 def backend_options(command):
     """--backend and --scheduler (run, reproduce)."""
     command = click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
@@ -214,10 +223,15 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 
 
 @cli.command("report")
-@click.argument("dirs", nargs=-1, required=True)
+@click.argument("dirs", nargs=-1)
 @click.option("--format", "fmt", default="text", show_default=True,
-              type=click.Choice(["text", "markdown", "latex", "csv", "html"]))
-@click.option("--output", default=None, help="write to this file instead of stdout")
+              type=click.Choice(["text", "markdown", "latex", "csv", "html"]),
+              help="html: one self-contained page (tables, figures, the check against the published table when "
+                   "DIR belongs to a spec, provenance)")
+@click.option("--output", default=None, help="write to this file instead of stdout (with --all: a directory)")
+@click.option("--all", "all_specs", is_flag=True,
+              help="with --format html --output DIR: DIR/index.html and DIR/<spec>.html for every spec in bench/ "
+                   "with results")
 @click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level")
 @click.option("--compare", default=None,
               help="extra Wilcoxon comparisons across n, e.g. gfc@500:alc@100 (comma-separated)")
@@ -240,16 +254,33 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 @click.option("--protocol", "protocol_key", default=None, metavar="KEY",
               help="only the records of this protocol key (e.g. cv-o10-i5); needed when DIRS hold one cell under "
                    "several protocols, which are never pooled")
-def report_cmd(dirs, fmt, output, alpha, compare, ttest, names, label, latex_width, width, protocol_key):
+@filter_options
+def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label, latex_width, width, protocol_key,
+               method_filter, dataset_filter):
     """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
-    from rfbench import report
+    from rfbench import cells, report
     from rfbench.store import atomic_write_text, load_results
 
+    if all_specs:
+        from rfbench import html_page
+        from rfbench.spec import all_specs as every_spec
+
+        if dirs or fmt != "html" or not output or method_filter or dataset_filter:
+            raise UsageError("--all writes a page per spec: give --format html --output DIR, and no DIRS, "
+                             "--methods or --datasets")
+        for path in html_page.write_site(Path(output), html_page.spec_page, every_spec()):
+            click.echo(f"wrote {path}")
+        return
+    if not dirs:
+        raise UsageError("give the results directories to report (or --all --format html --output DIR)")
     width = report.terminal_width() if width is None else width
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
-    text = report.render(load_results(dirs, protocol_key), fmt, alpha, report.parse_comparisons(compare), test=ttest,
+    results = cells.select(load_results(dirs, protocol_key), _names(method_filter), _names(dataset_filter))
+    text = report.render(results, fmt, alpha, report.parse_comparisons(compare), test=ttest,
                          names=report.parse_names(names), width=width, label=label,
-                         latex_width=report.parse_length(latex_width))
+                         latex_width=report.parse_length(latex_width), html_fragment=fmt == "html")
+    if fmt == "html":
+        text = _html_page(dirs, results, text, protocol_key, _names(method_filter), _names(dataset_filter))
     if fmt in ("text", "markdown"):
         from rfbench.report import fmt_walltime
         from rfbench.store import run_walltime
@@ -265,6 +296,22 @@ def report_cmd(dirs, fmt, output, alpha, compare, ttest, names, label, latex_wid
         click.echo(f"wrote {output}")
     else:
         click.echo(text, nl=False)
+
+
+def _html_page(dirs, results, fragment: str, protocol_key, methods, datasets) -> str:
+    """The page of `rfbench report DIR --format html`: with the check when DIR is a spec's results
+    directory (on the records `rfbench check DIR` reads)."""
+    from rfbench import html_page
+    from rfbench.spec import spec_of_results
+    from rfbench.store import load_results
+
+    spec = spec_of_results(dirs[0]) if len(dict.fromkeys(dirs)) == 1 else None
+    checked = None
+    if spec is not None and spec.published:
+        extra = [str(d) for d in spec.also_reads if d.is_dir() and d != Path(dirs[0]).resolve()]
+        checked = load_results([dirs[0], *extra], protocol_key or spec.protocol_key, missing_ok=protocol_key is None)
+    return html_page.directory_page([Path(d) for d in dict.fromkeys(dirs)], results, fragment, spec,
+                                    check_results=checked, methods=methods, datasets=datasets)
 
 
 @cli.command("status")
@@ -288,7 +335,8 @@ def status_cmd(targets, data_dir):
 @click.option("--spec", default=None, help="spec name or path (default: the spec whose results directory DIRS[0] is)")
 @click.option("--protocol", "protocol_key", default=None, metavar="KEY",
               help="only the records of this protocol key (default: the spec's protocol, when it names one)")
-def check_cmd(dirs, spec, protocol_key):
+@filter_options
+def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
     """Compare results with a published table; exit 1 if any present cell fails (a cell the spec
     marks not comparable is shown and counted apart, never failed)."""
     from rfbench import check, reproduce
@@ -305,7 +353,7 @@ def check_cmd(dirs, spec, protocol_key):
     if sp.results in given:      # the spec's own directory: the columns it reads elsewhere come too
         dirs = [*dirs, *(str(d) for d in sp.also_reads if d not in given and d.is_dir())]
     results = load_results(dirs, protocol_key or sp.protocol_key, missing_ok=protocol_key is None)
-    table, text, _ = reproduce.check_text(sp, results)
+    table, text, _ = reproduce.check_text(sp, results, _names(method_filter), _names(dataset_filter))
     click.echo(text, nl=False)
     if (check.paper_cells(table)["status"] == "fail").any():
         sys.exit(1)
@@ -408,8 +456,9 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
               help="the figures a spec declares (its 'figures' block, e.g. eerf2018-figures: error against M and "
                    "against time with the published cells marked) from its results directories, written with "
                    "figures.csv into its results directory (or --output if given)")
+@filter_options
 @click.pass_context
-def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_name):
+def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_name, method_filter, dataset_filter):
     """Figures of one or more results directories, or a spec's own figures (matplotlib, headless)."""
     from rfbench import plot
     from rfbench.store import load_results
@@ -418,8 +467,9 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
         from rfbench.reproduce import results_of
         from rfbench.spec import load_spec
 
-        if dirs or kind != "all":
-            raise UsageError("--spec plots the spec's declared figures from its own results: give no DIRS or --kind")
+        if dirs or kind != "all" or method_filter or dataset_filter:
+            raise UsageError("--spec plots the spec's declared figures from its own results: give no DIRS, --kind, "
+                             "--methods or --datasets")
         spec = load_spec(spec_name)
         explicit = ctx.get_parameter_source("output") == click.core.ParameterSource.COMMANDLINE
         for path in plot.write_spec_figures(spec, results_of(spec), output if explicit else None, fmt):
@@ -427,7 +477,10 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
         return
     if not dirs:
         raise UsageError("give the results directories to plot (or --spec SPEC)")
-    written, notes = plot.make_plots(load_results(dirs, protocol_key), kind, output, fmt, alpha, cd_test)
+    from rfbench import cells
+
+    results = cells.select(load_results(dirs, protocol_key), _names(method_filter), _names(dataset_filter))
+    written, notes = plot.make_plots(results, kind, output, fmt, alpha, cd_test)
     for note in notes:
         click.echo(f"rfbench plot: {note}", err=True)
     for path in written:

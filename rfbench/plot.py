@@ -6,7 +6,10 @@ Kinds (one file each, the critical-difference diagram one file per feature budge
                   ranks, Friedman test, then the Nemenyi post-hoc test (bar = critical difference)
                   or pairwise Wilcoxon signed-rank tests with Holm's correction; methods joined by
                   a thick bar are not significantly different. Only datasets on which every method
-                  has a complete cell (every fold done) at that n take part.
+                  has a complete cell (every fold done) at that n take part; when fewer than two
+                  have, the diagram is a screen: every dataset with all methods, each cell's mean
+                  over the (seed, fold) tasks all of them have in common, titled so
+                  ("screen: folds 0-2 of 10").
 * ``error-vs-n``  error (mean ± std over the outer folds) against n, one panel per dataset and one
                   line per method.
 * ``walltime``    per-fold ``total_s`` (tuning + fit + predict) per method and n, box plot with the
@@ -14,8 +17,8 @@ Kinds (one file each, the critical-difference diagram one file per feature budge
 * ``pareto``      error against wall time per dataset (log x), one point per (method, n), with the
                   Pareto front (no other point is both faster and better) as a dashed line.
 
-The records' ``metric`` says which way is better: ``accuracy`` (GBRFF classification protocol) is
-higher-is-better, every other metric (RMSE × 100, MSE) is lower-is-better.
+The records' ``metric`` says which way is better and what the axes are called (the one table of
+metrics, :data:`rfbench.cells.METRICS`: accuracy is higher-is-better, the errors lower-is-better).
 
 The statistics come from scipy (Friedman) and scikit-posthocs (Nemenyi, Wilcoxon–Holm, the
 diagram itself); this module only selects the cells and lays out the figures.
@@ -31,6 +34,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from rfbench import cells
 from rfbench.errors import UsageError
 
 KINDS = ("cd", "error-vs-n", "walltime", "pareto")
@@ -38,7 +42,6 @@ CD_TESTS = ("nemenyi", "wilcoxon-holm")
 FORMATS = ("png", "pdf")
 FILE_STEMS = {"cd": "cd-diagram", "error-vs-n": "error-vs-n", "walltime": "walltime",
               "pareto": "error-vs-walltime"}
-METRIC_LABELS = {"rmse100": "RMSE × 100", "accuracy": "accuracy (%)", "mse": "test MSE"}
 KEY = ["dataset", "method", "n_features", "fold", "seed", "protocol"]
 
 
@@ -76,36 +79,60 @@ def _dataset_metric(df: pd.DataFrame) -> dict[str, str]:
     out = {}
     for ds, g in _done(df).groupby("dataset"):
         m = g["metric"].dropna()
-        out[ds] = str(m.mode().iloc[0]) if len(m) else "error"
+        out[ds] = str(m.mode().iloc[0]) if len(m) else ""      # not recorded: shown as "error"
     return out
 
 
 def _higher_is_better(metric: str) -> bool:
-    return metric == "accuracy"
+    return cells.metric(metric).higher_is_better
 
 
 def _metric_label(metrics) -> str:
-    metrics = sorted(set(metrics))
-    if len(metrics) == 1:
-        return METRIC_LABELS.get(metrics[0], metrics[0])
-    return "error / accuracy"
+    return cells.axis_label(metrics)
 
 
-def complete_cells(df: pd.DataFrame, n: int) -> pd.DataFrame:
-    """dataset × method table of the mean outer-fold error at n, NaN where the cell is not
-    complete: a cell is complete when every one of its tasks is done and it has as many folds as
-    the method with the most folds on that dataset."""
+def _complete_mask(done: pd.DataFrame, failed: set) -> pd.Series:
+    """Per (dataset, method) at one n: complete (cells.completeness, every task done), or where the
+    protocol is unknown, as many folds as the method with the most on that dataset."""
+    comp = cells.completeness(done).droplevel("n_features")
+    most = comp["folds"].groupby(level="dataset").transform("max")
+    ok = comp["complete"] & (comp["expected"].notna() | (comp["folds"] >= most))
+    return ok & ~comp.index.isin(list(failed))
+
+
+def cell_means(df: pd.DataFrame, n: int) -> tuple[pd.DataFrame, str | None, list[str]]:
+    """(dataset × method table of the mean outer-fold error at n, screen label, datasets left out).
+
+    With at least two datasets on which every method's cell is complete (every task done): those
+    datasets and the cells' means over all their folds (screen None). Else a screen: every dataset
+    on which every method has finished tasks, each mean over the (seed, fold) tasks all methods there
+    have in common, labelled e.g. 'screen: folds 0-2 of 10'."""
     df = df[df["n_features"] == n]
-    if df.empty:
-        return pd.DataFrame()
-    rows = []
-    for (ds, meth), g in df.groupby(["dataset", "method"]):
-        ok = bool(((g["status"] == "done") & np.isfinite(g["error"])).all())
-        rows.append((ds, meth, len(g[["fold", "seed"]].drop_duplicates()), ok, g["error"].mean()))
-    cells = pd.DataFrame(rows, columns=["dataset", "method", "folds", "ok", "mean"])
-    cells["expected"] = cells.groupby("dataset")["folds"].transform("max")
-    cells.loc[~cells["ok"] | (cells["folds"] < cells["expected"]), "mean"] = np.nan
-    return cells.pivot(index="dataset", columns="method", values="mean")
+    done = _done(df)
+    if done.empty:
+        return pd.DataFrame(), None, []
+    methods = sorted(done["method"].unique())
+    bad = df[(df["status"] != "done") | ~np.isfinite(df["error"])]
+    failed = set(zip(bad["dataset"], bad["method"], strict=True))
+    ok = _complete_mask(done, failed)
+    means = done.groupby(["dataset", "method"])["error"].mean()
+    table = means.where(ok.reindex(means.index, fill_value=False)).unstack("method").reindex(columns=methods)
+    full = table.dropna()
+    if len(full) >= 2:
+        return full, None, sorted(set(table.index) - set(full.index))
+    done = done.assign(seed=cells.seeds_of(done))
+    rows, on = {}, {}
+    for ds, g in done.groupby("dataset"):
+        per = {m: e.set_index(["seed", "fold"])["error"] for m, e in g.groupby("method")}
+        if set(per) != set(methods):
+            continue
+        common = cells.common_index(per.values())
+        if len(common):
+            rows[ds], on[ds] = {m: float(e.loc[common].mean()) for m, e in per.items()}, common
+    screen = pd.DataFrame.from_dict(rows, orient="index", columns=methods)
+    total = cells.protocol_folds(done["protocol"].dropna().unique()) if done["protocol"].notna().any() else None
+    label = cells.screen_label(on.values(), total) if on else None
+    return screen, label, sorted(set(done["dataset"]) - set(rows))
 
 
 @dataclass
@@ -122,7 +149,9 @@ class CDResult:
     significant: pd.DataFrame      # method × method, True where the difference is significant
     cd: float | None               # Nemenyi critical difference (None for Wilcoxon–Holm)
     left_out: list[str] = field(default_factory=list)   # datasets without every method complete
-    metric: str = "error"
+    metric: str = "error"          # the axis label of the metric (cells.METRICS)
+    higher_is_better: bool = False
+    screen: str | None = None      # 'screen: folds 0-2 of 10' when not on complete cells
 
     @property
     def n_datasets(self) -> int:
@@ -138,7 +167,8 @@ class CDResult:
                 first += " (no significant difference)"
         post = ("Nemenyi post-hoc" if self.test == "nemenyi"
                 else "Wilcoxon signed-rank post-hoc, Holm-corrected")
-        return (f"Critical-difference diagram, n = {self.n}, N = {self.n_datasets} datasets\n"
+        screen = f" ({self.screen}, not the full protocol)" if self.screen else ""
+        return (f"Critical-difference diagram, n = {self.n}, N = {self.n_datasets} datasets{screen}\n"
                 f"{first}; {post}, α = {self.alpha:g}")
 
 
@@ -157,17 +187,14 @@ def cd_analysis(df: pd.DataFrame, n: int, alpha: float = 0.05, test: str = "neme
     if not 0 < alpha < 1:
         raise UsageError(f"--alpha {alpha} must be between 0 and 1")
     df = _prepare(df)
-    table = complete_cells(df, n)
     methods = sorted(_done(df[df["n_features"] == n])["method"].unique())
     if len(methods) < 2:
         raise UsageError(f"critical-difference diagram at n={n}: {len(methods)} method(s) with results "
                          f"({', '.join(methods) or 'none'}); it needs at least 2")
-    table = table.reindex(columns=methods)
-    full = table.dropna()
-    left_out = sorted(set(table.index) - set(full.index))
+    full, screen, left_out = cell_means(df, n)
     if len(full) < 2:
-        raise UsageError(f"critical-difference diagram at n={n}: {len(full)} dataset(s) with complete "
-                         f"results for every one of {', '.join(methods)}; it needs at least 2")
+        raise UsageError(f"critical-difference diagram at n={n}: {len(full)} dataset(s) with results for every "
+                         f"one of {', '.join(methods)}; it needs at least 2")
     metric_of = _dataset_metric(df)
     sign = np.array([-1.0 if _higher_is_better(metric_of.get(ds, "")) else 1.0 for ds in full.index])
     loss = full.mul(sign, axis=0)
@@ -197,10 +224,10 @@ def cd_analysis(df: pd.DataFrame, n: int, alpha: float = 0.05, test: str = "neme
     if test == "nemenyi":
         q = float(stats.studentized_range.ppf(1 - alpha, k, np.inf)) / math.sqrt(2)
         cd = q * math.sqrt(k * (k + 1) / (6.0 * len(full)))
-    metrics = {metric_of.get(ds, "error") for ds in full.index}
+    metrics = {metric_of.get(ds, "") for ds in full.index}
     return CDResult(n=n, test=test, alpha=alpha, scores=full, loss=loss, ranks=ranks, friedman_stat=f_stat,
                     friedman_p=f_p, pvalues=pv, significant=significant, cd=cd, left_out=left_out,
-                    metric=_metric_label(metrics))
+                    metric=_metric_label(metrics), higher_is_better=cells.higher_is_better(metrics), screen=screen)
 
 
 # -- figures -------------------------------------------------------------------------------------
@@ -242,7 +269,7 @@ def cd_figure(res: CDResult):
                 marker="|", ms=7)
         ax.text(1 + res.cd / 2, 1, f"CD = {res.cd:.2f}", transform=up + ScaledTranslation(0, 4 / 72, fig.dpi_scale_trans),
                 ha="center", va="bottom", fontsize=8.5)
-    best = "highest accuracy" if res.metric.startswith("accuracy") else "lowest error"
+    best = f"highest {res.metric}" if res.higher_is_better else f"lowest {res.metric}"
     ax.set_title(res.title(), fontsize=9.5, pad=48 if res.cd is not None else 26)
     notes = [f"average rank over datasets (1 = {best}); a thick bar joins methods that are not "
              "significantly different"]
@@ -312,7 +339,7 @@ def error_vs_n_figure(df: pd.DataFrame):
     for r in range(rows):
         ax0 = axes[r, 0]
         ds_row = datasets[r * cols:(r + 1) * cols]
-        ax0.set_ylabel(_metric_label(metric_of.get(d, "error") for d in ds_row), fontsize=8.5)
+        ax0.set_ylabel(_metric_label(metric_of.get(d, "") for d in ds_row), fontsize=8.5)
     for c in range(cols):
         last = max(i for i in range(len(datasets)) if i % cols == c)
         axes.flat[last].set_xlabel("n (features)", fontsize=8.5)
@@ -440,7 +467,7 @@ def pareto_figure(df: pd.DataFrame):
         ax.set_visible(False)
     for r in range(rows):
         ds_row = datasets[r * cols:(r + 1) * cols]
-        axes[r, 0].set_ylabel(_metric_label(metric_of.get(d, "error") for d in ds_row), fontsize=8.5)
+        axes[r, 0].set_ylabel(_metric_label(metric_of.get(d, "") for d in ds_row), fontsize=8.5)
     for c in range(cols):
         last = max(i for i in range(len(datasets)) if i % cols == c)
         axes.flat[last].set_xlabel("mean wall time per fold (s)", fontsize=8.5)

@@ -7,6 +7,12 @@ at the same n (Welch's t-test over the outer folds, p = 0.05, or with ``test="pa
 t-test on the per-fold differences); a line under the table says which. Below the table: the
 Wilcoxon signed-rank test across datasets for every method pair and n.
 
+Partial cells (a run in progress, a ``--folds 0-2`` screen; completeness as :mod:`rfbench.cells`
+defines it) are marked ``[3/10]``: a t-test against one runs on the (seed, fold) tasks both cells
+have; a Wilcoxon row runs on the complete cells when two datasets have them, else on the tasks both
+methods have in common per dataset, labelled in its column ``protocol`` ("screen: folds 0-2 of 10").
+Complete results render exactly as they did before screens existed.
+
 Seeds (``rfbench run --seeds 0,1,2``; the results are pooled by ``store.load_results``): a cell's
 mean is over all its (seed, fold) errors, and it shows the spread across folds (the std over one
 seed's folds, mean over seeds) apart from the spread across seeds (the std of the per-seed means):
@@ -40,7 +46,6 @@ Layout (``rfbench report --help``):
 
 from __future__ import annotations
 
-import html as html_lib
 import itertools
 import math
 import re
@@ -54,10 +59,10 @@ import pandas as pd
 import yaml
 from tabulate import tabulate
 
+from rfbench import cells as cells_mod
 from rfbench import stats
 from rfbench.errors import UsageError
 from rfbench.progress import hms
-from rfbench.protocol import outer_count_of_key
 from rfbench.registry import datasets as registered_datasets
 
 FORMATS = ("text", "markdown", "latex", "csv", "html")
@@ -65,6 +70,7 @@ DASH = "–"                   # an empty cell or a value that does not exist (n
 TEXT_WIDTH_PT = 469.0        # LaTeX \textwidth the layout is chosen for: 6.5 in (letter, 1 in margins)
 TEXT_HEIGHT_PT = 650.0       # \textheight (9 in): panels beyond it go to a continuation float
 DEFAULT_LABEL = "tab:rfbench"
+HTML_METHODS_PER_TABLE = 5   # method column groups of one HTML table: five fit a 1280 px window
 
 
 @dataclass
@@ -78,11 +84,12 @@ class Cell:
     seeds: int = 1
     seed_std: float | None = None   # spread across seeds: the std of the per-seed means (None: one seed)
     unit: str = "folds"             # what std is across ("splits" under the splits protocol)
+    complete: bool = True           # every seed has every fold (cells.completeness)
 
     @property
     def partial(self) -> bool:
         """Fewer folds finished than the protocol has (a run in progress)."""
-        return self.expected is not None and self.folds < self.expected
+        return not self.complete
 
 
 def lower(x: pd.Series, y: pd.Series, alpha: float = 0.05, test: str = "welch") -> bool:
@@ -93,13 +100,6 @@ def lower(x: pd.Series, y: pd.Series, alpha: float = 0.05, test: str = "welch") 
     if test == "paired":
         x, y = x.align(y, join="inner")
     return stats.significantly_lower(x, y, alpha, test)
-
-
-def _seeds(df: pd.DataFrame) -> pd.Series:
-    """The seed of every record (records without one: seed 0, the default of every run)."""
-    if "seed" not in df:
-        return pd.Series(0, index=df.index)
-    return pd.to_numeric(df["seed"], errors="coerce").fillna(0).astype(int)
 
 
 def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
@@ -118,9 +118,8 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
     if done.empty:
         raise UsageError("no finished tasks in these results (every record is an error or timeout)")
     done["error"] = done["error"].astype(float)
-    done["seed"] = _seeds(done)
+    done["seed"] = cells_mod.seeds_of(done)
     several = done["seed"].nunique() > 1
-    seeds_of = done.groupby("dataset")["seed"].nunique()
     cells: dict[tuple, Cell] = {}
     errors: dict[tuple, pd.Series] = {}
     # per cell, the rows of `done` in their order (what a loop over the groups would give each
@@ -135,18 +134,8 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
     std_of_seed, mean_of_seed = seed_std.to_numpy(), seed_mean.to_numpy()
     error, fold, seed = done["error"].array, done["fold"].array, done["seed"].array
     total = done["total_s"].astype(float)
-    counts_of: dict = {}
-
-    def outer_count(key):
-        try:
-            if key not in counts_of:
-                counts_of[key] = outer_count_of_key(key)
-            return counts_of[key]
-        except TypeError:                    # an unhashable key
-            return outer_count_of_key(key)
-
+    complete = cells_mod.completeness(done) if "protocol" in done else None
     has_protocol = "protocol" in done
-    protocols = done["protocol"].to_numpy() if has_protocol else None
     splits = done["protocol"].astype(str).str.startswith("splits") if has_protocol else None
     for ds, n, meth in groups.size().index:
         idx = rows[(ds, n, meth)]
@@ -158,21 +147,40 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
         fold_stds = pd.Series(std_of_seed[at]).dropna()          # seeds with at least two folds
         means = pd.Series(mean_of_seed[at])
         # folds of a complete cell: known when every fold's protocol key can be read
-        counts = {outer_count(k) for k in protocols[idx]} if has_protocol else {None}
+        expected = complete.loc[(ds, n, meth)] if complete is not None else None
         unit = "splits" if has_protocol and splits.iloc[idx].all() else "folds"
         cells[(ds, n, meth)] = Cell(float(e.mean()), float(fold_stds.mean()) if len(fold_stds) else 0.0,
                                     float(total.iloc[idx].mean()), int(e.size),
-                                    expected=None if None in counts else max(counts) * int(seeds_of[ds]),
+                                    expected=None if expected is None or math.isnan(expected["expected"])
+                                    else int(expected["expected"]),
                                     seeds=len(means), seed_std=float(means.std(ddof=1)) if len(means) > 1 else None,
-                                    unit=unit)
-    higher_is_better = set(done["metric"].dropna()) == {"accuracy"}
-    for (ds, n, meth), cell in cells.items():
-        others = [k for k in cells if k[0] == ds and k[1] == n and k[2] != meth]
-        if not others:
-            continue
-        mine = -errors[(ds, n, meth)] if higher_is_better else errors[(ds, n, meth)]
-        cell.bold = all(lower(mine, -errors[o] if higher_is_better else errors[o], alpha, test) for o in others)
+                                    unit=unit, complete=True if expected is None else bool(expected["complete"]))
+    higher_is_better = cells_mod.higher_is_better(done["metric"].dropna())
+    mark_bold(cells, errors, higher_is_better, alpha, test)
     return cells, errors, higher_is_better
+
+
+def mark_bold(cells: dict, errors: dict, higher_is_better: bool, alpha: float = 0.05, test: str = "welch") -> None:
+    """Bold the cells significantly better than every other method at their dataset and n. A test
+    against a partial cell runs on the (seed, fold) tasks both cells have in common (the complete
+    cell's other folds are other splits, not more of the same comparison)."""
+    at: dict[tuple, list] = {}
+    for key in cells:
+        at.setdefault(key[:2], []).append(key)
+    loss = {k: -e if higher_is_better else e for k, e in errors.items()}
+    for keys in at.values():
+        for k in keys:
+            if len(keys) > 1:
+                cells[k].bold = all(_lower_on_common(cells, loss, k, o, alpha, test) for o in keys if o != k)
+
+
+def _lower_on_common(cells: dict, loss: dict, k, o, alpha: float, test: str) -> bool:
+    """Cell k's loss significantly lower than cell o's, on the folds both have when either is partial."""
+    x, y = loss[k], loss[o]
+    if cells[k].partial or cells[o].partial:
+        on = cells_mod.common_index([x, y])
+        x, y = x.loc[on], y.loc[on]
+    return lower(x, y, alpha, test)
 
 
 def parse_comparisons(text: str | None) -> list[tuple[str, int, str, int]]:
@@ -205,15 +213,33 @@ def ttest_record(errors, common, a, na, b, nb, higher_is_better: bool, test: str
 def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool, errors=None, test: str = "welch",
                  names: dict[str, str] | None = None) -> dict | None:
     """Wilcoxon signed-rank test of method a at n = na against b at n = nb across datasets, with
-    the per-dataset t-test win/tie/loss record when the fold errors are given."""
-    def complete(meth, n):     # the mean of a run in progress is not the cell's result
-        return {k[0] for k, c in cells.items() if k[1:] == (n, meth) and not c.partial}
+    the per-dataset t-test win/tie/loss record when the fold errors are given.
 
-    common = sorted(complete(a, na) & complete(b, nb))
+    It runs on the datasets where both cells are complete (the mean of a run in progress is not the
+    cell's result) when there are at least two. Else, given the fold errors, it is a screen: every
+    dataset with both cells, each cell's mean taken over the (seed, fold) tasks the two have in
+    common, and the row's ``protocol`` says so ("screen: folds 0-2 of 10")."""
+    def present(meth, n, partial_ok):
+        return {k[0] for k, c in cells.items() if k[1:] == (n, meth) and (partial_ok or not c.partial)}
+
+    common = sorted(present(a, na, False) & present(b, nb, False))
+    screen = None
+    if len(common) < 2 and errors is not None:
+        both = sorted(present(a, na, True) & present(b, nb, True))
+        on = {d: cells_mod.common_index([errors[(d, na, a)], errors[(d, nb, b)]]) for d in both}
+        common = [d for d in both if len(on[d])]
+        if len(common) >= 2:
+            errors = {(d, n, m): errors[(d, n, m)].loc[on[d]] for d in common for m, n in ((a, na), (b, nb))}
+            total = cells[(common[0], na, a)].expected
+            seeds = cells[(common[0], na, a)].seeds
+            screen = cells_mod.screen_label([on[d] for d in common], total // seeds if total else None)
     if len(common) < 2:
         return None
-    ea = np.array([cells[(d, na, a)].mean for d in common])
-    eb = np.array([cells[(d, nb, b)].mean for d in common])
+    if screen is None:
+        ea = np.array([cells[(d, na, a)].mean for d in common])
+        eb = np.array([cells[(d, nb, b)].mean for d in common])
+    else:
+        ea, eb = (np.array([float(errors[(d, n, m)].mean()) for d in common]) for m, n in ((a, na), (b, nb)))
     T, p, N = stats.wilcoxon(ea, eb)
     real = ~stats.ties(ea, eb)                    # a tie (1e-14 apart) is no win
     a_better = (ea > eb if higher_is_better else ea < eb) & real
@@ -225,16 +251,25 @@ def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool, errors=None, test:
            "wins_a": int(a_better.sum()), "wins_b": int(b_better.sum())}
     if errors is not None:
         row[f"{test} W/T/L (a)"] = ttest_record(errors, common, a, na, b, nb, higher_is_better, test)
+    if screen is not None:
+        row["protocol"] = screen
     return row
+
+
+FULL_PROTOCOL = "full protocol"
 
 
 def wilcoxon_table(cells, methods, ns, higher_is_better: bool = False, comparisons=(), errors=None,
                    test: str = "welch", names: dict[str, str] | None = None) -> list[dict]:
     """Wilcoxon signed-rank test across datasets for every method pair and every n, plus any
-    requested cross-n comparisons (e.g. the GFC paper's GFC at n = 500 against ALC at n = 100)."""
+    requested cross-n comparisons (e.g. the GFC paper's GFC at n = 500 against ALC at n = 100).
+    When some rows are screens on common folds, every row gets the column ``protocol``."""
     pairs = [(a, n, b, n) for n in ns for a, b in itertools.combinations(methods, 2)]
     rows = [wilcoxon_row(cells, *pair, higher_is_better, errors, test, names) for pair in [*pairs, *comparisons]]
-    return [r for r in rows if r is not None]
+    rows = [r for r in rows if r is not None]
+    if any("protocol" in r for r in rows):
+        rows = [r if "protocol" in r else r | {"protocol": FULL_PROTOCOL} for r in rows]
+    return rows
 
 
 def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
@@ -507,10 +542,11 @@ def bold_rule(test: str, alpha: float, unit: str = "outer folds", seeds: int = 1
 
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons=(), test: str = "welch", *,
            names: dict[str, str] | None = None, width: int | None = None, label: str | None = None,
-           latex_width: float = TEXT_WIDTH_PT) -> str:
+           latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False) -> str:
     """The report in one format. names: display names of methods; width: characters a text line may
     take (None: the terminal's width, 0: no limit); label, latex_width: the LaTeX \\label and the
-    text width (pt) its layout is chosen for."""
+    text width (pt) its layout is chosen for; html_fragment: the HTML tables without the page
+    around them (for rfbench.html_page)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
     names = dict(names or {})
@@ -522,11 +558,8 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     seeds = max(c.seeds for c in cells.values())     # several: every cell pools its seeds
     rule = bold_rule(test, alpha, unit, seeds)
     reg = registered_datasets()
-    metrics = set(df.loc[df["status"] == "done", "metric"].dropna())
-    metric = ("accuracy (%)" if higher else "test MSE of the standardised output" if metrics == {"mse"}
-              else "test misclassification rate (%)" if metrics == {"error"}
-              else "100 × test MSE of outputs scaled to [−1, 1]" if metrics == {"mse100"}
-              else "RMSE × 100 (outputs scaled to range one)")
+    metrics = sorted(set(df.loc[df["status"] == "done", "metric"].dropna().astype(str))) if "metric" in df else []
+    metric = " / ".join(cells_mod.metric(m).description for m in metrics or ["rmse100"])
     if fmt == "csv":
         rows = [{"dataset": d, "m": int(sizes.get(d, 0)) or (reg[d].m if d in reg else None),
                  "d": reg[d].d if d in reg else None, "n_features": n, "method": meth,
@@ -548,10 +581,18 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     else:
         caption = (f"{lead}, mean (± std) over {unit}; walltime: mean time to "
                    f"cross-validate one {one} ({WALLTIME_NOTE}).")
+    screen = None
+    if all(c.partial for c in cells.values()):       # nothing complete: the whole report is a screen
+        some = next(iter(cells.values()))
+        screen = cells_mod.screen_label([e.index for e in errors.values()],
+                                        some.expected // some.seeds if some.expected else None)
+        screen = f"{screen[0].upper()}{screen[1:]} (not the full protocol)"
+        caption = f"{screen}. {caption}"
     if any(c.partial for c in cells.values()):
         tasks = unit if seeds == 1 else f"(seed, {one}) tasks"
-        caption += (f" [k/K]: only k of the K {tasks} have finished (a run in progress); such a cell "
-                    "is left out of the Wilcoxon tests.")
+        caption += (f" [k/K]: only k of the K {tasks} have finished (a run in progress); a t-test against "
+                    "it runs on the folds both cells have in common, and a Wilcoxon test leaves it out, unless fewer than two datasets are complete: then it is a screen on the "
+                    "folds both methods have in common (column protocol).")
     as_sign = sorted(set(df.loc[df["task"].astype(str).str.contains("sign", na=False), "method"]))
     if as_sign:
         caption += (f" On classification data, {', '.join(_display(m, names) for m in as_sign)} (regression "
@@ -562,6 +603,14 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     times = timing_table(df, ds_order, ns, methods)
     for t in times:
         t["method"] = _display(t["method"], names)
+    if fmt == "html":
+        plain = caption.removeprefix(f"{screen}. ") if screen else caption      # the banner says it
+        fragment = _html(keys, cells, ns, methods, names, tests, times, plain, rule, score, one, screen)
+        if html_fragment:
+            return fragment
+        from rfbench.html_page import document
+
+        return document("rfbench report", [fragment])
     if fmt == "text":
         return _text(keys, cells, ns, methods, names, tests, times, caption, rule, score, one,
                      terminal_width() if width is None else width)
@@ -571,8 +620,6 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
             header += [f"n={n} {_display(meth, names)} {score}", f"n={n} {_display(meth, names)} walltime"]
     body = [[d, m, dd] + [x for n in ns for meth in methods for x in _fmt_cell(cells.get((d, n, meth)), fmt)]
             for d, m, dd in keys]
-    if fmt == "html":
-        return _html(header, body, tests, caption, rule)
     out = [caption, "", tabulate(body, headers=header, tablefmt="github", disable_numparse=True, missingval=DASH),
            "", rule[0].upper() + rule[1:] + "."]
     if tests:
@@ -795,7 +842,10 @@ def _wilcoxon_cells(tests, test) -> list[list[str]]:
     def num(x, spec="g"):
         x = _missing(x)
         return "--" if x is None else format(x, spec)
-    return [[str(t["n"]), _tex(t["pair"]), str(t["datasets"]), num(t["T"]), num(t["T_crit_95"]),
+    def pair(t):
+        screen = t.get("protocol", FULL_PROTOCOL)
+        return t["pair"] + ("" if screen == FULL_PROTOCOL else f" ({screen})")
+    return [[str(t["n"]), _tex(pair(t)), str(t["datasets"]), num(t["T"]), num(t["T_crit_95"]),
              num(t["T_crit_95_normal"]), num(t["p"], ".3g"), str(t.get(f"{test} W/T/L (a)", "--"))] for t in tests]
 
 
@@ -831,26 +881,58 @@ def _latex_wilcoxon(tests, test, label, width_pt) -> list[str]:
             *([r"\resizebox{\textwidth}{!}{%", *body, "}"] if scaled else body), r"\end{table}"]
 
 
-def _html(header, body, tests, caption, rule) -> str:
-    def text(c):
-        c = _missing(c)
-        return DASH if c is None else f"{c:.4g}" if isinstance(c, float) else str(c)
+def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, one, screen=None) -> str:
+    """The report as an HTML fragment (rfbench.html_page wraps it into a page): a banner when the
+    whole report is a screen, one table per n with a column group per method (error, walltime), bold
+    and shaded where significantly best; then the Wilcoxon and timing tables. Every text is escaped."""
+    from rfbench.html_page import esc, simple_table
 
-    def table(head, rows):
-        h = "".join(f"<th>{html_lib.escape(str(x))}</th>" for x in head)
-        r = "".join("<tr>" + "".join(f"<td>{c if str(c).startswith('<b>') else html_lib.escape(text(c))}</td>"
-                                     for c in row) + "</tr>" for row in rows)
-        return f"<table>\n<thead><tr>{h}</tr></thead>\n<tbody>{r}</tbody>\n</table>"
+    at = _methods_at(cells, keys, ns, methods)
 
-    parts = ["<!DOCTYPE html>", "<html><head><meta charset='utf-8'><title>rfbench report</title>",
-             "<style>table{border-collapse:collapse;font-family:sans-serif;font-size:13px}"
-             "td,th{border-bottom:1px solid #ccc;padding:3px 8px;text-align:right}"
-             "td:first-child{text-align:left}</style></head><body>",
-             f"<p>{html_lib.escape(caption)}</p>", table(header, body),
-             f"<p>{html_lib.escape(rule[0].upper() + rule[1:], quote=False)}.</p>"]
+    def table(n, shown, continued) -> str:
+        head = ['<tr><th class="l" rowspan="2">dataset</th><th rowspan="2">m</th><th rowspan="2">d</th>'
+                + "".join(f'<th class="g" colspan="2">{esc(_display(m, names))}</th>' for m in shown) + "</tr>",
+                "<tr>" + f'<th class="g">{esc(score)}</th><th>walltime</th>' * len(shown) + "</tr>"]
+        body = []
+        for d, m, dd in keys:
+            tds = [f'<td class="l">{esc(d)}</td><td>{esc(m)}</td><td>{esc(dd)}</td>']
+            for meth in shown:
+                c = cells.get((d, n, meth))
+                if c is None:
+                    tds.append(f'<td class="g">{DASH}</td><td>{DASH}</td>')
+                    continue
+                mean = f"<b>{c.mean:.2f}</b>" if c.bold else f"{c.mean:.2f}"
+                part = (f' <span class="partial" title="{c.folds} of {c.expected} finished">[{c.folds}/{c.expected}]'
+                        "</span>" if c.partial else "")
+                best = "g best" if c.bold else "g"
+                tds.append(f'<td class="{best}">{mean} ({esc(_spread(c))}){part}</td>'
+                           f"<td>{esc(fmt_walltime(c.walltime))}</td>")
+            body.append("<tr>" + "".join(tds) + "</tr>")
+        return (f"<h3>n = {esc(n)}{' (continued)' if continued else ''}</h3>"
+                + '<div class="scroll"><table class="results"><thead>' + "".join(head)
+                + "</thead><tbody>" + "".join(body) + "</tbody></table></div>")
+
+    # one table per n, of at most HTML_METHODS_PER_TABLE methods (as even as possible): wider ones
+    # would scroll in a 1280 px window and hide the last methods' marks
+    tables = [table(n, chunk, i > 0) for n in ns if at[n]
+              for i, chunk in enumerate(_balanced(at[n], math.ceil(len(at[n]) / HTML_METHODS_PER_TABLE)))]
+
+    parts = ['<h2 id="table">Results</h2>',
+             *([f'<p class="banner"><b>{esc(screen)}</b>: every statistic below is computed on the folds the '
+                "compared cells have in common.</p>"] if screen else []),
+             f'<p class="caption">{esc(caption)}</p>',
+             *tables,
+             f"<p>{esc(rule[0].upper() + rule[1:])}; bold cells are shaded.</p>"]
+    parts.append('<h2 id="wilcoxon">Wilcoxon signed-rank tests across datasets</h2>')
     if tests:
-        keys = list(tests[0])
-        parts += ["<h3>Wilcoxon signed-rank test across datasets</h3>",
-                  table(keys, [[t[k] for k in keys] for t in tests])]
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+        columns = list(tests[0])
+        rows = [[_cell_text(t[k], ".4g") for k in columns] for t in tests]
+        classes = ["screen" if t.get("protocol", FULL_PROTOCOL) != FULL_PROTOCOL else "" for t in tests]
+        parts += [f"<p>{esc(WILCOXON_NOTE)}</p>", simple_table(columns, rows, left=2, row_classes=classes)]
+    else:
+        parts.append('<p class="note">no pair of methods has two datasets to compare on</p>')
+    if times:
+        columns = list(times[0])
+        parts += [f"<h3>{esc(timing_note(one))}</h3>",
+                  simple_table(columns, [[_cell_text(t[k], ".3g") for k in columns] for t in times], left=3)]
+    return "\n".join(parts)

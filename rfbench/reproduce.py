@@ -9,6 +9,7 @@ check, never typed by hand.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from pathlib import Path
 import pandas as pd
 from tabulate import tabulate
 
-from rfbench import check, registry
+from rfbench import cells, check, registry
 from rfbench.data.loader import cache_dir, mirror_root
 from rfbench.errors import UsageError
 from rfbench.spec import Spec
@@ -128,12 +129,23 @@ def check_spec(spec: Spec, data_dir=None) -> Checked:
     return Checked(spec, results, table, text, _cell_counts(table, data_dir), wilcoxon)
 
 
-def check_text(spec: Spec, results: pd.DataFrame) -> tuple[pd.DataFrame, str, pd.DataFrame | None]:
+def check_text(spec: Spec, results: pd.DataFrame, methods=None, datasets=None
+               ) -> tuple[pd.DataFrame, str, pd.DataFrame | None]:
     """The cell table, what `rfbench check` prints (cells, ranks, Wilcoxon claims, choices) and
-    the Wilcoxon claims as data."""
+    the Wilcoxon claims as data; with ``methods``/``datasets`` (rfbench names) only those cells,
+    and the rank views and claims among those methods and datasets only."""
     table = check.compare(spec, results)
+    shown = spec
+    if methods is not None or datasets is not None:
+        table = cells.select(table, methods, datasets, where=f"the cells of spec {spec.name}")
+        kept_m, kept_d = set(table["method"]), set(table["dataset"])
+        results = results[results["method"].isin(kept_m) & results["dataset"].isin(kept_d)]
+        # the header names only the variants still shown
+        shown = dataclasses.replace(spec, variants={m: k for m, v in spec.variants.items() if (k := [x for x in v if x in kept_m])},
+                                    dataset_variants={d: k for d, v in spec.dataset_variants.items()
+                                                      if (k := [x for x in v if x in kept_d])})
     wilcoxon = check.wilcoxon_summary(spec, results)
-    text = (check.render(table, spec) + check.render_excluded(spec) + check.render_rank_views(spec, results)
+    text = (check.render(table, shown) + check.render_excluded(spec) + check.render_rank_views(spec, results)
             + check.render_wilcoxon(wilcoxon) + check.render_chosen(check.chosen_summary(spec, results), spec))
     return table, text, wilcoxon
 

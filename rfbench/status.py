@@ -4,7 +4,8 @@ What was asked for comes from the experiment spec whose results directory it is 
 methods × budgets × outer folds, methods only on the task types they support); a directory that
 belongs to no spec falls back to the union of its invocations' plans in ``runs.jsonl``. The done
 ones are the records. Tasks of datasets that cannot be obtained offline are counted apart
-(``no_data``), not as left. The time left is estimated per task from the median time of the finished tasks of the
+(``no_data``), not as left. Column ``cells_done`` counts the datasets whose (method, n) cell is complete (cells.completeness:
+every seed has every fold), of ``cells`` asked for. The time left is estimated per task from the median time of the finished tasks of the
 same (dataset, method, n); for a cell with none yet, from the same dataset and method at another
 budget (scaled by the method's time ratio between budgets), else from a power law in rows and
 inputs (the registry shape) fitted to the (method, n)'s finished datasets (proportional to
@@ -22,6 +23,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
+from rfbench import cells as cells_mod
 from rfbench import protocol as proto
 from rfbench.errors import UsageError
 from rfbench.registry import get_dataset, get_method
@@ -129,6 +131,7 @@ def status(targets, data_dir=None) -> pd.DataFrame:
         per_mn = done.groupby(["method", "n_features"])["total_s"].median()
         estimate = task_seconds(done)
         running = sum(not claim_is_stale(p) for p in _claims(path / "records"))
+        complete = cells_mod.completeness(done)["complete"] if len(done) else pd.Series(dtype=bool)
         for (meth, n), g in tasks.groupby(["method", "n_features"], sort=True):
             left = g[~g["status"].isin(["done", "no data"])]
             cells = [(r.dataset, meth, n) for r in left.itertuples()]
@@ -136,7 +139,9 @@ def status(targets, data_dir=None) -> pd.DataFrame:
             out.append({"spec": label, "method": meth, "n": int(n), "asked": len(g),
                         "done": int((g["status"] == "done").sum()),
                         "failed": int(g["status"].isin(["error", "timeout"]).sum()),
-                        "left": len(left), "no_data": int((g["status"] == "no data").sum()), "median_task_s": per_mn.get((meth, n), np.nan),
+                        "left": len(left),
+                        "cells_done": int(sum(complete.get((d, n, meth), False) for d in g["dataset"].unique())),
+                        "cells": int(g["dataset"].nunique()), "no_data": int((g["status"] == "no data").sum()), "median_task_s": per_mn.get((meth, n), np.nan),
                         "left_core_h": float(np.nansum(est)) / 3600 if len(left) else 0.0,
                         "by_size": len(known) - int(sum(known)),
                         "unestimated": int(np.isnan(est).sum())})
@@ -236,7 +241,7 @@ def render(table: pd.DataFrame) -> str:
     total = table[["asked", "done", "left", "no_data", "left_core_h"]].sum(numeric_only=True)
     shown = table.copy()
     # counts stay integers when a "running now" row (no counts) turns their columns into floats
-    for col in ("n", "asked", "done", "failed", "left", "no_data", "by_size", "unestimated"):
+    for col in ("n", "asked", "done", "failed", "left", "cells_done", "cells", "no_data", "by_size", "unestimated"):
         shown[col] = [("" if pd.isna(v) else str(int(v))) for v in table[col]]
     body = tabulate(shown.astype(object).where(shown.notna(), ""), headers="keys", tablefmt="simple",
                     showindex=False, floatfmt=".1f")

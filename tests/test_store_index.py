@@ -10,8 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from rfbench import cells as cells_mod
 from rfbench import report, status, store
 from rfbench.cli import main
+from rfbench.protocol import outer_count_of_key
 from rfbench.store import INDEX_NAME, RunDir, load_results, record_key, records_frame
 
 DATASETS = ("kinematics", "bank", "pumadyn", "elevators")
@@ -208,7 +210,7 @@ def _old_summarise(df, alpha=0.05, test="welch"):
     """summarise as it was before it was vectorised (one pandas group per cell): the reference."""
     done = df[df["status"] == "done"].copy()
     done["error"] = done["error"].astype(float)
-    done["seed"] = report._seeds(done)
+    done["seed"] = cells_mod.seeds_of(done)
     several = done["seed"].nunique() > 1
     seeds_of = done.groupby("dataset")["seed"].nunique()
     cells, errors = {}, {}
@@ -218,19 +220,27 @@ def _old_summarise(df, alpha=0.05, test="welch"):
         per_seed = g.groupby("seed")["error"]
         fold_stds = per_seed.std(ddof=1).dropna()
         means = per_seed.mean()
-        counts = {report.outer_count_of_key(k) for k in g["protocol"]} if "protocol" in g else {None}
+        counts = {outer_count_of_key(k) for k in g["protocol"]} if "protocol" in g else {None}
         unit = "splits" if "protocol" in g and g["protocol"].astype(str).str.startswith("splits").all() else "folds"
         cells[(ds, n, meth)] = report.Cell(
             float(e.mean()), float(fold_stds.mean()) if len(fold_stds) else 0.0, float(g["total_s"].astype(float).mean()),
             int(e.size), expected=None if None in counts else max(counts) * int(seeds_of[ds]), seeds=len(means),
-            seed_std=float(means.std(ddof=1)) if len(means) > 1 else None, unit=unit)
+            seed_std=float(means.std(ddof=1)) if len(means) > 1 else None, unit=unit,
+            complete=None in counts or int(e.size) >= max(counts) * int(seeds_of[ds]))
     higher = set(done["metric"].dropna()) == {"accuracy"}
     for (ds, n, meth), cell in cells.items():
         others = [k for k in cells if k[0] == ds and k[1] == n and k[2] != meth]
         if others:
-            mine = -errors[(ds, n, meth)] if higher else errors[(ds, n, meth)]
-            cell.bold = all(report.lower(mine, -errors[o] if higher else errors[o], alpha, test) for o in others)
+            cell.bold = all(_old_lower(cells, errors, (ds, n, meth), o, higher, alpha, test) for o in others)
     return cells, errors, higher
+
+
+def _old_lower(cells, errors, k, o, higher, alpha, test):
+    x, y = (-errors[c] if higher else errors[c] for c in (k, o))
+    if not (cells[k].complete and cells[o].complete):      # against a partial cell: on the folds both have
+        on = x.index.intersection(y.index)
+        x, y = x.loc[on], y.loc[on]
+    return report.lower(x, y, alpha, test)
 
 
 @pytest.mark.parametrize("seeds", [(0,), (0, 1)])
