@@ -383,19 +383,6 @@ def load(name_or_dir: str) -> Baseline:
     return read_file(files[name])
 
 
-def fold_ranges(folds) -> str:
-    """[0, 1, 2, 5] → '0-2,5'."""
-    folds = sorted({int(f) for f in folds})
-    parts, start = [], None
-    for i, f in enumerate(folds):
-        if start is None:
-            start = f
-        if i + 1 == len(folds) or folds[i + 1] != f + 1:
-            parts.append(f"{start}" if start == f else f"{start}-{f}")
-            start = None
-    return ",".join(parts)
-
-
 def listing(baselines: list[Baseline]) -> list[dict]:
     """One row per baseline: name, spec, methods, datasets, tasks, folds, size."""
     rows = []

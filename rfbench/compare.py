@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench import baselines
+from rfbench import baselines, cells
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
 
@@ -173,12 +173,9 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
         frames.append((f"baseline {b.name}", rows))
     df = pool_frames(frames)
     df = df[df["n_features"].isin(set(user["n_features"]))]
-    shown = list(dict.fromkeys(df["method"]))
-    where = f"the run or baseline(s) {', '.join(b.name for b in loaded)} at its n"
-    keep_methods = _subset(methods, shown, "--methods", where)
-    keep_datasets = _subset(datasets, sorted(set(df["dataset"])), "--datasets", "the run")
-    df = df[df["method"].isin(keep_methods) & df["dataset"].isin(keep_datasets)]
-    mine = set(user["method"]) & set(keep_methods)
+    df = cells.select(df, methods, datasets,
+                      where=f"the run or baseline(s) {', '.join(b.name for b in loaded)} at its n")
+    mine = set(user["method"]) & set(df["method"])
     if not mine:
         raise UsageError("--methods names none of the run's methods "
                          f"({', '.join(sorted(set(user['method'])))}); nothing to compare")
@@ -220,7 +217,7 @@ def common_folds(df: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
             keep.append(cell[cell["fold"].astype(int).isin(common)])
             folds.setdefault(d, set()).update(common)
     out = pd.concat(keep) if keep else df.iloc[0:0]
-    return out, {d: baselines.fold_ranges(fs) for d, fs in folds.items()}
+    return out, {d: cells.fold_ranges(fs) for d, fs in folds.items()}
 
 
 def render(c: Comparison, fmt: str, **report_options) -> str:

@@ -80,6 +80,12 @@ def _resource(*parts: str) -> Path:
     return Path(str(importlib.resources.files("rfbench").joinpath("_data", *parts))).resolve()
 
 
+def in_checkout() -> bool:
+    """Whether rfbench runs from a development checkout (its package directory beside pyproject.toml
+    and bench/), rather than from an installed wheel."""
+    return (ROOT / "pyproject.toml").is_file() and (ROOT / "bench").is_dir()
+
+
 def is_packaged(path: Path) -> bool:
     """Whether a file lies inside the installed package (a packaged spec of a wheel install)."""
     try:

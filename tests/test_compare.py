@@ -145,7 +145,7 @@ def test_report_filters_by_methods_and_datasets(base_dir, tmp_path, capsys):
     c = compare.compare([str(out)], None, None, [GENERATED[1]])
     assert set(c.frame["dataset"]) == {GENERATED[1]}
     _one_line_error(capsys, ["compare", "report", str(out), "--methods", "gfc"],
-                    "--methods gfc not in the run or baseline(s) base at its n (there: sklearn")
+                    "--methods: gfc not in the run or baseline(s) base at its n (they have rff-gauss, sklearn")
     _one_line_error(capsys, ["compare", "report", str(out), "--methods", "rff-gauss"],
                     "--methods names none of the run's methods")
 
