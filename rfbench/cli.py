@@ -613,6 +613,35 @@ def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha,
         click.echo(text, nl=False)
 
 
+@compare_group.command("plot")
+@click.argument("dirs", nargs=-1, required=True)
+@click.option("--against", default=None, metavar="BASELINE[,BASELINE]",
+              help="shipped baselines (or results directories) to compare with (default: the run's compare.json)")
+@click.option("--methods", "method_list", default=None, help="only these methods, yours and the baselines'")
+@click.option("--datasets", "dataset_list", default=None, help="only these datasets (default: all the run has)")
+@click.option("--kind", default="cd", show_default=True,
+              type=click.Choice(["cd", "error-vs-n", "walltime", "pareto", "all"]),
+              help="as rfbench plot: the critical-difference diagram per n by default")
+@click.option("--format", "fmt", default="png", show_default=True, type=click.Choice(["png", "pdf"]))
+@click.option("--output", default="plots", show_default=True, help="directory the figures are written to")
+@click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level (cd)")
+@click.option("--cd-test", default="nemenyi", show_default=True, type=click.Choice(["nemenyi", "wilcoxon-holm"]),
+              help="post-hoc test of the critical-difference diagram after the Friedman test")
+def compare_plot(dirs, against, method_list, dataset_list, kind, fmt, output, alpha, cd_test):
+    """Figures of your run beside the baselines, on the folds every shown method has finished (the
+    same rows as `rfbench compare report`)."""
+    from rfbench import compare, plot
+
+    c = compare.compare(list(dirs), split_names(against) or None, _names(method_list), _names(dataset_list))
+    for note in c.notes[:1]:
+        click.echo(note, err=True)
+    written, notes = plot.make_plots(c.frame, kind, output, fmt, alpha, cd_test)
+    for note in notes:
+        click.echo(f"rfbench compare plot: {note}", err=True)
+    for path in written:
+        click.echo(f"wrote {path}")
+
+
 @cli.group("datasets")
 def datasets_group():
     """List, describe and fetch registered datasets."""

@@ -16,7 +16,6 @@ so. The fingerprints are checked again: a run whose folds differ from the baseli
 
 from __future__ import annotations
 
-import html as html_lib
 import io
 import json
 from dataclasses import dataclass
@@ -130,6 +129,7 @@ class Comparison:
     folds: dict                    # dataset → the folds compared (a range text, e.g. '0-2')
     outer: int                     # folds of the protocol
     baselines: list[str]
+    run_dirs: list[Path]           # the user's run directories
 
 
 def _baseline_names(run_dirs) -> list[str]:
@@ -201,7 +201,8 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
               "Every statistic below is over the folds every shown method has finished."),
              "Walltimes of the baselines are from their records (code version and device in the shipped file); "
              "the run's from this machine."]
-    return Comparison(df.reset_index(drop=True), notes, folds, outer, [b.name for b in loaded])
+    return Comparison(df.reset_index(drop=True), notes, folds, outer, [b.name for b in loaded],
+                      [Path(d) for d in run_dirs])
 
 
 def common_folds(df: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -220,10 +221,26 @@ def common_folds(df: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     return out, {d: cells.fold_ranges(fs) for d, fs in folds.items()}
 
 
+def html_page(c: Comparison, **report_options) -> str:
+    """One self-contained page: the notes, the tables (rfbench.report), every figure of rfbench plot
+    drawn on the compared folds (the critical-difference diagram among them) and the run's provenance."""
+    from rfbench import html_page as page
+    from rfbench import report
+
+    title = f"{', '.join(map(str, c.run_dirs))} against {', '.join(c.baselines)}"
+    fragment = report.render(c.frame, "html", html_fragment=True, **report_options)
+    return page.document(f"rfbench comparison: {title}", [
+        f"<h1>Comparison: {page.esc(title)}</h1>",
+        *(f'<p class="sub">{page.esc(n)}</p>' for n in c.notes),
+        fragment, page.figures_section(c.frame, c.run_dirs), page.provenance_section(c.run_dirs)])
+
+
 def render(c: Comparison, fmt: str, **report_options) -> str:
     """rfbench.report.render of the comparison, with its notes in every format (CSV: a column)."""
     from rfbench import report
 
+    if fmt == "html":
+        return html_page(c, **report_options)
     text = report.render(c.frame, fmt, **report_options)
     width = report_options.get("width")
     if fmt == "text":
@@ -235,9 +252,6 @@ def render(c: Comparison, fmt: str, **report_options) -> str:
         note = " ".join(c.notes[:2])
         head = "".join(f"% {n}\n" for n in c.notes)
         return head + text.replace("\\caption{", "\\caption{" + report._tex(note) + " ", 1)
-    if fmt == "html":
-        notes = "".join(f"<p>{html_lib.escape(n)}</p>\n" for n in c.notes)
-        return text.replace("<body>\n", "<body>\n" + notes, 1)
     table = pd.read_csv(io.StringIO(text))
     table["folds_compared"] = table["dataset"].map(c.folds)
     table["folds_of_protocol"] = c.outer

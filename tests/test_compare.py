@@ -75,7 +75,10 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     assert table.set_index(["dataset", "method"]).loc[(GENERATED[0], "rff-gauss"), "error_mean"] != pytest.approx(full)
     latex = compare.render(c, "latex")
     assert re.search(r"\\caption\{Compared: sklearn\.linear\\_model\.Ridge .*a screen, folds 0-1 of 3", latex)
-    assert "<p>Compared: sklearn.linear_model.Ridge" in compare.render(c, "html")
+    page = compare.render(c, "html")
+    assert '<p class="sub">Compared: sklearn.linear_model.Ridge' in page and "over these folds only" in page
+    assert "Critical-difference diagram, n = 10" in page and page.count('src="data:image/png;base64,') >= 1
+    assert "http://" not in page and "https://" not in page and str(out) in page      # provenance of the run
     text = compare.render(c, "text", width=0)
     assert text.startswith("Compared: ") and "sklearn.linear_model.Ridge" in text and "rff-gauss" in text
 
@@ -83,6 +86,19 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     compare.run(str(base_dir), [USER], None, None, None, str(out), jobs=1, progress=False)
     c = compare.compare([str(out)])
     assert "all outer folds, folds 0-2 of 3" in c.notes[0] and set(c.frame["protocol"]) == {"cv-o3-i2-max300"}
+
+
+def test_compare_plot_draws_the_cd_diagram_of_a_screen(base_dir, tmp_path, capsys):
+    out = tmp_path / "mine"
+    compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), jobs=1, progress=False)
+    main(["compare", "plot", str(out), "--output", str(tmp_path / "plots")])
+    captured = capsys.readouterr()
+    assert "a screen, folds 0-1 of 3" in captured.err
+    png = tmp_path / "plots" / "cd-diagram-n10.png"
+    assert f"wrote {png}" in captured.out and png.read_bytes().startswith(b"\x89PNG")
+    _one_line_error(capsys, ["compare", "plot", str(out), "--methods", "nosuch", "--output", str(tmp_path / "p2")],
+                    "--methods: nosuch not in")
+    assert not (tmp_path / "p2").exists()
 
 
 def test_other_splits_are_refused_before_and_after_the_run(base_dir, tmp_path, capsys):
