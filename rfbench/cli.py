@@ -164,10 +164,13 @@ def cli():
                    "repeatable (also $RFBENCH_REGISTRY)")
 @click.option("--no-report", is_flag=True, help="do not print the table at the end")
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@click.option("--dry-run", is_flag=True,
+              help="show the tasks that would run, those done in --out and the estimated core-hours; run nothing, "
+                   "write nothing")
 @backend_options
 def run(suite, dataset_names, method_names, features, protocol_name, outer_folds, inner_folds, repeats,
         test_size, seed, seed_list, fold_list, jobs, threads, timeout, max_samples, out, data_dir, strict, no_report,
-        quiet, target, task_type, registry_files, backend, scheduler):
+        quiet, dry_run, target, task_type, registry_files, backend, scheduler):
     """Run the protocol for datasets × methods × n_features; resumes an existing --out."""
     from rfbench import registry, report, runner
     from rfbench.data.loader import resolve_dataset_names
@@ -197,6 +200,11 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
         raise UsageError("--methods is empty")
     seeds = parse_seeds(seed_list, seed)
     protocol = Protocol(protocol_name, outer_folds, inner_folds, seeds[0], repeats, test_size, max_samples)
+    if dry_run:
+        table = runner.dry_run(names, methods, parse_int_list(features, "--features"), protocol, out,
+                               data_dir=data_dir, folds=parse_folds(fold_list), seeds=seeds)
+        click.echo(runner.render_dry_run(table, out), nl=False)
+        return
     run_dir = runner.run(names, methods, parse_int_list(features, "--features"), protocol, out,
                          jobs=jobs, timeout_s=parse_duration(timeout), data_dir=data_dir, strict=strict,
                          progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]),
@@ -328,9 +336,12 @@ def check_cmd(dirs, spec, protocol_key):
 @worker_options
 @click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@click.option("--dry-run", is_flag=True,
+              help="show each spec's tasks that would run, those done in its results directory and the estimated "
+                   "core-hours; run, check and write nothing")
 @backend_options
 def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_reference, out, fold_list,
-                  method_list, dataset_list, jobs, threads, timeout, data_dir, quiet, backend, scheduler):
+                  method_list, dataset_list, jobs, threads, timeout, data_dir, quiet, dry_run, backend, scheduler):
     """Run what each experiment spec declares, then check it against the published table and
     write check.txt and report.md into the spec's results directory (resumable)."""
     from rfbench import reproduce
@@ -348,6 +359,16 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     if summary and note:     # the summaries are committed: their offline counts must be the mirror's
         raise UsageError("--summary needs the dataset mirror (its offline counts are written into the README); "
                          "set RFBENCH_DATA_DIR or --data-dir")
+    if dry_run and (ci or check_only or list_only or summary):
+        raise UsageError("--dry-run shows what a run would do; leave out --ci, --check-only, --list and --summary")
+    if dry_run:
+        for spec in loaded:
+            click.echo(f"== {spec.name}: {spec.title}")
+            click.echo(reproduce.dry_run_spec(spec, folds=parse_folds(fold_list), data_dir=data_dir,
+                                              only_methods=_names(method_list), only_datasets=_names(dataset_list)))
+        if note:
+            click.echo(note, err=True)
+        return
     if ci and (backend != "local" or scheduler is not None):
         raise UsageError("--ci runs its fast configurations locally; leave out --backend and --scheduler")
     if ci:

@@ -51,29 +51,45 @@ def results_of(spec: Spec) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
 
 
-def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, data_dir=None,
-             progress=True, command=None, only_methods=None, only_datasets=None, backend="local",
-             scheduler=None) -> None:
-    from rfbench import runner
-
+def run_groups(spec: Spec, only_methods=None, only_datasets=None) -> list[tuple[list, list]]:
+    """(datasets, methods) of each runner call of the spec's run: the cells the paper did not run
+    (spec run.exclude) are left out, one call per group of methods that run on the same datasets."""
     if spec.plan is None or spec.results is None:
         raise UsageError(f"spec {spec.name} declares no run (fields 'run' and 'results')")
     p = spec.plan
     methods = _subset(p.methods, only_methods, "methods", spec)
     datasets = _subset(p.datasets, only_datasets, "datasets", spec)
-    # the cells the paper did not run (spec run.exclude) are left out: one runner call per group of
-    # methods that run on the same datasets
     groups = [(ds, ms) for ds, ms in ((
         [d for d in group_ds if d in datasets], [m for m in group_ms if m in methods])
         for group_ds, group_ms in p.method_groups()) if ds and ms]
     if not groups:
         raise UsageError(f"spec {spec.name}: {', '.join(methods)} on {', '.join(datasets)} are all excluded cells "
                          f"(run.exclude: {p.exclude})")
-    for group_ds, group_ms in groups:
+    return groups
+
+
+def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, data_dir=None,
+             progress=True, command=None, only_methods=None, only_datasets=None, backend="local",
+             scheduler=None) -> None:
+    from rfbench import runner
+
+    p = spec.plan
+    for group_ds, group_ms in run_groups(spec, only_methods, only_datasets):
         runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), jobs=jobs,
                    timeout_s=timeout_s, data_dir=data_dir, strict=False, progress=progress,
                    command=command, threads=threads, folds=folds, order=cheapest_first(spec), backend=backend,
-                   scheduler=scheduler)
+                   scheduler=scheduler, all_unavailable_ok=True)
+
+
+def dry_run_spec(spec: Spec, *, folds=None, data_dir=None, only_methods=None, only_datasets=None) -> str:
+    """What ``rfbench reproduce SPEC`` would run (:func:`rfbench.runner.dry_run` per runner call),
+    without running or writing anything."""
+    from rfbench import runner
+
+    p = spec.plan
+    tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, data_dir=data_dir, folds=folds)
+              for ds, ms in run_groups(spec, only_methods, only_datasets)]
+    return runner.render_dry_run(pd.concat(tables, ignore_index=True), _rel(spec.results))
 
 
 def _subset(declared: list, wanted, what: str, spec: Spec) -> list:

@@ -20,6 +20,7 @@ import sys
 import time
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 from rfbench import contract
 from rfbench import protocol as proto
@@ -28,7 +29,7 @@ from rfbench.data.loader import data_dir as resolve_data_dir
 from rfbench.data.loader import provenance as data_provenance
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.pool import run_pool
-from rfbench.progress import Progress
+from rfbench.progress import Progress, hms
 from rfbench.provenance import code_version, machine_info
 from rfbench.registry import get_dataset, get_method
 from rfbench.store import LEASE_S, RunDir, is_disk_full, record_key
@@ -143,25 +144,9 @@ def default_jobs(method_names, threads: int | None = None, cores: int | None = N
     return cores
 
 
-def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str, jobs: int | None = 1,
-        timeout_s: float | None = None, data_dir: str | None = None, strict: bool = False,
-        progress: bool = True, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr),
-        command: str | None = None, threads: int | None = None, folds=None, order=None,
-        seeds=None, backend: str = "local", scheduler: str | None = None) -> RunDir:
-    """Run every task not done yet; ``order`` (work items → work items) sets the sequence, e.g.
-    cheapest first, so that an interrupted long run has completed as many cells as it could.
-
-    ``seeds`` (``--seeds 0,1,2``): run the protocol once per seed, one after the other, into the
-    same directory (default: ``protocol.seed`` alone). The seed draws the outer splits, the inner
-    folds and every estimator's random_state (and the --max-samples subsample); it is part of every
-    record's key and the fold assignments are kept per seed, so the seeds' records sit side by side
-    and the report pools them.
-
-    ``backend``: "local" (this process or loky workers) or "dask": a LocalCluster of ``jobs`` workers,
-    or the workers of the dask scheduler at ``scheduler`` (their own cores set their threads).
-
-    ``jobs=None`` (the command line's default): :func:`default_jobs`; the library call's default is
-    one in-process worker."""
+def _checked_request(method_names, features, protocol: proto.Protocol, folds, seeds):
+    """(one protocol per seed, the sorted folds or None) of a run's request, or a UsageError naming
+    what is wrong with it (shared by :func:`run` and :func:`dry_run`)."""
     import dataclasses
 
     seeds = [protocol.seed] if seeds is None else list(dict.fromkeys(seeds))
@@ -178,6 +163,34 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         folds = sorted(set(folds))
     if not features or any(n < 1 for n in features):
         raise UsageError("--features must be positive integers, e.g. --features 100,500")
+    return protocols, folds
+
+
+def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str, jobs: int | None = 1,
+        timeout_s: float | None = None, data_dir: str | None = None, strict: bool = False,
+        progress: bool = True, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr),
+        command: str | None = None, threads: int | None = None, folds=None, order=None,
+        seeds=None, backend: str = "local", scheduler: str | None = None,
+        all_unavailable_ok: bool = False) -> RunDir:
+    """Run every task not done yet; ``order`` (work items → work items) sets the sequence, e.g.
+    cheapest first, so that an interrupted long run has completed as many cells as it could.
+
+    ``seeds`` (``--seeds 0,1,2``): run the protocol once per seed, one after the other, into the
+    same directory (default: ``protocol.seed`` alone). The seed draws the outer splits, the inner
+    folds and every estimator's random_state (and the --max-samples subsample); it is part of every
+    record's key and the fold assignments are kept per seed, so the seeds' records sit side by side
+    and the report pools them.
+
+    ``backend``: "local" (this process or loky workers) or "dask": a LocalCluster of ``jobs`` workers,
+    or the workers of the dask scheduler at ``scheduler`` (their own cores set their threads).
+
+    ``jobs=None`` (the command line's default): :func:`default_jobs`; the library call's default is
+    one in-process worker.
+
+    A run none of whose datasets can be obtained is refused (:func:`none_available`; a results
+    directory it created is removed again) unless ``all_unavailable_ok`` (a spec's run, whose other
+    groups and specs go on)."""
+    protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
     if threads is not None and threads < 1:
         raise UsageError(f"--threads {threads} must be at least 1 (leave it out for cores // jobs)")
     if jobs is None:
@@ -196,14 +209,23 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
                          "own cores (leave --threads out, start the workers with the --nthreads you want)")
     if scheduler is None:           # local workers or a LocalCluster: the cores shared among the jobs
         threads = threads or max(1, (os.cpu_count() or 1) // jobs)
+    created = [p for p in (Path(out), *Path(out).parents) if not p.exists()]   # deepest first
     try:
         run_dir = RunDir(out).ensure()      # one store for every seed: its index is read once
         with _backend(backend, scheduler, jobs, threads) as cluster:
             for i, seeded in enumerate(protocols):
                 _run(dataset_names, method_names, features, seeded, run_dir, jobs, timeout_s, data_dir,
                      strict, progress, warn, command, threads, folds, order, cluster,
-                     first=i == 0, last=i == len(protocols) - 1)
+                     first=i == 0, last=i == len(protocols) - 1, all_unavailable_ok=all_unavailable_ok)
         return run_dir
+    except DataUnavailable:
+        if created:                         # nothing was written into it: leave no empty directory behind
+            for empty in (run_dir.records_dir, *created):
+                try:
+                    empty.rmdir()
+                except OSError:
+                    break
+        raise
     except OSError as exc:
         if not is_disk_full(exc):
             raise
@@ -222,6 +244,99 @@ def _backend(backend, scheduler, jobs, threads):
     return dask_pool.connect(scheduler, jobs, threads)
 
 
+def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, data_dir: str | None = None,
+            folds=None, seeds=None):
+    """What :func:`run` would do, without running or writing anything (no directory, no index, no
+    data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
+    already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
+    the run downloads it or skips it) and the estimated seconds of the tasks to run (``est_s``, NaN:
+    unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.status.task_seconds`, from
+    the finished tasks in ``out``)."""
+    import pandas as pd
+
+    from rfbench import status
+    from rfbench.registry import datasets as registered
+    from rfbench.reproduce import offline
+
+    protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
+    resolve_data_dir(data_dir)
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out {out} is a file, not a results directory; name a directory")
+    run_dir = RunDir(path, read_only=True)
+    if path.is_dir():
+        check_one_protocol(run_dir, protocol)
+    done_keys = run_dir.done_keys()
+    known = registered()
+    records = [r for r in run_dir.columns(["status", "dataset", "method", "n_features", "total_s", "protocol"])
+               if r[0] == "done" and r[5] == protocol.key() and r[1] in known and _is_number(r[4])]
+    finished = pd.DataFrame([r[1:5] for r in records], columns=["dataset", "method", "n_features", "total_s"])
+    estimate = status.task_seconds(finished.astype({"n_features": int}))
+    fold_ids = range(protocol.n_outer) if folds is None else folds
+    rows = []
+    for dname in dataset_names:
+        ds = get_dataset(dname)
+        here = offline(dname, data_dir)
+        for mname in method_names:
+            if not get_method(mname).supports(ds.task):
+                continue
+            for n in features:
+                keys = [record_key(dname, mname, n, f, p.seed, p.key()) for p in protocols for f in fold_ids]
+                done = sum(k in done_keys for k in keys)
+                to_run = len(keys) - done
+                est = float(estimate([(dname, mname, n)])[0][0]) * to_run if to_run else 0.0
+                rows.append({"dataset": dname, "method": mname, "n": int(n), "to_run": to_run, "done": done,
+                             "offline": here, "est_s": est})
+    return pd.DataFrame(rows, columns=["dataset", "method", "n", "to_run", "done", "offline", "est_s"])
+
+
+def render_dry_run(table, out) -> str:
+    """The table of :func:`dry_run` and what it adds up to."""
+    import numpy as np
+    from tabulate import tabulate
+
+    shown = [[r.dataset, r.method, r.n, r.to_run, r.done, "offline" if r.offline else "needs network",
+              "" if not r.to_run else "?" if np.isnan(r.est_s) else hms(r.est_s)]
+             for r in table.itertuples()]
+    body = tabulate(shown, headers=["dataset", "method", "n", "to run", "done", "data", "est. core time"],
+                    tablefmt="simple", disable_numparse=True)
+    to_run, done = int(table["to_run"].sum()), int(table["done"].sum())
+    runnable = table[table["offline"] & (table["to_run"] > 0)]
+    unestimated = int(runnable.loc[runnable["est_s"].isna(), "to_run"].sum())
+    hours = float(np.nansum(runnable["est_s"])) / 3600
+    lines = [f"dry run: {to_run} of {to_run + done} tasks would run, {done} are done in {out}; nothing was run "
+             "or written"]
+    if len(runnable) and unestimated == int(runnable["to_run"].sum()):
+        lines.append(f"no estimate of the core-hours yet: no finished task of these methods and n in {out} "
+                     "(`rfbench status` estimates from them)")
+    elif len(runnable):
+        lines.append(f"estimated {hours:.2f} core-hours ({hms(hours * 3600)} on one core per task) for the {int(runnable['to_run'].sum())} "
+                     f"with data offline, from the finished tasks in {out} as `rfbench status` estimates"
+                     + (f"; {unestimated} unestimated (no finished task of their method and n there)"
+                        if unestimated else ""))
+    away = table[~table["offline"] & (table["to_run"] > 0)]
+    if len(away):
+        lines.append(f"{int(away['to_run'].sum())} of them are of datasets without data offline "
+                     f"({', '.join(dict.fromkeys(away['dataset']))}): the run downloads them, or skips them "
+                     "without the network (a mirror: RFBENCH_DATA_DIR or --data-dir)")
+    return body + "\n\n" + "\n".join(lines) + "\n"
+
+
+def none_available(names, data_dir) -> DataUnavailable:
+    """The one line of a run none of whose datasets can be obtained (instead of a line per dataset,
+    "nothing to run" and "no results")."""
+    from rfbench.data.loader import data_dirs
+
+    dirs = data_dirs(data_dir)
+    where = (f"not in the mirror {os.pathsep.join(map(str, dirs))}" if dirs
+             else "no dataset mirror is set (RFBENCH_DATA_DIR, --data-dir)")
+    return DataUnavailable(
+        f"none of the datasets of this run can be obtained here ({', '.join(names)}: {where}, and no download "
+        "worked); nothing was run: point RFBENCH_DATA_DIR or --data-dir at the dataset mirror that holds their "
+        "files (`rfbench datasets info NAME` shows which), or fetch them with network access "
+        f"(`rfbench datasets fetch {' '.join(names)}`)")
+
+
 def check_one_protocol(run_dir: RunDir, protocol: proto.Protocol) -> None:
     """One directory = one protocol: records of another protocol (other folds, inner folds, sample
     cap, ...) would sit beside these as a second table that no report may pool with this one."""
@@ -232,7 +347,8 @@ def check_one_protocol(run_dir: RunDir, protocol: proto.Protocol) -> None:
 
 
 def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs, timeout_s, data_dir, strict,
-         progress, warn, command, threads, folds, order, cluster=None, first=True, last=True) -> RunDir:
+         progress, warn, command, threads, folds, order, cluster=None, first=True, last=True,
+         all_unavailable_ok=False) -> RunDir:
     """One seed of :func:`run`. results.csv is consolidated when the first seed starts and when the
     last ends (or any seed is interrupted), not around every seed: each consolidation reads the
     whole directory."""
@@ -246,7 +362,12 @@ def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs,
     bar = Progress(progress, jobs)      # says at once what it does: loading can take a while
     bar.note(f"loading {len(dataset_names)} dataset{'s' * (len(dataset_names) != 1)} "
              f"({', '.join(dataset_names)}) ...")
-    names = available_datasets(dataset_names, data_dir, strict, warn)
+    skipped: list[str] = []
+    names = available_datasets(dataset_names, data_dir, strict, skipped.append)
+    if dataset_names and not names and not all_unavailable_ok:
+        raise none_available(dataset_names, data_dir)
+    for line in skipped:
+        warn(line)
     for name in names:  # fold assignments, saved once and checked on resume
         _, _, y, _ = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
         splits = proto.outer_splits(protocol, y, get_dataset(name).task, get_dataset(name).holdout)

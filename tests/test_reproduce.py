@@ -73,6 +73,24 @@ def test_reproduce_runs_checks_writes_and_resumes(tiny_spec):
 
 
 @pytest.mark.slow
+def test_reproduce_dry_run_counts_the_specs_tasks_and_writes_nothing(tiny_spec):
+    """--dry-run: the spec's 12 tasks (ct-slice's 6 without data offline), then after fold 0 the 2
+    done ones; no results directory before the run, no check.txt or record after it."""
+    out = tiny_spec.parent.parent / "results" / "tiny"
+    res = rfbench("reproduce", str(tiny_spec), "--dry-run")
+    assert "dry run: 12 of 12 tasks would run, 0 are done" in res.stdout
+    assert "6 of them are of datasets without data offline (ct-slice)" in res.stdout
+    assert not out.exists()
+    rfbench("reproduce", str(tiny_spec), "--quiet", "--folds", "0")
+    (out / "check.txt").unlink()
+    before = {p.name: p.stat().st_mtime_ns for p in out.rglob("*")}
+    res = rfbench("reproduce", str(tiny_spec), "--dry-run")
+    assert "dry run: 10 of 12 tasks would run, 2 are done" in res.stdout and "estimated " in res.stdout
+    assert {p.name: p.stat().st_mtime_ns for p in out.rglob("*")} == before
+    assert rfbench("reproduce", str(tiny_spec), "--dry-run", "--check-only", check=False).returncode == 2
+
+
+@pytest.mark.slow
 def test_status_counts_what_the_spec_asks(tiny_spec):
     rfbench("reproduce", str(tiny_spec), "--quiet", "--folds", "0")
     table = status.status([str(tiny_spec)])
