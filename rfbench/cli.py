@@ -248,10 +248,16 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 @click.option("--protocol", "protocol_key", default=None, metavar="KEY",
               help="only the records of this protocol key (e.g. cv-o10-i5); needed when DIRS hold one cell under "
                    "several protocols, which are never pooled")
-def report_cmd(dirs, fmt, output, alpha, compare, ttest, names, label, latex_width, width, protocol_key):
+@click.option("--registry", "registry_files", multiple=True, metavar="FILE",
+              help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one, for the "
+                   "shape (m, d) of its datasets; repeatable (also $RFBENCH_REGISTRY)")
+def report_cmd(dirs, fmt, output, alpha, compare, ttest, names, label, latex_width, width, protocol_key,
+               registry_files):
     """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
-    from rfbench import report
+    from rfbench import registry, report
     from rfbench.store import atomic_write_text, load_results
+
+    registry.use_files(registry_files)
 
     width = report.terminal_width() if width is None else width
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
@@ -462,19 +468,22 @@ def datasets_group():
 
 @datasets_group.command("list")
 @click.option("--suite", default=None)
+@click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
 @click.option("--registry", "registry_files", multiple=True, metavar="FILE",
               help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
                    "repeatable (also $RFBENCH_REGISTRY)")
-def datasets_list(suite, registry_files):
+def datasets_list(suite, data_dir, registry_files):
+    """Registered datasets and where each would be read from here (what is present, not hashed)."""
     from tabulate import tabulate
 
     from rfbench import registry
+    from rfbench.data.loader import where_found
 
     registry.use_files(registry_files)
     items = registry.suite_datasets(suite) if suite is not None else list(registry.datasets().values())
-    rows = [[d.name, d.task, f"{d.m}×{d.d}", ",".join(d.suites),
-             "mirror" if d.mirror else "", d.generator or "", d.openml_id or ""] for d in items]
-    click.echo(tabulate(rows, headers=["name", "task", "shape", "suites", "mirror", "generator", "openml"]))
+    rows = [[d.name, d.task, f"{d.m}×{d.d}", ",".join(d.suites), where_found(d, data_dir),
+             d.generator or "", d.openml_id or ""] for d in items]
+    click.echo(tabulate(rows, headers=["name", "task", "shape", "suites", "source here", "generator", "openml"]))
 
 
 @datasets_group.command("info")
@@ -484,16 +493,27 @@ def datasets_list(suite, registry_files):
               help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
                    "repeatable (also $RFBENCH_REGISTRY)")
 def datasets_info(name, data_dir, registry_files):
+    import os
+
     from rfbench import registry
-    from rfbench.data.loader import mirror_root
+    from rfbench.data.loader import data_dirs, mirror_root, where_found
 
     registry.use_files(registry_files)
     d = registry.get_dataset(name)
     lines = [f"name: {d.name} (paper: {d.paper})", f"task: {d.task}", f"shape: {d.m} × {d.d}",
              f"target: {d.target}", f"suites: {', '.join(d.suites)}"]
+    lines.append(f"source here: {where_found(d, data_dir)}")
+    if d.file:
+        lines.append(f"file: {d.file} ({'present' if Path(d.file).is_file() else 'not found'}), format "
+                     f"{d.file_format}, sha256 in {d.origin}: {d.sha256 or '(none: the file is not checked)'}")
     if d.mirror:
-        present = mirror_root(d, data_dir) is not None
-        lines.append(f"mirror: {d.mirror.file} ({'present' if present else 'absent'}), sha256 {d.mirror.sha256}")
+        root = mirror_root(d, data_dir)
+        dirs = data_dirs(data_dir)
+        for f, sha in d.mirror.files:
+            where = (f"{root / f} (present)" if root is not None
+                     else f"not found in {os.pathsep.join(map(str, dirs))}" if dirs
+                     else "no mirror set (RFBENCH_DATA_DIR or --data-dir)")
+            lines.append(f"mirror: {f}: {where}, sha256 in the registry: {sha or '(none: not checked)'}")
     if d.generator:
         lines.append(f"generator: {d.generator} (seed 0)")
     if d.openml_id:

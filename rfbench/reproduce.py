@@ -28,10 +28,12 @@ SUMMARY_END = "<!-- END generated section -->"
 
 
 def offline(name: str, data_dir=None) -> bool:
-    """Whether a dataset can be obtained here without the network: its mirror files are present,
-    a generator makes it, or an earlier download is cached (files are not hashed: the loader
-    checks them when it reads them)."""
+    """Whether a dataset can be obtained here without the network: its own file (user data) or its
+    mirror files are present, a generator makes it, or an earlier download is cached (files are not
+    hashed: the loader checks them when it reads them)."""
     ds = registry.get_dataset(name)
+    if ds.file and Path(ds.file).is_file():     # a user dataset's own file
+        return True
     if mirror_root(ds, data_dir) is not None:
         return True
     return bool(ds.generator) or (cache_dir() / f"{name}.json").is_file()
