@@ -558,15 +558,45 @@ def datasets_fetch(names, suite, data_dir, registry_files):
 @click.option("--registry", "registry_files", multiple=True, metavar="FILE",
               help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
                    "repeatable (also $RFBENCH_REGISTRY)")
-def methods_cmd(registry_files):
-    """List the registered methods."""
+@click.option("--width", type=int, default=None,
+              help="characters per line (default: the terminal's width, 80 when not a terminal); 0: no limit, "
+                   "with each method's paper and whole description")
+def methods_cmd(registry_files, width):
+    """List the registered methods, one line each."""
+    import shutil
+    import textwrap
+
     from tabulate import tabulate
 
     from rfbench import registry
 
     registry.use_files(registry_files)
-    rows = [[m.name, ", ".join(sorted(m.estimators)), m.paper, m.description] for m in registry.methods().values()]
-    click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))
+    methods = list(registry.methods().values())
+    if width == 0:
+        rows = [[m.name, ", ".join(sorted(m.estimators)), m.paper, m.description] for m in methods]
+        click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))
+        return
+    width = shutil.get_terminal_size().columns if width is None else width
+    if width < 40:
+        raise UsageError(f"--width {width} is too narrow for the list; give 40 or more, or 0 for no limit")
+    short = {"regression": "reg", "classification": "clf", "multiclass": "multi"}
+    rows = [[m.name, ",".join(short.get(t, t) for t in sorted(m.estimators)), m.description] for m in methods]
+    name_w, task_w = (max(len(r[i]) for r in [["name", "tasks"], *rows]) for i in (0, 1))
+    room = width - name_w - task_w - 4              # two spaces between columns
+
+    def fit(text: str) -> str:
+        """The text, cut at a word before ``room`` with an ellipsis when longer."""
+        text = " ".join(text.split())
+        if len(text) <= room:
+            return text
+        cut = text[:room - 1].rsplit(" ", 1)[0] if " " in text[:room - 1] else text[:room - 1]
+        return cut.rstrip(" ,;:(") + "…"
+
+    lines = [f"{'name':<{name_w}}  {'tasks':<{task_w}}  summary", f"{'-' * name_w}  {'-' * task_w}  {'-' * room}"]
+    lines += [f"{n:<{name_w}}  {t:<{task_w}}  {fit(d)}".rstrip() for n, t, d in rows]
+    click.echo("\n".join(lines))
+    click.echo(textwrap.fill("tasks: reg = regression, clf = classification, multi = multiclass; each method's "
+                             "paper and whole description: rfbench methods --width 0", width))
 
 
 class Terminated(KeyboardInterrupt):

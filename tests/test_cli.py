@@ -189,6 +189,23 @@ def test_datasets_commands():
     assert "rff-laplace" in rfbench("methods").stdout
 
 
+@pytest.mark.slow
+def test_methods_is_one_line_per_method_within_the_width():
+    from rfbench import registry
+
+    methods = registry.methods()
+    for args, env, width in [(["--width", "60"], {}, 60), ([], {"COLUMNS": "100"}, 100)]:
+        out = rfbench("methods", *args, env={**os.environ, **env}).stdout.splitlines()
+        assert max(map(len, out)) <= width, max(out, key=len)
+        rows = [line for line in out if line.split(" ", 1)[0] in methods]
+        assert [r.split()[0] for r in rows] == list(methods)       # each method once, one line
+        gauss = next(r for r in rows if r.startswith("rff-gauss "))
+        assert gauss.split()[1] == "reg" and "random Fourier" in gauss
+    full = rfbench("methods", "--width", "0").stdout
+    assert all(m.description in full and m.paper in full for m in methods.values())
+    assert rfbench("methods", "--width", "10", check=False).returncode == 2
+
+
 def _wait_for(directory, pattern: str, count: int, seconds: float) -> None:
     """Until ``directory`` holds ``count`` files matching ``pattern`` (a run under way), at most ``seconds``."""
     deadline = time.time() + seconds
