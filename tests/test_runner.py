@@ -463,3 +463,57 @@ def test_records_hold_cpu_seconds_beside_wall_seconds(tmp_path, monkeypatch):
     assert len(df) == 3 and set(df["status"]) == {"done"}
     assert (df["total_s"] - df["cpu_s"] > 0.28).all()
     assert (df["cpu_s"] > 0.005).all() and (df["cpu_s"] < df["total_s"] - 0.28 + 0.05).all()
+
+
+class _RecordingPool:
+    """An executor that runs each item at once and records how it was shut down."""
+
+    def __init__(self):
+        self.submitted, self.shutdowns = [], []
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        self.submitted.append(args[0])
+        fut = Future()
+        fut.set_result(fn(*args))
+        return fut
+
+    def shutdown(self, wait=True, kill_workers=False):
+        self.shutdowns.append((wait, kill_workers))
+
+
+def test_a_started_pool_runs_the_items_and_is_not_waited_for_when_nothing_ran(tmp_path):
+    """run_pool uses the pool started early (workers warming up) instead of a new one; with nothing
+    to run it kills it at once rather than waiting for the warm-ups (a resumed, finished run)."""
+    idle = _RecordingPool()
+    pool.run_pool([], SMALL, None, 1, None, 2, lambda i: True, lambda i, r: None, lambda i: None, executor=idle)
+    assert idle.submitted == [] and idle.shutdowns == [(False, True)]
+    busy, collected = _RecordingPool(), []
+    item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
+    pool.run_pool([item], SMALL, None, 1, None, 2, lambda i: True, lambda i, r: collected.extend(r),
+                  lambda i: None, executor=busy)
+    assert busy.submitted == [item] and busy.shutdowns == [(True, False)]
+    assert [r["status"] for r in collected] == ["done"]
+
+
+def test_run_starts_its_workers_first_and_stops_them_when_refused(tmp_path, monkeypatch):
+    """--jobs 2: the workers are started before the method checks (their imports overlap), handed to
+    the pool that runs the tasks, and killed when the run is refused after they started."""
+    started = []
+
+    def fake_started_pool(jobs, methods):
+        started.append((jobs, tuple(methods), _RecordingPool()))
+        return started[-1][2]
+
+    monkeypatch.setattr(runner, "started_pool", fake_started_pool)
+    with pytest.raises(UsageError, match="--folds 7"):
+        runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(tmp_path / "o"), progress=False,
+                   jobs=2, folds=[7])
+    assert [(j, m) for j, m, _ in started] == [(2, ("rff-gauss",))] and started[0][2].shutdowns[-1] == (False, True)
+    assert not (tmp_path / "o").exists()
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(tmp_path / "o"), progress=False, jobs=2,
+               folds=[0])
+    used = started[-1][2]
+    assert [i.fold for i in used.submitted] == [0] and (True, False) in used.shutdowns
+    assert len(pd.read_csv(tmp_path / "o" / "results.csv")) == 1
