@@ -237,3 +237,18 @@ def test_readme_benchmarks_show_the_suite_projection_and_side_by_side_speedups(t
     state["current"] = "missing"
     (tmp_path / "suite-benchmark.json").write_text(json.dumps(state))
     assert "torgo suite" not in benchmarks_markdown(tmp_path)
+
+
+def test_readme_peer_sentence_states_the_measured_range(tmp_path):
+    """The peer benchmark's claim is computed from results/peer-rff-<n>.json, every budget pooled."""
+    import json
+
+    from rfbench.reproduce import benchmarks_markdown
+
+    row = {"dataset": "ailerons", "fold": 0, "rfbench_s": 1.0, "rfbench_error": 4.5, "peer_error": 4.6}
+    (tmp_path / "peer-rff-100.json").write_text(json.dumps([dict(row, n=100, peer_s=40.0, ratio=40.0),
+                                                            dict(row, n=100, fold=1, peer_s=36.0, ratio=36.0)]))
+    (tmp_path / "peer-rff-500.json").write_text(json.dumps([dict(row, n=500, peer_s=30.0, ratio=30.0)]))
+    text = benchmarks_markdown(tmp_path)
+    assert "RidgeCV" in text and "rfbench 30–40× faster (median 36×) over 3 outer folds" in text
+    assert text.count("| ailerons ") == 3
