@@ -57,30 +57,7 @@ def local_pool(jobs: int):
     return ProcessPoolExecutor(max_workers=jobs)
 
 
-def _warm_up(method_names) -> None:
-    """In a fresh worker: import what its tasks will (rfbench.tasks, each method's estimator
-    modules), so that this happens while the main process still plans. A failure is left to the
-    task that meets it, which records it."""
-    try:
-        from rfbench.registry import get_method
-        from rfbench.tasks import execute  # noqa: F401
-
-        for name in method_names:
-            get_method(name).check()
-    except Exception:  # noqa: BLE001, S110 - the task reports it with its own record
-        pass
-
-
-def started_pool(jobs: int, method_names=()):
-    """:func:`local_pool` with its ``jobs`` workers started now, each warming up (:func:`_warm_up`)."""
-    executor = local_pool(jobs)
-    for _ in range(jobs):
-        executor.submit(_warm_up, tuple(method_names))
-    return executor
-
-
-def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release, in_process=False,
-             executor=None):
+def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release, in_process=False):
     """Run the items on ``jobs`` worker processes (or in this process), at most ``jobs`` in flight:
     an item is claimed (``take``) only when a worker is free for it, so another invocation can share
     the rest; ``collect`` gets each item's records as they complete, ``release`` frees an item
@@ -89,8 +66,7 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
     A worker that dies (segfault, out of memory) breaks the whole pool and every task in flight with
     it: the pool is replaced and those tasks become suspects, rerun one at a time so that a death
     names its cause; a task that kills its worker ``MAX_WORKER_DEATHS`` times alone is recorded as
-    ``error: worker died`` and the run goes on. ``executor``: a pool started earlier
-    (:func:`started_pool`), used instead of a new one and shut down with it."""
+    ``error: worker died`` and the run goes on."""
     from collections import Counter
     from concurrent.futures import FIRST_COMPLETED, wait
     from concurrent.futures.process import BrokenProcessPool
@@ -98,14 +74,13 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
     def new_executor():
         return InProcess() if in_process else local_pool(jobs)
 
-    executor = executor if executor is not None and not in_process else new_executor()
+    executor = new_executor()
     queue = list(reversed(items))
     suspects: list[WorkItem] = []          # claimed, their worker died with others in flight
     deaths: Counter = Counter()
     pending = {}
     deadline = {}                          # future → when its worker is killed (--timeout)
     interrupted = True
-    used = [False]                         # an item was submitted: else the warming workers are not waited for
 
     def replace_pool() -> list[WorkItem]:
         """A fresh pool after killing this one; returns the items that were in flight in it."""
@@ -124,7 +99,6 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
             release(item)
             raise
         pending[fut] = item
-        used[0] = True
         if timeout_s:
             deadline[fut] = time.monotonic() + time_limit(item, timeout_s)
 
@@ -178,4 +152,4 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
         for item in [*pending.values(), *suspects]:   # interrupted: the unfinished tasks are free again
             release(item)
         # interrupted: stop the workers now, their tasks were released and will run again
-        executor.shutdown(wait=not interrupted and used[0], kill_workers=interrupted or not used[0])
+        executor.shutdown(wait=not interrupted, kill_workers=interrupted)

@@ -28,7 +28,7 @@ from rfbench.data import load
 from rfbench.data.loader import data_dir as resolve_data_dir
 from rfbench.data.loader import provenance as data_provenance
 from rfbench.errors import DataUnavailable, UsageError
-from rfbench.pool import run_pool, started_pool
+from rfbench.pool import run_pool
 from rfbench.progress import Progress, hms
 from rfbench.provenance import code_version, machine_info
 from rfbench.registry import get_dataset, get_method
@@ -205,7 +205,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         jobs = 1 if scheduler is not None else default_jobs(method_names, threads)
     if jobs < 1:
         raise UsageError("--jobs must be at least 1")
-    if progress:    # a first line at once: the imports, checks and worker start-up below take seconds
+    if progress:    # a first line at once: the method imports, data loading and worker start-up take seconds
         asked = task_count(dataset_names, method_names, features, protocol, folds)
         rounds = len(set(seeds)) if seeds else 1
         n_folds = len(set(folds)) if folds is not None else protocol.n_outer
@@ -214,22 +214,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
             f"{len(method_names)} method{'s' * (len(method_names) != 1)} × {len(features)} n × "
             f"{n_folds} fold{'s' * (n_folds != 1)}"
             + (f" × {rounds} seeds" if rounds > 1 else "")
-            + (f"); starting {jobs} workers ..." if scheduler is None and backend == "local" and jobs > 1 else ")"))
-    # local workers start now: their start-up (seconds of imports) overlaps this process's checks,
-    # data loading and planning instead of following them (bench/perf/first_task.py)
-    pool = started_pool(jobs, method_names) if backend == "local" and (jobs > 1 or timeout_s) else None
-    try:
-        return _checked_run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, data_dir,
-                            strict, progress, warn, command, threads, folds, order, seeds, backend, scheduler,
-                            all_unavailable_ok, pool)
-    finally:
-        if pool is not None:            # a run refused before its pool was used: its workers go too
-            pool.shutdown(wait=False, kill_workers=True)
-
-
-def _checked_run(dataset_names, method_names, features, protocol, out, jobs, timeout_s, data_dir, strict, progress,
-                 warn, command, threads, folds, order, seeds, backend, scheduler, all_unavailable_ok, pool):
-    """:func:`run` once its workers are started."""
+            + (f"; {jobs} workers)" if scheduler is None and jobs > 1 else ")"))
     protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
     resolve_data_dir(data_dir)          # a named data directory that does not exist is refused now
     if scheduler is None:           # local workers or a LocalCluster: the cores shared among the jobs
@@ -241,8 +226,7 @@ def _checked_run(dataset_names, method_names, features, protocol, out, jobs, tim
             for i, seeded in enumerate(protocols):
                 _run(dataset_names, method_names, features, seeded, run_dir, jobs, timeout_s, data_dir,
                      strict, progress, warn, command, threads, folds, order, cluster,
-                     first=i == 0, last=i == len(protocols) - 1, all_unavailable_ok=all_unavailable_ok,
-                     pool=pool if i == 0 else None)
+                     first=i == 0, last=i == len(protocols) - 1, all_unavailable_ok=all_unavailable_ok)
         return run_dir
     except DataUnavailable:
         if created:                         # nothing was written into it: leave no empty directory behind
@@ -374,7 +358,7 @@ def check_one_protocol(run_dir: RunDir, protocol: proto.Protocol) -> None:
 
 def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs, timeout_s, data_dir, strict,
          progress, warn, command, threads, folds, order, cluster=None, first=True, last=True,
-         all_unavailable_ok=False, pool=None) -> RunDir:
+         all_unavailable_ok=False) -> RunDir:
     """One seed of :func:`run`. results.csv is consolidated when the first seed starts and when the
     last ends (or any seed is interrupted), not around every seed: each consolidation reads the
     whole directory."""
@@ -480,7 +464,7 @@ def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs,
         else:
             # a time limit needs a process that can be killed: --jobs 1 runs in this process only without one
             run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release,
-                     in_process=jobs == 1 and not timeout_s, executor=pool)
+                     in_process=jobs == 1 and not timeout_s)
         completed = True
     finally:
         bar.close()
