@@ -154,7 +154,7 @@ def _checked_request(method_names, features, protocol: proto.Protocol, folds, se
         raise UsageError("--seeds names no seed; use e.g. --seeds 0,1,2")
     protocols = [dataclasses.replace(protocol, seed=s) for s in seeds]   # each seed validated now
     for name in method_names:
-        get_method(name).check()        # a missing module or class fails now, not in every task
+        get_method(name)                # an unknown name fails now; its module is imported by check_methods
     if folds is not None:
         bad = sorted(f for f in folds if not 0 <= f < protocol.n_outer)
         if bad or not folds:
@@ -164,6 +164,12 @@ def _checked_request(method_names, features, protocol: proto.Protocol, folds, se
     if not features or any(n < 1 for n in features):
         raise UsageError("--features must be positive integers, e.g. --features 100,500")
     return protocols, folds
+
+
+def check_methods(method_names) -> None:
+    """Import every method's estimators: a missing module or class fails now, not in every task."""
+    for name in method_names:
+        get_method(name).check()
 
 
 def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str, jobs: int | None = 1,
@@ -205,18 +211,19 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         jobs = 1 if scheduler is not None else default_jobs(method_names, threads)
     if jobs < 1:
         raise UsageError("--jobs must be at least 1")
+    protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
+    resolve_data_dir(data_dir)          # a named data directory that does not exist is refused now
     if progress:    # a first line at once: the method imports, data loading and worker start-up take seconds
         asked = task_count(dataset_names, method_names, features, protocol, folds)
-        rounds = len(set(seeds)) if seeds else 1
-        n_folds = len(set(folds)) if folds is not None else protocol.n_outer
+        rounds = len(protocols)
+        n_folds = len(folds) if folds is not None else protocol.n_outer
         Progress(True, jobs).note(
             f"{asked * rounds} tasks asked for ({len(dataset_names)} dataset{'s' * (len(dataset_names) != 1)} × "
             f"{len(method_names)} method{'s' * (len(method_names) != 1)} × {len(features)} n × "
             f"{n_folds} fold{'s' * (n_folds != 1)}"
             + (f" × {rounds} seeds" if rounds > 1 else "")
             + (f"; {jobs} workers)" if scheduler is None and jobs > 1 else ")"))
-    protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
-    resolve_data_dir(data_dir)          # a named data directory that does not exist is refused now
+    check_methods(method_names)
     if scheduler is None:           # local workers or a LocalCluster: the cores shared among the jobs
         threads = threads or max(1, (os.cpu_count() or 1) // jobs)
     created = [p for p in (Path(out), *Path(out).parents) if not p.exists()]   # deepest first
@@ -269,6 +276,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     from rfbench.reproduce import offline
 
     protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
+    check_methods(method_names)
     resolve_data_dir(data_dir)
     path = Path(out)
     if path.exists() and not path.is_dir():

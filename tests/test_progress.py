@@ -121,7 +121,7 @@ def test_runner_prints_at_once_and_resumes_the_count(tmp_path, capsys, monkeypat
     runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=False, folds=[0])
     capsys.readouterr()
     seen_before_loading, seen_before_checks = [], []
-    real, real_checks = runner.available_datasets, runner._checked_request
+    real, real_checks = runner.available_datasets, runner.check_methods
 
     def spy(*args, **kwargs):
         seen_before_loading.append(capsys.readouterr().err)
@@ -132,7 +132,7 @@ def test_runner_prints_at_once_and_resumes_the_count(tmp_path, capsys, monkeypat
         return real_checks(*args, **kwargs)
 
     monkeypatch.setattr(runner, "available_datasets", spy)
-    monkeypatch.setattr(runner, "_checked_request", spy_checks)
+    monkeypatch.setattr(runner, "check_methods", spy_checks)
     runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=True)
     assert seen_before_checks == ["6 tasks asked for (1 dataset × 2 methods × 1 n × 3 folds)\n"]
     assert seen_before_loading == ["loading 1 dataset (friedman-generated) ...\n"]
