@@ -386,6 +386,10 @@ def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs,
         raise none_available(dataset_names, data_dir)
     for line in skipped:
         warn(line)
+    if dataset_names and not names:     # not "every task is done": none could be obtained
+        warn(f"nothing run for {', '.join(method_names)}: none of {'its' if len(method_names) == 1 else 'their'} "
+             "datasets can be obtained here")
+        return run_dir
     for name in names:  # fold assignments, saved once and checked on resume
         _, _, y, _ = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
         splits = proto.outer_splits(protocol, y, get_dataset(name).task, get_dataset(name).holdout)
