@@ -172,7 +172,9 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
         test_size, seed, seed_list, fold_list, jobs, threads, timeout, max_samples, out, data_dir, strict, no_report,
         quiet, dry_run, target, task_type, registry_files, backend, scheduler):
     """Run the protocol for datasets × methods × n_features; resumes an existing --out."""
-    from rfbench import registry, report, runner
+    # the report (scipy.stats, ~0.5 s) is imported to render it: the first progress line comes before
+    # that import (the method checks import scipy.stats through sklearn later anyway)
+    from rfbench import registry, runner
     from rfbench.data.loader import resolve_dataset_names
     from rfbench.protocol import Protocol
     from rfbench.store import load_results
@@ -215,6 +217,8 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     click.echo(f"results: {run_dir.path / 'results.csv'} ({', '.join(f'{v} {k}' for k, v in counts.items())})")
     if not no_report and (df["status"] == "done").any():
         import shlex
+
+        from rfbench import report
 
         click.echo(report.render(df, "text"))
         click.echo(f"files: {run_dir.path / 'results.csv'} (one record per task in {run_dir.records_dir}/); "
