@@ -328,15 +328,16 @@ def render_dry_run(table, out) -> str:
         lines.append(f"no estimate of the core-hours yet: no finished task of these methods and n in {out} "
                      "(`rfbench status` estimates from them)")
     elif len(runnable):
-        lines.append(f"estimated {hours:.2f} core-hours ({hms(hours * 3600)} on one core per task) for the {int(runnable['to_run'].sum())} "
-                     f"with data offline, from the finished tasks in {out} as `rfbench status` estimates"
+        lines.append(f"estimated {hours:.2f} core-hours ({hms(hours * 3600)} on one core per task) for the "
+                     f"{int(runnable['to_run'].sum())} with data offline, from the finished tasks in {out} as "
+                     "`rfbench status` estimates"
                      + (f"; {unestimated} unestimated (no finished task of their method and n there)"
                         if unestimated else ""))
     away = table[~table["offline"] & (table["to_run"] > 0)]
     if len(away):
         lines.append(f"{int(away['to_run'].sum())} of them are of datasets without data offline "
-                     f"({', '.join(dict.fromkeys(away['dataset']))}): the run downloads them, or skips them "
-                     "without the network (a mirror: RFBENCH_DATA_DIR or --data-dir)")
+                     f"({', '.join(dict.fromkeys(away['dataset']))}): a run downloads those it can and skips "
+                     "the others (their files in a mirror: RFBENCH_DATA_DIR or --data-dir)")
     return body + "\n\n" + "\n".join(lines) + "\n"
 
 
