@@ -213,7 +213,12 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         raise UsageError("--jobs must be at least 1")
     protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
     resolve_data_dir(data_dir)          # a named data directory that does not exist is refused now
-    if progress:    # a first line at once: the method imports, data loading and worker start-up take seconds
+    run_dir = RunDir(out)
+    if run_dir.path.is_dir():           # refused before the first line: bad input is that one line alone
+        check_one_protocol(run_dir, protocol)
+    # a first line at once: the method imports, data loading and worker start-up take seconds (not
+    # with dask, whose connection may still be refused in one line)
+    if progress and backend == "local":
         asked = task_count(dataset_names, method_names, features, protocol, folds)
         rounds = len(protocols)
         n_folds = len(folds) if folds is not None else protocol.n_outer
@@ -222,13 +227,13 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
             f"{len(method_names)} method{'s' * (len(method_names) != 1)} × {len(features)} n × "
             f"{n_folds} fold{'s' * (n_folds != 1)}"
             + (f" × {rounds} seeds" if rounds > 1 else "")
-            + (f"; {jobs} workers)" if scheduler is None and jobs > 1 else ")"))
+            + (f"; {jobs} workers)" if jobs > 1 else ")"))
     check_methods(method_names)
     if scheduler is None:           # local workers or a LocalCluster: the cores shared among the jobs
         threads = threads or max(1, (os.cpu_count() or 1) // jobs)
     created = [p for p in (Path(out), *Path(out).parents) if not p.exists()]   # deepest first
     try:
-        run_dir = RunDir(out).ensure()      # one store for every seed: its index is read once
+        run_dir.ensure()                    # one store for every seed: its index is read once
         with _backend(backend, scheduler, jobs, threads) as cluster:
             for i, seeded in enumerate(protocols):
                 _run(dataset_names, method_names, features, seeded, run_dir, jobs, timeout_s, data_dir,
