@@ -173,12 +173,17 @@ def cli():
                    "repeatable (also $RFBENCH_REGISTRY)")
 @click.option("--no-report", is_flag=True, help="do not print the table at the end")
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@click.option("--dry-run", is_flag=True,
+              help="show the tasks that would run, those done in --out and the estimated core-hours; run nothing, "
+                   "write nothing")
 @backend_options
 def run(suite, dataset_names, method_names, features, protocol_name, outer_folds, inner_folds, repeats,
         test_size, seed, seed_list, fold_list, jobs, threads, timeout, max_samples, out, data_dir, strict, no_report,
-        quiet, target, task_type, registry_files, backend, scheduler):
+        quiet, dry_run, target, task_type, registry_files, backend, scheduler):
     """Run the protocol for datasets × methods × n_features; resumes an existing --out."""
-    from rfbench import registry, report, runner
+    # the report (scipy.stats, ~0.5 s) is imported to render it: the first progress line comes before
+    # that import (the method checks import scipy.stats through sklearn later anyway)
+    from rfbench import registry, runner
     from rfbench.data.loader import resolve_dataset_names
     from rfbench.protocol import Protocol
     from rfbench.store import load_results
@@ -206,6 +211,11 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
         raise UsageError("--methods is empty")
     seeds = parse_seeds(seed_list, seed)
     protocol = Protocol(protocol_name, outer_folds, inner_folds, seeds[0], repeats, test_size, max_samples)
+    if dry_run:
+        table = runner.dry_run(names, methods, parse_int_list(features, "--features"), protocol, out,
+                               data_dir=data_dir, folds=parse_folds(fold_list), seeds=seeds)
+        click.echo(runner.render_dry_run(table, out), nl=False)
+        return
     run_dir = runner.run(names, methods, parse_int_list(features, "--features"), protocol, out,
                          jobs=jobs, timeout_s=parse_duration(timeout), data_dir=data_dir, strict=strict,
                          progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]),
@@ -216,6 +226,8 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     click.echo(f"results: {run_dir.path / 'results.csv'} ({', '.join(f'{v} {k}' for k, v in counts.items())})")
     if not no_report and (df["status"] == "done").any():
         import shlex
+
+        from rfbench import report
 
         click.echo(report.render(df, "text"))
         click.echo(f"files: {run_dir.path / 'results.csv'} (one record per task in {run_dir.records_dir}/); "
@@ -255,12 +267,16 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
               help="only the records of this protocol key (e.g. cv-o10-i5); needed when DIRS hold one cell under "
                    "several protocols, which are never pooled")
 @filter_options
+@click.option("--registry", "registry_files", multiple=True, metavar="FILE",
+              help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one, for the "
+                   "shape (m, d) of its datasets; repeatable (also $RFBENCH_REGISTRY)")
 def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label, latex_width, width, protocol_key,
-               method_filter, dataset_filter):
+               method_filter, dataset_filter, registry_files):
     """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
-    from rfbench import cells, report
+    from rfbench import cells, registry, report
     from rfbench.store import atomic_write_text, load_results
 
+    registry.use_files(registry_files)
     if all_specs:
         from rfbench import html_page
         from rfbench.spec import all_specs as every_spec
@@ -376,9 +392,12 @@ def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
 @worker_options
 @click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
 @click.option("--quiet", is_flag=True, help="no progress bar")
+@click.option("--dry-run", is_flag=True,
+              help="show each spec's tasks that would run, those done in its results directory and the estimated "
+                   "core-hours; run, check and write nothing")
 @backend_options
 def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_reference, out, fold_list,
-                  method_list, dataset_list, jobs, threads, timeout, data_dir, quiet, backend, scheduler):
+                  method_list, dataset_list, jobs, threads, timeout, data_dir, quiet, dry_run, backend, scheduler):
     """Run what each experiment spec declares, then check it against the published table and
     write check.txt and report.md into the spec's results directory (resumable)."""
     from rfbench import reproduce
@@ -396,6 +415,16 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     if summary and note:     # the summaries are committed: their offline counts must be the mirror's
         raise UsageError("--summary needs the dataset mirror (its offline counts are written into the README); "
                          "set RFBENCH_DATA_DIR or --data-dir")
+    if dry_run and (ci or check_only or list_only or summary):
+        raise UsageError("--dry-run shows what a run would do; leave out --ci, --check-only, --list and --summary")
+    if dry_run:
+        for spec in loaded:
+            click.echo(f"== {spec.name}: {spec.title}")
+            click.echo(reproduce.dry_run_spec(spec, folds=parse_folds(fold_list), data_dir=data_dir,
+                                              only_methods=_names(method_list), only_datasets=_names(dataset_list)))
+        if note:
+            click.echo(note, err=True)
+        return
     if ci and (backend != "local" or scheduler is not None):
         raise UsageError("--ci runs its fast configurations locally; leave out --backend and --scheduler")
     if ci:
@@ -649,19 +678,22 @@ def datasets_group():
 
 @datasets_group.command("list")
 @click.option("--suite", default=None)
+@click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
 @click.option("--registry", "registry_files", multiple=True, metavar="FILE",
               help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
                    "repeatable (also $RFBENCH_REGISTRY)")
-def datasets_list(suite, registry_files):
+def datasets_list(suite, data_dir, registry_files):
+    """Registered datasets and where each would be read from here (what is present, not hashed)."""
     from tabulate import tabulate
 
     from rfbench import registry
+    from rfbench.data.loader import where_found
 
     registry.use_files(registry_files)
     items = registry.suite_datasets(suite) if suite is not None else list(registry.datasets().values())
-    rows = [[d.name, d.task, f"{d.m}×{d.d}", ",".join(d.suites),
-             "mirror" if d.mirror else "", d.generator or "", d.openml_id or ""] for d in items]
-    click.echo(tabulate(rows, headers=["name", "task", "shape", "suites", "mirror", "generator", "openml"]))
+    rows = [[d.name, d.task, f"{d.m}×{d.d}", ",".join(d.suites), where_found(d, data_dir),
+             d.generator or "", d.openml_id or ""] for d in items]
+    click.echo(tabulate(rows, headers=["name", "task", "shape", "suites", "source here", "generator", "openml"]))
 
 
 @datasets_group.command("info")
@@ -671,16 +703,27 @@ def datasets_list(suite, registry_files):
               help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
                    "repeatable (also $RFBENCH_REGISTRY)")
 def datasets_info(name, data_dir, registry_files):
+    import os
+
     from rfbench import registry
-    from rfbench.data.loader import mirror_root
+    from rfbench.data.loader import data_dirs, mirror_root, where_found
 
     registry.use_files(registry_files)
     d = registry.get_dataset(name)
     lines = [f"name: {d.name} (paper: {d.paper})", f"task: {d.task}", f"shape: {d.m} × {d.d}",
              f"target: {d.target}", f"suites: {', '.join(d.suites)}"]
+    lines.append(f"source here: {where_found(d, data_dir)}")
+    if d.file:
+        lines.append(f"file: {d.file} ({'present' if Path(d.file).is_file() else 'not found'}), format "
+                     f"{d.file_format}, sha256 in {d.origin}: {d.sha256 or '(none: the file is not checked)'}")
     if d.mirror:
-        present = mirror_root(d, data_dir) is not None
-        lines.append(f"mirror: {d.mirror.file} ({'present' if present else 'absent'}), sha256 {d.mirror.sha256}")
+        root = mirror_root(d, data_dir)
+        dirs = data_dirs(data_dir)
+        for f, sha in d.mirror.files:
+            where = (f"{root / f} (present)" if root is not None
+                     else f"not found in {os.pathsep.join(map(str, dirs))}" if dirs
+                     else "no mirror set (RFBENCH_DATA_DIR or --data-dir)")
+            lines.append(f"mirror: {f}: {where}, sha256 in the registry: {sha or '(none: not checked)'}")
     if d.generator:
         lines.append(f"generator: {d.generator} (seed 0)")
     if d.openml_id:
@@ -725,15 +768,45 @@ def datasets_fetch(names, suite, data_dir, registry_files):
 @click.option("--registry", "registry_files", multiple=True, metavar="FILE",
               help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
                    "repeatable (also $RFBENCH_REGISTRY)")
-def methods_cmd(registry_files):
-    """List the registered methods."""
+@click.option("--width", type=int, default=None,
+              help="characters per line (default: the terminal's width, 80 when not a terminal); 0: no limit, "
+                   "with each method's paper and whole description")
+def methods_cmd(registry_files, width):
+    """List the registered methods, one line each."""
+    import shutil
+    import textwrap
+
     from tabulate import tabulate
 
     from rfbench import registry
 
     registry.use_files(registry_files)
-    rows = [[m.name, ", ".join(sorted(m.estimators)), m.paper, m.description] for m in registry.methods().values()]
-    click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))
+    methods = list(registry.methods().values())
+    if width == 0:
+        rows = [[m.name, ", ".join(sorted(m.estimators)), m.paper, m.description] for m in methods]
+        click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))
+        return
+    width = shutil.get_terminal_size().columns if width is None else width
+    if width < 40:
+        raise UsageError(f"--width {width} is too narrow for the list; give 40 or more, or 0 for no limit")
+    short = {"regression": "reg", "classification": "clf", "multiclass": "multi"}
+    rows = [[m.name, ",".join(short.get(t, t) for t in sorted(m.estimators)), m.description] for m in methods]
+    name_w, task_w = (max(len(r[i]) for r in [["name", "tasks"], *rows]) for i in (0, 1))
+    room = width - name_w - task_w - 4              # two spaces between columns
+
+    def fit(text: str) -> str:
+        """The text, cut at a word before ``room`` with an ellipsis when longer."""
+        text = " ".join(text.split())
+        if len(text) <= room:
+            return text
+        cut = text[:room - 1].rsplit(" ", 1)[0] if " " in text[:room - 1] else text[:room - 1]
+        return cut.rstrip(" ,;:(") + "…"
+
+    lines = [f"{'name':<{name_w}}  {'tasks':<{task_w}}  summary", f"{'-' * name_w}  {'-' * task_w}  {'-' * room}"]
+    lines += [f"{n:<{name_w}}  {t:<{task_w}}  {fit(d)}".rstrip() for n, t, d in rows]
+    click.echo("\n".join(lines))
+    click.echo(textwrap.fill("tasks: reg = regression, clf = classification, multi = multiclass; each method's "
+                             "paper and whole description: rfbench methods --width 0", width))
 
 
 class Terminated(KeyboardInterrupt):

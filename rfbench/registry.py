@@ -400,6 +400,18 @@ def load_yaml(path: Path) -> dict:
     return data
 
 
+def _sha256_field(path: Path, name: str, value, field: str) -> str:
+    """A sha256 field as written ("" when absent), refused when YAML read it as a number: an unquoted
+    all-digit digest is an int that has lost its leading zeros (or been read as octal), and
+    ``or ""`` would turn a 0 into "no checksum"."""
+    if value is None or value == "":
+        return ""
+    if not isinstance(value, str):
+        _fail(path, name, f"field '{field}' was read as a number ({type(value).__name__}), not text (YAML reads an "
+              f"unquoted all-digit value as a number); quote it: {field.rsplit('.', 1)[-1]}: \"<64 hex digits>\"")
+    return value
+
+
 def _parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
     """One datasets.yaml entry. ``user``: an entry of a user registry (relative ``file`` paths are
     relative to ``path``'s directory; task defaults to regression, suites to none, shape and the
@@ -435,6 +447,9 @@ def _parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
             if not _inside_data_dir(f):
                 _fail(path, name, f"field 'mirror.file' must be a path relative to the data directory that stays "
                       f"inside it (no absolute path, no '..'), got {f!r}")
+        for extra in mi.get("append") or []:
+            _sha256_field(path, name, extra.get("sha256"), "mirror.append.sha256")
+        _sha256_field(path, name, mi.get("sha256"), "mirror.sha256")
         for sha in [str(mi.get("sha256") or ""), *(s for _, s in append)]:
             if (sha or not user) and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
                 _fail(path, name, "field 'mirror.sha256' must be 64 lowercase hex digits")
@@ -456,7 +471,7 @@ def _parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
         if file_format not in ("csv", "tsv", "csv-noheader", "arff", "parquet"):
             _fail(path, name, "field 'format' must be csv, tsv, csv-noheader, arff or parquet (default: from the "
                   f"file's extension), got {file_format!r}")
-        file_sha = str(e.get("sha256") or "")
+        file_sha = _sha256_field(path, name, e.get("sha256"), "sha256")
         if file_sha and (len(file_sha) != 64 or any(c not in "0123456789abcdef" for c in file_sha)):
             _fail(path, name, "field 'sha256' must be 64 lowercase hex digits")
     oml = e.get("openml") or {}

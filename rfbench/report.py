@@ -562,14 +562,14 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     metric = " / ".join(cells_mod.metric(m).description for m in metrics or ["rmse100"])
     if fmt == "csv":
         rows = [{"dataset": d, "m": int(sizes.get(d, 0)) or (reg[d].m if d in reg else None),
-                 "d": reg[d].d if d in reg else None, "n_features": n, "method": meth,
+                 "d": reg[d].d if d in reg and reg[d].d else None, "n_features": n, "method": meth,
                  "error_mean": c.mean, "error_std": c.std, "walltime_s": c.walltime, "folds": c.folds,
                  "bold": c.bold, "bold_test": f"{test} p={alpha:g}"}   # a line would break the CSV
                 | ({"error_std_seeds": c.seed_std, "seeds": c.seeds} if seeds > 1 else {})
                 for d in ds_order for n in ns for meth in methods if (c := cells.get((d, n, meth)))]
         return pd.DataFrame(rows).to_csv(index=False)
     score = "accuracy" if higher else "error"          # what the table's numbers are
-    keys = [(d, int(sizes.get(d, 0)) or (reg[d].m if d in reg else DASH), reg[d].d if d in reg else DASH)
+    keys = [(d, int(sizes.get(d, 0)) or (reg[d].m if d in reg else DASH), reg[d].d if d in reg and reg[d].d else DASH)
             for d in ds_order]
     tests = wilcoxon_table(cells, methods, ns, higher, comparisons, errors, test, names=names)
     one = unit[:-1].replace("random ", "")

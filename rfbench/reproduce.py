@@ -29,10 +29,12 @@ SUMMARY_END = "<!-- END generated section -->"
 
 
 def offline(name: str, data_dir=None) -> bool:
-    """Whether a dataset can be obtained here without the network: its mirror files are present,
-    a generator makes it, or an earlier download is cached (files are not hashed: the loader
-    checks them when it reads them)."""
+    """Whether a dataset can be obtained here without the network: its own file (user data) or its
+    mirror files are present, a generator makes it, or an earlier download is cached (files are not
+    hashed: the loader checks them when it reads them)."""
     ds = registry.get_dataset(name)
+    if ds.file and Path(ds.file).is_file():     # a user dataset's own file
+        return True
     if mirror_root(ds, data_dir) is not None:
         return True
     return bool(ds.generator) or (cache_dir() / f"{name}.json").is_file()
@@ -52,29 +54,45 @@ def results_of(spec: Spec) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
 
 
-def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, data_dir=None,
-             progress=True, command=None, only_methods=None, only_datasets=None, backend="local",
-             scheduler=None) -> None:
-    from rfbench import runner
-
+def run_groups(spec: Spec, only_methods=None, only_datasets=None) -> list[tuple[list, list]]:
+    """(datasets, methods) of each runner call of the spec's run: the cells the paper did not run
+    (spec run.exclude) are left out, one call per group of methods that run on the same datasets."""
     if spec.plan is None or spec.results is None:
         raise UsageError(f"spec {spec.name} declares no run (fields 'run' and 'results')")
     p = spec.plan
     methods = _subset(p.methods, only_methods, "methods", spec)
     datasets = _subset(p.datasets, only_datasets, "datasets", spec)
-    # the cells the paper did not run (spec run.exclude) are left out: one runner call per group of
-    # methods that run on the same datasets
     groups = [(ds, ms) for ds, ms in ((
         [d for d in group_ds if d in datasets], [m for m in group_ms if m in methods])
         for group_ds, group_ms in p.method_groups()) if ds and ms]
     if not groups:
         raise UsageError(f"spec {spec.name}: {', '.join(methods)} on {', '.join(datasets)} are all excluded cells "
                          f"(run.exclude: {p.exclude})")
-    for group_ds, group_ms in groups:
+    return groups
+
+
+def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, data_dir=None,
+             progress=True, command=None, only_methods=None, only_datasets=None, backend="local",
+             scheduler=None) -> None:
+    from rfbench import runner
+
+    p = spec.plan
+    for group_ds, group_ms in run_groups(spec, only_methods, only_datasets):
         runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), jobs=jobs,
                    timeout_s=timeout_s, data_dir=data_dir, strict=False, progress=progress,
                    command=command, threads=threads, folds=folds, order=cheapest_first(spec), backend=backend,
-                   scheduler=scheduler)
+                   scheduler=scheduler, all_unavailable_ok=True)
+
+
+def dry_run_spec(spec: Spec, *, folds=None, data_dir=None, only_methods=None, only_datasets=None) -> str:
+    """What ``rfbench reproduce SPEC`` would run (:func:`rfbench.runner.dry_run` per runner call),
+    without running or writing anything."""
+    from rfbench import runner
+
+    p = spec.plan
+    tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, data_dir=data_dir, folds=folds)
+              for ds, ms in run_groups(spec, only_methods, only_datasets)]
+    return runner.render_dry_run(pd.concat(tables, ignore_index=True), _rel(spec.results))
 
 
 def _subset(declared: list, wanted, what: str, spec: Spec) -> list:
@@ -347,15 +365,20 @@ def benchmarks_markdown(root: Path | None = None) -> str:
         out += ["Walltime of one outer fold on one core and on two, against the GFC paper's walltime per fold "
                 "(`python bench/perf/speed_cores.py` → `results/speed-cores.json`):", "",
                 tabulate([[r.get(c) for c in cols] for r in rows], headers=cols, tablefmt="github", floatfmt=".3g"), ""]
-    for n in (100, 500):
-        path = root / f"peer-rff-{n}.json"
-        if path.is_file():
-            rows = json.loads(path.read_text())
-            cols = ["dataset", "n", "fold", "rfbench_s", "peer_s", "ratio", "rfbench_error", "peer_error"]
-            out += [f"`rff-gauss` against StandardScaler + RBFSampler + Ridge in GridSearchCV over the same grids "
-                    f"and folds, n = {n} (`python bench/perf/peer_rff.py` → `results/peer-rff-{n}.json`):", "",
-                    tabulate([[r.get(c) for c in cols] for r in rows], headers=cols, tablefmt="github",
-                             floatfmt=".3g"), ""]
+    peer = {n: json.loads(p.read_text()) for n in (100, 500) if (p := root / f"peer-rff-{n}.json").is_file()}
+    if peer:
+        import numpy as np
+
+        ratios = [r["ratio"] for rows in peer.values() for r in rows]
+        cols = ["dataset", "n", "fold", "rfbench_s", "peer_s", "ratio", "rfbench_error", "peer_error"]
+        out += ["`rff-gauss` against the pipeline a competent scikit-learn user writes: StandardScaler, then per "
+                "bandwidth of the same grid RBFSampler features built once and `RidgeCV` over the same λ grid on the "
+                "same inner folds, the best bandwidth's model refitted; same outer folds and n, one thread, side by "
+                f"side (`python bench/perf/peer_rff.py` → `results/peer-rff-<n>.json`): rfbench {min(ratios):.0f}–"
+                f"{max(ratios):.0f}× faster (median {np.median(ratios):.0f}×) over {len(ratios)} outer folds, the "
+                "test errors side by side:", "",
+                tabulate([[r.get(c) for c in cols] for rows in peer.values() for r in rows], headers=cols,
+                         tablefmt="github", floatfmt=".3g"), ""]
     out += _suite_benchmark_markdown(root / "suite-benchmark.json")
     path = root / "gbrff-scaling.json"
     if path.is_file():

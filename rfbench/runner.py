@@ -20,6 +20,7 @@ import sys
 import time
 import uuid
 from datetime import UTC, datetime
+from pathlib import Path
 
 from rfbench import contract
 from rfbench import protocol as proto
@@ -28,7 +29,7 @@ from rfbench.data.loader import data_dir as resolve_data_dir
 from rfbench.data.loader import provenance as data_provenance
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.pool import run_pool
-from rfbench.progress import Progress
+from rfbench.progress import Progress, hms
 from rfbench.provenance import code_version, machine_info
 from rfbench.registry import get_dataset, get_method
 from rfbench.store import LEASE_S, RunDir, is_disk_full, record_key
@@ -143,11 +144,40 @@ def default_jobs(method_names, threads: int | None = None, cores: int | None = N
     return cores
 
 
+def _checked_request(method_names, features, protocol: proto.Protocol, folds, seeds):
+    """(one protocol per seed, the sorted folds or None) of a run's request, or a UsageError naming
+    what is wrong with it (shared by :func:`run` and :func:`dry_run`)."""
+    import dataclasses
+
+    seeds = [protocol.seed] if seeds is None else list(dict.fromkeys(seeds))
+    if not seeds:
+        raise UsageError("--seeds names no seed; use e.g. --seeds 0,1,2")
+    protocols = [dataclasses.replace(protocol, seed=s) for s in seeds]   # each seed validated now
+    for name in method_names:
+        get_method(name)                # an unknown name fails now; its module is imported by check_methods
+    if folds is not None:
+        bad = sorted(f for f in folds if not 0 <= f < protocol.n_outer)
+        if bad or not folds:
+            raise UsageError(f"--folds {','.join(map(str, bad)) or '(empty)'}: outer folds are numbered "
+                             f"0..{protocol.n_outer - 1} for this protocol")
+        folds = sorted(set(folds))
+    if not features or any(n < 1 for n in features):
+        raise UsageError("--features must be positive integers, e.g. --features 100,500")
+    return protocols, folds
+
+
+def check_methods(method_names) -> None:
+    """Import every method's estimators: a missing module or class fails now, not in every task."""
+    for name in method_names:
+        get_method(name).check()
+
+
 def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str, jobs: int | None = 1,
         timeout_s: float | None = None, data_dir: str | None = None, strict: bool = False,
         progress: bool = True, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr),
         command: str | None = None, threads: int | None = None, folds=None, order=None,
-        seeds=None, backend: str = "local", scheduler: str | None = None) -> RunDir:
+        seeds=None, backend: str = "local", scheduler: str | None = None,
+        all_unavailable_ok: bool = False) -> RunDir:
     """Run every task not done yet; ``order`` (work items → work items) sets the sequence, e.g.
     cheapest first, so that an interrupted long run has completed as many cells as it could.
 
@@ -161,30 +191,13 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     or the workers of the dask scheduler at ``scheduler`` (their own cores set their threads).
 
     ``jobs=None`` (the command line's default): :func:`default_jobs`; the library call's default is
-    one in-process worker."""
-    import dataclasses
+    one in-process worker.
 
-    seeds = [protocol.seed] if seeds is None else list(dict.fromkeys(seeds))
-    if not seeds:
-        raise UsageError("--seeds names no seed; use e.g. --seeds 0,1,2")
-    protocols = [dataclasses.replace(protocol, seed=s) for s in seeds]   # each seed validated now
-    for name in method_names:
-        get_method(name).check()        # a missing module or class fails now, not in every task
-    if folds is not None:
-        bad = sorted(f for f in folds if not 0 <= f < protocol.n_outer)
-        if bad or not folds:
-            raise UsageError(f"--folds {','.join(map(str, bad)) or '(empty)'}: outer folds are numbered "
-                             f"0..{protocol.n_outer - 1} for this protocol")
-        folds = sorted(set(folds))
-    if not features or any(n < 1 for n in features):
-        raise UsageError("--features must be positive integers, e.g. --features 100,500")
+    A run none of whose datasets can be obtained is refused (:func:`none_available`; a results
+    directory it created is removed again) unless ``all_unavailable_ok`` (a spec's run, whose other
+    groups and specs go on)."""
     if threads is not None and threads < 1:
         raise UsageError(f"--threads {threads} must be at least 1 (leave it out for cores // jobs)")
-    if jobs is None:
-        jobs = 1 if scheduler is not None else default_jobs(method_names, threads)
-    if jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    resolve_data_dir(data_dir)          # a named data directory that does not exist is refused now
     if backend not in ("local", "dask"):
         raise UsageError(f"--backend {backend}: use local (this machine) or dask (a dask.distributed cluster)")
     if scheduler is not None and not scheduler.strip():
@@ -194,16 +207,47 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     if scheduler is not None and threads is not None:
         raise UsageError("--threads sizes local workers; with --scheduler each dask worker's threads come from its "
                          "own cores (leave --threads out, start the workers with the --nthreads you want)")
+    if jobs is None:
+        jobs = 1 if scheduler is not None else default_jobs(method_names, threads)
+    if jobs < 1:
+        raise UsageError("--jobs must be at least 1")
+    protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
+    resolve_data_dir(data_dir)          # a named data directory that does not exist is refused now
+    run_dir = RunDir(out)
+    if run_dir.path.is_dir():           # refused before the first line: bad input is that one line alone
+        check_one_protocol(run_dir, protocol)
+    # a first line at once: the method imports, data loading and worker start-up take seconds (not
+    # with dask, whose connection may still be refused in one line)
+    if progress and backend == "local":
+        asked = task_count(dataset_names, method_names, features, protocol, folds)
+        rounds = len(protocols)
+        n_folds = len(folds) if folds is not None else protocol.n_outer
+        Progress(True, jobs).note(
+            f"{asked * rounds} tasks asked for ({len(dataset_names)} dataset{'s' * (len(dataset_names) != 1)} × "
+            f"{len(method_names)} method{'s' * (len(method_names) != 1)} × {len(features)} n × "
+            f"{n_folds} fold{'s' * (n_folds != 1)}"
+            + (f" × {rounds} seeds" if rounds > 1 else "")
+            + (f"; {jobs} workers)" if jobs > 1 else ")"))
+    check_methods(method_names)
     if scheduler is None:           # local workers or a LocalCluster: the cores shared among the jobs
         threads = threads or max(1, (os.cpu_count() or 1) // jobs)
+    created = [p for p in (Path(out), *Path(out).parents) if not p.exists()]   # deepest first
     try:
-        run_dir = RunDir(out).ensure()      # one store for every seed: its index is read once
+        run_dir.ensure()                    # one store for every seed: its index is read once
         with _backend(backend, scheduler, jobs, threads) as cluster:
             for i, seeded in enumerate(protocols):
                 _run(dataset_names, method_names, features, seeded, run_dir, jobs, timeout_s, data_dir,
                      strict, progress, warn, command, threads, folds, order, cluster,
-                     first=i == 0, last=i == len(protocols) - 1)
+                     first=i == 0, last=i == len(protocols) - 1, all_unavailable_ok=all_unavailable_ok)
         return run_dir
+    except DataUnavailable:
+        if created:                         # nothing was written into it: leave no empty directory behind
+            for empty in (run_dir.records_dir, *created):
+                try:
+                    empty.rmdir()
+                except OSError:
+                    break
+        raise
     except OSError as exc:
         if not is_disk_full(exc):
             raise
@@ -231,6 +275,101 @@ def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | N
     return proto.fold_assignment(splits, len(y)) if protocol.name == "cv" else None
 
 
+def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, data_dir: str | None = None,
+            folds=None, seeds=None):
+    """What :func:`run` would do, without running or writing anything (no directory, no index, no
+    data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
+    already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
+    the run downloads it or skips it) and the estimated seconds of the tasks to run (``est_s``, NaN:
+    unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.status.task_seconds`, from
+    the finished tasks in ``out``)."""
+    import pandas as pd
+
+    from rfbench import status
+    from rfbench.registry import datasets as registered
+    from rfbench.reproduce import offline
+
+    protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
+    check_methods(method_names)
+    resolve_data_dir(data_dir)
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--out {out} is a file, not a results directory; name a directory")
+    run_dir = RunDir(path, read_only=True)
+    if path.is_dir():
+        check_one_protocol(run_dir, protocol)
+    done_keys = run_dir.done_keys()
+    known = registered()
+    records = [r for r in run_dir.columns(["status", "dataset", "method", "n_features", "total_s", "protocol"])
+               if r[0] == "done" and r[5] == protocol.key() and r[1] in known and _is_number(r[4])]
+    finished = pd.DataFrame([r[1:5] for r in records], columns=["dataset", "method", "n_features", "total_s"])
+    estimate = status.task_seconds(finished.astype({"n_features": int}))
+    fold_ids = range(protocol.n_outer) if folds is None else folds
+    rows = []
+    for dname in dataset_names:
+        ds = get_dataset(dname)
+        here = offline(dname, data_dir)
+        for mname in method_names:
+            if not get_method(mname).supports(ds.task):
+                continue
+            for n in features:
+                keys = [record_key(dname, mname, n, f, p.seed, p.key()) for p in protocols for f in fold_ids]
+                done = sum(k in done_keys for k in keys)
+                to_run = len(keys) - done
+                est = float(estimate([(dname, mname, n)])[0][0]) * to_run if to_run else 0.0
+                rows.append({"dataset": dname, "method": mname, "n": int(n), "to_run": to_run, "done": done,
+                             "offline": here, "est_s": est})
+    return pd.DataFrame(rows, columns=["dataset", "method", "n", "to_run", "done", "offline", "est_s"])
+
+
+def render_dry_run(table, out) -> str:
+    """The table of :func:`dry_run` and what it adds up to."""
+    import numpy as np
+    from tabulate import tabulate
+
+    shown = [[r.dataset, r.method, r.n, r.to_run, r.done, "offline" if r.offline else "needs network",
+              "" if not r.to_run else "?" if np.isnan(r.est_s) else hms(r.est_s)]
+             for r in table.itertuples()]
+    body = tabulate(shown, headers=["dataset", "method", "n", "to run", "done", "data", "est. core time"],
+                    tablefmt="simple", disable_numparse=True)
+    to_run, done = int(table["to_run"].sum()), int(table["done"].sum())
+    runnable = table[table["offline"] & (table["to_run"] > 0)]
+    unestimated = int(runnable.loc[runnable["est_s"].isna(), "to_run"].sum())
+    hours = float(np.nansum(runnable["est_s"])) / 3600
+    lines = [f"dry run: {to_run} of {to_run + done} tasks would run, {done} are done in {out}; nothing was run "
+             "or written"]
+    if len(runnable) and unestimated == int(runnable["to_run"].sum()):
+        lines.append(f"no estimate of the core-hours yet: no finished task of these methods and n in {out} "
+                     "(`rfbench status` estimates from them)")
+    elif len(runnable):
+        lines.append(f"estimated {hours:.2f} core-hours ({hms(hours * 3600)} on one core per task) for the "
+                     f"{int(runnable['to_run'].sum())} with data offline, from the finished tasks in {out} as "
+                     "`rfbench status` estimates"
+                     + (f"; {unestimated} unestimated (no finished task of their method and n there)"
+                        if unestimated else ""))
+    away = table[~table["offline"] & (table["to_run"] > 0)]
+    if len(away):
+        lines.append(f"{int(away['to_run'].sum())} of them are of datasets without data offline "
+                     f"({', '.join(dict.fromkeys(away['dataset']))}): a run downloads those it can and skips "
+                     "the others (their files in a mirror: RFBENCH_DATA_DIR or --data-dir)")
+    return body + "\n\n" + "\n".join(lines) + "\n"
+
+
+def none_available(names, data_dir) -> DataUnavailable:
+    """The one line of a run none of whose datasets can be obtained (instead of a line per dataset,
+    "nothing to run" and "no results")."""
+    from rfbench.data.loader import data_dirs
+
+    dirs = data_dirs(data_dir)
+    where = (f"not in the mirror {os.pathsep.join(map(str, dirs))}" if dirs
+             else "no dataset mirror is set (RFBENCH_DATA_DIR, --data-dir)")
+    return DataUnavailable(
+        f"none of the datasets of this run can be obtained here ({', '.join(names)}: {where}, and no download "
+        "worked); nothing was run: point RFBENCH_DATA_DIR or --data-dir at the dataset mirror that holds their "
+        "files (`rfbench datasets info NAME` shows which), or fetch them with network access "
+        f"(`rfbench datasets fetch {' '.join(names)}`)")
+
+
 def check_one_protocol(run_dir: RunDir, protocol: proto.Protocol) -> None:
     """One directory = one protocol: records of another protocol (other folds, inner folds, sample
     cap, ...) would sit beside these as a second table that no report may pool with this one."""
@@ -241,7 +380,8 @@ def check_one_protocol(run_dir: RunDir, protocol: proto.Protocol) -> None:
 
 
 def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs, timeout_s, data_dir, strict,
-         progress, warn, command, threads, folds, order, cluster=None, first=True, last=True) -> RunDir:
+         progress, warn, command, threads, folds, order, cluster=None, first=True, last=True,
+         all_unavailable_ok=False) -> RunDir:
     """One seed of :func:`run`. results.csv is consolidated when the first seed starts and when the
     last ends (or any seed is interrupted), not around every seed: each consolidation reads the
     whole directory."""
@@ -255,7 +395,16 @@ def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs,
     bar = Progress(progress, jobs)      # says at once what it does: loading can take a while
     bar.note(f"loading {len(dataset_names)} dataset{'s' * (len(dataset_names) != 1)} "
              f"({', '.join(dataset_names)}) ...")
-    names = available_datasets(dataset_names, data_dir, strict, warn)
+    skipped: list[str] = []
+    names = available_datasets(dataset_names, data_dir, strict, skipped.append)
+    if dataset_names and not names and not all_unavailable_ok:
+        raise none_available(dataset_names, data_dir)
+    for line in skipped:
+        warn(line)
+    if dataset_names and not names:     # not "every task is done": none could be obtained
+        warn(f"nothing run for {', '.join(method_names)}: none of {'its' if len(method_names) == 1 else 'their'} "
+             "datasets can be obtained here")
+        return run_dir
     for name in names:  # fold assignments, saved once and checked on resume
         fold_of_row = outer_fold_assignment(name, protocol, data_dir)    # (validates the splits on the data)
         if fold_of_row is not None:

@@ -360,8 +360,10 @@ class RunDir:
     can always be deleted (it is rebuilt). Only records that can be counted are indexed; damaged
     files are read (and warned about) every time."""
 
-    def __init__(self, path: str | os.PathLike):
+    def __init__(self, path: str | os.PathLike, read_only: bool = False):
         self.path = Path(path)
+        # a look that must leave no trace (run --dry-run): the index, a cache, is then never rewritten
+        self.read_only = read_only
         self.records_dir = self.path / "records"
         self.index_path = self.path / INDEX_NAME
         self._base: _Base | None = None                     # the index's columns, as last read
@@ -613,6 +615,8 @@ class RunDir:
     def _write_index(self) -> None:
         """The index rewritten from the records held now (each paired with the signature of the
         file it was read from); a concurrent append may be lost, which only costs a read later."""
+        if self.read_only:
+            return
         keys, rows = self._view[1], self._view[2]
         fields = sorted(set(self._base.fields if self._base is not None and (rows >= 0).any() else ())
                         | {f for p in np.flatnonzero(rows < 0).tolist() for f in self._entries[keys[p]][1]})

@@ -1,6 +1,7 @@
 """Bring your own method and data: the README's example end to end, user registries that extend the
 built-in one, plugins (entry points), data files and openml:ID, and no dataset dropped silently."""
 
+import io
 import json
 import os
 import re
@@ -262,3 +263,80 @@ def test_openml_id_parsing():
     assert loader.resolve_dataset_names(["openml:77"], "y") == ["openml-77"]
     with pytest.raises(DataUnavailable, match="dataset 'openml-77' is not available"):
         loader.load("openml-77")
+
+
+# -- a user registry of ARFF files: checksums, info, report -----------------------------------------
+
+def _arff(path: Path, n: int = 40) -> Path:
+    rng = np.random.default_rng(2)
+    X = rng.normal(size=(n, 3))
+    y = X @ [1.0, -1.0, 0.5] + 0.1 * rng.normal(size=n)
+    rows = "\n".join(",".join(f"{v:.6f}" for v in (*x, t)) for x, t in zip(X, y, strict=True))
+    path.write_text("@relation toy\n@attribute a numeric\n@attribute b numeric\n@attribute c numeric\n"
+                    f"@attribute y numeric\n@data\n{rows}\n")
+    return path
+
+
+def test_sha256_mismatch_shows_both_full_digests_and_both_fixes(tmp_path, monkeypatch):
+    import hashlib
+
+    data = _arff(tmp_path / "toy.arff")
+    actual = hashlib.sha256(data.read_bytes()).hexdigest()
+    wrong = "ab" * 32
+    reg = tmp_path / "my.yaml"
+    reg.write_text(f"datasets:\n  toy: {{file: toy.arff, target: y, sha256: {wrong}}}\n")
+    monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
+    with pytest.raises(UsageError) as err:
+        loader.load("toy")
+    msg = str(err.value)
+    assert actual in msg and wrong in msg and "\n" not in msg
+    assert "the file changed, or the registry's sha256 is wrong: fix one" in msg
+
+
+@pytest.mark.parametrize("digits", ["0" * 64, "1234567890" * 6 + "1234"])
+def test_unquoted_all_digit_sha256_is_refused_with_how_to_quote_it(tmp_path, monkeypatch, digits):
+    """YAML reads it as an int: 0…0 (octal) became 0, i.e. no checksum at all; others lose leading zeros."""
+    _arff(tmp_path / "toy.arff")
+    reg = tmp_path / "my.yaml"
+    reg.write_text(f"datasets:\n  toy: {{file: toy.arff, target: y, sha256: {digits}}}\n"
+                   f"  toy2: {{mirror: {{file: toy.arff, format: arff, sha256: {digits}}}, target: y}}\n")
+    monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
+    with pytest.raises(UsageError, match=r"entry 'toy': field 'sha256' was read as a number.*quote it: sha256: \""):
+        registry.datasets()
+    reg.write_text(f"datasets:\n  toy: {{file: toy.arff, target: y, sha256: \"{digits}\"}}\n")
+    assert registry.get_dataset("toy").sha256 == digits          # quoted: kept as written, checked
+    reg.write_text(f"datasets:\n  toy2: {{mirror: {{file: toy.arff, format: arff, sha256: {digits}}}, target: y}}\n")
+    with pytest.raises(UsageError, match=r"entry 'toy2': field 'mirror.sha256' was read as a number"):
+        registry.datasets()
+
+
+@pytest.mark.slow
+def test_info_list_and_report_of_a_user_arff_dataset(tmp_path):
+    import hashlib
+
+    data = _arff(tmp_path / "toy.arff")
+    sha = hashlib.sha256(data.read_bytes()).hexdigest()
+    reg = tmp_path / "my.yaml"
+    reg.write_text(f"datasets:\n  toy: {{file: toy.arff, target: y, shape: [40, 3], sha256: \"{sha}\"}}\n"
+                   "  gone: {file: missing.arff, target: y}\n"
+                   "  elsewhere: {mirror: {file: sub/toy.arff, format: arff}, target: y}\n")
+    info = rfbench("datasets", "info", "toy", "--registry", str(reg), cwd=tmp_path).stdout
+    assert f"file: {data} (present)" in info and sha in info and "source here: file" in info
+    info = rfbench("datasets", "info", "elsewhere", "--registry", str(reg), "--data-dir", str(tmp_path),
+                   cwd=tmp_path).stdout
+    assert f"mirror: sub/toy.arff: not found in {tmp_path}" in info
+    listing = rfbench("datasets", "list", "--registry", str(reg), "--data-dir", str(tmp_path), cwd=tmp_path).stdout
+    header = listing.splitlines()[0]
+    at, end = header.index("source here"), header.index("generator")
+    source = {line.split()[0]: line[at:end].strip() for line in listing.splitlines()[2:]}
+    assert source["toy"] == "file" and source["friedman-generated"] == "generator"
+    assert source["gone"] == f"absent (file {tmp_path / 'missing.arff'} not found)"
+    assert source["elsewhere"] == f"absent (mirror file sub/toy.arff not found in {tmp_path})"
+    rfbench("run", "--registry", str(reg), "--methods", "rff-gauss", "--datasets", "toy", *TINY, "--out", "o",
+            cwd=tmp_path)
+    plain = rfbench("report", "o", "--format", "csv", cwd=tmp_path).stdout
+    with_reg = rfbench("report", "o", "--format", "csv", "--registry", str(reg), cwd=tmp_path).stdout
+    assert pd.read_csv(io.StringIO(plain))["d"].isna().all()
+    assert (pd.read_csv(io.StringIO(with_reg))["d"] == 3).all()
+    text = rfbench("report", "o", "--registry", str(reg), cwd=tmp_path).stdout
+    assert re.search(r"toy\s+40\s+3\b", text), text

@@ -138,6 +138,49 @@ def test_folds_subset_then_rest_equals_the_full_run(small_run, tmp_path):
     pd.testing.assert_series_equal(got["error"], want["error"], rtol=1e-10)
 
 
+def _tree(root):
+    """path → (size, mtime_ns) of everything under ``root``: a command that writes leaves a trace."""
+    return {str(p): (p.stat().st_size, p.stat().st_mtime_ns) for p in sorted(root.rglob("*"))}
+
+
+@pytest.mark.slow
+def test_dry_run_counts_done_and_left_tasks_and_writes_nothing(tmp_path):
+    """--dry-run against a directory with fold 0 done: 8 of 24 tasks done, 16 to run, estimated from
+    the finished ones; neither that directory nor a fresh --out is touched."""
+    out = tmp_path / "run"
+    rfbench("run", "--suite", "synthetic", *QUICK, "--out", str(out), "--folds", "0", "--no-report")
+    before = _tree(tmp_path)
+    res = rfbench("run", "--suite", "synthetic", *QUICK, "--out", str(out), "--dry-run")
+    assert f"dry run: 16 of 24 tasks would run, 8 are done in {out}" in res.stdout
+    rows = [line.split() for line in res.stdout.splitlines() if line.startswith(("breiman-", "friedman-"))]
+    assert len(rows) == 8 and all(r[3:6] == ["2", "1", "offline"] for r in rows)   # to run, done, data
+    assert "estimated " in res.stdout and "core-hours" in res.stdout and "unestimated" not in res.stdout
+    assert _tree(tmp_path) == before                   # no record, index, results.csv or runs.jsonl line
+    # a partial request: only what it asks for is counted
+    part = rfbench("run", "--suite", "synthetic", *QUICK, "--out", str(out), "--folds", "0-1", "--dry-run")
+    assert "dry run: 8 of 16 tasks would run, 8 are done" in part.stdout
+    fresh = tmp_path / "fresh" / "x"
+    res = rfbench("run", "--suite", "synthetic", *QUICK, "--out", str(fresh), "--dry-run")
+    assert "dry run: 24 of 24 tasks would run, 0 are done" in res.stdout and "no estimate" in res.stdout
+    assert not (tmp_path / "fresh").exists() and _tree(tmp_path) == before
+
+
+@pytest.mark.slow
+def test_run_without_any_obtainable_dataset_is_one_line_naming_them(tmp_path):
+    """Offline without the mirror: one line naming the datasets and how to supply them, exit 2; not
+    "nothing to run: every task is done" and "no results", and no empty --out left behind."""
+    env = {k: v for k, v in os.environ.items() if k != "RFBENCH_DATA_DIR"}
+    out = tmp_path / "new" / "out"
+    res = rfbench("run", "--datasets", "ailerons,cal-housing", "--methods", "rff-gauss", "--features", "10",
+                  "--out", str(out), check=False, env=env)
+    # the progress notes (tasks asked for, loading) come first, as in any run; then the one error line
+    lines = [line for line in res.stderr.splitlines() if not (line.startswith("loading ") or " tasks asked for (" in line)]
+    assert res.returncode == 2 and len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    assert "ailerons, cal-housing" in lines[0] and "RFBENCH_DATA_DIR or --data-dir" in lines[0]
+    assert "nothing to run" not in res.stderr + res.stdout and "no results" not in res.stderr + res.stdout
+    assert not (tmp_path / "new").exists()
+
+
 @pytest.mark.slow
 def test_datasets_commands():
     assert "friedman-generated" in rfbench("datasets", "list", "--suite", "synthetic").stdout
@@ -145,6 +188,23 @@ def test_datasets_commands():
     assert "generator: breiman" in rfbench("datasets", "info", "breiman-generated").stdout
     assert "\ngenerator: " not in rfbench("datasets", "info", "breiman").stdout
     assert "rff-laplace" in rfbench("methods").stdout
+
+
+@pytest.mark.slow
+def test_methods_is_one_line_per_method_within_the_width():
+    from rfbench import registry
+
+    methods = registry.methods()
+    for args, env, width in [(["--width", "60"], {}, 60), ([], {"COLUMNS": "100"}, 100)]:
+        out = rfbench("methods", *args, env={**os.environ, **env}).stdout.splitlines()
+        assert max(map(len, out)) <= width, max(out, key=len)
+        rows = [line for line in out if line.split(" ", 1)[0] in methods]
+        assert [r.split()[0] for r in rows] == list(methods)       # each method once, one line
+        gauss = next(r for r in rows if r.startswith("rff-gauss "))
+        assert gauss.split()[1] == "reg" and "random Fourier" in gauss
+    full = rfbench("methods", "--width", "0").stdout
+    assert all(m.description in full and m.paper in full for m in methods.values())
+    assert rfbench("methods", "--width", "10", check=False).returncode == 2
 
 
 def _wait_for(directory, pattern: str, count: int, seconds: float) -> None:

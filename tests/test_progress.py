@@ -120,15 +120,21 @@ def test_runner_prints_at_once_and_resumes_the_count(tmp_path, capsys, monkeypat
     out = tmp_path / "run"
     runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=False, folds=[0])
     capsys.readouterr()
-    seen_before_loading = []
-    real = runner.available_datasets
+    seen_before_loading, seen_before_checks = [], []
+    real, real_checks = runner.available_datasets, runner.check_methods
 
     def spy(*args, **kwargs):
         seen_before_loading.append(capsys.readouterr().err)
         return real(*args, **kwargs)
 
+    def spy_checks(*args, **kwargs):         # the method imports: the first line comes before them
+        seen_before_checks.append(capsys.readouterr().err)
+        return real_checks(*args, **kwargs)
+
     monkeypatch.setattr(runner, "available_datasets", spy)
+    monkeypatch.setattr(runner, "check_methods", spy_checks)
     runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=True)
+    assert seen_before_checks == ["6 tasks asked for (1 dataset × 2 methods × 1 n × 3 folds)\n"]
     assert seen_before_loading == ["loading 1 dataset (friedman-generated) ...\n"]
     lines = capsys.readouterr().err.splitlines()
     assert re.match(r"\[#+\.+\] 2/6 tasks .* ETA 00:00:\d\d  resuming: 2 of 6 tasks were done before", lines[0])

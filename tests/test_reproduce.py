@@ -73,6 +73,24 @@ def test_reproduce_runs_checks_writes_and_resumes(tiny_spec):
 
 
 @pytest.mark.slow
+def test_reproduce_dry_run_counts_the_specs_tasks_and_writes_nothing(tiny_spec):
+    """--dry-run: the spec's 12 tasks (ct-slice's 6 without data offline), then after fold 0 the 2
+    done ones; no results directory before the run, no check.txt or record after it."""
+    out = tiny_spec.parent.parent / "results" / "tiny"
+    res = rfbench("reproduce", str(tiny_spec), "--dry-run")
+    assert "dry run: 12 of 12 tasks would run, 0 are done" in res.stdout
+    assert "6 of them are of datasets without data offline (ct-slice)" in res.stdout
+    assert not out.exists()
+    rfbench("reproduce", str(tiny_spec), "--quiet", "--folds", "0")
+    (out / "check.txt").unlink()
+    before = {p.name: p.stat().st_mtime_ns for p in out.rglob("*")}
+    res = rfbench("reproduce", str(tiny_spec), "--dry-run")
+    assert "dry run: 10 of 12 tasks would run, 2 are done" in res.stdout and "estimated " in res.stdout
+    assert {p.name: p.stat().st_mtime_ns for p in out.rglob("*")} == before
+    assert rfbench("reproduce", str(tiny_spec), "--dry-run", "--check-only", check=False).returncode == 2
+
+
+@pytest.mark.slow
 def test_status_counts_what_the_spec_asks(tiny_spec):
     rfbench("reproduce", str(tiny_spec), "--quiet", "--folds", "0")
     table = status.status([str(tiny_spec)])
@@ -218,3 +236,18 @@ def test_readme_benchmarks_show_the_suite_projection_and_side_by_side_speedups(t
     state["current"] = "missing"
     (tmp_path / "suite-benchmark.json").write_text(json.dumps(state))
     assert "torgo suite" not in benchmarks_markdown(tmp_path)
+
+
+def test_readme_peer_sentence_states_the_measured_range(tmp_path):
+    """The peer benchmark's claim is computed from results/peer-rff-<n>.json, every budget pooled."""
+    import json
+
+    from rfbench.reproduce import benchmarks_markdown
+
+    row = {"dataset": "ailerons", "fold": 0, "rfbench_s": 1.0, "rfbench_error": 4.5, "peer_error": 4.6}
+    (tmp_path / "peer-rff-100.json").write_text(json.dumps([dict(row, n=100, peer_s=40.0, ratio=40.0),
+                                                            dict(row, n=100, fold=1, peer_s=36.0, ratio=36.0)]))
+    (tmp_path / "peer-rff-500.json").write_text(json.dumps([dict(row, n=500, peer_s=30.0, ratio=30.0)]))
+    text = benchmarks_markdown(tmp_path)
+    assert "RidgeCV" in text and "rfbench 30–40× faster (median 36×) over 3 outer folds" in text
+    assert text.count("| ailerons ") == 3

@@ -463,3 +463,28 @@ def test_records_hold_cpu_seconds_beside_wall_seconds(tmp_path, monkeypatch):
     assert len(df) == 3 and set(df["status"]) == {"done"}
     assert (df["total_s"] - df["cpu_s"] > 0.28).all()
     assert (df["cpu_s"] > 0.005).all() and (df["cpu_s"] < df["total_s"] - 0.28 + 0.05).all()
+
+
+
+def test_a_run_without_any_obtainable_dataset_says_so_not_that_every_task_is_done(tmp_path, monkeypatch, capsys):
+    """rfbench run: one error naming the datasets and how to supply them, and no --out left behind; a
+    spec's group (reproduce goes on with its other groups): the skipped lines and "nothing run"."""
+    from rfbench.errors import DataUnavailable
+
+    def unavailable(name, data_dir):
+        raise DataUnavailable(f"dataset '{name}' is not available (no mirror)")
+
+    monkeypatch.setattr(runner, "load", unavailable)
+    monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)
+    out = tmp_path / "a" / "b"
+    with pytest.raises(DataUnavailable, match=r"\(kinematics, bank: no dataset mirror is set.*RFBENCH_DATA_DIR or "
+                                              r"--data-dir.*rfbench datasets fetch kinematics bank"):
+        runner.run(["kinematics", "bank"], ["rff-gauss"], [10], SMALL, str(out), progress=True)
+    assert not (tmp_path / "a").exists()
+    said = []
+    runner.run(["kinematics", "bank"], ["rff-gauss"], [10], SMALL, str(out), progress=True, warn=said.append,
+               all_unavailable_ok=True)
+    assert said == ["skipped: dataset 'kinematics' is not available (no mirror)",
+                    "skipped: dataset 'bank' is not available (no mirror)",
+                    "nothing run for rff-gauss: none of its datasets can be obtained here"]
+    assert "every task is done" not in capsys.readouterr().err

@@ -91,6 +91,32 @@ def mirror_root(ds: Dataset, override=None) -> Path | None:
     return None
 
 
+def where_found(ds: Dataset, override=None) -> str:
+    """Where ``load`` would take the dataset from here, from what is actually present (files are
+    not hashed): ``file``, ``mirror``, ``cache``, ``generator``, ``openml (needs network)`` or
+    ``url (needs network)``, else ``absent (...)`` naming the file that was looked for."""
+    if ds.unavailable:
+        return "absent (could not be obtained when it was named)"
+    if ds.file:
+        return "file" if Path(ds.file).is_file() else f"absent (file {ds.file} not found)"
+    if mirror_root(ds, override) is not None:
+        return "mirror"
+    if (cache_dir() / f"{ds.name}.json").is_file():
+        return "cache (an earlier download)"
+    if ds.generator:
+        return "generator"
+    if ds.openml_id:
+        return "openml (needs network)"
+    if ds.url and ds.download_format:
+        return "url (needs network)"
+    if ds.mirror:
+        dirs = data_dirs(override)
+        missing = next((f for f, _ in ds.mirror.files if not dirs or not (dirs[0] / f).is_file()), ds.mirror.file)
+        return (f"absent (mirror file {missing} not found in {os.pathsep.join(map(str, dirs))})" if dirs
+                else f"absent (mirror file {missing}: no mirror set, RFBENCH_DATA_DIR or --data-dir)")
+    return "absent (no source registered)"
+
+
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
@@ -253,9 +279,10 @@ def _from_mirror_dir(ds: Dataset, root: Path) -> Loaded | None:
             continue
         digest = sha256_of(path)
         if digest != expected:
-            raise UsageError(f"mirror file {path} has sha256 {digest[:12]}…, the registry expects "
-                             f"{expected[:12]}…; the file is corrupt or another version: "
-                             "replace it with the registered file")
+            fix = (f"the file changed, or the sha256 in {ds.origin} is wrong: fix one (restore the file, or put "
+                   "the actual sha256 there once you trust the file; a changed file needs a new --out)" if ds.user
+                   else "the file is corrupt or another version: replace it with the registered file")
+            raise UsageError(f"mirror file {path} has sha256 {digest}, the registry expects {expected}; {fix}")
     path = paths[0]
     if ds.preprocess:  # a dataset-specific reader (row selections, transforms, as in the paper)
         from rfbench.data.prepare import PREPARERS
@@ -308,9 +335,10 @@ def _from_file(ds: Dataset) -> Loaded | None:
     if ds.sha256:
         digest = sha256_of(path)
         if digest != ds.sha256:
-            raise UsageError(f"dataset '{ds.name}': file {path} has sha256 {digest[:12]}…, {ds.origin} expects "
-                             f"{ds.sha256[:12]}…; the file changed: use a new --out for the new data (or update "
-                             "the checksum)")
+            raise UsageError(f"dataset '{ds.name}': file {path} has sha256 {digest}, {ds.origin} expects "
+                             f"{ds.sha256}; the file changed, or the registry's sha256 is wrong: fix one (restore "
+                             "the file, or put the actual sha256 in the registry once you trust the file; results of "
+                             "a changed file belong in a new --out)")
     df = read_table(path, ds.file_format, ds.sep)
     X, y = _frame_to_arrays(ds, df, ds.target, str(path))
     return Loaded(X, y, "file", str(path))
