@@ -179,16 +179,11 @@ def readme_compare_block() -> str:
 def test_readme_compare_section_from_an_installed_wheel(tmp_path, mirror_dir):
     import zipfile
 
-    from test_install import _copy_source
+    from test_install import build_wheel
 
     script = readme_compare_block()
     assert "rfbench compare run gfc2016-table1" in script and "rfbench compare report" in script
-    src = _copy_source(tmp_path)
-    dist = tmp_path / "dist"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-q", "-w", str(dist)],
-                           capture_output=True, text=True, timeout=300)
-    assert build.returncode == 0, build.stderr[-3000:]
-    wheel = next(dist.glob("rfbench-*.whl"))
+    wheel = build_wheel(tmp_path)
     shipped = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("rfbench/_data/baselines/")}
     assert shipped == {f"rfbench/_data/baselines/{p.name}" for p in baselines.shipped()}
     venv = tmp_path / "venv"

@@ -146,14 +146,19 @@ def _copy_source(dest: Path) -> Path:
     return src
 
 
-@pytest.mark.slow
-def test_built_wheel_works_from_any_directory(tmp_path):
+def build_wheel(tmp_path: Path) -> Path:
+    """The wheel `pip wheel` builds from a copy of the checkout's files, in tmp_path/dist."""
     src = _copy_source(tmp_path)
     dist = tmp_path / "dist"
     build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-q", "-w", str(dist)],
                            capture_output=True, text=True, timeout=300)
     assert build.returncode == 0, build.stderr[-3000:]
-    wheel = next(dist.glob("rfbench-*.whl"))
+    return next(dist.glob("rfbench-*.whl"))
+
+
+@pytest.mark.slow
+def test_built_wheel_works_from_any_directory(tmp_path):
+    wheel = build_wheel(tmp_path)
     import zipfile
 
     names = set(zipfile.ZipFile(wheel).namelist())
