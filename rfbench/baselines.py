@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.errors import UsageError
-from rfbench.store import COLUMNS, TASK_KEY, RunDir, _timestamp, read_results_csv
+from rfbench.store import COLUMNS, TASK_KEY, RunDir, parse_timestamp, read_results_csv
 
 FORMAT = "rfbench-baseline-1"
 METADATA_KEY = b"rfbench.baseline"
@@ -95,9 +95,9 @@ def _invocations(path: Path) -> list[dict]:
                 info = json.loads(line)
             except ValueError:
                 continue
-            if isinstance(info, dict) and _timestamp(info.get("started_at")) is not None:
+            if isinstance(info, dict) and parse_timestamp(info.get("started_at")) is not None:
                 lines.append(info)
-    return sorted(lines, key=lambda i: _timestamp(i["started_at"]))
+    return sorted(lines, key=lambda i: parse_timestamp(i["started_at"]))
 
 
 def _code_label(info: dict) -> str | None:
@@ -112,13 +112,13 @@ def _code_of(records: pd.DataFrame, invocations: list[dict]) -> list:
     """The code version of every record: its invocation's, else the last invocation started before
     it finished (as store.run_walltime attributes such records)."""
     by_id = {i["invocation"]: _code_label(i) for i in invocations if i.get("invocation")}
-    starts = [_timestamp(i["started_at"]) for i in invocations]
+    starts = [parse_timestamp(i["started_at"]) for i in invocations]
     out = []
     for inv, finished in zip(records["invocation"].tolist(), records["finished_at"].tolist(), strict=True):
         if isinstance(inv, str) and inv in by_id:
             out.append(by_id[inv])
             continue
-        t = _timestamp(finished)
+        t = parse_timestamp(finished)
         before = [j for j, s in enumerate(starts) if t is not None and s <= t]
         out.append(_code_label(invocations[before[-1]]) if before else None)
     return out

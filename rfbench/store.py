@@ -811,7 +811,7 @@ def run_walltime(path) -> tuple[float, int]:
             continue
         try:
             info = json.loads(line)
-            start = _timestamp(info.get("started_at"))
+            start = parse_timestamp(info.get("started_at"))
         except (ValueError, AttributeError):
             start = None
         if start is None:
@@ -828,7 +828,7 @@ def run_walltime(path) -> tuple[float, int]:
         if i is not None:
             tagged.setdefault(i, []).append(finished_at)
             continue
-        t = _timestamp(finished_at)
+        t = parse_timestamp(finished_at)
         if t is None:
             continue
         # untagged: the last invocation that started before it finished
@@ -863,7 +863,7 @@ _SECONDS_UTC_OFFSET = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d")
 
 
 def _latest(values) -> pd.Timestamp | None:
-    """The latest of ``_timestamp(v)`` over values (None when none is a time). A time as the runner
+    """The latest of ``parse_timestamp(v)`` over values (None when none is a time). A time as the runner
     writes it (whole seconds, an offset) is compared as a datetime and only the latest is parsed by
     pandas (100 000 parses take a while); any other value makes it parse every one."""
     best = None
@@ -875,12 +875,12 @@ def _latest(values) -> pd.Timestamp | None:
         if best is None or d > best[0]:
             best = (d, v)
     if best is not None:
-        return _timestamp(best[1])
-    times = [t for t in map(_timestamp, values) if t is not None]
+        return parse_timestamp(best[1])
+    times = [t for t in map(parse_timestamp, values) if t is not None]
     return max(times) if times else None
 
 
-def _timestamp(value) -> pd.Timestamp | None:
+def parse_timestamp(value) -> pd.Timestamp | None:
     if not value or not isinstance(value, str):
         return None
     try:
