@@ -26,6 +26,8 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
                 <= holdout_ses standard errors of the difference of two test MSEs on the dataset's
                 holdout.test points: holdout_ses x 2/sqrt(n_test) x published mean)
     test:       {name: welch|paired, why: "..."}: the t-test the paper bolds cells with
+    metric:     the metric code of the published cells (rfbench.cells.METRICS; default: an error, lower
+                is better): its direction (higher is better for accuracy) orders ranks and Wilcoxon wins
     not_comparable: {rfbench dataset: reason}: cells whose problem differs from the paper's
     wilcoxon:   the paper's Wilcoxon claims [{a, n_a, b, n_b, published_T, published_datasets}]
     published_summary: {file, method, mean, rank, note}: the paper's printed average ranks and means,
@@ -42,6 +44,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfbench import cells
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
 from rfbench.registry import ROOT, bench_dir, is_packaged, load_yaml, packaged_published_dir
@@ -124,7 +127,7 @@ class Spec:
     protocol: dict = field(default_factory=dict)
     filters: dict = field(default_factory=dict)
     baseline_method: str | None = None   # also pass when at least as good as this published method
-    higher_is_better: bool = False
+    metric: str | None = None            # the published cells' metric code (rfbench.cells.METRICS)
     notes: str = ""
     rank_summary: bool = False           # also compare average ranks and mean scores over datasets
     wilcoxon: list = field(default_factory=list)   # the paper's Wilcoxon comparisons (T values)
@@ -151,6 +154,11 @@ class Spec:
     def result_dirs(self) -> list[Path]:
         """The directories whose records make up this table: its own, then those it also reads."""
         return [d for d in [self.results, *self.also_reads] if d is not None]
+
+    @property
+    def higher_is_better(self) -> bool:
+        """The direction of the published cells' metric (rfbench.cells: defined once)."""
+        return self.metric is not None and cells.metric(self.metric).higher_is_better
 
 
 def spec_paths() -> list[Path]:
@@ -216,14 +224,14 @@ def _plan(raw: dict, protocol: Protocol, where: str) -> RunPlan:
     exclude = raw.get("exclude") or {}
     if not isinstance(exclude, dict) or not all(isinstance(v, dict) for v in exclude.values()):
         raise UsageError(f"{where}.exclude must map methods to {{dataset: why}}")
-    for m, cells in exclude.items():
+    for m, excluded in exclude.items():
         if m not in methods:
             raise UsageError(f"{where}.exclude names method {m}, not among the run's methods")
-        unknown = sorted(set(map(str, cells)) - set(datasets))
+        unknown = sorted(set(map(str, excluded)) - set(datasets))
         if unknown:
             raise UsageError(f"{where}.exclude.{m} names {', '.join(unknown)}, not among the run's datasets")
     return RunPlan(datasets, methods, features, protocol,
-                   {str(m): {str(d): str(w) for d, w in cells.items()} for m, cells in exclude.items()})
+                   {str(m): {str(d): str(w) for d, w in excluded.items()} for m, excluded in exclude.items()})
 
 
 def _summary(raw: dict, path: Path) -> dict:
@@ -231,6 +239,16 @@ def _summary(raw: dict, path: Path) -> dict:
     if not isinstance(value, dict) or (value and not {"file", "mean", "rank"} <= set(value)):
         raise UsageError(f"{path.name}: published_summary needs file, mean and rank (and method) columns")
     return dict(value)
+
+
+def _metric(raw: dict, path: Path) -> str | None:
+    if "higher_is_better" in raw:
+        raise UsageError(f"{path}: 'higher_is_better' is now derived from the metric: write metric: accuracy (or "
+                         f"another of {', '.join(cells.METRICS)}) instead")
+    code = raw.get("metric")
+    if code is not None and code not in cells.METRICS:
+        raise UsageError(f"{path}: metric {code!r} is not one of {', '.join(cells.METRICS)}")
+    return code
 
 
 def load_spec(path_or_name: str) -> Spec:
@@ -299,7 +317,7 @@ def load_spec(path_or_name: str) -> Spec:
                 not_comparable={str(k): str(v) for k, v in not_comparable.items()},
                 protocol=protocol_raw, filters=raw.get("filters") or {},
                 baseline_method=tol.get("or_better_than"),
-                higher_is_better=bool(raw.get("higher_is_better", False)), notes=str(raw.get("notes", "")),
+                metric=_metric(raw, path), notes=str(raw.get("notes", "")),
                 rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=list(raw.get("wilcoxon") or []),
                 chosen=dict(raw.get("chosen") or {}), published_summary=_summary(raw, path))
 

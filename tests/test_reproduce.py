@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 from rfbench import reproduce, status
+from rfbench.errors import UsageError
 from rfbench.spec import all_specs, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -251,3 +252,20 @@ def test_readme_peer_sentence_states_the_measured_range(tmp_path):
     text = benchmarks_markdown(tmp_path)
     assert "RidgeCV" in text and "rfbench 30–40× faster (median 36×) over 3 outer folds" in text
     assert text.count("| ailerons ") == 3
+
+
+def test_a_specs_direction_comes_from_its_metric(tiny_spec):
+    """'higher is better' is defined once, by the metric table (rfbench.cells): a spec names its
+    published cells' metric, and the retired higher_is_better key or an unknown metric is one line."""
+    assert load_spec("gbrff2020-table2").higher_is_better and not load_spec("gfc2016-table1").higher_is_better
+    text = tiny_spec.read_text()
+    tiny_spec.write_text(text + "metric: accuracy\n")
+    assert load_spec(str(tiny_spec)).higher_is_better
+    tiny_spec.write_text(text + "metric: error\n")
+    assert not load_spec(str(tiny_spec)).higher_is_better
+    tiny_spec.write_text(text + "higher_is_better: true\n")
+    with pytest.raises(UsageError, match="write metric: accuracy"):
+        load_spec(str(tiny_spec))
+    tiny_spec.write_text(text + "metric: r2\n")
+    with pytest.raises(UsageError, match="metric 'r2' is not one of rmse100"):
+        load_spec(str(tiny_spec))
