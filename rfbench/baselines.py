@@ -384,17 +384,17 @@ def load(name_or_dir: str) -> Baseline:
 
 
 def listing(baselines: list[Baseline]) -> list[dict]:
-    """One row per baseline: name, spec, methods, datasets, tasks, folds, size."""
+    """One row per baseline: name (starred when its spec has another name), protocol, datasets, tasks
+    (done/all when some failed), whether `rfbench compare` can verify its splits, size, methods."""
     rows = []
     for b in baselines:
         df = b.frame
-        folds = df.groupby("protocol")["fold"].nunique()
-        rows.append({"name": b.name, "spec": b.spec or "", "protocol": ",".join(sorted(b.protocols)),
-                     "methods": ",".join(sorted(df["method"].unique())), "datasets": df["dataset"].nunique(),
-                     "tasks": len(df), "done": int((df["status"] == "done").sum()),
-                     "folds": ",".join(str(int(v)) for v in folds.to_numpy()),
-                     "folds_sha256": "yes" if df["folds_sha256"].notna().all() else "no (splits not stored)",
-                     "size": _size(b.size)})
+        done = int((df["status"] == "done").sum())
+        rows.append({"name": b.name if b.spec in (None, b.name) else f"{b.name}*",
+                     "protocol": ",".join(sorted(b.protocols)), "sets": df["dataset"].nunique(),
+                     "tasks": f"{len(df)}" if done == len(df) else f"{done}/{len(df)}",
+                     "compare": "yes" if df["folds_sha256"].notna().all() else "no",
+                     "size": _size(b.size), "methods": ", ".join(sorted(df["method"].unique()))})
     return rows
 
 

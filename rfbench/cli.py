@@ -517,12 +517,14 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
 
 
 @cli.command("baselines")
+@click.option("--width", type=int, default=None,
+              help="characters per line (default: the terminal's width, 80 when not a terminal; 0: no limit)")
 @click.option("--write", is_flag=True,
               help="regenerate the shipped files (rfbench/_data/baselines/) from the results directories of the "
                    "specs in a checkout")
 @click.option("--check", "check_only", is_flag=True,
               help="exit 1 when a shipped file differs from what --write would write (a stale baseline)")
-def baselines_cmd(write, check_only):
+def baselines_cmd(width, write, check_only):
     """The baselines that ship: every spec's results directory as one Parquet file, one row per
     task (see docs/baselines.md); compare a method with them through `rfbench compare`."""
     from tabulate import tabulate
@@ -548,8 +550,25 @@ def baselines_cmd(write, check_only):
     if not rows:
         raise UsageError(f"no baselines in {baselines.shipped_dir()}; in a checkout, `rfbench baselines --write` "
                          "writes them")
+    from rfbench.report import terminal_width
+
+    width = terminal_width() if width is None else width
+    # every column but the methods at its width, the methods wrapped into what is left of the line
+    others = tabulate([{k: v for k, v in r.items() if k != "methods"} for r in rows], headers="keys")
+    room = max(16, width - max(map(len, others.splitlines())) - 2) if width else None
+    if room:
+        import textwrap
+
+        rows = [r | {"methods": textwrap.fill(r["methods"], room, break_on_hyphens=False, break_long_words=False)}
+                for r in rows]
     click.echo(tabulate(rows, headers="keys"))
     total = sum(p.stat().st_size for p in baselines.shipped())
+    for b in (baselines.read_file(p) for p in baselines.shipped()):
+        if b.spec not in (None, b.name):
+            click.echo(f"{b.name}*: the results directory of spec {b.spec}")
+    if any(r["compare"] == "no" for r in rows):
+        click.echo("compare no: the splits, holdout and fixed protocols do not store their splits, so `rfbench "
+                   "compare` cannot verify them")
     click.echo(f"{len(rows)} baselines, {total / 1024:.0f} KiB in {baselines.shipped_dir()}")
 
 

@@ -144,6 +144,11 @@ def test_baselines_command_lists_what_ships_and_write_needs_a_checkout(monkeypat
     for name in ("gfc2016-table1", "gfc2016-table4", "eerf-claim", "gbrff2020-table2"):
         assert name in res.output
     assert "1120" in res.output and "KiB" in res.output
+    table = res.output.split("\neerf-claim*:")[0].splitlines()      # the table, then its notes
+    assert max(map(len, table)) <= 80, max(table, key=len)          # not a terminal: 80 columns
+    assert "rff-gauss-knn" in res.output                             # names wrapped whole
+    wide = CliRunner().invoke(cli, ["baselines", "--width", "0"]).output
+    assert "lgbm, rff-cauchy, rff-cauchy-grid, rff-gauss, rff-gauss-grid" in wide
     res = CliRunner().invoke(cli, ["baselines", "--check"])
     assert res.exit_code == 0 and "agree" in res.output
     monkeypatch.setattr(registry, "in_checkout", lambda: False)
