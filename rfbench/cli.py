@@ -553,15 +553,18 @@ def baselines_cmd(width, write, check_only):
     from rfbench.report import terminal_width
 
     width = terminal_width() if width is None else width
-    # every column but the methods at its width, the methods wrapped into what is left of the line
-    others = tabulate([{k: v for k, v in r.items() if k != "methods"} for r in rows], headers="keys")
-    room = max(16, width - max(map(len, others.splitlines())) - 2) if width else None
-    if room:
+    table = tabulate(rows, headers="keys")
+    if width and max(map(len, table.splitlines())) > width:
+        # too wide for the terminal: the other columns as a table, each baseline's methods below its row
         import textwrap
 
-        rows = [r | {"methods": textwrap.fill(r["methods"], room, break_on_hyphens=False, break_long_words=False)}
-                for r in rows]
-    click.echo(tabulate(rows, headers="keys"))
+        head = tabulate([{k: v for k, v in r.items() if k != "methods"} for r in rows], headers="keys").splitlines()
+        lines = head[:2]
+        for line, r in zip(head[2:], rows, strict=True):
+            lines += [line, textwrap.indent(textwrap.fill(r["methods"], max(20, width - 4), break_on_hyphens=False,
+                                                          break_long_words=False), "    ")]
+        table = "\n".join(lines)
+    click.echo(table)
     total = sum(p.stat().st_size for p in baselines.shipped())
     for b in (baselines.read_file(p) for p in baselines.shipped()):
         if b.spec not in (None, b.name):
