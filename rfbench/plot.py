@@ -100,6 +100,18 @@ def _complete_mask(done: pd.DataFrame, failed: set) -> pd.Series:
     return ok & ~comp.index.isin(list(failed))
 
 
+def partial_note(done: pd.DataFrame) -> str:
+    """'' when every plotted cell is complete (cells.completeness), else what the means are over,
+    e.g. ' (a screen: 8 of 20 cells have fewer folds than the protocol's 10)'."""
+    comp = cells.completeness(done)
+    partial = int((~comp["complete"]).sum())
+    if not partial:
+        return ""
+    total = cells.protocol_folds(done["protocol"].dropna().unique()) if done["protocol"].notna().any() else None
+    of = f" than the protocol's {total}" if total else ""
+    return f"\n(a screen: {partial} of {len(comp)} cells have fewer folds{of}; each mean is over its own folds)"
+
+
 def cell_means(df: pd.DataFrame, n: int) -> tuple[pd.DataFrame, str | None, list[str]]:
     """(dataset × method table of the mean outer-fold error at n, screen label, datasets left out).
 
@@ -344,18 +356,21 @@ def error_vs_n_figure(df: pd.DataFrame):
         last = max(i for i in range(len(datasets)) if i % cols == c)
         axes.flat[last].set_xlabel("n (features)", fontsize=8.5)
     handles = [plt.Line2D([], [], color=colors[m], marker="o", ms=4, lw=1.3, label=m) for m in methods]
-    fig.suptitle("Error against the number of features (mean ± std over outer folds)", fontsize=11)
-    _header_legend(fig, handles, ncol=min(len(methods), 6))
+    title = "Error against the number of features (mean ± std over outer folds)" + partial_note(done)
+    fig.suptitle(title, fontsize=11)
+    _header_legend(fig, handles, ncol=min(len(methods), 6), title_lines=title.count("\n") + 1)
     return fig
 
 
-def _header_legend(fig, handles, ncol: int) -> None:
+def _header_legend(fig, handles, ncol: int, title_lines: int = 1) -> None:
     """A legend between the suptitle and the panels, outside every panel (never over data)."""
     height = fig.get_figheight()
     lines = math.ceil(len(handles) / ncol)
-    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1 - 0.32 / height), ncol=ncol,
+    # a title of several lines (a screen's note) pushes the legend down by its extra lines
+    extra = 0.22 * (title_lines - 1)
+    fig.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, 1 - (0.32 + extra) / height), ncol=ncol,
                fontsize=8.5, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 1 - (0.3 + 0.22 * lines) / height))
+    fig.tight_layout(rect=(0, 0, 1, 1 - (0.3 + extra + 0.22 * lines) / height))
 
 
 def _timed(df: pd.DataFrame, what: str) -> pd.DataFrame:
@@ -480,8 +495,9 @@ def pareto_figure(df: pd.DataFrame):
     title = "Error against wall time (means over outer folds; ringed and dashed: Pareto front)"
     if len(ns) == 1:
         title += f", n = {ns[0]}"
+    title += partial_note(done)
     fig.suptitle(title, fontsize=11)
-    _header_legend(fig, handles, ncol=min(len(handles), 8))
+    _header_legend(fig, handles, ncol=min(len(handles), 8), title_lines=title.count("\n") + 1)
     return fig
 
 

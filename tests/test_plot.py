@@ -120,6 +120,18 @@ def test_error_vs_n_has_one_line_per_method_per_panel():
     plot._pyplot().close(fig)
 
 
+def test_error_and_pareto_figures_of_a_screen_say_so():
+    full = frame(datasets=("d1", "d2"), folds=3)                       # protocol cv-o3-i3: complete
+    screen = full[full["fold"] < 2]                                    # a --folds 0-1 run
+    for make in (plot.error_vs_n_figure, plot.pareto_figure):
+        complete, partial = make(full), make(screen)
+        assert "screen" not in complete._suptitle.get_text()
+        assert ("(a screen: 12 of 12 cells have fewer folds than the protocol's 3"
+                in partial._suptitle.get_text()), partial._suptitle.get_text()
+        plot._pyplot().close(complete)
+        plot._pyplot().close(partial)
+
+
 def test_pareto_front():
     pts = np.array([[1.0, 5.0], [2.0, 4.0], [3.0, 4.5], [4.0, 1.0], [0.5, 9.0], [4.0, 0.5]])
     assert list(plot.pareto_front(pts)) == [4, 0, 1, 5]
