@@ -286,7 +286,7 @@ def test_status_and_report_print_the_same_with_and_without_the_index(tmp_path, c
     [None, "garbage"],
 ])
 def test_the_latest_finish_time_is_the_latest_parsed_time(values):
-    times = [t for t in map(store._timestamp, values) if t is not None]
+    times = [t for t in map(store.parse_timestamp, values) if t is not None]
     assert store._latest(values) == (max(times) if times else None)
 
 
