@@ -190,8 +190,8 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
         by_range.setdefault(fs, []).append(d)
     where = "; ".join(f"folds {r} of {outer} on {', '.join(ds)}" for r, ds in by_range.items())
     full = all(r == f"0-{outer - 1}" for r in by_range)
-    if not full:            # a screen: every statistic over these folds only, labelled in the protocol too
-        df = df.assign(protocol=[f"screen of {key}, folds {folds[d]}" for d in df["dataset"]])
+    # a screen keeps its protocol key: rfbench.cells sees cells with fewer folds than the protocol's
+    # and labels the caption, the Wilcoxon rows and the CD diagram as a screen over these folds
     what = "all outer folds" if full else "a screen"
     notes = [f"Compared: {', '.join(sorted(mine))} against the baseline(s) {', '.join(b.name for b in loaded)} under "
              f"{key}, seed {', '.join(map(str, seeds))}: {what}, {where}. Identical outer folds verified by their "

@@ -81,6 +81,12 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     assert "http://" not in page and "https://" not in page and str(out) in page      # provenance of the run
     text = compare.render(c, "text", width=0)
     assert text.startswith("Compared: ") and "sklearn.linear_model.Ridge" in text and "rff-gauss" in text
+    # the screen keeps its protocol key, so the one model of cells labels every statistic as a screen
+    assert set(c.frame["protocol"]) == {"cv-o3-i2-max300"}
+    assert "Screen: folds 0-1 of 3" in text and "screen: folds 0-1 of 3" in text    # caption, Wilcoxon rows
+    from rfbench import plot
+
+    assert plot.cd_analysis(c.frame, 10).screen == "screen: folds 0-1 of 3"
 
     # a run over every fold is not a screen
     compare.run(str(base_dir), [USER], None, None, None, str(out), jobs=1, progress=False)
