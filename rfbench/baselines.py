@@ -11,9 +11,11 @@ sizes and message (every field of :data:`rfbench.store.COLUMNS`), and three deri
   the last invocation started before it finished); null where no invocation recorded one;
 * ``device``: what the task ran on: the record's ``device`` field, ``cpu`` where it has none (every
   built-in method runs on CPU);
-* ``folds_sha256``: :func:`folds_fingerprint` of the outer-fold assignment of the task's dataset
-  and seed (``folds/<dataset>.csv``); null under protocols whose splits are not stored (splits,
-  holdout, fixed).
+* ``folds_sha256``: the fingerprint of the outer splits of the task's dataset, seed and protocol:
+  under cv :func:`folds_fingerprint` of the stored ``folds/<dataset>.csv``; under splits, holdout and
+  fixed, which store no splits, :func:`splits_fingerprint` of the splits computed from the data
+  (:func:`rfbench.runner.outer_splits_fingerprint`, the runner's own computation), null where the
+  data could not be obtained offline when the file was written.
 
 The schema metadata holds the spec's name and the protocol of each protocol key
 (:func:`table_metadata`). Files are written deterministically (rows sorted by the task key, fixed
@@ -54,6 +56,18 @@ def folds_fingerprint(fold_of_row) -> str:
     if folds.ndim != 1 or (folds.size and not np.issubdtype(folds.dtype, np.integer)):
         raise ValueError("a fold assignment is one integer per row")
     text = "".join(f"{int(f)}\n" for f in folds.tolist())
+    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def splits_fingerprint(splits) -> str:
+    """The fingerprint of outer splits stored nowhere (the splits, holdout and fixed protocols): sha256
+    of each split's test row indices, the splits in their order, as decimal integers separated by
+    spaces, one line per split (``"4 0 7\n2 5 1\n"``). The indices keep the order
+    :func:`rfbench.protocol.outer_splits` gives them (the order in which the runner feeds the test
+    rows), so two runs share this fingerprint exactly when they test the same rows in every split.
+    The training rows are not hashed: a split's test rows follow from the seed's permutation of all
+    rows, so another row count, seed, test size or repeat count changes them."""
+    text = "".join(" ".join(str(int(i)) for i in np.asarray(test).tolist()) + "\n" for _, test in splits)
     return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
@@ -182,9 +196,40 @@ def _text(value):
     return str(value)
 
 
-def results_table(path, spec: str | None = None):
+def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str | None,
+                           unavailable: list | None) -> dict[tuple, str | None]:
+    """(protocol key, dataset, seed) → fingerprint of the splits of every non-cv protocol the rows
+    hold, computed from the data (:func:`rfbench.runner.outer_splits_fingerprint`); None where the
+    data cannot be obtained offline (nothing is downloaded), each such key appended to ``unavailable``."""
+    from rfbench import runner
+    from rfbench.errors import DataUnavailable
+    from rfbench.protocol import Protocol
+    from rfbench.registry import datasets as registered
+    from rfbench.reproduce import offline
+
+    out = {}
+    rows = frame[["protocol", "dataset", "seed"]].dropna().drop_duplicates()
+    for key, dataset, seed in sorted(rows.itertuples(index=False, name=None)):
+        settings = protocols.get(key)
+        if settings is None or settings.get("name") == "cv":
+            continue
+        fingerprint = None
+        if dataset in registered() and offline(dataset, data_dir):
+            try:
+                fingerprint = runner.outer_splits_fingerprint(dataset, Protocol(**settings, seed=int(seed)), data_dir)
+            except DataUnavailable:     # mirror files present but not loadable (e.g. a failed checksum)
+                pass
+        if fingerprint is None and unavailable is not None:
+            unavailable.append((key, dataset, int(seed)))
+        out[(key, dataset, int(seed))] = fingerprint
+    return out
+
+
+def results_table(path, spec: str | None = None, data_dir: str | None = None, unavailable: list | None = None):
     """One results directory (its records, else its results.csv) as a baseline table (pyarrow),
-    rows sorted by the task key, with the derived columns and the metadata (see the module notes)."""
+    rows sorted by the task key, with the derived columns and the metadata (see the module notes).
+    The non-cv fingerprints load each dataset from ``data_dir`` (default: $RFBENCH_DATA_DIR); the
+    (protocol key, dataset, seed) whose data is not here are appended to ``unavailable``."""
     import pyarrow as pa
 
     path = Path(path)
@@ -198,9 +243,16 @@ def results_table(path, spec: str | None = None):
     invocations = _invocations(path)
     frame["code"] = _code_of(frame, invocations)
     frame["device"] = [d if isinstance(d, str) and d else DEFAULT_DEVICE for d in frame["device"].tolist()]
-    prints = run_fingerprints(path)
-    frame["folds_sha256"] = [prints.get((d, int(s)) if s == s else (d, 0))
-                             for d, s in zip(frame["dataset"].tolist(), frame["seed"].tolist(), strict=True)]
+    keys = sorted(set(frame["protocol"].dropna().astype(str)))
+    protocols = _protocols(invocations, keys)
+    stored, computed = run_fingerprints(path), _computed_fingerprints(frame, protocols, data_dir, unavailable)
+
+    def fingerprint(key, dataset, seed):
+        seed = int(seed) if seed == seed else 0          # a record without a seed ran seed 0
+        return computed[(key, dataset, seed)] if (key, dataset, seed) in computed else stored.get((dataset, seed))
+
+    frame["folds_sha256"] = [fingerprint(*task) for task in zip(frame["protocol"].tolist(), frame["dataset"].tolist(),
+                                                                 frame["seed"].tolist(), strict=True)]
     schema = _schema()
     columns = {}
     for f in schema:
@@ -212,8 +264,7 @@ def results_table(path, spec: str | None = None):
         else:
             values = [None if v is None or v != v else float(v) for v in values]
         columns[f.name] = pa.array(values, type=f.type)
-    keys = sorted(set(frame["protocol"].dropna().astype(str)))
-    meta = table_metadata(path.name, spec, _protocols(invocations, keys))
+    meta = table_metadata(path.name, spec, protocols)
     return pa.table(columns, schema=schema.with_metadata({METADATA_KEY: json.dumps(meta, sort_keys=True)}))
 
 
@@ -265,9 +316,11 @@ def sources() -> list[tuple[str, Path]]:
     return out
 
 
-def write_all(dest: Path | None = None) -> list[tuple[Path, bool]]:
+def write_all(dest: Path | None = None, unavailable: list | None = None) -> list[tuple[Path, bool]]:
     """Regenerate every shipped file from the checkout's results directories; (file, changed) each.
-    Files of directories that no spec names any more are removed."""
+    Files of directories that no spec names any more are removed. The (results directory name,
+    protocol key, dataset, seed) whose non-cv fingerprint stays null, the data not being here, are
+    appended to ``unavailable``."""
     from rfbench.registry import in_checkout
 
     if dest is None:
@@ -280,7 +333,10 @@ def write_all(dest: Path | None = None) -> list[tuple[Path, bool]]:
     for spec, results in sources():
         path = dest / f"{results.name}{SUFFIX}"
         before = path.read_bytes() if path.is_file() else None
-        write_table(results_table(results, spec), path)
+        missing: list = []
+        write_table(results_table(results, spec, unavailable=missing), path)
+        if unavailable is not None:
+            unavailable += [(results.name, *task) for task in missing]
         out.append((path, before != path.read_bytes()))
         names.add(path.name)
     for stale in sorted(dest.glob(f"*{SUFFIX}")):
@@ -300,7 +356,7 @@ class Baseline:
     protocols: dict
     source: Path
     size: int | None = None                     # bytes of the shipped file
-    fingerprints: dict = field(default_factory=dict)   # (dataset, seed) → folds fingerprint
+    fingerprints: dict = field(default_factory=dict)   # (protocol key, dataset, seed) → splits fingerprint
 
     @property
     def ref(self) -> str:
@@ -329,9 +385,10 @@ def _from_table(table, source: Path, size: int | None = None) -> Baseline:
         raise UsageError(f"{source} lacks the column(s) {', '.join(missing)}; regenerate it with "
                          "`rfbench baselines --write`")
     prints = {}
-    for d, s, fp in frame[["dataset", "seed", "folds_sha256"]].drop_duplicates().itertuples(index=False):
+    for key, d, s, fp in frame[["protocol", "dataset", "seed", "folds_sha256"]].drop_duplicates().itertuples(
+            index=False):
         if isinstance(fp, str):
-            prints[(d, int(s))] = fp
+            prints[(key, d, int(s))] = fp
     return Baseline(meta["name"], meta.get("spec"), frame, meta.get("protocols") or {}, source, size, prints)
 
 
@@ -404,9 +461,13 @@ def _size(n: int | None) -> str:
     return f"{n / 1024:.0f} KiB" if n < 1024 ** 2 else f"{n / 1024 ** 2:.2f} MiB"
 
 
-def stale() -> list[str]:
+def stale(unverified: list | None = None) -> list[str]:
     """What differs between the shipped files and the checkout's results directories (one line per
-    file: missing, extra, or the first column that differs); empty when they agree."""
+    file: missing, extra, or the columns that differ); empty when they agree. A non-cv fingerprint
+    whose data is not here (a clone without the mirror) cannot be recomputed: the shipped value is
+    accepted, and its (file name, protocol key, dataset, seed) appended to ``unverified``; every
+    other value is compared."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     files = {p.stem: p for p in shipped()}
@@ -417,7 +478,19 @@ def stale() -> list[str]:
         if path is None:
             out.append(f"{results.name}: no shipped file for {results}")
             continue
-        want, have = results_table(results, spec), pq.read_table(path)
+        missing: list = []
+        want, have = results_table(results, spec, unavailable=missing), pq.read_table(path)
+        if missing and have.schema == want.schema and have.num_rows == want.num_rows:
+            # the rows of the unavailable fingerprints keep the shipped value (the rows of both are in
+            # task-key order); every other row's fingerprint is still compared
+            skip = set(missing)
+            tasks = zip(*(want.column(c).to_pylist() for c in ("protocol", "dataset", "seed")), strict=True)
+            kept = [h if t in skip else w for t, w, h in zip(tasks, want.column("folds_sha256").to_pylist(),
+                                                              have.column("folds_sha256").to_pylist(), strict=True)]
+            column = want.schema.get_field_index("folds_sha256")
+            want = want.set_column(column, want.schema.field(column), pa.array(kept, type=pa.string()))
+            if unverified is not None:
+                unverified += [(path.name, *task) for task in missing]
         if have.schema.metadata != want.schema.metadata:
             out.append(f"{path.name}: its metadata differs from {results}")
         elif have.schema != want.schema or have.num_rows != want.num_rows:

@@ -534,13 +534,21 @@ def baselines_cmd(width, write, check_only):
     if write and check_only:
         raise UsageError("give --write (regenerate) or --check (compare), not both")
     if write:
-        for path, changed in baselines.write_all():
+        unavailable: list = []
+        for path, changed in baselines.write_all(unavailable=unavailable):
             state = ("removed" if not path.exists() else "written") if changed else "unchanged"
             click.echo(f"{state}: {path} ({path.stat().st_size if path.exists() else 0} bytes)")
+        if unavailable:
+            click.echo(f"folds_sha256 left null, the data not being here (set RFBENCH_DATA_DIR to the mirror): "
+                       f"{_fingerprint_tasks(unavailable)}")
     if check_only:
-        stale = baselines.stale()
+        unverified: list = []
+        stale = baselines.stale(unverified)
         for line in stale:
             click.echo(f"stale: {line}")
+        if unverified:
+            click.echo(f"not verified, the data not being here (the shipped folds_sha256 accepted): "
+                       f"{_fingerprint_tasks(unverified)}")
         if stale:
             click.echo("regenerate with `rfbench baselines --write` and commit the files", err=True)
             sys.exit(1)
@@ -570,9 +578,17 @@ def baselines_cmd(width, write, check_only):
         if b.spec not in (None, b.name):
             click.echo(f"{b.name}*: the results directory of spec {b.spec}")
     if any(r["compare"] == "no" for r in rows):
-        click.echo("compare no: the splits, holdout and fixed protocols do not store their splits, so `rfbench "
-                   "compare` cannot verify them")
+        click.echo("compare no: the fingerprint of some dataset's splits is missing (its data was not here when "
+                   "the file was written), so `rfbench compare` cannot verify them")
     click.echo(f"{len(rows)} baselines, {total / 1024:.0f} KiB in {baselines.shipped_dir()}")
+
+
+def _fingerprint_tasks(tasks) -> str:
+    """(file, protocol key, dataset, seed) tuples as one line: file: dataset, ... (seed when not 0)."""
+    by_file: dict[str, list[str]] = {}
+    for name, _key, dataset, seed in tasks:
+        by_file.setdefault(name, []).append(dataset if seed == 0 else f"{dataset} (seed {seed})")
+    return "; ".join(f"{name}: {', '.join(sets)}" for name, sets in by_file.items())
 
 
 @cli.group("compare")

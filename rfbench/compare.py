@@ -93,7 +93,7 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
         seeded = Protocol(**settings, seed=seed)
         for d in datasets:
             fold_of_row = runner.outer_fold_assignment(d, seeded, data_dir)
-            ours, want = baselines.folds_fingerprint(fold_of_row), b.fingerprints.get((d, seed))
+            ours, want = baselines.folds_fingerprint(fold_of_row), b.fingerprints.get((key, d, seed))
             if ours != want:
                 raise UsageError(_fingerprint_mismatch(d, seed, ours, want, "the data here", b.name))
     run_dir = runner.run(datasets, methods, features, protocol, out, folds=folds, seeds=seeds, data_dir=data_dir,
@@ -109,8 +109,8 @@ def verify(run_path: Path, b: baselines.Baseline, key: str, datasets=None) -> No
     """Refuse (one line) a run directory whose outer folds differ from the baseline's, by fingerprint,
     for every (dataset, seed) it ran that the baseline holds."""
     prints = baselines.run_fingerprints(run_path)
-    for (d, seed), theirs in sorted(b.fingerprints.items()):
-        if datasets is not None and d not in datasets:
+    for (protocol, d, seed), theirs in sorted(b.fingerprints.items()):
+        if protocol != key or (datasets is not None and d not in datasets):
             continue
         ours = prints.get((d, seed))
         if ours is None:
@@ -163,7 +163,7 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
     frames = [(", ".join(map(str, run_dirs)), user)]
     for b in loaded:
         _cv_protocol(b, key)
-        held = sorted({d for d, _ in b.fingerprints} & set(user_datasets))
+        held = sorted({d for k, d, _ in b.fingerprints if k == key} & set(user_datasets))
         for d in run_dirs:
             verify(Path(d), b, key, datasets=held)
         rows = b.results[(b.results["protocol"] == key) & b.results["dataset"].isin(user_datasets)]
@@ -184,7 +184,7 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
         raise UsageError("the run and the baselines have no finished fold in common; run more folds")
     outer = Protocol(**baselines.protocol_of_key(key)).n_outer
     seeds = sorted(set(int(s) for s in df["seed"]))
-    fps = {b.fingerprints.get((d, s)) for b in loaded for d in folds for s in seeds} - {None}
+    fps = {b.fingerprints.get((key, d, s)) for b in loaded for d in folds for s in seeds} - {None}
     by_range: dict[str, list[str]] = {}
     for d, fs in folds.items():
         by_range.setdefault(fs, []).append(d)

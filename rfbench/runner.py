@@ -266,13 +266,32 @@ def _backend(backend, scheduler, jobs, threads):
     return dask_pool.connect(scheduler, jobs, threads)
 
 
+def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None):
+    """(the outer (train, test) index pairs of a dataset, its row count): :func:`rfbench.protocol.outer_splits`
+    on the data as the tasks prepare it (rfbench.tasks), so the splits every task runs on."""
+    _, _, y, _ = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
+    return proto.outer_splits(protocol, y, get_dataset(name).task, get_dataset(name).holdout), len(y)
+
+
 def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | None = None):
     """The outer fold of every row of a dataset under a cv protocol (what folds/<dataset>.csv holds,
     and what rfbench.baselines fingerprints); None under the other protocols, whose splits are
     computed (and so checked against the data) but not stored."""
-    _, _, y, _ = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
-    splits = proto.outer_splits(protocol, y, get_dataset(name).task, get_dataset(name).holdout)
-    return proto.fold_assignment(splits, len(y)) if protocol.name == "cv" else None
+    splits, m = _outer_splits(name, protocol, data_dir)
+    return proto.fold_assignment(splits, m) if protocol.name == "cv" else None
+
+
+def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str | None = None) -> str:
+    """The fingerprint of a dataset's outer splits under any protocol, from the splits the runner
+    uses: under cv :func:`rfbench.baselines.folds_fingerprint` of the fold assignment (the value of
+    its folds/<dataset>.csv), under splits, holdout and fixed :func:`rfbench.baselines.splits_fingerprint`
+    (those protocols store no splits file). Loads the data (a UsageError when it cannot be obtained)."""
+    from rfbench.baselines import folds_fingerprint, splits_fingerprint
+
+    splits, m = _outer_splits(name, protocol, data_dir)
+    if protocol.name == "cv":
+        return folds_fingerprint(proto.fold_assignment(splits, m))
+    return splits_fingerprint(splits)
 
 
 def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, data_dir: str | None = None,

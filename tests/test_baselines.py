@@ -3,6 +3,7 @@ file fails here), written deterministically, listed by `rfbench baselines`; the 
 
 import hashlib
 import json
+import math
 import shutil
 from pathlib import Path
 
@@ -62,10 +63,10 @@ def test_shipped_file_agrees_with_its_results_directory(spec, results):
     assert set(b.protocols) == set(committed["protocol"])
     assert set(b.frame["device"]) == {"cpu"}
     prints = baselines.run_fingerprints(results)
-    for (dataset, seed), fp in b.fingerprints.items():
-        assert prints[(dataset, seed)] == fp
-    if all(k.startswith("cv-") for k in b.protocols):      # cv stores the folds: every task has its fingerprint
-        assert b.frame["folds_sha256"].notna().all()
+    for (key, dataset, seed), fp in b.fingerprints.items():
+        if b.protocols[key]["name"] == "cv":                 # the others store no splits (see test_splits_...)
+            assert prints[(dataset, seed)] == fp
+    assert b.frame["folds_sha256"].notna().all()            # every baseline ships verifiable splits
     commits = b.frame["code"].dropna()
     assert commits.str.fullmatch(r"[0-9a-f]{40}(\+dirty)?").all()
 
@@ -154,3 +155,59 @@ def test_baselines_command_lists_what_ships_and_write_needs_a_checkout(monkeypat
     monkeypatch.setattr(registry, "in_checkout", lambda: False)
     with pytest.raises(UsageError, match="installed package"):
         baselines.write_all()
+
+
+def test_splits_fingerprint_is_of_the_runners_test_rows_in_split_order(mirror_dir):
+    """The non-cv fingerprint recomputed naively from protocol.outer_splits on the data as the tasks
+    prepare it: one line per split, its test row indices as outer_splits orders them; it is the
+    shipped gbrff2020-table2 value, and another seed or test size gives another fingerprint."""
+    from rfbench import protocol as proto
+    from rfbench import runner, tasks
+    from rfbench.protocol import Protocol
+
+    settings = baselines.load("gbrff2020-table2").protocols["splits-r20-t0.3-i5"]
+    p = Protocol(**settings, seed=0)
+    _, _, y, _ = tasks._prepared("wine", str(mirror_dir), None, 0)
+    splits = proto.outer_splits(p, y, "classification")
+    assert len(splits) == 20 and {len(te) for _, te in splits} == {math.ceil(0.3 * len(y))}   # scikit-learn's size
+    text = "".join(" ".join(map(str, te)) + "\n" for _, te in splits)
+    naive = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
+    assert baselines.splits_fingerprint(splits) == naive
+    assert runner.outer_splits_fingerprint("wine", p, str(mirror_dir)) == naive
+    assert baselines.load("gbrff2020-table2").fingerprints[("splits-r20-t0.3-i5", "wine", 0)] == naive
+    others = {runner.outer_splits_fingerprint("wine", Protocol(**{**settings, "test_size": 0.25}), str(mirror_dir)),
+              runner.outer_splits_fingerprint("wine", Protocol(**settings, seed=1), str(mirror_dir))}
+    assert naive not in others and len(others) == 2
+    reordered = [(tr, te[::-1]) for tr, te in splits]             # the same rows, fed in another order
+    assert baselines.splits_fingerprint(reordered) != naive
+
+
+def test_a_wrong_splits_fingerprint_is_stale_with_the_mirror_and_unverified_without(tmp_path, monkeypatch, mirror_dir):
+    """With the data here --check recomputes the non-cv fingerprints; without it the shipped value is
+    accepted and reported unverified, every other column still compared."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    results = ROOT / "results" / "salsa2016-table1"
+    monkeypatch.setattr(baselines, "sources", lambda: [("salsa2016-table1", results)])
+    monkeypatch.setattr(baselines, "shipped_dir", lambda: tmp_path / "ship")
+    (tmp_path / "ship").mkdir()
+    table = pq.read_table(ROOT / "rfbench" / "_data" / "baselines" / "salsa2016-table1.parquet")
+    column = table.schema.get_field_index("folds_sha256")
+    tampered = table.set_column(column, table.schema.field(column),
+                                pa.array(["sha256:" + "0" * 64] * table.num_rows, type=pa.string()))
+    baselines.write_table(tampered, tmp_path / "ship" / "salsa2016-table1.parquet")
+    assert baselines.stale() == [f"salsa2016-table1.parquet: column(s) folds_sha256 differ from {results}"]
+    monkeypatch.setenv("RFBENCH_DATA_DIR", str(tmp_path / "empty"))
+    (tmp_path / "empty").mkdir()
+    unverified: list = []
+    assert baselines.stale(unverified) == []
+    assert len(unverified) == 12 and {u[:2] for u in unverified} == {("salsa2016-table1.parquet", "holdout-t0.3-i5")}
+    rec = sorted((results / "records").glob("*.json"))[0]          # another column is still compared
+    copy = tmp_path / "results" / "salsa2016-table1"
+    shutil.copytree(results, copy)
+    data = json.loads((copy / "records" / rec.name).read_text())
+    data["error"] += 0.5
+    (copy / "records" / rec.name).write_text(json.dumps(data))
+    monkeypatch.setattr(baselines, "sources", lambda: [("salsa2016-table1", copy)])
+    assert baselines.stale() == [f"salsa2016-table1.parquet: column(s) error differ from {copy}"]
