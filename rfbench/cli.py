@@ -631,7 +631,7 @@ def compare_run(baseline, method_names, dataset_names, features, fold_list, prot
         protocol_key=protocol_key, data_dir=data_dir, jobs=jobs, threads=threads, timeout_s=parse_duration(timeout),
         progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]))
     click.echo(f"results: {run_dir.path} ({', '.join(names)}); splits identical to baseline {b.name} "
-               "(fingerprints of folds/*.csv)")
+               "(by their fingerprints, checked before the run)")
     if not no_report:
         click.echo(compare.render(compare.compare([str(run_dir.path)], [baseline]), "text",
                                   width=_report_width(None)))

@@ -1,17 +1,20 @@
 """Compare a new method with the shipped baselines (``rfbench compare run | report``).
 
 ``run``: only the user's methods, on a baseline's datasets, under its protocol (key, seed, outer and
-inner folds) and feature budgets, into the user's ``--out``. Before anything runs, the outer-fold
-assignment the run will use is computed for every dataset and its fingerprint
-(:func:`rfbench.baselines.folds_fingerprint`) compared with the baseline's: a different split
-(another data version, seed or fold count) is refused, and so after the run is the run's
-``folds/*.csv``. The run directory gets ``compare.json`` naming the baseline, so that ``report``
-finds it.
+inner folds, or splits) and feature budgets, into the user's ``--out``. Before anything runs, the
+outer splits the run will use are computed for every dataset and their fingerprint
+(:func:`rfbench.runner.outer_splits_fingerprint`) compared with the baseline's: different splits
+(another data version, seed, fold count, test size) are refused. Under cv the run's
+``folds/*.csv`` is checked again after the run; the splits, holdout and fixed protocols store no
+splits, so there is nothing of the run's to re-check after it: the fingerprints computed before it
+ran are what ``compare.json`` records. That file names the baseline, so that ``report`` finds it.
 
 ``report``: the run's results beside the baselines' in the papers' table layout, by
 :func:`rfbench.report.render` (t-tests, Wilcoxon), on the (dataset, n, fold) that every shown method
-has finished: a screen over folds 0-2 gives statistics over those three folds, and the output says
-so. The fingerprints are checked again: a run whose folds differ from the baseline's is refused.
+has finished (the ``fold`` of a non-cv protocol is its split index): a screen over folds 0-2 gives
+statistics over those three folds, and the output says so. The fingerprints are checked again
+(under cv the run's ``folds/*.csv``, otherwise those its ``compare.json`` recorded): a run whose
+splits differ from the baseline's, or a non-cv run not made by ``compare run``, is refused.
 """
 
 from __future__ import annotations
@@ -30,7 +33,7 @@ from rfbench.protocol import Protocol
 MARKER = "compare.json"
 
 
-def _cv_protocol(b: baselines.Baseline, key: str | None) -> tuple[str, dict]:
+def _protocol(b: baselines.Baseline, key: str | None) -> tuple[str, dict]:
     """(protocol key, settings) of the baseline the comparison runs under (one key, or ``key``)."""
     keys = sorted(b.protocols)
     if key is None:
@@ -39,12 +42,7 @@ def _cv_protocol(b: baselines.Baseline, key: str | None) -> tuple[str, dict]:
         key = keys[0]
     elif key not in b.protocols:
         raise UsageError(f"baseline {b.name} has no protocol {key} (it has {', '.join(keys)})")
-    settings = b.protocols[key]
-    if settings.get("name") != "cv":
-        raise UsageError(f"baseline {b.name} runs protocol {key}, whose outer splits are not stored with its records, "
-                         "so identical splits cannot be verified; compare against a cv baseline (see `rfbench "
-                         "baselines`, protocol cv-...)")
-    return key, settings
+    return key, b.protocols[key]
 
 
 def _subset(given: list[str] | None, held: list, what: str, where: str) -> list:
@@ -61,8 +59,8 @@ def _subset(given: list[str] | None, held: list, what: str, where: str) -> list:
 def _fingerprint_mismatch(dataset: str, seed: int, ours: str | None, theirs: str | None, where: str,
                           baseline: str) -> str:
     return (f"outer folds of {dataset} (seed {seed}) differ: {where} has {str(ours)[:19]}…, baseline {baseline} "
-            f"{str(theirs)[:19]}…: not the same splits (another data version, seed or fold count); run it with "
-            f"`rfbench compare run {baseline} ...` into a new --out")
+            f"{str(theirs)[:19]}…: not the same splits (another data version, seed, fold count or test size); run "
+            f"it with `rfbench compare run {baseline} ...` into a new --out")
 
 
 def run(baseline: str, methods: list[str], datasets: list[str] | None, features: list[int] | None, folds,
@@ -74,7 +72,7 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
     from rfbench.store import RunDir, atomic_write_text
 
     b = baselines.load(baseline)
-    key, settings = _cv_protocol(b, protocol_key)
+    key, settings = _protocol(b, protocol_key)
     rows = b.frame[b.frame["protocol"] == key]
     order = list(registry.datasets())
     held = sorted(set(rows["dataset"]), key=lambda d: (order.index(d) if d in order else len(order), d))
@@ -89,34 +87,60 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
                          "method (package.module:Class or a registered method the baseline lacks)")
     seeds = sorted(set(int(s) for s in rows["seed"]))
     protocol = Protocol(**settings, seed=seeds[0])
+    verified = []
     for seed in seeds:             # the splits it will use, before anything runs
-        seeded = Protocol(**settings, seed=seed)
         for d in datasets:
-            fold_of_row = runner.outer_fold_assignment(d, seeded, data_dir)
-            ours, want = baselines.folds_fingerprint(fold_of_row), b.fingerprints.get((key, d, seed))
+            want = b.fingerprints.get((key, d, seed))
+            if want is None:
+                raise UsageError(f"baseline {b.name} has no fingerprint of the splits of {d} (seed {seed}; its data "
+                                 "was not here when the file was written), so identical splits cannot be verified; "
+                                 "regenerate it with `rfbench baselines --write` beside the dataset mirror")
+            ours = runner.outer_splits_fingerprint(d, Protocol(**settings, seed=seed), data_dir)
             if ours != want:
                 raise UsageError(_fingerprint_mismatch(d, seed, ours, want, "the data here", b.name))
+            verified.append([d, seed, ours])
     run_dir = runner.run(datasets, methods, features, protocol, out, folds=folds, seeds=seeds, data_dir=data_dir,
                          strict=True, **run_options)
     verify(run_dir.path, b, key)
     marker = {"baseline": b.ref, "protocol": key, "seeds": seeds, "datasets": datasets,
-              "features": features, "methods": methods}
+              "features": features, "methods": methods, "splits_sha256": verified}
     atomic_write_text(RunDir(out).inside(Path(out) / MARKER), json.dumps(marker, indent=2) + "\n")
     return run_dir, b, datasets
 
 
+def _recorded_fingerprints(run_path: Path, key: str) -> dict:
+    """(dataset, seed) → the fingerprint ``compare run`` computed before running into ``run_path``
+    under protocol ``key`` (its compare.json); empty for a run it did not make."""
+    try:
+        marker = json.loads((Path(run_path) / MARKER).read_text())
+        if marker.get("protocol") != key:
+            return {}
+        return {(d, int(seed)): fp for d, seed, fp in marker.get("splits_sha256") or []}
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}
+
+
 def verify(run_path: Path, b: baselines.Baseline, key: str, datasets=None) -> None:
-    """Refuse (one line) a run directory whose outer folds differ from the baseline's, by fingerprint,
-    for every (dataset, seed) it ran that the baseline holds."""
-    prints = baselines.run_fingerprints(run_path)
+    """Refuse (one line) a run directory whose outer splits differ from the baseline's, by fingerprint,
+    for every (dataset, seed) it ran that the baseline holds (``datasets``: those, each required to
+    have a fingerprint). Under cv the run's folds/*.csv are fingerprinted. The splits, holdout and
+    fixed protocols store no splits: right after ``compare run`` there is nothing of the run's to
+    check (``datasets`` None: this returns), and later the fingerprints its compare.json recorded
+    before the run are compared, so a run not made by ``compare run`` cannot be verified."""
+    cv = Protocol(**baselines.protocol_of_key(key)).name == "cv"
+    if not cv and datasets is None:
+        return
+    prints = baselines.run_fingerprints(run_path) if cv else _recorded_fingerprints(run_path, key)
     for (protocol, d, seed), theirs in sorted(b.fingerprints.items()):
         if protocol != key or (datasets is not None and d not in datasets):
             continue
         ours = prints.get((d, seed))
         if ours is None:
             if datasets is not None:
-                raise UsageError(f"{run_path} has no folds/{d}.csv (seed {seed}), so its splits cannot be checked "
-                                 f"against baseline {b.name}; run it with `rfbench compare run {b.name} ...`")
+                stored = f"no folds/{d}.csv (seed {seed})" if cv else \
+                    f"no fingerprint of the {key} splits of {d} (seed {seed}) in its {MARKER}"
+                raise UsageError(f"{run_path} has {stored}, so its splits cannot be checked against baseline "
+                                 f"{b.name}; run it with `rfbench compare run {b.name} ...`")
             continue
         if ours != theirs:
             raise UsageError(_fingerprint_mismatch(d, seed, ours, theirs, str(run_path), b.name))
@@ -162,7 +186,7 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
     user_datasets = sorted(set(user["dataset"]))
     frames = [(", ".join(map(str, run_dirs)), user)]
     for b in loaded:
-        _cv_protocol(b, key)
+        _protocol(b, key)
         held = sorted({d for k, d, _ in b.fingerprints if k == key} & set(user_datasets))
         for d in run_dirs:
             verify(Path(d), b, key, datasets=held)
@@ -182,22 +206,24 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
     df, folds = common_folds(df)
     if df.empty:
         raise UsageError("the run and the baselines have no finished fold in common; run more folds")
-    outer = Protocol(**baselines.protocol_of_key(key)).n_outer
+    protocol = Protocol(**baselines.protocol_of_key(key))
+    outer, unit = protocol.n_outer, "folds" if protocol.name == "cv" else "splits"     # the fold is a split index
     seeds = sorted(set(int(s) for s in df["seed"]))
     fps = {b.fingerprints.get((key, d, s)) for b in loaded for d in folds for s in seeds} - {None}
     by_range: dict[str, list[str]] = {}
     for d, fs in folds.items():
         by_range.setdefault(fs, []).append(d)
-    where = "; ".join(f"folds {r} of {outer} on {', '.join(ds)}" for r, ds in by_range.items())
-    full = all(r == f"0-{outer - 1}" for r in by_range)
+    where = "; ".join(f"{unit} {r} of {outer} on {', '.join(ds)}" for r, ds in by_range.items())
+    full = all(r == cells.fold_ranges(range(outer)) for r in by_range)     # (a holdout's one split: "0")
     # a screen keeps its protocol key: rfbench.cells sees cells with fewer folds than the protocol's
     # and labels the caption, the Wilcoxon rows and the CD diagram as a screen over these folds
-    what = "all outer folds" if full else "a screen"
+    what = f"all outer {unit}" if full else "a screen"
     notes = [f"Compared: {', '.join(sorted(mine))} against the baseline(s) {', '.join(b.name for b in loaded)} under "
-             f"{key}, seed {', '.join(map(str, seeds))}: {what}, {where}. Identical outer folds verified by their "
-             f"fingerprint ({', '.join(sorted(f[:19] + '…' for f in fps))}).",
+             f"{key}, seed {', '.join(map(str, seeds))}: {what}, {where}. Identical outer {unit} verified by their "
+             f"fingerprint ({', '.join(sorted(f[:19] + '…' for f in fps))})" + ("." if protocol.name == "cv" else
+             ", computed from the data by `rfbench compare run` before it ran (this protocol stores no splits)."),
              ("Every mean, std, t-test and Wilcoxon test below is over these folds only (the folds every shown "
-              "method has finished), not over the published table's " + f"{outer} folds." if not full else
+              "method has finished), not over the published table's " + f"{outer} {unit}." if not full else
               "Every statistic below is over the folds every shown method has finished."),
              "Walltimes of the baselines are from their records (code version and device in the shipped file); "
              "the run's from this machine."]

@@ -140,8 +140,8 @@ def test_common_folds_are_those_every_method_finished():
 
 def test_bad_requests_are_one_line(capsys, tmp_path):
     out = str(tmp_path / "x")
-    _one_line_error(capsys, ["compare", "run", "gbrff2020-table2", "--methods", USER, "--out", out],
-                    "splits-r20-t0.3-i5, whose outer splits are not stored")
+    _one_line_error(capsys, ["compare", "run", "gbrff2020-table2", "--methods", "gbrff2", "--out", out],
+                    "baseline gbrff2020-table2 already holds gbrff2")
     _one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", "gfc", "--out", out],
                     "baseline gfc2016-table1 already holds gfc")
     _one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", USER, "--datasets", "year-msd",
@@ -220,3 +220,99 @@ def test_readme_compare_section_from_an_installed_wheel(tmp_path, mirror_dir):
     assert sorted(p.name for p in work.iterdir()) == ["mymod.py", "runs"]    # nothing written elsewhere
     assert "gfc2016-table1" in res.stdout.split("Compared:")[0]                # `rfbench baselines` listed it
     assert elapsed < 120, f"the README's commands took {elapsed:.0f} s"
+
+
+# -- a classifier against the splits protocol's baseline (gbrff2020-table2), verified from the data ------
+
+GBRFF = "gbrff2020-table2"
+GBRFF_KEY = "splits-r20-t0.3-i5"
+SMALLEST = ["wine", "sonar"]            # the baseline's two smallest datasets (178 and 208 rows)
+CLASSIFIER = "sklearn.linear_model:RidgeClassifier"
+
+
+@pytest.fixture(scope="module")
+def gbrff_run(tmp_path_factory):
+    """A RidgeClassifier run on splits 0-1 of the two smallest GBRFF Table 2 datasets."""
+    from conftest import MIRROR, NO_MIRROR_REASON
+
+    if MIRROR is None:
+        pytest.skip(NO_MIRROR_REASON)
+    out = tmp_path_factory.mktemp("gbrff") / "mine"
+    compare.run(GBRFF, [CLASSIFIER], SMALLEST, [100], [0, 1], str(out), jobs=1, progress=False)
+    return out
+
+
+def test_a_classifier_on_the_gbrff_splits_is_reported_beside_gbrff2_and_lgbm(gbrff_run, mirror_dir):
+    b = baselines.load(GBRFF)
+    recs = pd.read_csv(gbrff_run / "results.csv")
+    assert set(recs["protocol"]) == {GBRFF_KEY} and set(recs["fold"]) == {0, 1} and set(recs["metric"]) == {"accuracy"}
+    assert set(recs["dataset"]) == set(SMALLEST) and (recs["status"] == "done").all()
+    assert not (gbrff_run / "folds").exists()                    # the splits protocol stores no splits
+    marker = json.loads((gbrff_run / "compare.json").read_text())
+    # the fingerprints compare run computed before it ran are the baseline's, i.e. the runner's splits
+    assert {(d, s): fp for d, s, fp in marker["splits_sha256"]} == {
+        (d, 0): b.fingerprints[(GBRFF_KEY, d, 0)] for d in SMALLEST}
+    assert marker["splits_sha256"][0][2] == runner.outer_splits_fingerprint(SMALLEST[0], Protocol(
+        **b.protocols[GBRFF_KEY]), str(mirror_dir))
+
+    c = compare.compare([str(gbrff_run)], None, ["sklearn.linear_model.RidgeClassifier", "gbrff2", "lgbm"])
+    assert c.folds == {d: "0-1" for d in SMALLEST} and c.outer == 20
+    assert "a screen, splits 0-1 of 20 on" in c.notes[0] and "before it ran (this protocol stores no splits)" in \
+        c.notes[0] and "not over the published table's 20 splits" in c.notes[1]
+    table = pd.read_csv(pd.io.common.StringIO(compare.render(c, "csv"))).set_index(["dataset", "method"])
+    base = b.results[(b.results["protocol"] == GBRFF_KEY) & b.results["fold"].isin([0, 1])]
+    for (d, meth), row in table.iterrows():
+        src = recs if meth.startswith("sklearn") else base[base["method"] == meth]
+        assert row["folds"] == 2 and row["error_mean"] == pytest.approx(src[src["dataset"] == d]["error"].mean())
+    assert sorted(table.index.get_level_values("method").unique()) == [
+        "gbrff2", "lgbm", "sklearn.linear_model.RidgeClassifier"]
+    # accuracy: higher is better, so a Wilcoxon pair's wins are the datasets where its mean accuracy is higher
+    text = compare.render(c, "markdown")
+    means = table["error_mean"].unstack("method")
+    for a, b_ in (("gbrff2", "lgbm"), ("sklearn.linear_model.RidgeClassifier", "gbrff2")):
+        row = next(x for x in text.splitlines() if f"| {a} vs {b_} " in x).split("|")
+        header = next(x for x in text.splitlines() if "| pair " in x).split("|")
+        wins = {h.strip(): v.strip() for h, v in zip(header, row, strict=True)}
+        assert (int(wins["wins_a"]), int(wins["wins_b"])) == (int((means[a] > means[b_]).sum()),
+                                                              int((means[b_] > means[a]).sum()))
+    assert (means["gbrff2"] > means["lgbm"]).all()                 # so the check above sees the direction
+
+
+def test_other_splits_than_the_gbrff_baselines_are_refused(gbrff_run, tmp_path, capsys):
+    """Another test size (the baseline's metadata edited in a copy), a tampered fingerprint, a run not
+    made by compare run, a run under another protocol: each refused in one line, nothing run."""
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(baselines.shipped_dir() / f"{GBRFF}.parquet")
+    meta = json.loads(table.schema.metadata[baselines.METADATA_KEY])
+    meta["protocols"][GBRFF_KEY]["test_size"] = 0.25              # the key still says t0.3
+    other_size = tmp_path / "other-size.parquet"
+    baselines.write_table(table.replace_schema_metadata({baselines.METADATA_KEY: json.dumps(meta)}), other_size)
+    out = tmp_path / "refused"
+    line = _one_line_error(capsys, ["compare", "run", str(other_size), "--methods", CLASSIFIER, "--datasets",
+                                    SMALLEST[0], "--folds", "0", "--out", str(out), "--quiet", "--jobs", "1"],
+                           f"outer folds of {SMALLEST[0]} (seed 0) differ: the data here has sha256:")
+    assert "test size" in line and not out.exists()                # refused before anything ran
+
+    column = table.schema.get_field_index("folds_sha256")
+    prints = [("sha256:" + "0" * 64) if d == SMALLEST[1] else fp
+              for d, fp in zip(table.column("dataset").to_pylist(), table.column("folds_sha256").to_pylist(),
+                               strict=True)]
+    tampered = tmp_path / "tampered.parquet"
+    import pyarrow as pa
+
+    baselines.write_table(table.set_column(column, table.schema.field(column), pa.array(prints, pa.string())),
+                          tampered)
+    _one_line_error(capsys, ["compare", "report", str(gbrff_run), "--against", str(tampered)],
+                    f"outer folds of {SMALLEST[1]} (seed 0) differ: {gbrff_run} has sha256:")
+
+    plain = tmp_path / "plain"                                     # the same records, not made by compare run
+    shutil.copytree(gbrff_run, plain, ignore=shutil.ignore_patterns("compare.json"))
+    _one_line_error(capsys, ["compare", "report", str(plain), "--against", GBRFF],
+                    f"has no fingerprint of the {GBRFF_KEY} splits of {SMALLEST[1]} (seed 0) in its compare.json")
+
+    cv_run = tmp_path / "cv"                                       # a plain results directory under cv
+    runner.run([SMALLEST[0]], registry.resolve_method_names([CLASSIFIER]), [100], Protocol(outer_folds=3, inner_folds=2), str(cv_run),
+               folds=[0], jobs=1, progress=False)
+    _one_line_error(capsys, ["compare", "report", str(cv_run), "--against", GBRFF],
+                    f"baseline {GBRFF} has no protocol cv-o3-i2 (it has {GBRFF_KEY})")
