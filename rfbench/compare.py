@@ -87,7 +87,8 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
                          "method (package.module:Class or a registered method the baseline lacks)")
     seeds = sorted(set(int(s) for s in rows["seed"]))
     protocol = Protocol(**settings, seed=seeds[0])
-    verified = []
+    # a run resumed or extended into the same --out keeps the fingerprints verified before
+    verified = _recorded_fingerprints(Path(out), key)
     for seed in seeds:             # the splits it will use, before anything runs
         for d in datasets:
             want = b.fingerprints.get((key, d, seed))
@@ -98,12 +99,13 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
             ours = runner.outer_splits_fingerprint(d, Protocol(**settings, seed=seed), data_dir)
             if ours != want:
                 raise UsageError(_fingerprint_mismatch(d, seed, ours, want, "the data here", b.name))
-            verified.append([d, seed, ours])
+            verified[(d, seed)] = ours
     run_dir = runner.run(datasets, methods, features, protocol, out, folds=folds, seeds=seeds, data_dir=data_dir,
                          strict=True, **run_options)
     verify(run_dir.path, b, key)
     marker = {"baseline": b.ref, "protocol": key, "seeds": seeds, "datasets": datasets,
-              "features": features, "methods": methods, "splits_sha256": verified}
+              "features": features, "methods": methods,
+              "splits_sha256": [[d, seed, fp] for (d, seed), fp in sorted(verified.items())]}
     atomic_write_text(RunDir(out).inside(Path(out) / MARKER), json.dumps(marker, indent=2) + "\n")
     return run_dir, b, datasets
 

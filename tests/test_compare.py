@@ -252,8 +252,12 @@ def test_a_classifier_on_the_gbrff_splits_is_reported_beside_gbrff2_and_lgbm(gbr
     # the fingerprints compare run computed before it ran are the baseline's, i.e. the runner's splits
     assert {(d, s): fp for d, s, fp in marker["splits_sha256"]} == {
         (d, 0): b.fingerprints[(GBRFF_KEY, d, 0)] for d in SMALLEST}
-    assert marker["splits_sha256"][0][2] == runner.outer_splits_fingerprint(SMALLEST[0], Protocol(
-        **b.protocols[GBRFF_KEY]), str(mirror_dir))
+    recorded = {d: fp for d, _, fp in marker["splits_sha256"]}
+    assert recorded[SMALLEST[0]] == runner.outer_splits_fingerprint(SMALLEST[0], Protocol(**b.protocols[GBRFF_KEY]),
+                                                                    str(mirror_dir))
+    # run again into the same --out on one dataset: the other's verified fingerprint stays recorded
+    compare.run(GBRFF, [CLASSIFIER], SMALLEST[:1], [100], [0], str(gbrff_run), jobs=1, progress=False)
+    assert json.loads((gbrff_run / "compare.json").read_text())["splits_sha256"] == marker["splits_sha256"]
 
     c = compare.compare([str(gbrff_run)], None, ["sklearn.linear_model.RidgeClassifier", "gbrff2", "lgbm"])
     assert c.folds == {d: "0-1" for d in SMALLEST} and c.outer == 20
