@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 from rfbench import registry
+from rfbench.cli import MAX_TIMEOUT_S, parse_duration
 from rfbench.errors import UsageError
 from rfbench.store import RunDir, atomic_write_text
 
@@ -24,9 +25,9 @@ TINY = ["--features", "10", "--outer-folds", "2", "--inner-folds", "2", "--max-s
 SHA = "a" * 64
 
 
-def rfbench(*args, env=None):
+def rfbench(*args, env=None, cwd=None):
     full_env = dict(os.environ, **(env or {}))
-    return subprocess.run([*RUN, *args], capture_output=True, text=True, timeout=600, env=full_env)
+    return subprocess.run([*RUN, *args], capture_output=True, text=True, timeout=600, env=full_env, cwd=cwd)
 
 
 def one_line_error(res, message: str) -> str:
@@ -193,6 +194,8 @@ def test_malformed_estimator_path_is_refused_when_the_registry_loads(tmp_path):
     (["--test-size", "1.5"], "--test-size 1.5 must be between 0 and 1"),
     (["--test-size", "0", "--protocol", "holdout"], "--test-size 0 must be between 0 and 1"),
     (["--test-size", "0.001", "--protocol", "splits"], "leaves 0 test and 100 training rows"),
+    (["--timeout", "99999999999h"], "--timeout '99999999999h' is longer than 30 days (720h)"),
+    (["--features", "99999999999999999999"], "--features '99999999999999999999' must be at most 1000000 each"),
 ])
 @pytest.mark.slow
 def test_bad_numeric_option_is_one_line(tmp_path, args, message):
@@ -412,3 +415,64 @@ def test_disk_full_during_a_run_stops_with_one_line_and_resumes(tmp_path, monkey
     monkeypatch.setattr(os, "replace", real_replace)
     cli.main(args)                                           # space freed: the same command resumes
     assert len(pd.read_csv(out / "results.csv")) == 3
+
+
+# -- 10. faults of the torture run (issue 37 item 6) ------------------------------------------------
+
+def test_timeout_is_bounded_at_thirty_days():
+    assert parse_duration("720h") == MAX_TIMEOUT_S == 30 * 86400
+    with pytest.raises(UsageError, match="--timeout '720h1s' is longer than 30 days"):
+        parse_duration("720h1s")
+
+
+@pytest.fixture
+def finished_run(tmp_path):
+    """A results directory of three finished records (enough to report and plot)."""
+    run = tmp_path / "finished"
+    (run / "records").mkdir(parents=True)
+    for f in range(3):
+        (run / "records" / f"rff-gauss-{f}.json").write_text(json.dumps(_record("rff-gauss", f)))
+    return run
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY, "--out", ""], "--out is empty"),
+    (["reproduce", "eerf2018-claim", "--ci", "--out", ""], "--out is empty"),
+    (["compare", "run", "gfc2016-table1", "--methods", "rff-gauss", "--out", ""], "--out is empty"),
+    (["report", "{run}", "--output", ""], "--output is empty; name a file"),
+    (["compare", "report", "{run}", "--output", ""], "--output is empty; name a file"),
+    (["plot", "{run}", "--output", ""], "--output is empty; name the directory"),
+    (["compare", "plot", "{run}", "--output", ""], "--output is empty; name the directory"),
+])
+def test_an_empty_out_or_output_is_refused_and_writes_nothing_here(finished_run, tmp_path, args, message):
+    here = tmp_path / "here"         # the current directory, where an empty path would write
+    here.mkdir()
+    one_line_error(rfbench(*(str(finished_run) if a == "{run}" else a for a in args), cwd=here), message)
+    assert list(here.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["report"], ["compare", "report"]])
+def test_output_file_in_a_missing_directory_is_refused_and_not_created(finished_run, tmp_path, command):
+    target = tmp_path / "missing" / "dir" / "x.tex"
+    one_line_error(rfbench(*command, str(finished_run), "--output", str(target)),
+                   f"--output {target}: directory {target.parent} does not exist; create it first")
+    assert not (tmp_path / "missing").exists()
+
+
+def test_report_output_that_is_a_directory_is_refused(finished_run, tmp_path):
+    one_line_error(rfbench("report", str(finished_run), "--output", str(tmp_path)),
+                   f"--output {tmp_path} is a directory; name a file")
+
+
+def test_plot_output_that_is_a_file_or_under_a_missing_directory_is_refused(finished_run, tmp_path):
+    afile = tmp_path / "figures.png"
+    afile.write_text("keep")
+    one_line_error(rfbench("plot", str(finished_run), "--output", str(afile)),
+                   f"--output {afile} is a file, not a directory")
+    assert afile.read_text() == "keep"
+    nested = tmp_path / "missing" / "plots"
+    one_line_error(rfbench("plot", str(finished_run), "--output", str(nested)),
+                   f"--output {nested}: directory {nested.parent} does not exist")
+    assert not nested.parent.exists()
+    res = rfbench("plot", str(finished_run), "--kind", "walltime", "--output", str(tmp_path / "plots"))
+    assert res.returncode == 0 and (tmp_path / "plots").is_dir(), res.stderr     # the one directory is created
