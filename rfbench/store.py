@@ -186,6 +186,11 @@ NUMERIC = ("n_features", "fold", "seed", "error", "total_s", "cpu_s", "tune_s", 
 _WARNED: set[tuple[str, str]] = set()
 
 
+#: what json.loads raises on a damaged file: deep nesting ("[" × 200 000) overflows the parser's
+#: recursion before it can say ValueError
+NOT_JSON = (ValueError, RecursionError)
+
+
 def warn_once(where, problem: str, warn=None) -> None:
     """One warning line per (file, problem) per process (the runner re-reads its directory often)."""
     if (str(where), problem) in _WARNED:
@@ -326,7 +331,7 @@ def _parse_index(text: str) -> tuple[_Base | None, dict[str, tuple[tuple, dict]]
     if lines and lines[0].startswith("{"):
         try:
             base = _Base.parse(json.loads(lines[0]))
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        except (*NOT_JSON, TypeError, KeyError, IndexError, AttributeError):
             base = None
         lines = lines[1:]
     lines = [line for line in lines if line]
@@ -334,12 +339,12 @@ def _parse_index(text: str) -> tuple[_Base | None, dict[str, tuple[tuple, dict]]
         items = json.loads("[" + ",".join(lines) + "]")
         if len(items) != len(lines):
             raise ValueError("a torn line")
-    except ValueError:
+    except NOT_JSON:
         items = []
         for line in lines:
             try:
                 items.append(json.loads(line))
-            except ValueError:
+            except NOT_JSON:
                 continue
     appended: dict[str, tuple[tuple, dict]] = {}
     for item in items:
@@ -502,7 +507,7 @@ class RunDir:
                 rec = json.loads(fh.read())
         except FileNotFoundError:
             return False
-        except (OSError, ValueError) as exc:   # not JSON (a foreign or damaged file)
+        except (OSError, *NOT_JSON) as exc:   # not JSON (a foreign or damaged file)
             rec, problem = None, f"not a JSON record ({type(exc).__name__})"
         else:
             problem = record_problem(rec)
@@ -662,7 +667,7 @@ class RunDir:
         path = self.inside(self.records_dir / f"{key}.json")
         try:
             rec = json.loads(path.read_text())
-        except (OSError, ValueError):
+        except (OSError, *NOT_JSON):
             return False
         return record_problem(rec) is None and rec["status"] == "done"
 
@@ -771,7 +776,7 @@ def claim_is_stale(path: Path) -> bool:
         holder = json.loads(path.read_text())
     except FileNotFoundError:
         return True
-    except (OSError, json.JSONDecodeError):      # being written this instant, or foreign: wait a minute
+    except (OSError, *NOT_JSON):      # being written this instant, or foreign: wait a minute
         try:
             return time.time() - path.stat().st_mtime > 60
         except FileNotFoundError:
@@ -812,7 +817,7 @@ def run_walltime(path) -> tuple[float, int]:
         try:
             info = json.loads(line)
             start = parse_timestamp(info.get("started_at"))
-        except (ValueError, AttributeError):
+        except (*NOT_JSON, AttributeError):
             start = None
         if start is None:
             warn_once(f"{history} line {n}", "not an invocation with a 'started_at' time")

@@ -476,3 +476,16 @@ def test_plot_output_that_is_a_file_or_under_a_missing_directory_is_refused(fini
     assert not nested.parent.exists()
     res = rfbench("plot", str(finished_run), "--kind", "walltime", "--output", str(tmp_path / "plots"))
     assert res.returncode == 0 and (tmp_path / "plots").is_dir(), res.stderr     # the one directory is created
+
+
+def test_a_record_nested_too_deep_to_parse_is_skipped_with_one_warning_and_the_run_resumes(tmp_path):
+    out = tmp_path / "deep"
+    (out / "records").mkdir(parents=True)
+    (out / "records" / "deep.json").write_text("[" * 200_000)    # json.loads: RecursionError, not ValueError
+    warning = f"warning: skipped {out / 'records' / 'deep.json'}: not a JSON record (RecursionError)"
+    res = rfbench("run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY, "--out", str(out))
+    assert res.returncode == 0 and res.stderr.strip().splitlines() == [warning], res.stderr
+    assert len(pd.read_csv(out / "results.csv")) == 2
+    res = rfbench("report", str(out), "--format", "csv")
+    assert res.returncode == 0 and res.stderr.strip().splitlines() == [warning], res.stderr
+    assert list(pd.read_csv(io.StringIO(res.stdout))["folds"]) == [2]
