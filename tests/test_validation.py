@@ -489,3 +489,10 @@ def test_a_record_nested_too_deep_to_parse_is_skipped_with_one_warning_and_the_r
     res = rfbench("report", str(out), "--format", "csv")
     assert res.returncode == 0 and res.stderr.strip().splitlines() == [warning], res.stderr
     assert list(pd.read_csv(io.StringIO(res.stdout))["folds"]) == [2]
+
+
+def test_a_registry_file_that_is_not_utf8_is_one_line(tmp_path):
+    latin1 = tmp_path / "mine.yaml"
+    latin1.write_bytes("methods: {}\n# Gaußkern\n".encode("latin-1"))
+    one_line_error(rfbench("methods", "--registry", str(latin1)),
+                   f"{latin1} is not UTF-8 text (byte 17 is 0xdf); save it as UTF-8")
