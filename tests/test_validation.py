@@ -496,3 +496,47 @@ def test_a_registry_file_that_is_not_utf8_is_one_line(tmp_path):
     latin1.write_bytes("methods: {}\n# Gaußkern\n".encode("latin-1"))
     one_line_error(rfbench("methods", "--registry", str(latin1)),
                    f"{latin1} is not UTF-8 text (byte 17 is 0xdf); save it as UTF-8")
+
+
+def _spec_with(tmp_path, field: str, value) -> Path:
+    """bench/eerf2018-claim.yaml with ``field`` (``section.field`` inside a mapping) set to ``value``."""
+    import yaml
+
+    raw = yaml.safe_load((ROOT / "bench" / "eerf2018-claim.yaml").read_text())
+    *sections, key = field.split(".")
+    target = raw
+    for section in sections:
+        target = target.setdefault(section, {})
+    target[key] = value
+    path = tmp_path / "wrong.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("run", 5, "field 'run' must be a mapping, not int 5"),
+    ("protocol", 5, "field 'protocol' must be a mapping, not int 5"),
+    ("protocol.outer_folds", "abc", "field 'protocol.outer_folds' must be a number, not str 'abc'"),
+    ("ci", "x", "field 'ci' must be a mapping, not str 'x'"),
+    ("ci.atol", "abc", "field 'ci.atol' must be a number, not str 'abc'"),
+    ("ci.reference", 5, "field 'ci.reference' must be text, not int 5"),
+    ("tolerance", 5, "field 'tolerance' must be a mapping, not int 5"),
+    ("tolerance.stds", True, "field 'tolerance.stds' must be a number, not bool True"),
+    ("results", 5, "field 'results' must be text, not int 5"),
+    ("methods", 5, "field 'methods' must be a mapping, not int 5"),
+    ("also_reads", 5, "field 'also_reads' must be a list, not int 5"),
+    ("metric", [1], "field 'metric' must be text, not list [1]"),
+])
+def test_a_spec_field_of_the_wrong_type_is_one_line_naming_it(tmp_path, field, value, message):
+    from rfbench.spec import load_spec
+
+    with pytest.raises(UsageError) as info:
+        load_spec(str(_spec_with(tmp_path, field, value)))
+    assert str(info.value) == f"wrong.yaml: {message}"
+
+
+def test_a_spec_of_the_wrong_type_through_reproduce_and_status_is_one_line(tmp_path):
+    spec = _spec_with(tmp_path, "run.features", "abc")
+    one_line_error(rfbench("reproduce", str(spec), "--check-only"), "field 'run.features' must be a list, not str")
+    spec = _spec_with(tmp_path, "run", 5)
+    one_line_error(rfbench("status", str(spec)), "wrong.yaml: field 'run' must be a mapping, not int 5")
