@@ -71,7 +71,8 @@ def atomic_write_text(path: Path, text: str, durable: bool = True) -> os.stat_re
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        # the writer's pid in the name lets remove_stale_temporaries tell a killed writer's file
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
             fh.flush()
@@ -87,6 +88,57 @@ def atomic_write_text(path: Path, text: str, durable: bool = True) -> os.stat_re
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+
+
+#: a temporary file of atomic_write_text: ``.<name>.<writer pid>.<8 random>.tmp`` (before the pid
+#: was in the name: ``.<name>.<8 random>.tmp``)
+TEMPORARY_NAME = re.compile(r"\.(?P<name>.+?)(?:\.(?P<pid>\d+))?\.[a-z0-9_]{8}\.tmp")
+#: a temporary this old is no live write (one takes well under a second), whatever its pid says
+#: on a shared file system, where the pid may be another host's
+TEMPORARY_GRACE_S = 60.0
+#: ... and one this old is a dead writer's even if its pid now names a live process (pids are reused)
+TEMPORARY_MAX_AGE_S = 86400.0
+
+
+def remove_stale_temporaries(directory: Path) -> list[Path]:
+    """Remove the temporary files of atomic_write_text in ``directory`` that a killed writer left:
+    older than TEMPORARY_GRACE_S and written by a pid that no longer runs (or by an unknown one),
+    or older than TEMPORARY_MAX_AGE_S. A live writer's file is never touched. Returns those removed."""
+    removed = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return removed
+    for entry in entries:
+        match = TEMPORARY_NAME.fullmatch(entry.name)
+        if match is None or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+        except FileNotFoundError:
+            continue                                 # its writer renamed it meanwhile
+        pid = match["pid"]
+        if age > TEMPORARY_MAX_AGE_S or (age > TEMPORARY_GRACE_S and (pid is None or not pid_runs(int(pid)))):
+            try:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def pid_runs(pid: int) -> bool:
+    """Whether a process of this pid runs on this host (another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    except (OverflowError, ValueError):
+        return False
+    return True
 
 
 def _syncfs(directory: Path) -> bool:
@@ -410,6 +462,13 @@ class RunDir:
             self.records_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"cannot create results directory {self.path}: {exc.strerror}") from None
+        # what a writer killed mid-write (consolidation, a record, the folds) left behind; only the
+        # directories the store writes, never through a link out of the run
+        folds = self.path / "folds"
+        seeds = [d for d in folds.glob("s*") if d.is_dir() and not d.is_symlink()] if folds.is_dir() else []
+        for directory in (self.path, self.records_dir, folds, *seeds):
+            if not directory.is_symlink():
+                remove_stale_temporaries(directory)
         return self
 
     # -- records -----------------------------------------------------------------------------
@@ -787,14 +846,8 @@ def claim_is_stale(path: Path) -> bool:
         except FileNotFoundError:
             return True
     pid = holder.get("pid")
-    if not isinstance(pid, int):
+    if not isinstance(pid, int) or not pid_runs(pid):
         return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        pass                                     # alive, another user's
     return holder.get("start") is not None and _start_time(pid) != holder.get("start")
 
 

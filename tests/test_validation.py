@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -540,3 +541,34 @@ def test_a_spec_of_the_wrong_type_through_reproduce_and_status_is_one_line(tmp_p
     one_line_error(rfbench("reproduce", str(spec), "--check-only"), "field 'run.features' must be a list, not str")
     spec = _spec_with(tmp_path, "run", 5)
     one_line_error(rfbench("status", str(spec)), "wrong.yaml: field 'run' must be a mapping, not int 5")
+
+
+def test_stale_temporaries_of_killed_writers_are_removed_when_a_run_directory_is_opened(tmp_path, monkeypatch):
+    from rfbench.store import TEMPORARY_NAME
+
+    names = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda src, dst: (names.append(Path(src).name), real_replace(src, dst)))
+    atomic_write_text(tmp_path / "results.csv", "x\n")
+    assert TEMPORARY_NAME.fullmatch(names[0])["pid"] == str(os.getpid())      # the writer's pid is in the name
+    monkeypatch.setattr(os, "replace", real_replace)
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(finished.stdout)                      # a pid that ran and exited
+    run = tmp_path / "run"
+    (run / "folds" / "s1").mkdir(parents=True)
+    (run / "records").mkdir()
+    ages = {                                         # file → (age in seconds, removed?)
+        f".results.csv.{dead}.abcd_123.tmp": (120, True),           # killed mid-consolidation
+        f"records/.k.json.{dead}.abcdefgh.tmp": (120, True),
+        f"folds/s1/.d.csv.{dead}.abcdefgh.tmp": (120, True),
+        "records/.k.json.abcdefgh.tmp": (120, True),                 # named before the pid was: by age
+        f".results.csv.{os.getpid()}.abcdefgh.tmp": (120, False),     # a live writer's
+        f".run.json.{dead}.abcdefgh.tmp": (5, False),                # within the grace (another host's?)
+        f".run.json.{os.getpid()}.zzzzzzzz.tmp": (2 * 86400, True),  # a reused pid: by age
+        "notes.tmp": (10**6, False),                                  # not the store's
+    }
+    for name, (age, _) in ages.items():
+        (run / name).write_text("partial")
+        os.utime(run / name, (time.time() - age,) * 2)
+    RunDir(run).ensure()
+    assert {name for name in ages if (run / name).exists()} == {name for name, (_, gone) in ages.items() if not gone}
