@@ -146,7 +146,7 @@ def backend_options(command):
 
 def worker_options(command):
     """--jobs, --threads and --timeout (run, reproduce)."""
-    command = click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")(command)
+    command = click.option("--timeout", default=None, help="per-task time limit, e.g. 30m (at most 30 days)")(command)
     command = click.option("--threads", default=None, type=int,
                            help="threads per worker (default: cores // jobs)")(command)
     return click.option("--jobs", default=None, type=int, envvar="RFBENCH_JOBS", show_envvar=True,
@@ -189,7 +189,7 @@ def cli():
               help="comma-separated dataset names, data files (csv, tsv, arff, parquet; with --target) or openml:ID")
 @click.option("--methods", "method_names", default="rff-gauss,lgbm", show_default=True,
               help="comma-separated method names (see `rfbench methods`) or estimators as package.module:Class")
-@click.option("--features", default="100,500", show_default=True, help="feature budgets n")
+@click.option("--features", default="100,500", show_default=True, help="feature budgets n (each at most 10^6)")
 @click.option("--protocol", "protocol_name", default="cv", show_default=True,
               type=click.Choice(["cv", "splits", "holdout", "fixed"]),
               help="evaluation protocol: nested cv (GFC), random splits (GBRFF), one holdout (SALSA), or the "
