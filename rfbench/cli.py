@@ -15,6 +15,11 @@ import click
 from rfbench.errors import UsageError
 
 DEFAULT_SUITE = "synthetic"
+#: the longest --timeout: the task's alarm (setitimer) of timeout × budgets overflows far beyond it
+MAX_TIMEOUT_S = 30 * 86400
+#: the largest feature budget: a method allocates rows × n features, so more cannot run anyway
+MAX_FEATURES = 10**6
+
 
 
 def parse_duration(text: str | None) -> float | None:
@@ -28,17 +33,58 @@ def parse_duration(text: str | None) -> float | None:
     total = 3600 * h + 60 * mi + s
     if total <= 0:
         raise UsageError("--timeout must be positive")
+    if total > MAX_TIMEOUT_S:
+        raise UsageError(f"--timeout '{text}' is longer than {MAX_TIMEOUT_S // 86400} days "
+                         f"({MAX_TIMEOUT_S // 3600}h); give a shorter limit, or leave --timeout out for none")
     return total
 
 
-def parse_int_list(text: str, option: str) -> list[int]:
+def parse_int_list(text: str, option: str, at_most: int) -> list[int]:
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
         raise UsageError(f"{option} '{text}' must be comma-separated integers, e.g. 100,500") from None
     if not values or any(v < 1 for v in values):
         raise UsageError(f"{option} '{text}' must be positive integers, e.g. 100,500")
+    if max(values) > at_most:
+        raise UsageError(f"{option} '{text}' must be at most {at_most} each, e.g. 100,500")
     return values
+
+
+def results_dir_option(text: str, option: str = "--out") -> str:
+    """A results directory option as given; an empty one would be the current directory."""
+    if not text.strip():
+        raise UsageError(f"{option} is empty; name the results directory, e.g. {option} runs/mine")
+    return text
+
+
+def output_file(text: str | None) -> Path | None:
+    """--output FILE (report, compare report), or None for stdout. Its directory must exist: a
+    mistyped path would otherwise create directories where the user did not look."""
+    if text is None:
+        return None
+    if not text.strip():
+        raise UsageError("--output is empty; name a file, or leave the option out to print to stdout")
+    path = Path(text)
+    if path.is_dir():
+        raise UsageError(f"--output {text} is a directory; name a file")
+    if not path.parent.is_dir():
+        raise UsageError(f"--output {text}: directory {path.parent} does not exist; create it first or name a "
+                         "file in an existing directory")
+    return path
+
+
+def output_dir(text: str) -> Path:
+    """--output DIR of figures or pages: created if missing, but not its parent (a mistyped path)."""
+    if not text.strip():
+        raise UsageError("--output is empty; name the directory to write to, e.g. --output plots")
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"--output {text} is a file, not a directory; name a directory to write to")
+    if not path.parent.is_dir():
+        raise UsageError(f"--output {text}: directory {path.parent} does not exist; create it first or name a "
+                         "directory in an existing one")
+    return path
 
 
 def parse_seeds(text: str | None, seed: int = 0) -> list[int]:
@@ -100,7 +146,7 @@ def backend_options(command):
 
 def worker_options(command):
     """--jobs, --threads and --timeout (run, reproduce)."""
-    command = click.option("--timeout", default=None, help="per-task time limit, e.g. 30m")(command)
+    command = click.option("--timeout", default=None, help="per-task time limit, e.g. 30m (at most 30 days)")(command)
     command = click.option("--threads", default=None, type=int,
                            help="threads per worker (default: cores // jobs)")(command)
     return click.option("--jobs", default=None, type=int, envvar="RFBENCH_JOBS", show_envvar=True,
@@ -143,7 +189,7 @@ def cli():
               help="comma-separated dataset names, data files (csv, tsv, arff, parquet; with --target) or openml:ID")
 @click.option("--methods", "method_names", default="rff-gauss,lgbm", show_default=True,
               help="comma-separated method names (see `rfbench methods`) or estimators as package.module:Class")
-@click.option("--features", default="100,500", show_default=True, help="feature budgets n")
+@click.option("--features", default="100,500", show_default=True, help="feature budgets n (each at most 10^6)")
 @click.option("--protocol", "protocol_name", default="cv", show_default=True,
               type=click.Choice(["cv", "splits", "holdout", "fixed"]),
               help="evaluation protocol: nested cv (GFC), random splits (GBRFF), one holdout (SALSA), or the "
@@ -188,6 +234,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     from rfbench.protocol import Protocol
     from rfbench.store import load_results
 
+    out = results_dir_option(out)
     registry.use_files(registry_files)
     check_jobs(backend, scheduler)
     names = split_names(dataset_names)
@@ -211,13 +258,15 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
         raise UsageError("--methods is empty")
     seeds = parse_seeds(seed_list, seed)
     protocol = Protocol(protocol_name, outer_folds, inner_folds, seeds[0], repeats, test_size, max_samples)
+    budgets = parse_int_list(features, "--features", MAX_FEATURES)
+    timeout_s = parse_duration(timeout)
     if dry_run:
-        table = runner.dry_run(names, methods, parse_int_list(features, "--features"), protocol, out,
+        table = runner.dry_run(names, methods, budgets, protocol, out,
                                data_dir=data_dir, folds=parse_folds(fold_list), seeds=seeds)
         click.echo(runner.render_dry_run(table, out), nl=False)
         return
-    run_dir = runner.run(names, methods, parse_int_list(features, "--features"), protocol, out,
-                         jobs=jobs, timeout_s=parse_duration(timeout), data_dir=data_dir, strict=strict,
+    run_dir = runner.run(names, methods, budgets, protocol, out,
+                         jobs=jobs, timeout_s=timeout_s, data_dir=data_dir, strict=strict,
                          progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]),
                          threads=threads, folds=parse_folds(fold_list), seeds=seeds, backend=backend,
                          scheduler=scheduler)
@@ -281,14 +330,15 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
         from rfbench import html_page
         from rfbench.spec import all_specs as every_spec
 
-        if dirs or fmt != "html" or not output or method_filter or dataset_filter:
+        if dirs or fmt != "html" or output is None or method_filter or dataset_filter:
             raise UsageError("--all writes a page per spec: give --format html --output DIR, and no DIRS, "
                              "--methods or --datasets")
-        for path in html_page.write_site(Path(output), html_page.spec_page, every_spec()):
+        for path in html_page.write_site(output_dir(output), html_page.spec_page, every_spec()):
             click.echo(f"wrote {path}")
         return
     if not dirs:
         raise UsageError("give the results directories to report (or --all --format html --output DIR)")
+    output_path = output_file(output)
     width = report.terminal_width() if width is None else width
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
     results = cells.select(load_results(dirs, protocol_key), _names(method_filter), _names(dataset_filter))
@@ -307,8 +357,8 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
                 line = (f"Wall time of the run in {d}: {fmt_walltime(seconds)} over {n} invocation(s) that ran tasks "
                         "(each from its start to the last task it finished).")
                 text += "\n" + (report.wrap(line, width) if fmt == "text" else line) + "\n"
-    if output:
-        atomic_write_text(Path(output), text)
+    if output_path is not None:
+        atomic_write_text(output_path, text)
         click.echo(f"wrote {output}")
     else:
         click.echo(text, nl=False)
@@ -409,6 +459,9 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
         names = [str(p) for p in spec_paths()]
     else:
         raise UsageError("name one or more specs (see `rfbench reproduce --list`) or give --all")
+    if out is not None:
+        out = results_dir_option(out)
+    timeout_s = parse_duration(timeout)
     loaded = [load_spec(n) for n in names]
     check_jobs(backend, scheduler)
     note = no_mirror_note(data_dir)
@@ -441,7 +494,7 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     if not (check_only or list_only or summary):
         for spec in loaded:
             click.echo(f"== {spec.name}: {spec.title}", err=True)
-            reproduce.run_spec(spec, jobs=jobs, threads=threads, timeout_s=parse_duration(timeout),
+            reproduce.run_spec(spec, jobs=jobs, threads=threads, timeout_s=timeout_s,
                                folds=parse_folds(fold_list), data_dir=data_dir, progress=not quiet,
                                command="rfbench " + " ".join(sys.argv[1:]),
                                only_methods=_names(method_list), only_datasets=_names(dataset_list),
@@ -501,7 +554,7 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
                              "--methods or --datasets")
         spec = load_spec(spec_name)
         explicit = ctx.get_parameter_source("output") == click.core.ParameterSource.COMMANDLINE
-        for path in plot.write_spec_figures(spec, results_of(spec), output if explicit else None, fmt):
+        for path in plot.write_spec_figures(spec, results_of(spec), output_dir(output) if explicit else None, fmt):
             click.echo(f"wrote {path}")
         return
     if not dirs:
@@ -509,7 +562,7 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
     from rfbench import cells
 
     results = cells.select(load_results(dirs, protocol_key), _names(method_filter), _names(dataset_filter))
-    written, notes = plot.make_plots(results, kind, output, fmt, alpha, cd_test)
+    written, notes = plot.make_plots(results, kind, output_dir(output), fmt, alpha, cd_test)
     for note in notes:
         click.echo(f"rfbench plot: {note}", err=True)
     for path in written:
@@ -624,10 +677,11 @@ def compare_run(baseline, method_names, dataset_names, features, fold_list, prot
 
     from rfbench import compare, registry
 
+    out = results_dir_option(out)
     registry.use_files(registry_files)
     run_dir, b, names = compare.run(
         baseline, split_names(method_names), split_names(dataset_names) or None,
-        parse_int_list(features, "--features") if features else None, parse_folds(fold_list), out,
+        parse_int_list(features, "--features", MAX_FEATURES) if features else None, parse_folds(fold_list), out,
         protocol_key=protocol_key, data_dir=data_dir, jobs=jobs, threads=threads, timeout_s=parse_duration(timeout),
         progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]))
     click.echo(f"results: {run_dir.path} ({', '.join(names)}); splits identical to baseline {b.name} "
@@ -669,12 +723,13 @@ def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha,
     from rfbench import compare, report
     from rfbench.store import atomic_write_text
 
+    output_path = output_file(output)
     c = compare.compare(list(dirs), split_names(against) or None, _names(method_list), _names(dataset_list))
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
     text = compare.render(c, fmt, alpha=alpha, test=ttest, names=report.parse_names(names), width=_report_width(width),
                           label=label, latex_width=report.parse_length(latex_width))
-    if output:
-        atomic_write_text(Path(output), text)
+    if output_path is not None:
+        atomic_write_text(output_path, text)
         click.echo(f"wrote {output}")
     else:
         click.echo(text, nl=False)
@@ -699,6 +754,7 @@ def compare_plot(dirs, against, method_list, dataset_list, kind, fmt, output, al
     same rows as `rfbench compare report`)."""
     from rfbench import compare, plot
 
+    output = output_dir(output)
     c = compare.compare(list(dirs), split_names(against) or None, _names(method_list), _names(dataset_list))
     for note in c.notes[:1]:
         click.echo(note, err=True)

@@ -392,7 +392,10 @@ def load_yaml(path: Path) -> dict:
     if not path.is_file():
         raise UsageError(f"registry file not found: {path}")
     try:
-        data = yaml.load(path.read_text(), Loader=SAFE_LOADER)
+        data = yaml.load(path.read_text(encoding="utf-8"), Loader=SAFE_LOADER)
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path} is not UTF-8 text (byte {exc.start} is {exc.object[exc.start]:#04x}); "
+                         "save it as UTF-8") from None
     except yaml.YAMLError as exc:
         raise UsageError(f"{path.name} is not valid YAML: {str(exc).splitlines()[0]}") from None
     if not isinstance(data, dict):

@@ -51,6 +51,40 @@ from rfbench.registry import ROOT, bench_dir, is_packaged, load_yaml, packaged_p
 
 TESTS = ("welch", "paired")
 
+NUMBER = (int, float)
+#: the type each spec field must have where given (null: its default); ``section.field`` inside a
+#: mapping. Checked before any field is used, so a wrong type is one line naming it, not a TypeError.
+FIELD_TYPES = {
+    "title": (str, *NUMBER), "results": (str,), "published": (str,), "notes": (str,), "metric": (str,),
+    "run": (dict,), "protocol": (dict,), "ci": (dict,), "tolerance": (dict,), "test": (dict, str),
+    "methods": (dict,), "datasets": (dict,), "columns": (dict,), "not_comparable": (dict,), "filters": (dict,),
+    "chosen": (dict,), "variants": (dict,), "dataset_variants": (dict,), "published_summary": (dict,),
+    "also_reads": (list,), "n_features": (list,), "wilcoxon": (list,), "rank_summary": (bool,),
+    "run.suite": (str,), "run.features": (list,), "ci.features": (list,), "ci.protocol": (dict,),
+    "ci.reference": (str,), "ci.atol": NUMBER, "test.name": (str,), "tolerance.stds": NUMBER,
+    "tolerance.relative": NUMBER, "tolerance.why": (str,), "tolerance.or_better_than": (str,),
+    **{f"{section}.{name}": NUMBER for section in ("protocol", "ci.protocol")
+       for name in ("outer_folds", "inner_folds", "repeats", "test_size", "seed", "max_samples")},
+    "protocol.name": (str,), "ci.protocol.name": (str,),
+}
+TYPE_NAMES = {dict: "a mapping", list: "a list", str: "text", int: "a number", float: "a number", bool: "true or false"}
+
+
+def _check_field_types(raw: dict, path: Path) -> None:
+    """One line naming the first field of ``raw`` whose value has the wrong type (FIELD_TYPES)."""
+    for field_name, kinds in FIELD_TYPES.items():
+        *sections, key = field_name.split(".")
+        value = raw
+        for section in sections:
+            value = value.get(section) if isinstance(value, dict) else None
+        value = value.get(key) if isinstance(value, dict) else None
+        if value is None:
+            continue
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            wanted = " or ".join(dict.fromkeys(TYPE_NAMES[k] for k in kinds))
+            raise UsageError(f"{path.name}: field '{field_name}' must be {wanted}, not {type(value).__name__} "
+                             f"{value!r:.40}")
+
 
 def published_dir() -> Path:
     """The published tables: $RFBENCH_PUBLISHED_DIR, else the config's published_dir, else the copy
@@ -254,6 +288,7 @@ def _metric(raw: dict, path: Path) -> str | None:
 def load_spec(path_or_name: str) -> Spec:
     path = find_spec(path_or_name)
     raw = load_yaml(path)
+    _check_field_types(raw, path)
     # an experiment that tests a paper's claim rather than a table has no published cells
     needed = ("published", "columns", "datasets", "methods") if raw.get("published") else ("run",)
     for key in needed:

@@ -71,7 +71,8 @@ def atomic_write_text(path: Path, text: str, durable: bool = True) -> os.stat_re
     tmp = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        # the writer's pid in the name lets remove_stale_temporaries tell a killed writer's file
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
             fh.flush()
@@ -87,6 +88,57 @@ def atomic_write_text(path: Path, text: str, durable: bool = True) -> os.stat_re
     finally:
         if tmp is not None and os.path.exists(tmp):
             os.unlink(tmp)
+
+
+#: a temporary file of atomic_write_text: ``.<name>.<writer pid>.<8 random>.tmp`` (before the pid
+#: was in the name: ``.<name>.<8 random>.tmp``)
+TEMPORARY_NAME = re.compile(r"\.(?P<name>.+?)(?:\.(?P<pid>\d+))?\.[a-z0-9_]{8}\.tmp")
+#: a temporary this old is no live write (one takes well under a second), whatever its pid says
+#: on a shared file system, where the pid may be another host's
+TEMPORARY_GRACE_S = 60.0
+#: ... and one this old is a dead writer's even if its pid now names a live process (pids are reused)
+TEMPORARY_MAX_AGE_S = 86400.0
+
+
+def remove_stale_temporaries(directory: Path) -> list[Path]:
+    """Remove the temporary files of atomic_write_text in ``directory`` that a killed writer left:
+    older than TEMPORARY_GRACE_S and written by a pid that no longer runs (or by an unknown one),
+    or older than TEMPORARY_MAX_AGE_S. A live writer's file is never touched. Returns those removed."""
+    removed = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(directory))
+    except FileNotFoundError:
+        return removed
+    for entry in entries:
+        match = TEMPORARY_NAME.fullmatch(entry.name)
+        if match is None or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            age = now - entry.stat(follow_symlinks=False).st_mtime
+        except FileNotFoundError:
+            continue                                 # its writer renamed it meanwhile
+        pid = match["pid"]
+        if age > TEMPORARY_MAX_AGE_S or (age > TEMPORARY_GRACE_S and (pid is None or not pid_runs(int(pid)))):
+            try:
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+            except FileNotFoundError:
+                pass
+    return removed
+
+
+def pid_runs(pid: int) -> bool:
+    """Whether a process of this pid runs on this host (another user's counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    except (OverflowError, ValueError):
+        return False
+    return True
 
 
 def _syncfs(directory: Path) -> bool:
@@ -184,6 +236,11 @@ NUMERIC = ("n_features", "fold", "seed", "error", "total_s", "cpu_s", "tune_s", 
 
 
 _WARNED: set[tuple[str, str]] = set()
+
+
+#: what json.loads raises on a damaged file: deep nesting ("[" × 200 000) overflows the parser's
+#: recursion before it can say ValueError
+NOT_JSON = (ValueError, RecursionError)
 
 
 def warn_once(where, problem: str, warn=None) -> None:
@@ -326,7 +383,7 @@ def _parse_index(text: str) -> tuple[_Base | None, dict[str, tuple[tuple, dict]]
     if lines and lines[0].startswith("{"):
         try:
             base = _Base.parse(json.loads(lines[0]))
-        except (ValueError, TypeError, KeyError, IndexError, AttributeError):
+        except (*NOT_JSON, TypeError, KeyError, IndexError, AttributeError):
             base = None
         lines = lines[1:]
     lines = [line for line in lines if line]
@@ -334,12 +391,12 @@ def _parse_index(text: str) -> tuple[_Base | None, dict[str, tuple[tuple, dict]]
         items = json.loads("[" + ",".join(lines) + "]")
         if len(items) != len(lines):
             raise ValueError("a torn line")
-    except ValueError:
+    except NOT_JSON:
         items = []
         for line in lines:
             try:
                 items.append(json.loads(line))
-            except ValueError:
+            except NOT_JSON:
                 continue
     appended: dict[str, tuple[tuple, dict]] = {}
     for item in items:
@@ -405,6 +462,13 @@ class RunDir:
             self.records_dir.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
             raise UsageError(f"cannot create results directory {self.path}: {exc.strerror}") from None
+        # what a writer killed mid-write (consolidation, a record, the folds) left behind; only the
+        # directories the store writes, never through a link out of the run
+        folds = self.path / "folds"
+        seeds = [d for d in folds.glob("s*") if d.is_dir() and not d.is_symlink()] if folds.is_dir() else []
+        for directory in (self.path, self.records_dir, folds, *seeds):
+            if not directory.is_symlink():
+                remove_stale_temporaries(directory)
         return self
 
     # -- records -----------------------------------------------------------------------------
@@ -502,7 +566,7 @@ class RunDir:
                 rec = json.loads(fh.read())
         except FileNotFoundError:
             return False
-        except (OSError, ValueError) as exc:   # not JSON (a foreign or damaged file)
+        except (OSError, *NOT_JSON) as exc:   # not JSON (a foreign or damaged file)
             rec, problem = None, f"not a JSON record ({type(exc).__name__})"
         else:
             problem = record_problem(rec)
@@ -662,7 +726,7 @@ class RunDir:
         path = self.inside(self.records_dir / f"{key}.json")
         try:
             rec = json.loads(path.read_text())
-        except (OSError, ValueError):
+        except (OSError, *NOT_JSON):
             return False
         return record_problem(rec) is None and rec["status"] == "done"
 
@@ -771,7 +835,7 @@ def claim_is_stale(path: Path) -> bool:
         holder = json.loads(path.read_text())
     except FileNotFoundError:
         return True
-    except (OSError, json.JSONDecodeError):      # being written this instant, or foreign: wait a minute
+    except (OSError, *NOT_JSON):      # being written this instant, or foreign: wait a minute
         try:
             return time.time() - path.stat().st_mtime > 60
         except FileNotFoundError:
@@ -782,14 +846,8 @@ def claim_is_stale(path: Path) -> bool:
         except FileNotFoundError:
             return True
     pid = holder.get("pid")
-    if not isinstance(pid, int):
+    if not isinstance(pid, int) or not pid_runs(pid):
         return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        pass                                     # alive, another user's
     return holder.get("start") is not None and _start_time(pid) != holder.get("start")
 
 
@@ -812,7 +870,7 @@ def run_walltime(path) -> tuple[float, int]:
         try:
             info = json.loads(line)
             start = parse_timestamp(info.get("started_at"))
-        except (ValueError, AttributeError):
+        except (*NOT_JSON, AttributeError):
             start = None
         if start is None:
             warn_once(f"{history} line {n}", "not an invocation with a 'started_at' time")

@@ -8,12 +8,14 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from rfbench import registry
+from rfbench.cli import MAX_TIMEOUT_S, parse_duration
 from rfbench.errors import UsageError
 from rfbench.store import RunDir, atomic_write_text
 
@@ -24,9 +26,9 @@ TINY = ["--features", "10", "--outer-folds", "2", "--inner-folds", "2", "--max-s
 SHA = "a" * 64
 
 
-def rfbench(*args, env=None):
+def rfbench(*args, env=None, cwd=None):
     full_env = dict(os.environ, **(env or {}))
-    return subprocess.run([*RUN, *args], capture_output=True, text=True, timeout=600, env=full_env)
+    return subprocess.run([*RUN, *args], capture_output=True, text=True, timeout=600, env=full_env, cwd=cwd)
 
 
 def one_line_error(res, message: str) -> str:
@@ -193,6 +195,8 @@ def test_malformed_estimator_path_is_refused_when_the_registry_loads(tmp_path):
     (["--test-size", "1.5"], "--test-size 1.5 must be between 0 and 1"),
     (["--test-size", "0", "--protocol", "holdout"], "--test-size 0 must be between 0 and 1"),
     (["--test-size", "0.001", "--protocol", "splits"], "leaves 0 test and 100 training rows"),
+    (["--timeout", "99999999999h"], "--timeout '99999999999h' is longer than 30 days (720h)"),
+    (["--features", "99999999999999999999"], "--features '99999999999999999999' must be at most 1000000 each"),
 ])
 @pytest.mark.slow
 def test_bad_numeric_option_is_one_line(tmp_path, args, message):
@@ -412,3 +416,159 @@ def test_disk_full_during_a_run_stops_with_one_line_and_resumes(tmp_path, monkey
     monkeypatch.setattr(os, "replace", real_replace)
     cli.main(args)                                           # space freed: the same command resumes
     assert len(pd.read_csv(out / "results.csv")) == 3
+
+
+# -- 10. faults of the torture run (issue 37 item 6) ------------------------------------------------
+
+def test_timeout_is_bounded_at_thirty_days():
+    assert parse_duration("720h") == MAX_TIMEOUT_S == 30 * 86400
+    with pytest.raises(UsageError, match="--timeout '720h1s' is longer than 30 days"):
+        parse_duration("720h1s")
+
+
+@pytest.fixture
+def finished_run(tmp_path):
+    """A results directory of three finished records (enough to report and plot)."""
+    run = tmp_path / "finished"
+    (run / "records").mkdir(parents=True)
+    for f in range(3):
+        (run / "records" / f"rff-gauss-{f}.json").write_text(json.dumps(_record("rff-gauss", f)))
+    return run
+
+
+@pytest.mark.parametrize("args, message", [
+    (["run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY, "--out", ""], "--out is empty"),
+    (["reproduce", "eerf2018-claim", "--ci", "--out", ""], "--out is empty"),
+    (["compare", "run", "gfc2016-table1", "--methods", "rff-gauss", "--out", ""], "--out is empty"),
+    (["report", "{run}", "--output", ""], "--output is empty; name a file"),
+    (["compare", "report", "{run}", "--output", ""], "--output is empty; name a file"),
+    (["plot", "{run}", "--output", ""], "--output is empty; name the directory"),
+    (["compare", "plot", "{run}", "--output", ""], "--output is empty; name the directory"),
+])
+def test_an_empty_out_or_output_is_refused_and_writes_nothing_here(finished_run, tmp_path, args, message):
+    here = tmp_path / "here"         # the current directory, where an empty path would write
+    here.mkdir()
+    one_line_error(rfbench(*(str(finished_run) if a == "{run}" else a for a in args), cwd=here), message)
+    assert list(here.iterdir()) == []
+
+
+@pytest.mark.parametrize("command", [["report"], ["compare", "report"]])
+def test_output_file_in_a_missing_directory_is_refused_and_not_created(finished_run, tmp_path, command):
+    target = tmp_path / "missing" / "dir" / "x.tex"
+    one_line_error(rfbench(*command, str(finished_run), "--output", str(target)),
+                   f"--output {target}: directory {target.parent} does not exist; create it first")
+    assert not (tmp_path / "missing").exists()
+
+
+def test_report_output_that_is_a_directory_is_refused(finished_run, tmp_path):
+    one_line_error(rfbench("report", str(finished_run), "--output", str(tmp_path)),
+                   f"--output {tmp_path} is a directory; name a file")
+
+
+def test_plot_output_that_is_a_file_or_under_a_missing_directory_is_refused(finished_run, tmp_path):
+    afile = tmp_path / "figures.png"
+    afile.write_text("keep")
+    one_line_error(rfbench("plot", str(finished_run), "--output", str(afile)),
+                   f"--output {afile} is a file, not a directory")
+    assert afile.read_text() == "keep"
+    nested = tmp_path / "missing" / "plots"
+    one_line_error(rfbench("plot", str(finished_run), "--output", str(nested)),
+                   f"--output {nested}: directory {nested.parent} does not exist")
+    assert not nested.parent.exists()
+    res = rfbench("plot", str(finished_run), "--kind", "walltime", "--output", str(tmp_path / "plots"))
+    assert res.returncode == 0 and (tmp_path / "plots").is_dir(), res.stderr     # the one directory is created
+
+
+def test_a_record_nested_too_deep_to_parse_is_skipped_with_one_warning_and_the_run_resumes(tmp_path):
+    out = tmp_path / "deep"
+    (out / "records").mkdir(parents=True)
+    (out / "records" / "deep.json").write_text("[" * 200_000)    # json.loads: RecursionError, not ValueError
+    warning = f"warning: skipped {out / 'records' / 'deep.json'}: not a JSON record (RecursionError)"
+    res = rfbench("run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY, "--out", str(out))
+    assert res.returncode == 0 and res.stderr.strip().splitlines() == [warning], res.stderr
+    assert len(pd.read_csv(out / "results.csv")) == 2
+    res = rfbench("report", str(out), "--format", "csv")
+    assert res.returncode == 0 and res.stderr.strip().splitlines() == [warning], res.stderr
+    assert list(pd.read_csv(io.StringIO(res.stdout))["folds"]) == [2]
+
+
+def test_a_registry_file_that_is_not_utf8_is_one_line(tmp_path):
+    latin1 = tmp_path / "mine.yaml"
+    latin1.write_bytes("methods: {}\n# Gaußkern\n".encode("latin-1"))
+    one_line_error(rfbench("methods", "--registry", str(latin1)),
+                   f"{latin1} is not UTF-8 text (byte 17 is 0xdf); save it as UTF-8")
+
+
+def _spec_with(tmp_path, field: str, value) -> Path:
+    """bench/eerf2018-claim.yaml with ``field`` (``section.field`` inside a mapping) set to ``value``."""
+    import yaml
+
+    raw = yaml.safe_load((ROOT / "bench" / "eerf2018-claim.yaml").read_text())
+    *sections, key = field.split(".")
+    target = raw
+    for section in sections:
+        target = target.setdefault(section, {})
+    target[key] = value
+    path = tmp_path / "wrong.yaml"
+    path.write_text(yaml.safe_dump(raw))
+    return path
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("run", 5, "field 'run' must be a mapping, not int 5"),
+    ("protocol", 5, "field 'protocol' must be a mapping, not int 5"),
+    ("protocol.outer_folds", "abc", "field 'protocol.outer_folds' must be a number, not str 'abc'"),
+    ("ci", "x", "field 'ci' must be a mapping, not str 'x'"),
+    ("ci.atol", "abc", "field 'ci.atol' must be a number, not str 'abc'"),
+    ("ci.reference", 5, "field 'ci.reference' must be text, not int 5"),
+    ("tolerance", 5, "field 'tolerance' must be a mapping, not int 5"),
+    ("tolerance.stds", True, "field 'tolerance.stds' must be a number, not bool True"),
+    ("results", 5, "field 'results' must be text, not int 5"),
+    ("methods", 5, "field 'methods' must be a mapping, not int 5"),
+    ("also_reads", 5, "field 'also_reads' must be a list, not int 5"),
+    ("metric", [1], "field 'metric' must be text, not list [1]"),
+])
+def test_a_spec_field_of_the_wrong_type_is_one_line_naming_it(tmp_path, field, value, message):
+    from rfbench.spec import load_spec
+
+    with pytest.raises(UsageError) as info:
+        load_spec(str(_spec_with(tmp_path, field, value)))
+    assert str(info.value) == f"wrong.yaml: {message}"
+
+
+def test_a_spec_of_the_wrong_type_through_reproduce_and_status_is_one_line(tmp_path):
+    spec = _spec_with(tmp_path, "run.features", "abc")
+    one_line_error(rfbench("reproduce", str(spec), "--check-only"), "field 'run.features' must be a list, not str")
+    spec = _spec_with(tmp_path, "run", 5)
+    one_line_error(rfbench("status", str(spec)), "wrong.yaml: field 'run' must be a mapping, not int 5")
+
+
+def test_stale_temporaries_of_killed_writers_are_removed_when_a_run_directory_is_opened(tmp_path, monkeypatch):
+    from rfbench.store import TEMPORARY_NAME
+
+    names = []
+    real_replace = os.replace
+    monkeypatch.setattr(os, "replace", lambda src, dst: (names.append(Path(src).name), real_replace(src, dst)))
+    atomic_write_text(tmp_path / "results.csv", "x\n")
+    assert TEMPORARY_NAME.fullmatch(names[0])["pid"] == str(os.getpid())      # the writer's pid is in the name
+    monkeypatch.setattr(os, "replace", real_replace)
+    finished = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = int(finished.stdout)                      # a pid that ran and exited
+    run = tmp_path / "run"
+    (run / "folds" / "s1").mkdir(parents=True)
+    (run / "records").mkdir()
+    ages = {                                         # file → (age in seconds, removed?)
+        f".results.csv.{dead}.abcd_123.tmp": (120, True),           # killed mid-consolidation
+        f"records/.k.json.{dead}.abcdefgh.tmp": (120, True),
+        f"folds/s1/.d.csv.{dead}.abcdefgh.tmp": (120, True),
+        "records/.k.json.abcdefgh.tmp": (120, True),                 # named before the pid was: by age
+        f".results.csv.{os.getpid()}.abcdefgh.tmp": (120, False),     # a live writer's
+        f".run.json.{dead}.abcdefgh.tmp": (5, False),                # within the grace (another host's?)
+        f".run.json.{os.getpid()}.zzzzzzzz.tmp": (2 * 86400, True),  # a reused pid: by age
+        "notes.tmp": (10**6, False),                                  # not the store's
+    }
+    for name, (age, _) in ages.items():
+        (run / name).write_text("partial")
+        os.utime(run / name, (time.time() - age,) * 2)
+    RunDir(run).ensure()
+    assert {name for name in ages if (run / name).exists()} == {name for name, (_, gone) in ages.items() if not gone}
