@@ -172,19 +172,28 @@ def screen_label(indexes: Iterable[pd.Index], total: int | None) -> str:
     return f"screen: {sizes[0]}-{sizes[-1]}{of} folds in common per dataset"
 
 
+def subset(given: Iterable | None, held: Iterable, option: str, where: str) -> list:
+    """The names of ``held`` that ``given`` asks for, in ``held``'s order (None: all of them). An
+    empty request, or a name ``held`` lacks, is a UsageError naming it and the ones there are."""
+    held = list(held)
+    if given is None:
+        return held
+    given = list(dict.fromkeys(given))
+    if not given:
+        raise UsageError(f"{option} names nothing; give comma-separated names or leave the option out")
+    unknown = [g for g in given if g not in held]
+    if unknown:
+        raise UsageError(f"{option}: {', '.join(map(str, unknown))} not in {where} (they have "
+                         f"{', '.join(map(str, held))})")
+    return [h for h in held if h in given]
+
+
 def select(df: pd.DataFrame, methods: Iterable[str] | None = None, datasets: Iterable[str] | None = None,
            where: str = "these results") -> pd.DataFrame:
     """The records of these methods and datasets (None: all). A name the records do not have is a
     UsageError naming it and the ones there are."""
     for option, column, names in (("--methods", "method", methods), ("--datasets", "dataset", datasets)):
-        if names is None:
-            continue
-        names = list(dict.fromkeys(names))
-        if not names:
-            raise UsageError(f"{option} names nothing; give comma-separated names or leave the option out")
-        have = sorted(set(df[column].astype(str)))
-        unknown = [n for n in names if n not in have]
-        if unknown:
-            raise UsageError(f"{option}: {', '.join(unknown)} not in {where} (they have {', '.join(have)})")
-        df = df[df[column].astype(str).isin(names)]
+        if names is not None:
+            keep = subset(names, sorted(set(df[column].astype(str))), option, where)
+            df = df[df[column].astype(str).isin(keep)]
     return df

@@ -45,17 +45,6 @@ def _protocol(b: baselines.Baseline, key: str | None) -> tuple[str, dict]:
     return key, b.protocols[key]
 
 
-def _subset(given: list[str] | None, held: list, what: str, where: str) -> list:
-    """``given`` (in the order of ``held``), or all of ``held``; a name not held is refused."""
-    if not given:
-        return list(held)
-    unknown = [g for g in given if g not in held]
-    if unknown:
-        raise UsageError(f"{what} {', '.join(map(str, unknown))} not in {where} (there: "
-                         f"{', '.join(map(str, held))})")
-    return [h for h in held if h in given]
-
-
 def _fingerprint_mismatch(dataset: str, seed: int, ours: str | None, theirs: str | None, where: str,
                           baseline: str) -> str:
     return (f"outer folds of {dataset} (seed {seed}) differ: {where} has {str(ours)[:19]}…, baseline {baseline} "
@@ -76,8 +65,9 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
     rows = b.frame[b.frame["protocol"] == key]
     order = list(registry.datasets())
     held = sorted(set(rows["dataset"]), key=lambda d: (order.index(d) if d in order else len(order), d))
-    datasets = _subset(datasets, held, "--datasets", f"baseline {b.name}")
-    features = _subset(features, sorted(set(int(n) for n in rows["n_features"])), "--features", f"baseline {b.name}")
+    datasets = cells.subset(datasets or None, held, "--datasets", f"baseline {b.name}")
+    features = cells.subset(features or None, sorted(set(int(n) for n in rows["n_features"])), "--features",
+                            f"baseline {b.name}")
     methods = registry.resolve_method_names(methods)
     if not methods:
         raise UsageError("--methods is empty; name your estimator as package.module:Class (or a registered method)")

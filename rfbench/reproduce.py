@@ -60,8 +60,8 @@ def run_groups(spec: Spec, only_methods=None, only_datasets=None) -> list[tuple[
     if spec.plan is None or spec.results is None:
         raise UsageError(f"spec {spec.name} declares no run (fields 'run' and 'results')")
     p = spec.plan
-    methods = _subset(p.methods, only_methods, "methods", spec)
-    datasets = _subset(p.datasets, only_datasets, "datasets", spec)
+    methods = cells.subset(only_methods or None, p.methods, "--methods", f"spec {spec.name}")
+    datasets = cells.subset(only_datasets or None, p.datasets, "--datasets", f"spec {spec.name}")
     groups = [(ds, ms) for ds, ms in ((
         [d for d in group_ds if d in datasets], [m for m in group_ms if m in methods])
         for group_ds, group_ms in p.method_groups()) if ds and ms]
@@ -93,18 +93,6 @@ def dry_run_spec(spec: Spec, *, folds=None, data_dir=None, only_methods=None, on
     tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, data_dir=data_dir, folds=folds)
               for ds, ms in run_groups(spec, only_methods, only_datasets)]
     return runner.render_dry_run(pd.concat(tables, ignore_index=True), _rel(spec.results))
-
-
-def _subset(declared: list, wanted, what: str, spec: Spec) -> list:
-    """The spec's own names, restricted to ``wanted`` (a run of part of a spec: same protocol and
-    results directory, so the rest can follow later)."""
-    if not wanted:
-        return list(declared)
-    unknown = [w for w in wanted if w not in declared]
-    if unknown:
-        raise UsageError(f"--{what} {','.join(unknown)}: not in spec {spec.name}; "
-                         f"it runs {', '.join(declared)}")
-    return [d for d in declared if d in wanted]
 
 
 def cheapest_first(spec: Spec):

@@ -194,3 +194,21 @@ def test_check_filters_the_cells_and_the_variants_it_names():
                          capture_output=True, text=True, cwd=ROOT)
     assert bad.returncode == 2 and bad.stderr.startswith("rfbench: error: --datasets: mnist not in the cells of spec "
                                                          "gfc2016-table1") and len(bad.stderr.splitlines()) == 1
+
+
+def test_subset_keeps_the_declared_order_and_refuses_unknown_or_empty_requests():
+    """One rule for every '--methods/--datasets/--features: a subset of what is there' (report,
+    plot, check, compare, reproduce)."""
+    assert cells.subset(None, ["c", "a", "b"], "--methods", "x") == ["c", "a", "b"]
+    assert cells.subset(["b", "c", "b"], ["c", "a", "b"], "--methods", "x") == ["c", "b"]
+    with pytest.raises(UsageError, match=r"^--features: 7 not in baseline t \(they have 100, 500\)$"):
+        cells.subset([7], [100, 500], "--features", "baseline t")
+    with pytest.raises(UsageError, match="--datasets names nothing"):
+        cells.subset([], ["a"], "--datasets", "x")
+    from rfbench import reproduce
+    from rfbench.spec import load_spec
+
+    spec = load_spec("gfc2016-table1")
+    assert reproduce.run_groups(spec, ["alc"], ["bank"]) == [(["bank"], ["alc"])]
+    with pytest.raises(UsageError, match=r"--methods: rff-gauss not in spec gfc2016-table1 \(they have gfc, alc"):
+        reproduce.run_groups(spec, ["rff-gauss"])

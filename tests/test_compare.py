@@ -145,9 +145,9 @@ def test_bad_requests_are_one_line(capsys, tmp_path):
     _one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", "gfc", "--out", out],
                     "baseline gfc2016-table1 already holds gfc")
     _one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", USER, "--datasets", "year-msd",
-                             "--out", out], "--datasets year-msd not in baseline gfc2016-table1")
+                             "--out", out], "--datasets: year-msd not in baseline gfc2016-table1")
     _one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", USER, "--features", "300",
-                             "--out", out], "--features 300 not in baseline gfc2016-table1 (there: 100, 500)")
+                             "--out", out], "--features: 300 not in baseline gfc2016-table1 (they have 100, 500)")
     _one_line_error(capsys, ["compare", "run", "nope", "--methods", USER, "--out", out], "no baseline named 'nope'")
     (tmp_path / "x").mkdir()
     _one_line_error(capsys, ["compare", "report", out], "no results in")
