@@ -572,3 +572,34 @@ def test_stale_temporaries_of_killed_writers_are_removed_when_a_run_directory_is
         os.utime(run / name, (time.time() - age,) * 2)
     RunDir(run).ensure()
     assert {name for name in ages if (run / name).exists()} == {name for name, (_, gone) in ages.items() if not gone}
+
+
+@pytest.mark.slow
+def test_user_tables_with_stray_text_a_constant_target_or_a_repeated_header_are_one_line(tmp_path):
+    """Issue 37 item 6: one text cell in a numeric column one-hot encoded the whole column (3 inputs
+    became 62), a constant target gave error 0.00, a repeated column name was renamed silently."""
+    rows = [(i % 7, (i * 3) % 11, i % 5 + 0.5 * (i % 7)) for i in range(60)]
+
+    def table(name, header, cells):
+        path = tmp_path / name
+        path.write_text(header + "\n" + "".join(",".join(map(str, r)) + "\n" for r in cells))
+        return path
+
+    stray = table("stray.csv", "a,b,y", [(("12a" if i == 17 else a), b, y) for i, (a, b, y) in enumerate(rows)])
+    one_line_error(rfbench("run", "--datasets", str(stray), "--target", "y", "--methods", "rff-gauss", *TINY,
+                           "--out", str(tmp_path / "o1")),
+                   "column 'a' of " + str(stray) + " is numeric but for 1 cell(s) such as '12a' (row 17)")
+    constant = table("constant.csv", "a,b,y", [(a, b, 4.0) for a, b, _ in rows])
+    one_line_error(rfbench("run", "--datasets", str(constant), "--target", "y", "--task", "regression",
+                           "--methods", "rff-gauss", *TINY, "--out", str(tmp_path / "o2")),
+                   "has a constant target (4 in every row)")
+    repeated = table("repeated.csv", "a,a,y", rows)
+    one_line_error(rfbench("run", "--datasets", str(repeated), "--target", "y", "--methods", "rff-gauss", *TINY,
+                           "--out", str(tmp_path / "o3")),
+                   "column name(s) a appear more than once in the header row")
+    assert not any((tmp_path / o).exists() for o in ("o1", "o2", "o3"))
+    # a genuinely categorical text column is still one-hot encoded, and the run goes on
+    colour = table("colour.csv", "c,b,y", [(("red", "green", "blue")[i % 3], b, y) for i, (_, b, y) in enumerate(rows)])
+    res = rfbench("run", "--datasets", str(colour), "--target", "y", "--methods", "rff-gauss", *TINY,
+                  "--out", str(tmp_path / "o4"))
+    assert res.returncode == 0 and "one-hot encoded (c)" in res.stderr, res.stderr

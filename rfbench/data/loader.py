@@ -248,6 +248,9 @@ def validate_arrays(ds: Dataset, X: np.ndarray, y: np.ndarray, origin: str) -> N
         raise UsageError(f"dataset '{ds.name}' from {origin} has {n_nan_x + n_nan_y} missing or "
                          f"non-finite values ({n_nan_x} in inputs, {n_nan_y} in target); "
                          "impute or drop them in the source, or fix its registry entry")
+    if ds.task == "regression" and len(y) and np.ptp(y) == 0:
+        raise UsageError(f"dataset '{ds.name}' from {origin} has a constant target ({y[0]:g} in every row): "
+                         "there is nothing to predict and its error would be 0; check the target column")
     if ds.shape != (0, 0) and X.shape != ds.shape:
         raise UsageError(f"dataset '{ds.name}' from {origin} has shape {X.shape[0]}×{X.shape[1]}, "
                          f"the registry expects {ds.m}×{ds.d}; the file is another version or the "
@@ -460,12 +463,33 @@ def _file_dataset_name(path: Path) -> str:
     return re.sub(r"\.\.+", ".", name)
 
 
+#: a text column whose cells are numbers at least this often is a numeric column with stray text, not
+#: a categorical one (one-hot encoding it would turn every distinct number into an input)
+MOSTLY_NUMERIC = 0.9
+
+
+def _refuse_stray_text(name: str, df: pd.DataFrame, origin: str) -> None:
+    """One line for a mostly numeric column that holds some text (e.g. 'n/a' or '1,5' among numbers)."""
+    for column in df.columns:
+        if pd.api.types.is_numeric_dtype(df[column]):
+            continue
+        cells = df[column].dropna().astype(str).str.strip()
+        parsed = pd.to_numeric(cells, errors="coerce")
+        if len(cells) and parsed.notna().mean() >= MOSTLY_NUMERIC:
+            bad = cells[parsed.isna()]
+            raise UsageError(f"dataset '{name}': column '{column}' of {origin} is numeric but for {len(bad)} "
+                             f"cell(s) such as {bad.iloc[0]!r} (row {bad.index[0]}); fix or blank them in the file "
+                             "(a text column would be one-hot encoded)")
+
+
 def _infer(name: str, df: pd.DataFrame, target: str, task: str | None, origin: str, note) -> dict:
     """Task, labels and one-hot encoding of a user table: regression unless --task classification, or a
-    target that is not numeric or has two values (said in one note line)."""
+    target that is not numeric or has two values (said in one note line). A mostly numeric column
+    with stray text is refused rather than one-hot encoded."""
     if target not in df.columns:
         shown = ", ".join(map(str, df.columns[:8])) + (", ..." if df.shape[1] > 8 else "")
         raise UsageError(f"--target {target}: no such column in {origin} (columns: {shown})")
+    _refuse_stray_text(name, df, origin)
     y = df[target]
     values = class_values(y)
     numeric = pd.to_numeric(y.dropna().astype(str).str.strip(), errors="coerce").notna().all()
@@ -528,6 +552,19 @@ def _check_new(name: str, source: str) -> None:
                          "--registry file")
 
 
+def _refuse_duplicate_header(path: Path, fmt: str) -> None:
+    """pandas renames a repeated column name 'a' to 'a.1': refuse instead, since --target or drop
+    could then name the wrong column."""
+    if fmt not in ("csv", "tsv"):
+        return
+    header = pd.read_csv(path, sep="\t" if fmt == "tsv" else ",", header=None, nrows=1, dtype=str).iloc[0]
+    names = [str(h).strip() for h in header]
+    repeated = sorted({n for n in names if names.count(n) > 1})
+    if repeated:
+        raise UsageError(f"{path}: column name(s) {', '.join(repeated)} appear more than once in the header row; "
+                         "give every column its own name")
+
+
 def _register_file(spec: str, target: str | None, task: str | None, note) -> str:
     path = Path(spec).expanduser().absolute()
     if not path.is_file():
@@ -537,6 +574,7 @@ def _register_file(spec: str, target: str | None, task: str | None, note) -> str
     name = _file_dataset_name(path)
     _check_new(name, spec)
     df = read_table(path, fmt)
+    _refuse_duplicate_header(path, fmt)
     if not target:
         if fmt != "arff":
             raise UsageError(f"--datasets {spec} needs --target COLUMN: the column to predict (columns: "
