@@ -221,7 +221,24 @@ def project(out: dict, cores: int, slots: int) -> dict:
             "tables": tables}
 
 
+def check_tolerances() -> dict[tuple[str, str, int], float]:
+    """(dataset, method, n) → the GFC tables' check tolerance (stds × the published std)."""
+    from rfbench.check import published_table
+    from rfbench.spec import load_spec
+
+    out = {}
+    for name in TABLE_SPECS:
+        spec = load_spec(name)
+        col = spec.columns
+        for _, row in published_table(spec).iterrows():
+            method, dataset = spec.methods.get(str(row[col["method"]])), spec.datasets.get(row[col["dataset"]])
+            if method and dataset:
+                out[(dataset, method, int(row[col["n_features"]]))] = spec.stds * float(row[col["std"]])
+    return out
+
+
 def per_fold_comparison(out: dict) -> list[dict]:
+    tolerance = check_tolerances()
     cpu = {(r["dataset"], r["method"], r["n"]): r for r in out["cpu_rows"] if r["status"] == "done"}
     rows = []
     for r in out["device_rows"]:
@@ -231,8 +248,41 @@ def per_fold_comparison(out: dict) -> list[dict]:
             rows.append({"dataset": k[0], "method": k[1], "n": k[2], "error_device": r["error"],
                          "error_cpu": c["error"], "error_diff": r["error"] - c["error"],
                          "seconds_device": r["seconds"], "seconds_cpu_core": c["seconds"],
-                         "speedup": c["seconds"] / r["seconds"]})
+                         "speedup": c["seconds"] / r["seconds"], "check_tolerance": tolerance.get(k)})
     return rows
+
+
+# --------------------------------------------------------------------------------------------
+# the summary that the README and docs/device.md quote
+
+def render(out: dict) -> str:
+    """Markdown summary of a results file: the machine, the projections, the speed-ups."""
+    env, p = out["environment"], out.get("projection", {})
+    lines = [f"Measured on {env.get('card') or 'no GPU (' + env['device'] + ')'} with {env['cores']} cores "
+             f"(torch {env.get('torch')}), {out['slots']} GPU slots beside {out['cpu_workers']} CPU workers, "
+             f"{len([r for r in out['device_rows'] if r['status'] == 'done'])} device folds and "
+             f"{len([r for r in out['cpu_rows'] if r['status'] == 'done'])} CPU folds in {out['budget_s']:.0f} s.", ""]
+    if "error" in p or not p:
+        return "\n".join(lines + [f"projection failed: {p.get('error')}"])
+    lines += ["| what | device wall | CPU-only methods' wall | projected wall |", "|---|---|---|---|"]
+    for cell in [p["torgo_suite"], *[v for v in p["tables"].values() if "what" in v]]:
+        est = f" ({cell['device_cells_estimated']} device cells estimated)" if cell["device_cells_estimated"] else ""
+        lines.append(f"| {cell['what']} | {cell['device_wall_s'] / 3600:.2f} h{est} | "
+                     f"{cell['cpu_wall_s'] / 3600:.2f} h | **{cell['projected_wall_h']:.2f} h** |")
+    lines += ["", f"Core speed against the development machine: ×{p['core_speed_factor']:.2f} "
+              f"({p['core_factor_from']} calibration folds); slot concurrency ×{p['slot_concurrency']:.2f}.", "",
+              "| method | n | folds | median speed-up per fold (one core / device) | largest error difference "
+              "| within the table's check tolerance |", "|---|---|---|---|---|---|"]
+    groups: dict = {}
+    for r in out.get("per_fold", []):
+        groups.setdefault((r["method"], r["n"]), []).append(r)
+    for (m, n), rows in sorted(groups.items()):
+        checked = [r for r in rows if r.get("check_tolerance") is not None]
+        within = (f"{sum(abs(r['error_diff']) <= r['check_tolerance'] for r in checked)} of {len(checked)}"
+                  if checked else "no published cell")
+        lines.append(f"| {m} | {n} | {len(rows)} | {statistics.median(r['speedup'] for r in rows):.1f}× | "
+                     f"{max(abs(r['error_diff']) for r in rows):.3g} | {within} |")
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------
@@ -283,7 +333,11 @@ def main(argv=None) -> int:
     ap.add_argument("--cpu-workers", type=int, default=None, help="CPU sample workers (default: cores - slots)")
     ap.add_argument("--datasets", help="comma-separated subset (default: every available set)")
     ap.add_argument("--output", default=str(REPO / "results" / "gpu-benchmark.json"))
+    ap.add_argument("--render", metavar="FILE", help="print the markdown summary of a results file and stop")
     args = ap.parse_args(argv)
+    if args.render:
+        print(render(json.loads(Path(args.render).read_text())))
+        return 0
 
     from rfbench.runner import available_datasets
     from rfbench.spec import load_spec
