@@ -62,7 +62,7 @@ FIELD_TYPES = {
     "also_reads": (list,), "n_features": (list,), "wilcoxon": (list,), "rank_summary": (bool,),
     "run.suite": (str,), "run.features": (list,), "ci.features": (list,), "ci.protocol": (dict,),
     "ci.reference": (str,), "ci.atol": NUMBER, "test.name": (str,), "tolerance.stds": NUMBER,
-    "tolerance.relative": NUMBER, "tolerance.why": (str,), "tolerance.or_better_than": (str,),
+    "tolerance.relative": NUMBER, "tolerance.why": (str,),
     **{f"{section}.{name}": NUMBER for section in ("protocol", "ci.protocol")
        for name in ("outer_folds", "inner_folds", "repeats", "test_size", "seed", "max_samples")},
     "protocol.name": (str,), "ci.protocol.name": (str,),
@@ -160,7 +160,6 @@ class Spec:
     not_comparable: dict = field(default_factory=dict)
     protocol: dict = field(default_factory=dict)
     filters: dict = field(default_factory=dict)
-    baseline_method: str | None = None   # also pass when at least as good as this published method
     metric: str | None = None            # the published cells' metric code (rfbench.cells.METRICS)
     notes: str = ""
     rank_summary: bool = False           # also compare average ranks and mean scores over datasets
@@ -295,6 +294,9 @@ def load_spec(path_or_name: str) -> Spec:
         if key not in raw:
             raise UsageError(f"{path.name}: missing field '{key}'")
     tol = raw.get("tolerance") or {}
+    if "or_better_than" in tol:    # it passed cells 94x off the published number
+        raise UsageError(f"{path.name}: tolerance.or_better_than is no longer supported; a cell passes only near its "
+                         "own published number")
     alternates = {}
     for paper_m, names in (raw.get("methods") or {}).items():
         names = [names] if isinstance(names, str) else names
@@ -351,7 +353,6 @@ def load_spec(path_or_name: str) -> Spec:
                 test=test_name, test_why=str(test.get("why", "")) if isinstance(test, dict) else "",
                 not_comparable={str(k): str(v) for k, v in not_comparable.items()},
                 protocol=protocol_raw, filters=raw.get("filters") or {},
-                baseline_method=tol.get("or_better_than"),
                 metric=_metric(raw, path), notes=str(raw.get("notes", "")),
                 rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=list(raw.get("wilcoxon") or []),
                 chosen=dict(raw.get("chosen") or {}), published_summary=_summary(raw, path))
