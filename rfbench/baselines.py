@@ -202,10 +202,10 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
     hold, computed from the data (:func:`rfbench.runner.outer_splits_fingerprint`); None where the
     data cannot be obtained offline (nothing is downloaded), each such key appended to ``unavailable``."""
     from rfbench import runner
+    from rfbench.data.loader import offline
     from rfbench.errors import DataUnavailable
     from rfbench.protocol import Protocol
     from rfbench.registry import datasets as registered
-    from rfbench.reproduce import offline
 
     out = {}
     rows = frame[["protocol", "dataset", "seed"]].dropna().drop_duplicates()

@@ -305,8 +305,8 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     import pandas as pd
 
     from rfbench import status
+    from rfbench.data.loader import offline
     from rfbench.registry import datasets as registered
-    from rfbench.reproduce import offline
 
     protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
     check_methods(method_names)

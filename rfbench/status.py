@@ -25,6 +25,7 @@ from tabulate import tabulate
 
 from rfbench import cells as cells_mod
 from rfbench import protocol as proto
+from rfbench.data.loader import offline
 from rfbench.errors import UsageError
 from rfbench.registry import get_dataset, get_method
 from rfbench.store import claim_is_stale, load_results
@@ -103,8 +104,6 @@ def planned_tasks(path: Path) -> pd.DataFrame:
 def status(targets, data_dir=None) -> pd.DataFrame:
     """One row per (spec or directory, method, n): tasks asked for, done, failed, left (with data
     offline), without data offline, and the estimated core-hours left."""
-    from rfbench.reproduce import offline
-
     out = []
     for arg in targets:
         # a spec's plan is the whole question (records beyond it belong to other experiments);

@@ -117,6 +117,18 @@ def where_found(ds: Dataset, override=None) -> str:
     return "absent (no source registered)"
 
 
+def offline(name: str, data_dir=None) -> bool:
+    """Whether a dataset can be obtained here without the network: its own file (user data) or its
+    mirror files are present, a generator makes it, or an earlier download is cached (files are not
+    hashed: the loader checks them when it reads them)."""
+    ds = get_dataset(name)
+    if ds.file and Path(ds.file).is_file():     # a user dataset's own file
+        return True
+    if mirror_root(ds, data_dir) is not None:
+        return True
+    return bool(ds.generator) or (cache_dir() / f"{name}.json").is_file()
+
+
 def sha256_of(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as fh:
