@@ -12,10 +12,10 @@ sizes and message (every field of :data:`rfbench.store.COLUMNS`), and three deri
 * ``device``: what the task ran on: the record's ``device`` field, ``cpu`` where it has none (every
   built-in method runs on CPU);
 * ``folds_sha256``: the fingerprint of the outer splits of the task's dataset, seed and protocol:
-  under cv :func:`folds_fingerprint` of the stored ``folds/<dataset>.csv``; under splits, holdout and
-  fixed, which store no splits, :func:`splits_fingerprint` of the splits computed from the data
-  (:func:`rfbench.runner.outer_splits_fingerprint`, the runner's own computation), null where the
-  data could not be obtained offline when the file was written.
+  under cv :func:`rfbench.protocol.folds_fingerprint` of the stored ``folds/<dataset>.csv``; under
+  splits, holdout and fixed, which store no splits, :func:`rfbench.protocol.splits_fingerprint` of the
+  splits computed from the data (:func:`rfbench.runner.outer_splits_fingerprint`, the runner's own
+  computation), null where the data could not be obtained offline when the file was written.
 
 The schema metadata holds the spec's name and the protocol of each protocol key
 (:func:`table_metadata`). Files are written deterministically (rows sorted by the task key, fixed
@@ -25,7 +25,6 @@ pyarrow version, so a regenerated file shows in ``git status`` only when a recor
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import re
@@ -36,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.errors import UsageError
+from rfbench.protocol import folds_fingerprint
 from rfbench.store import COLUMNS, TASK_KEY, RunDir, parse_timestamp, read_results_csv
 
 FORMAT = "rfbench-baseline-1"
@@ -44,31 +44,6 @@ SUFFIX = ".parquet"
 #: the device of a record that does not name one: every built-in method runs on CPU
 DEFAULT_DEVICE = "cpu"
 DERIVED = ["code", "device", "folds_sha256"]
-
-
-def folds_fingerprint(fold_of_row) -> str:
-    """The fingerprint of an outer-fold assignment: sha256 of the fold of every row in row order,
-    as decimal integers one per line (``"9\\n2\\n..."``; -1 for a row never tested). Defined on the
-    values, not on a file's bytes or an array's dtype, so ``folds/<dataset>.csv`` and an assignment
-    computed in memory give the same fingerprint. Two runs share their outer folds exactly when
-    their fingerprints of every dataset (and seed) agree."""
-    folds = np.asarray(fold_of_row)
-    if folds.ndim != 1 or (folds.size and not np.issubdtype(folds.dtype, np.integer)):
-        raise ValueError("a fold assignment is one integer per row")
-    text = "".join(f"{int(f)}\n" for f in folds.tolist())
-    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-def splits_fingerprint(splits) -> str:
-    """The fingerprint of outer splits stored nowhere (the splits, holdout and fixed protocols): sha256
-    of each split's test row indices, the splits in their order, as decimal integers separated by
-    spaces, one line per split (``"4 0 7\n2 5 1\n"``). The indices keep the order
-    :func:`rfbench.protocol.outer_splits` gives them (the order in which the runner feeds the test
-    rows), so two runs share this fingerprint exactly when they test the same rows in every split.
-    The training rows are not hashed: a split's test rows follow from the seed's permutation of all
-    rows, so another row count, seed, test size or repeat count changes them."""
-    text = "".join(" ".join(str(int(i)) for i in np.asarray(test).tolist()) + "\n" for _, test in splits)
-    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def read_folds_file(path: Path) -> np.ndarray:
