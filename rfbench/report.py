@@ -62,6 +62,7 @@ from tabulate import tabulate
 from rfbench import cells as cells_mod
 from rfbench import stats
 from rfbench.errors import UsageError
+from rfbench.html_markup import document, esc, simple_table
 from rfbench.progress import hms
 from rfbench.registry import datasets as registered_datasets
 
@@ -608,8 +609,6 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
         fragment = _html(keys, cells, ns, methods, names, tests, times, plain, rule, score, one, screen)
         if html_fragment:
             return fragment
-        from rfbench.html_page import document
-
         return document("rfbench report", [fragment])
     if fmt == "text":
         return _text(keys, cells, ns, methods, names, tests, times, caption, rule, score, one,
@@ -885,8 +884,6 @@ def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, o
     """The report as an HTML fragment (rfbench.html_page wraps it into a page): a banner when the
     whole report is a screen, one table per n with a column group per method (error, walltime), bold
     and shaded where significantly best; then the Wilcoxon and timing tables. Every text is escaped."""
-    from rfbench.html_page import esc, simple_table
-
     at = _methods_at(cells, keys, ns, methods)
 
     def table(n, shown, continued) -> str:
