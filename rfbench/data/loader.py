@@ -26,7 +26,17 @@ from rfbench import config
 from rfbench.data.arff import read_arff
 from rfbench.data.generators import GENERATORS
 from rfbench.errors import DataUnavailable, UsageError
-from rfbench.registry import FILE_FORMATS, Dataset, add_adhoc, check_name, datasets, get_dataset
+from rfbench.registry import (
+    FILE_FORMATS,
+    Dataset,
+    add_adhoc,
+    check_name,
+    command_line_entries,
+    datasets,
+    get_dataset,
+    get_method,
+    parse_dataset,
+)
 
 CACHE_VERSION = 1
 
@@ -556,9 +566,7 @@ def resolve_dataset_names(names, target: str | None = None, task: str | None = N
 
 def _check_new(name: str, source: str) -> None:
     check_name(Path("command line"), name, "dataset")
-    from rfbench.registry import _adhoc
-
-    if name in datasets() and name not in _adhoc().get("datasets", {}):
+    if name in datasets() and name not in command_line_entries("datasets"):
         raise UsageError(f"--datasets {source}: its name '{name}' is already a registered dataset "
                          f"({get_dataset(name).origin}); rename the file, or register it under another name in a "
                          "--registry file")
@@ -600,9 +608,7 @@ def _register_file(spec: str, target: str | None, task: str | None, note) -> str
 
 
 def _shape(name: str, entry: dict, df: pd.DataFrame, target: str, origin: str) -> tuple[int, int]:
-    from rfbench.registry import _parse_dataset
-
-    ds = _parse_dataset(Path("command line"), name, entry, user=True)
+    ds = parse_dataset(Path("command line"), name, entry, user=True)
     X, y = _frame_to_arrays(ds, df, target, origin)
     validate_arrays(ds, X, y, origin)
     return X.shape
@@ -639,8 +645,6 @@ def _register_openml(spec: str, target: str | None, task: str | None, note) -> s
 def provenance(dataset_names, method_names=()) -> dict:
     """What run.json records of the user datasets and methods of a run (built-in ones: nothing):
     where each comes from, a data file's sha256 and the shape; an estimator's module path."""
-    from rfbench.registry import get_method
-
     out: dict = {}
     for name in dataset_names:
         ds = get_dataset(name)
