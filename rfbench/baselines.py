@@ -34,8 +34,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench.errors import UsageError
-from rfbench.protocol import folds_fingerprint
+from rfbench import registry, runner
+from rfbench.data.loader import offline
+from rfbench.errors import DataUnavailable, UsageError
+from rfbench.protocol import Protocol, folds_fingerprint
+from rfbench.spec import all_specs, spec_paths
 from rfbench.store import COLUMNS, TASK_KEY, RunDir, parse_timestamp, read_results_csv
 
 FORMAT = "rfbench-baseline-1"
@@ -116,8 +119,6 @@ def _code_of(records: pd.DataFrame, invocations: list[dict]) -> list:
 def _protocols(invocations: list[dict], keys) -> dict[str, dict]:
     """protocol key → the protocol's settings without the seed (from runs.jsonl), for every key the
     records hold; a key no invocation describes is parsed from the key itself."""
-    from rfbench.protocol import Protocol
-
     out = {}
     for info in invocations:
         key, settings = info.get("protocol_key"), info.get("protocol")
@@ -176,12 +177,6 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
     """(protocol key, dataset, seed) → fingerprint of the splits of every non-cv protocol the rows
     hold, computed from the data (:func:`rfbench.runner.outer_splits_fingerprint`); None where the
     data cannot be obtained offline (nothing is downloaded), each such key appended to ``unavailable``."""
-    from rfbench import runner
-    from rfbench.data.loader import offline
-    from rfbench.errors import DataUnavailable
-    from rfbench.protocol import Protocol
-    from rfbench.registry import datasets as registered
-
     out = {}
     rows = frame[["protocol", "dataset", "seed"]].dropna().drop_duplicates()
     for key, dataset, seed in sorted(rows.itertuples(index=False, name=None)):
@@ -189,7 +184,7 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
         if settings is None or settings.get("name") == "cv":
             continue
         fingerprint = None
-        if dataset in registered() and offline(dataset, data_dir):
+        if dataset in registry.datasets() and offline(dataset, data_dir):
             try:
                 fingerprint = runner.outer_splits_fingerprint(dataset, Protocol(**settings, seed=int(seed)), data_dir)
             except DataUnavailable:     # mirror files present but not loadable (e.g. a failed checksum)
@@ -270,17 +265,13 @@ def write_table(table, path: Path) -> bytes:
 
 def shipped_dir() -> Path:
     """rfbench/_data/baselines of the package running (the checkout's, or the installed wheel's)."""
-    from rfbench.registry import PACKAGE_DIR
-
-    return PACKAGE_DIR / "_data" / "baselines"
+    return registry.PACKAGE_DIR / "_data" / "baselines"
 
 
 def sources() -> list[tuple[str, Path]]:
     """(spec name, results directory) of every spec whose results directory holds results: what
     ``rfbench baselines --write`` turns into the shipped files (one per directory, the first spec
     naming it)."""
-    from rfbench.spec import all_specs
-
     seen, out = set(), []
     for sp in all_specs():
         if sp.results is None or sp.results in seen:
@@ -296,10 +287,8 @@ def write_all(dest: Path | None = None, unavailable: list | None = None) -> list
     Files of directories that no spec names any more are removed. The (results directory name,
     protocol key, dataset, seed) whose non-cv fingerprint stays null, the data not being here, are
     appended to ``unavailable``."""
-    from rfbench.registry import in_checkout
-
     if dest is None:
-        if not in_checkout():
+        if not registry.in_checkout():
             raise UsageError("rfbench baselines --write regenerates the shipped files from the results/ of a "
                              "development checkout; this rfbench is an installed package")
         dest = shipped_dir()
@@ -385,13 +374,9 @@ def shipped() -> list[Path]:
 
 def _spec_results_name(name: str) -> str | None:
     """The results directory's name of the spec ``name`` (e.g. eerf2018-claim → eerf-claim), or None."""
-    from rfbench.spec import spec_paths
-
     for p in spec_paths():
         if p.stem == name:
-            from rfbench.registry import load_yaml
-
-            results = load_yaml(p).get("results")
+            results = registry.load_yaml(p).get("results")
             return Path(results).name if results else None
     return None
 

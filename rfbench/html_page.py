@@ -18,8 +18,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfbench import check, plot, report, reproduce
 from rfbench.errors import UsageError
 from rfbench.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
+from rfbench.store import atomic_write_text
 
 # -- one results directory --------------------------------------------------------------------------------------------
 
@@ -30,8 +32,6 @@ FIGURE_CAPTIONS = {"cd": "Critical-difference diagram", "error-vs-n": "Error aga
 def figures_section(results: pd.DataFrame, dirs: list[Path]) -> str:
     """Every kind of ``rfbench plot`` that has something to draw, then the PNGs the directories hold
     (a spec's own figures); a kind with nothing to draw is one line saying why."""
-    from rfbench import plot
-
     parts, notes = [], []
     for kind in plot.KINDS:
         try:
@@ -55,8 +55,6 @@ STATUS_CLASS = {"pass": "b-pass", "fail": "b-fail"}
 def check_section(spec, results: pd.DataFrame, methods=None, datasets=None) -> str:
     """The check against the published table: counts, one row per cell, the full text folded
     (only the cells of ``methods`` and ``datasets`` when given, as ``rfbench check --methods``)."""
-    from rfbench import check, reproduce
-
     table, text, _ = reproduce.check_text(spec, results, methods, datasets)
     counts = check.paper_cells(table)["status"].value_counts()
     badges = "".join(f'<span class="badge {STATUS_CLASS.get(s, "b-other")}">{int(counts.get(s, 0))} {esc(s)}</span>'
@@ -167,8 +165,6 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
 def spec_page(spec, figures: bool = True) -> tuple[str, str] | None:
     """(page, one-line summary) of a spec's results directory, as ``rfbench reproduce`` writes its
     report.md and check.txt from them; None before its first finished task."""
-    from rfbench import check, report, reproduce
-
     results = reproduce.results_of(spec)
     done = results[results["status"] == "done"] if len(results) else results
     if done.empty:
@@ -195,8 +191,6 @@ def write_site(output: Path, page_of, specs) -> list[Path]:
     if output.exists() and not output.is_dir():
         raise UsageError(f"--output {output} is a file; with --all give a directory for index.html and the pages")
     output.mkdir(parents=True, exist_ok=True)
-    from rfbench.store import atomic_write_text
-
     written, rows = [], []
     for spec in specs:
         made = page_of(spec)

@@ -35,6 +35,7 @@ from pathlib import Path
 
 import yaml
 
+from rfbench import config
 from rfbench.errors import UsageError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -607,8 +608,6 @@ def _methods(path: Path) -> dict[str, Method]:
 
 def user_registry_files() -> list[Path]:
     """User registry files: $RFBENCH_REGISTRY (``--registry`` adds to it), then the config's."""
-    from rfbench import config
-
     return list(_registry_files(os.environ.get("RFBENCH_REGISTRY", ""), config.load().registry))
 
 

@@ -14,10 +14,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from rfbench import cells, check, registry
+from rfbench import cells, check, registry, runner, status
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
 from rfbench.spec import Spec
@@ -62,8 +63,6 @@ def run_groups(spec: Spec, only_methods=None, only_datasets=None) -> list[tuple[
 def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, data_dir=None,
              progress=True, command=None, only_methods=None, only_datasets=None, backend="local",
              scheduler=None) -> None:
-    from rfbench import runner
-
     p = spec.plan
     for group_ds, group_ms in run_groups(spec, only_methods, only_datasets):
         runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), jobs=jobs,
@@ -75,8 +74,6 @@ def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, da
 def dry_run_spec(spec: Spec, *, folds=None, data_dir=None, only_methods=None, only_datasets=None) -> str:
     """What ``rfbench reproduce SPEC`` would run (:func:`rfbench.runner.dry_run` per runner call),
     without running or writing anything."""
-    from rfbench import runner
-
     p = spec.plan
     tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, data_dir=data_dir, folds=folds)
               for ds, ms in run_groups(spec, only_methods, only_datasets)]
@@ -87,10 +84,6 @@ def cheapest_first(spec: Spec):
     """Work items ordered by their estimated time (finished tasks of the same cell, else a size
     model of the method's other datasets), unknown ones last by rows × inputs × n: a spec's
     long run completes its cheap cells first instead of spending days on its largest set."""
-    import numpy as np
-
-    from rfbench import status
-
     results = results_of(spec)
     estimate = status.task_seconds(results[results["status"] == "done"].astype({"n_features": int}))
 
@@ -155,8 +148,6 @@ def _cell_counts(table: pd.DataFrame, data_dir) -> dict:
 
 
 def _task_counts(spec: Spec, results: pd.DataFrame) -> dict:
-    from rfbench import status
-
     plan = status.spec_plan(spec)
     done = results[results["status"] == "done"].astype({"n_features": int, "fold": int})
     done = plan.merge(done[status.KEY + ["protocol"]], on=status.KEY + ["protocol"])
@@ -343,8 +334,6 @@ def benchmarks_markdown(root: Path | None = None) -> str:
                 tabulate([[r.get(c) for c in cols] for r in rows], headers=cols, tablefmt="github", floatfmt=".3g"), ""]
     peer = {n: json.loads(p.read_text()) for n in (100, 500) if (p := root / f"peer-rff-{n}.json").is_file()}
     if peer:
-        import numpy as np
-
         ratios = [r["ratio"] for rows in peer.values() for r in rows]
         cols = ["dataset", "n", "fold", "rfbench_s", "peer_s", "ratio", "rfbench_error", "peer_error"]
         out += ["`rff-gauss` against the pipeline a competent scikit-learn user writes: StandardScaler, then per "

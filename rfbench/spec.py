@@ -44,7 +44,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench import cells
+from rfbench import cells, config, registry
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
 from rfbench.registry import ROOT, bench_dir, is_packaged, load_yaml, packaged_published_dir
@@ -90,8 +90,6 @@ def published_dir() -> Path:
     """The published tables: $RFBENCH_PUBLISHED_DIR, else the config's published_dir, else the copy
     that ships with the package (rfbench/_data/published: the papers' cells and their provenance
     notes, the same files as the project's shared/published)."""
-    from rfbench import config
-
     path, _ = config.setting("RFBENCH_PUBLISHED_DIR", "published_dir")
     return path if path is not None else packaged_published_dir()
 
@@ -99,8 +97,6 @@ def published_dir() -> Path:
 def results_path(spec_file: Path, value: str) -> Path:
     """A spec's ``results`` / ``also_reads`` directory: relative to the spec file, or for a spec packaged
     in an installed wheel, <results_root>/<last part of the path> (never inside site-packages)."""
-    from rfbench import config
-
     if is_packaged(spec_file):
         return (config.results_root() / Path(value).name).resolve()
     return (spec_file.parent / value).resolve()
@@ -240,8 +236,6 @@ def _names(value, where: str) -> list:
 
 
 def _plan(raw: dict, protocol: Protocol, where: str) -> RunPlan:
-    from rfbench import registry
-
     if "suite" in raw:
         datasets = [d.name for d in registry.suite_datasets(raw["suite"])]
     else:

@@ -28,6 +28,7 @@ from rfbench import protocol as proto
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
 from rfbench.registry import get_dataset, get_method
+from rfbench.spec import load_spec, spec_of_results
 from rfbench.store import claim_is_stale, load_results
 
 KEY = ["dataset", "method", "n_features", "fold"]
@@ -48,8 +49,6 @@ def spec_plan(spec) -> pd.DataFrame:
 
 def _target(arg: str):
     """(label, directory, plan, merge) of a spec name/file or a results directory."""
-    from rfbench.spec import load_spec, spec_of_results
-
     path = Path(arg)
     if path.is_dir():
         spec = spec_of_results(path)

@@ -15,8 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -241,8 +243,6 @@ def _frame_to_arrays(ds: Dataset, df: pd.DataFrame, target: str, origin: str) ->
                             if ds.user else ""))
     if ds.task == "classification" and ds.user and not (ds.negative or ds.positive):
         neg, pos = _two_classes(ds, df[target], origin)
-        from dataclasses import replace
-
         y = _binarise(replace(ds, negative=neg, positive=pos), df[target], origin)
     elif ds.task == "classification":
         y = _binarise(ds, df[target], origin)
@@ -469,8 +469,6 @@ def load(name: str, data_dir_override=None, allow_download: bool = True, use_cac
 # -- datasets named on the command line ---------------------------------------------------------
 
 def _note(msg: str) -> None:
-    import sys
-
     print(f"note: {msg}", file=sys.stderr)
 
 
@@ -479,8 +477,6 @@ def _is_file_spec(name: str) -> bool:
 
 
 def _file_dataset_name(path: Path) -> str:
-    import re
-
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem).lstrip(".") or "data"
     return re.sub(r"\.\.+", ".", name)
 
