@@ -161,3 +161,9 @@ def test_no_module_imports_another_modules_private_names():
                 found |= {(module, f"{node.module}.{a.name}") for a in node.names
                           if a.name.startswith("_") and not a.name.startswith("__")}
     assert found <= PRIVATE_IMPORTS_LEFT, sorted(found - PRIVATE_IMPORTS_LEFT)
+
+
+def test_every_module_starts_with_a_docstring_saying_what_it_is_for():
+    missing = [m for m, path in MODULES.items()
+               if not (ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").strip()]
+    assert not missing, f"modules without a docstring: {', '.join(missing)}"
