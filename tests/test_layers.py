@@ -16,8 +16,8 @@ PACKAGE_DIR = Path(rfbench.__file__).resolve().parent
 #: the layers that run tasks and report results: rfbench.methods imports none of them (an estimator
 #: runs under any runner: scikit-learn's, the user's, rfbench's)
 RUNNER_LAYER = {"rfbench.runner", "rfbench.tasks", "rfbench.pool", "rfbench.dask_pool", "rfbench.progress",
-                "rfbench.store", "rfbench.status"}
-REPORTING_LAYER = {"rfbench.report", "rfbench.html_page", "rfbench.html_markup", "rfbench.plot",
+                "rfbench.store"}
+REPORTING_LAYER = {"rfbench.status", "rfbench.report", "rfbench.html_page", "rfbench.html_markup", "rfbench.plot",
                    "rfbench.check", "rfbench.reproduce", "rfbench.compare", "rfbench.baselines", "rfbench.regress",
                    "rfbench.figures_gbrff", "rfbench.cells", "rfbench.stats", "rfbench.spec", "rfbench.cli"}
 
