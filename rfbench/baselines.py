@@ -12,10 +12,10 @@ sizes and message (every field of :data:`rfbench.store.COLUMNS`), and three deri
 * ``device``: what the task ran on: the record's ``device`` field, ``cpu`` where it has none (every
   built-in method runs on CPU);
 * ``folds_sha256``: the fingerprint of the outer splits of the task's dataset, seed and protocol:
-  under cv :func:`folds_fingerprint` of the stored ``folds/<dataset>.csv``; under splits, holdout and
-  fixed, which store no splits, :func:`splits_fingerprint` of the splits computed from the data
-  (:func:`rfbench.runner.outer_splits_fingerprint`, the runner's own computation), null where the
-  data could not be obtained offline when the file was written.
+  under cv :func:`rfbench.protocol.folds_fingerprint` of the stored ``folds/<dataset>.csv``; under
+  splits, holdout and fixed, which store no splits, :func:`rfbench.protocol.splits_fingerprint` of the
+  splits computed from the data (:func:`rfbench.runner.outer_splits_fingerprint`, the runner's own
+  computation), null where the data could not be obtained offline when the file was written.
 
 The schema metadata holds the spec's name and the protocol of each protocol key
 (:func:`table_metadata`). Files are written deterministically (rows sorted by the task key, fixed
@@ -25,7 +25,6 @@ pyarrow version, so a regenerated file shows in ``git status`` only when a recor
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import re
@@ -35,7 +34,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench.errors import UsageError
+from rfbench import registry, runner
+from rfbench.data.loader import offline
+from rfbench.errors import DataUnavailable, UsageError
+from rfbench.protocol import Protocol, folds_fingerprint
+from rfbench.spec import all_specs, spec_paths
 from rfbench.store import COLUMNS, TASK_KEY, RunDir, parse_timestamp, read_results_csv
 
 FORMAT = "rfbench-baseline-1"
@@ -44,31 +47,6 @@ SUFFIX = ".parquet"
 #: the device of a record that does not name one: every built-in method runs on CPU
 DEFAULT_DEVICE = "cpu"
 DERIVED = ["code", "device", "folds_sha256"]
-
-
-def folds_fingerprint(fold_of_row) -> str:
-    """The fingerprint of an outer-fold assignment: sha256 of the fold of every row in row order,
-    as decimal integers one per line (``"9\\n2\\n..."``; -1 for a row never tested). Defined on the
-    values, not on a file's bytes or an array's dtype, so ``folds/<dataset>.csv`` and an assignment
-    computed in memory give the same fingerprint. Two runs share their outer folds exactly when
-    their fingerprints of every dataset (and seed) agree."""
-    folds = np.asarray(fold_of_row)
-    if folds.ndim != 1 or (folds.size and not np.issubdtype(folds.dtype, np.integer)):
-        raise ValueError("a fold assignment is one integer per row")
-    text = "".join(f"{int(f)}\n" for f in folds.tolist())
-    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
-
-
-def splits_fingerprint(splits) -> str:
-    """The fingerprint of outer splits stored nowhere (the splits, holdout and fixed protocols): sha256
-    of each split's test row indices, the splits in their order, as decimal integers separated by
-    spaces, one line per split (``"4 0 7\n2 5 1\n"``). The indices keep the order
-    :func:`rfbench.protocol.outer_splits` gives them (the order in which the runner feeds the test
-    rows), so two runs share this fingerprint exactly when they test the same rows in every split.
-    The training rows are not hashed: a split's test rows follow from the seed's permutation of all
-    rows, so another row count, seed, test size or repeat count changes them."""
-    text = "".join(" ".join(str(int(i)) for i in np.asarray(test).tolist()) + "\n" for _, test in splits)
-    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def read_folds_file(path: Path) -> np.ndarray:
@@ -141,8 +119,6 @@ def _code_of(records: pd.DataFrame, invocations: list[dict]) -> list:
 def _protocols(invocations: list[dict], keys) -> dict[str, dict]:
     """protocol key → the protocol's settings without the seed (from runs.jsonl), for every key the
     records hold; a key no invocation describes is parsed from the key itself."""
-    from rfbench.protocol import Protocol
-
     out = {}
     for info in invocations:
         key, settings = info.get("protocol_key"), info.get("protocol")
@@ -201,12 +177,6 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
     """(protocol key, dataset, seed) → fingerprint of the splits of every non-cv protocol the rows
     hold, computed from the data (:func:`rfbench.runner.outer_splits_fingerprint`); None where the
     data cannot be obtained offline (nothing is downloaded), each such key appended to ``unavailable``."""
-    from rfbench import runner
-    from rfbench.errors import DataUnavailable
-    from rfbench.protocol import Protocol
-    from rfbench.registry import datasets as registered
-    from rfbench.reproduce import offline
-
     out = {}
     rows = frame[["protocol", "dataset", "seed"]].dropna().drop_duplicates()
     for key, dataset, seed in sorted(rows.itertuples(index=False, name=None)):
@@ -214,7 +184,7 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
         if settings is None or settings.get("name") == "cv":
             continue
         fingerprint = None
-        if dataset in registered() and offline(dataset, data_dir):
+        if dataset in registry.datasets() and offline(dataset, data_dir):
             try:
                 fingerprint = runner.outer_splits_fingerprint(dataset, Protocol(**settings, seed=int(seed)), data_dir)
             except DataUnavailable:     # mirror files present but not loadable (e.g. a failed checksum)
@@ -295,17 +265,13 @@ def write_table(table, path: Path) -> bytes:
 
 def shipped_dir() -> Path:
     """rfbench/_data/baselines of the package running (the checkout's, or the installed wheel's)."""
-    from rfbench.registry import PACKAGE_DIR
-
-    return PACKAGE_DIR / "_data" / "baselines"
+    return registry.PACKAGE_DIR / "_data" / "baselines"
 
 
 def sources() -> list[tuple[str, Path]]:
     """(spec name, results directory) of every spec whose results directory holds results: what
     ``rfbench baselines --write`` turns into the shipped files (one per directory, the first spec
     naming it)."""
-    from rfbench.spec import all_specs
-
     seen, out = set(), []
     for sp in all_specs():
         if sp.results is None or sp.results in seen:
@@ -321,10 +287,8 @@ def write_all(dest: Path | None = None, unavailable: list | None = None) -> list
     Files of directories that no spec names any more are removed. The (results directory name,
     protocol key, dataset, seed) whose non-cv fingerprint stays null, the data not being here, are
     appended to ``unavailable``."""
-    from rfbench.registry import in_checkout
-
     if dest is None:
-        if not in_checkout():
+        if not registry.in_checkout():
             raise UsageError("rfbench baselines --write regenerates the shipped files from the results/ of a "
                              "development checkout; this rfbench is an installed package")
         dest = shipped_dir()
@@ -410,13 +374,9 @@ def shipped() -> list[Path]:
 
 def _spec_results_name(name: str) -> str | None:
     """The results directory's name of the spec ``name`` (e.g. eerf2018-claim → eerf-claim), or None."""
-    from rfbench.spec import spec_paths
-
     for p in spec_paths():
         if p.stem == name:
-            from rfbench.registry import load_yaml
-
-            results = load_yaml(p).get("results")
+            results = registry.load_yaml(p).get("results")
             return Path(results).name if results else None
     return None
 

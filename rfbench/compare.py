@@ -26,9 +26,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench import baselines, cells
+from rfbench import baselines, cells, registry, runner
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
+from rfbench.store import RunDir, atomic_write_text, load_results, pool_frames
 
 MARKER = "compare.json"
 
@@ -57,9 +58,6 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
     """Run ``methods`` on the baseline's outer folds (see the module notes); returns (RunDir, Baseline,
     datasets run). ``run_options`` go to :func:`rfbench.runner.run` (jobs, threads, timeout_s, progress,
     command)."""
-    from rfbench import registry, runner
-    from rfbench.store import RunDir, atomic_write_text
-
     b = baselines.load(baseline)
     key, settings = _protocol(b, protocol_key)
     rows = b.frame[b.frame["protocol"] == key]
@@ -162,8 +160,6 @@ def _baseline_names(run_dirs) -> list[str]:
 def compare(run_dirs, against: list[str] | None = None, methods: list[str] | None = None,
             datasets: list[str] | None = None) -> Comparison:
     """The run's results and the baselines' on their common (dataset, n, fold) (module notes)."""
-    from rfbench.store import load_results, pool_frames
-
     user = load_results(run_dirs)
     if not (user["status"] == "done").any():
         raise UsageError(f"no finished tasks in {', '.join(map(str, run_dirs))} (every record is an error or timeout; "

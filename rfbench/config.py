@@ -63,11 +63,6 @@ def _candidates() -> list[str]:
             os.path.join(os.path.expanduser(xdg), "rfbench", "config.toml")]
 
 
-def config_files() -> list[Path]:
-    """The config files that exist, strongest first."""
-    return [Path(p) for p in _candidates() if os.path.isfile(p)]
-
-
 def _paths(file: Path, key: str, value) -> tuple[Path, ...]:
     if isinstance(value, str):
         value = [v for v in value.split(os.pathsep) if v.strip()]
@@ -117,15 +112,6 @@ def _merged(stamps: tuple) -> Config:
         merged.update(values)
         origin.update(dict.fromkeys(values, Path(path)))
     return Config(**merged, files=tuple(Path(p) for p, *_ in stamps), origin=origin)
-
-
-def env_paths(name: str) -> list[Path] | None:
-    """An os.pathsep-separated list of paths from the environment (None when the variable is unset
-    or blank)."""
-    value = os.environ.get(name, "").strip()
-    if not value:
-        return None
-    return [Path(v.strip()).expanduser() for v in value.split(os.pathsep) if v.strip()]
 
 
 def setting(env: str, key: str) -> tuple[Path | None, str]:

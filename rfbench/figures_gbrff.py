@@ -2,7 +2,6 @@
 
 * Fig. 4: fit + predict time against the number of samples m for the six classification methods of
   Table 2, log-log, with the slope of log t against log m (bench/perf/gbrff_scaling.py measures it).
-  Issue 23 calls it "Fig. 3"; in the paper Fig. 3 is GBRFF1's K study and the timing is Fig. 4.
 * Fig. 5: LightGBM and GBRFF2 (1000 iterations, hyper-parameters by 5-fold CV on the paper's grids)
   on three 2-D synthetic sets: decision surfaces with train/test accuracy, and test accuracy against
   the number of examples (bench/perf/gbrff_toys.py runs it).

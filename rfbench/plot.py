@@ -27,6 +27,7 @@ diagram itself); this module only selects the cells and lays out the figures.
 from __future__ import annotations
 
 import math
+import textwrap
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,9 @@ import pandas as pd
 
 from rfbench import cells
 from rfbench.errors import UsageError
+from rfbench.registry import load_yaml
+from rfbench.spec import published_dir, read_published
+from rfbench.store import atomic_write_text
 
 KINDS = ("cd", "error-vs-n", "walltime", "pareto")
 CD_TESTS = ("nemenyi", "wilcoxon-holm")
@@ -293,8 +297,6 @@ def cd_figure(res: CDResult):
 
 
 def _wrap(text: str, width: int) -> str:
-    import textwrap
-
     return "\n".join(textwrap.wrap(text, width))
 
 
@@ -593,8 +595,6 @@ class FigureSpec:
 
 def figure_spec(spec) -> FigureSpec:
     """The ``figures:`` block of a spec, checked (one-line UsageError for a malformed one)."""
-    from rfbench.registry import load_yaml
-
     raw = load_yaml(spec.path).get("figures") if spec.path else None
     where = f"{spec.name}: figures"
     if not isinstance(raw, dict):
@@ -630,8 +630,6 @@ def figure_spec(spec) -> FigureSpec:
 def _published_points(fs: FigureSpec) -> pd.DataFrame:
     """The published cells as points: paper dataset, method, M, error, its standard error, and the
     figure's time (pre-processing + training where the table has t_pp, else training)."""
-    from rfbench.spec import published_dir, read_published
-
     rows = []
     for p in fs.published:
         table = read_published(published_dir() / p["table"])
@@ -768,8 +766,6 @@ def spec_figure(data: pd.DataFrame, fs: FigureSpec, plot: dict):
 def write_spec_figures(spec, results: pd.DataFrame, output: str | Path | None = None,
                        fmt: str = "png") -> list[Path]:
     """figures.csv and every plot a spec declares, into ``output`` (default: its results directory)."""
-    from rfbench.store import atomic_write_text
-
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
     fs = figure_spec(spec)

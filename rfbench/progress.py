@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 
@@ -143,8 +144,6 @@ class Progress:
     def _write(self, line: str, end: bool = False):
         stream = self.stream
         if self.tty:
-            import shutil
-
             width = max(40, shutil.get_terminal_size().columns - 1)
             stream.write("\r" + line[:width].ljust(width) + ("\n" if end else ""))
         else:

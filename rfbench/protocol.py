@@ -30,6 +30,7 @@ of a seeded split).
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 
@@ -196,6 +197,31 @@ def fold_assignment(splits, m: int) -> np.ndarray:
     for k, (_, te) in enumerate(splits):
         fold[te] = k
     return fold
+
+
+def folds_fingerprint(fold_of_row) -> str:
+    """The fingerprint of an outer-fold assignment: sha256 of the fold of every row in row order,
+    as decimal integers one per line (``"9\\n2\\n..."``; -1 for a row never tested). Defined on the
+    values, not on a file's bytes or an array's dtype, so ``folds/<dataset>.csv`` and an assignment
+    computed in memory give the same fingerprint. Two runs share their outer folds exactly when
+    their fingerprints of every dataset (and seed) agree."""
+    folds = np.asarray(fold_of_row)
+    if folds.ndim != 1 or (folds.size and not np.issubdtype(folds.dtype, np.integer)):
+        raise ValueError("a fold assignment is one integer per row")
+    text = "".join(f"{int(f)}\n" for f in folds.tolist())
+    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def splits_fingerprint(splits) -> str:
+    """The fingerprint of outer splits stored nowhere (the splits, holdout and fixed protocols): sha256
+    of each split's test row indices, the splits in their order, as decimal integers separated by
+    spaces, one line per split (``"4 0 7\n2 5 1\n"``). The indices keep the order
+    :func:`rfbench.protocol.outer_splits` gives them (the order in which the runner feeds the test
+    rows), so two runs share this fingerprint exactly when they test the same rows in every split.
+    The training rows are not hashed: a split's test rows follow from the seed's permutation of all
+    rows, so another row count, seed, test size or repeat count changes them."""
+    text = "".join(" ".join(str(int(i)) for i in np.asarray(test).tolist()) + "\n" for _, test in splits)
+    return "sha256:" + hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def inner_splits(protocol: Protocol, y_train: np.ndarray, task: str, outer_index: int):

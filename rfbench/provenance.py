@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import copy
 import os
+import platform
+import subprocess
 from functools import lru_cache
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
 
@@ -17,8 +20,6 @@ def code_version() -> dict:
 
 @lru_cache(maxsize=1)
 def _code_version() -> dict:
-    import subprocess
-
     src = Path(__file__).resolve().parent
     try:
         commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, capture_output=True, text=True,
@@ -37,9 +38,6 @@ def machine_info() -> dict:
 
 @lru_cache(maxsize=1)
 def _machine_info() -> dict:
-    import platform
-    from importlib.metadata import PackageNotFoundError, version
-
     versions = {}
     for pkg in ("rfbench", "numpy", "scipy", "scikit-learn", "lightgbm", "pandas", "openml", "joblib",
                 "threadpoolctl"):

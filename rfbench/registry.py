@@ -35,6 +35,7 @@ from pathlib import Path
 
 import yaml
 
+from rfbench import config
 from rfbench.errors import UsageError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -54,6 +55,9 @@ ADHOC_ENV = "RFBENCH_ADHOC_REGISTRY"   # internal: entries named on the command 
 _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
 _ESTIMATOR = re.compile(r"[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*")
 FILE_FORMATS = {".csv": "csv", ".tsv": "tsv", ".arff": "arff", ".parquet": "parquet", ".pq": "parquet"}
+#: the values of a dataset's ``generator`` field: the functions of rfbench.data.generators.GENERATORS
+#: (named here, so that the registry, below the data layer, does not import it)
+GENERATOR_NAMES = ("breiman", "friedman")
 
 
 def check_name(file: Path, name, kind: str) -> str:
@@ -415,10 +419,12 @@ def _sha256_field(path: Path, name: str, value, field: str) -> str:
     return value
 
 
-def _parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
-    """One datasets.yaml entry. ``user``: an entry of a user registry (relative ``file`` paths are
-    relative to ``path``'s directory; task defaults to regression, suites to none, shape and the
-    sha256 checksums are optional, classification labels are inferred when not given)."""
+def parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
+    """One dataset entry (of datasets.yaml, a user registry file or the command line, ``path`` naming
+    where it comes from) as a validated Dataset, or a one-line UsageError naming the entry and the
+    field. ``user``: an entry of a user registry (relative ``file`` paths are relative to ``path``'s
+    directory; task defaults to regression, suites to none, shape and the sha256 checksums are
+    optional, classification labels are inferred when not given)."""
     if not isinstance(e, dict):
         _fail(path, name, "must be a mapping")
     if user:
@@ -492,10 +498,8 @@ def _parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
     if e.get("scale_inputs", "columns") not in SCALE_INPUTS:
         _fail(path, name, f"field 'scale_inputs' must be one of {', '.join(SCALE_INPUTS)}, got {e['scale_inputs']!r}")
     if e.get("generator") is not None:
-        from rfbench.data.generators import GENERATORS
-
-        if e["generator"] not in GENERATORS:
-            _fail(path, name, f"field 'generator' must be one of {', '.join(sorted(GENERATORS))}, "
+        if e["generator"] not in GENERATOR_NAMES:
+            _fail(path, name, f"field 'generator' must be one of {', '.join(sorted(GENERATOR_NAMES))}, "
                   f"got {e['generator']!r}")
         if shape == [0, 0]:
             _fail(path, name, "a generator needs field 'shape' (its rows and inputs)")
@@ -542,7 +546,7 @@ def _datasets(path: Path) -> tuple[dict[str, Dataset], dict[str, str]]:
     entries = data.get("datasets")
     if not isinstance(entries, dict) or not entries:
         raise UsageError(f"{path.name}: needs a non-empty 'datasets' mapping")
-    datasets = {check_name(path, name, "dataset"): _parse_dataset(path, name, e) for name, e in entries.items()}
+    datasets = {check_name(path, name, "dataset"): parse_dataset(path, name, e) for name, e in entries.items()}
     suites = dict(data.get("suites") or {})
     for ds in datasets.values():
         for s in ds.suites:
@@ -604,8 +608,6 @@ def _methods(path: Path) -> dict[str, Method]:
 
 def user_registry_files() -> list[Path]:
     """User registry files: $RFBENCH_REGISTRY (``--registry`` adds to it), then the config's."""
-    from rfbench import config
-
     return list(_registry_files(os.environ.get("RFBENCH_REGISTRY", ""), config.load().registry))
 
 
@@ -641,7 +643,7 @@ def _user_file(path: Path, mtime_ns: int) -> tuple[dict, dict, dict]:
             raise UsageError(f"{path}: '{key}' must be a mapping of names to entries")
         sections[key] = value
     suites = {str(k): str(v) for k, v in sections["suites"].items()}
-    datasets = {check_name(path, name, "dataset"): _parse_dataset(path, name, e, user=True)
+    datasets = {check_name(path, name, "dataset"): parse_dataset(path, name, e, user=True)
                 for name, e in sections["datasets"].items()}
     for ds in datasets.values():
         for s in ds.suites:
@@ -670,6 +672,12 @@ def _adhoc() -> dict:
     return data if isinstance(data, dict) else {}
 
 
+def command_line_entries(kind: str) -> dict:
+    """The entries of ``kind`` ('datasets' or 'methods') named on the command line of this process or
+    of the process that started it (:func:`add_adhoc`): name → the entry as registered."""
+    return dict(_adhoc().get(kind, {}))
+
+
 def add_adhoc(kind: str, name: str, entry: dict) -> None:
     """Register a dataset or method named on the command line, for this process and its workers."""
     state = _adhoc()
@@ -685,7 +693,7 @@ def add_adhoc(kind: str, name: str, entry: dict) -> None:
 def _adhoc_entries(raw: str) -> tuple[dict, dict]:
     data = json.loads(raw) if raw.strip() else {}
     where = Path("command line")
-    datasets = {check_name(where, name, "dataset"): _parse_dataset(where, name, e, user=True)
+    datasets = {check_name(where, name, "dataset"): parse_dataset(where, name, e, user=True)
                 for name, e in (data.get("datasets") or {}).items()}
     methods = {name: _parse_method(where, name, {k: v for k, v in e.items() if k != "sys_path"}, user=True,
                                    origin="command line", sys_path=tuple(e.get("sys_path") or ()))
@@ -818,7 +826,7 @@ def resolve_method_names(names) -> list[str]:
             if not _ESTIMATOR.fullmatch(n):
                 raise UsageError(f"--methods {n!r}: a module path must be 'package.module:Class'")
             name = method_name_of(n)
-            if name not in _adhoc().get("methods", {}) and name in methods():
+            if name not in command_line_entries("methods") and name in methods():
                 raise UsageError(f"--methods {n}: its name '{name}' is already registered by "
                                  f"{methods()[name].origin}; use that name")
             add_adhoc("methods", name, {"estimator": n, "sys_path": [str(Path.cwd())]})

@@ -11,12 +11,12 @@ Partial cells (a run in progress, a ``--folds 0-2`` screen; completeness as :mod
 defines it) are marked ``[3/10]``: a t-test against one runs on the (seed, fold) tasks both cells
 have; a Wilcoxon row runs on the complete cells when two datasets have them, else on the tasks both
 methods have in common per dataset, labelled in its column ``protocol`` ("screen: folds 0-2 of 10").
-Complete results render exactly as they did before screens existed.
+Complete cells carry no mark.
 
 Seeds (``rfbench run --seeds 0,1,2``; the results are pooled by ``store.load_results``): a cell's
 mean is over all its (seed, fold) errors, and it shows the spread across folds (the std over one
 seed's folds, mean over seeds) apart from the spread across seeds (the std of the per-seed means):
-``3.92 (±0.36 folds, ±0.05 seeds)``; with one seed, ``3.92 (±0.36)`` as before. The t-tests run
+``3.92 (±0.36 folds, ±0.05 seeds)``; with one seed, ``3.92 (±0.36)``. The t-tests run
 over every (seed, fold) error, the paired one paired by (seed, fold) since within a seed the splits
 are the same for every method (:func:`bold_rule` says why not over per-seed means).
 
@@ -62,6 +62,7 @@ from tabulate import tabulate
 from rfbench import cells as cells_mod
 from rfbench import stats
 from rfbench.errors import UsageError
+from rfbench.html_markup import document, esc, simple_table
 from rfbench.progress import hms
 from rfbench.registry import datasets as registered_datasets
 
@@ -608,8 +609,6 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
         fragment = _html(keys, cells, ns, methods, names, tests, times, plain, rule, score, one, screen)
         if html_fragment:
             return fragment
-        from rfbench.html_page import document
-
         return document("rfbench report", [fragment])
     if fmt == "text":
         return _text(keys, cells, ns, methods, names, tests, times, caption, rule, score, one,
@@ -885,8 +884,6 @@ def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, o
     """The report as an HTML fragment (rfbench.html_page wraps it into a page): a banner when the
     whole report is a screen, one table per n with a column group per method (error, walltime), bold
     and shaded where significantly best; then the Wilcoxon and timing tables. Every text is escaped."""
-    from rfbench.html_page import esc, simple_table
-
     at = _methods_at(cells, keys, ns, methods)
 
     def table(n, shown, continued) -> str:

@@ -283,10 +283,10 @@ def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | N
 
 def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str | None = None) -> str:
     """The fingerprint of a dataset's outer splits under any protocol, from the splits the runner
-    uses: under cv :func:`rfbench.baselines.folds_fingerprint` of the fold assignment (the value of
-    its folds/<dataset>.csv), under splits, holdout and fixed :func:`rfbench.baselines.splits_fingerprint`
+    uses: under cv :func:`rfbench.protocol.folds_fingerprint` of the fold assignment (the value of
+    its folds/<dataset>.csv), under splits, holdout and fixed :func:`rfbench.protocol.splits_fingerprint`
     (those protocols store no splits file). Loads the data (a UsageError when it cannot be obtained)."""
-    from rfbench.baselines import folds_fingerprint, splits_fingerprint
+    from rfbench.protocol import folds_fingerprint, splits_fingerprint
 
     splits, m = _outer_splits(name, protocol, data_dir)
     if protocol.name == "cv":
@@ -305,8 +305,8 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     import pandas as pd
 
     from rfbench import status
+    from rfbench.data.loader import offline
     from rfbench.registry import datasets as registered
-    from rfbench.reproduce import offline
 
     protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
     check_methods(method_names)

@@ -44,7 +44,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench import cells
+from rfbench import cells, config, registry
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
 from rfbench.registry import ROOT, bench_dir, is_packaged, load_yaml, packaged_published_dir
@@ -62,7 +62,7 @@ FIELD_TYPES = {
     "also_reads": (list,), "n_features": (list,), "wilcoxon": (list,), "rank_summary": (bool,),
     "run.suite": (str,), "run.features": (list,), "ci.features": (list,), "ci.protocol": (dict,),
     "ci.reference": (str,), "ci.atol": NUMBER, "test.name": (str,), "tolerance.stds": NUMBER,
-    "tolerance.relative": NUMBER, "tolerance.why": (str,), "tolerance.or_better_than": (str,),
+    "tolerance.relative": NUMBER, "tolerance.why": (str,),
     **{f"{section}.{name}": NUMBER for section in ("protocol", "ci.protocol")
        for name in ("outer_folds", "inner_folds", "repeats", "test_size", "seed", "max_samples")},
     "protocol.name": (str,), "ci.protocol.name": (str,),
@@ -90,8 +90,6 @@ def published_dir() -> Path:
     """The published tables: $RFBENCH_PUBLISHED_DIR, else the config's published_dir, else the copy
     that ships with the package (rfbench/_data/published: the papers' cells and their provenance
     notes, the same files as the project's shared/published)."""
-    from rfbench import config
-
     path, _ = config.setting("RFBENCH_PUBLISHED_DIR", "published_dir")
     return path if path is not None else packaged_published_dir()
 
@@ -99,8 +97,6 @@ def published_dir() -> Path:
 def results_path(spec_file: Path, value: str) -> Path:
     """A spec's ``results`` / ``also_reads`` directory: relative to the spec file, or for a spec packaged
     in an installed wheel, <results_root>/<last part of the path> (never inside site-packages)."""
-    from rfbench import config
-
     if is_packaged(spec_file):
         return (config.results_root() / Path(value).name).resolve()
     return (spec_file.parent / value).resolve()
@@ -160,7 +156,6 @@ class Spec:
     not_comparable: dict = field(default_factory=dict)
     protocol: dict = field(default_factory=dict)
     filters: dict = field(default_factory=dict)
-    baseline_method: str | None = None   # also pass when at least as good as this published method
     metric: str | None = None            # the published cells' metric code (rfbench.cells.METRICS)
     notes: str = ""
     rank_summary: bool = False           # also compare average ranks and mean scores over datasets
@@ -241,8 +236,6 @@ def _names(value, where: str) -> list:
 
 
 def _plan(raw: dict, protocol: Protocol, where: str) -> RunPlan:
-    from rfbench import registry
-
     if "suite" in raw:
         datasets = [d.name for d in registry.suite_datasets(raw["suite"])]
     else:
@@ -295,6 +288,9 @@ def load_spec(path_or_name: str) -> Spec:
         if key not in raw:
             raise UsageError(f"{path.name}: missing field '{key}'")
     tol = raw.get("tolerance") or {}
+    if "or_better_than" in tol:    # it passed cells 94x off the published number
+        raise UsageError(f"{path.name}: tolerance.or_better_than is no longer supported; a cell passes only near its "
+                         "own published number")
     alternates = {}
     for paper_m, names in (raw.get("methods") or {}).items():
         names = [names] if isinstance(names, str) else names
@@ -351,7 +347,6 @@ def load_spec(path_or_name: str) -> Spec:
                 test=test_name, test_why=str(test.get("why", "")) if isinstance(test, dict) else "",
                 not_comparable={str(k): str(v) for k, v in not_comparable.items()},
                 protocol=protocol_raw, filters=raw.get("filters") or {},
-                baseline_method=tol.get("or_better_than"),
                 metric=_metric(raw, path), notes=str(raw.get("notes", "")),
                 rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=list(raw.get("wilcoxon") or []),
                 chosen=dict(raw.get("chosen") or {}), published_summary=_summary(raw, path))

@@ -25,8 +25,10 @@ from tabulate import tabulate
 
 from rfbench import cells as cells_mod
 from rfbench import protocol as proto
+from rfbench.data.loader import offline
 from rfbench.errors import UsageError
 from rfbench.registry import get_dataset, get_method
+from rfbench.spec import load_spec, spec_of_results
 from rfbench.store import claim_is_stale, load_results
 
 KEY = ["dataset", "method", "n_features", "fold"]
@@ -47,8 +49,6 @@ def spec_plan(spec) -> pd.DataFrame:
 
 def _target(arg: str):
     """(label, directory, plan, merge) of a spec name/file or a results directory."""
-    from rfbench.spec import load_spec, spec_of_results
-
     path = Path(arg)
     if path.is_dir():
         spec = spec_of_results(path)
@@ -103,8 +103,6 @@ def planned_tasks(path: Path) -> pd.DataFrame:
 def status(targets, data_dir=None) -> pd.DataFrame:
     """One row per (spec or directory, method, n): tasks asked for, done, failed, left (with data
     offline), without data offline, and the estimated core-hours left."""
-    from rfbench.reproduce import offline
-
     out = []
     for arg in targets:
         # a spec's plan is the whole question (records beyond it belong to other experiments);

@@ -13,6 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from rfbench import baselines, registry
+from rfbench import protocol as proto
 from rfbench.cli import cli
 from rfbench.errors import UsageError
 from rfbench.store import COLUMNS, TASK_KEY, load_results
@@ -21,18 +22,18 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_fingerprint_is_of_the_fold_values_in_row_order(tmp_path):
-    assert baselines.folds_fingerprint([0, 1, -1]) == "sha256:" + hashlib.sha256(b"0\n1\n-1\n").hexdigest()
+    assert proto.folds_fingerprint([0, 1, -1]) == "sha256:" + hashlib.sha256(b"0\n1\n-1\n").hexdigest()
     folds = np.array([2, 0, 1, 1, 0, 2])
-    same = {baselines.folds_fingerprint(folds.astype(t)) for t in (np.int16, np.int32, np.int64)}
+    same = {proto.folds_fingerprint(folds.astype(t)) for t in (np.int16, np.int32, np.int64)}
     assert len(same) == 1                                          # not the dtype's bytes
     path = tmp_path / "d.csv"
     path.write_text("row,fold\n" + "".join(f"{i},{f}\n" for i, f in enumerate(folds)))
-    assert baselines.folds_fingerprint(baselines.read_folds_file(path)) == same.pop()
+    assert proto.folds_fingerprint(baselines.read_folds_file(path)) == same.pop()
     swapped = folds.copy()
     swapped[[0, 1]] = swapped[[1, 0]]
-    assert baselines.folds_fingerprint(swapped) != baselines.folds_fingerprint(folds)
+    assert proto.folds_fingerprint(swapped) != proto.folds_fingerprint(folds)
     with pytest.raises(ValueError):
-        baselines.folds_fingerprint([0.5, 1.0])
+        proto.folds_fingerprint([0.5, 1.0])
     path.write_text("row,fold\n1,0\n0,1\n")
     with pytest.raises(UsageError, match="not a fold assignment"):
         baselines.read_folds_file(path)
@@ -167,7 +168,6 @@ def test_splits_fingerprint_is_of_the_runners_test_rows_in_split_order(mirror_di
     """The non-cv fingerprint recomputed naively from protocol.outer_splits on the data as the tasks
     prepare it: one line per split, its test row indices as outer_splits orders them; it is the
     shipped gbrff2020-table2 value, and another seed or test size gives another fingerprint."""
-    from rfbench import protocol as proto
     from rfbench import runner, tasks
     from rfbench.protocol import Protocol
 
@@ -178,14 +178,14 @@ def test_splits_fingerprint_is_of_the_runners_test_rows_in_split_order(mirror_di
     assert len(splits) == 20 and {len(te) for _, te in splits} == {math.ceil(0.3 * len(y))}   # scikit-learn's size
     text = "".join(" ".join(map(str, te)) + "\n" for _, te in splits)
     naive = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
-    assert baselines.splits_fingerprint(splits) == naive
+    assert proto.splits_fingerprint(splits) == naive
     assert runner.outer_splits_fingerprint("wine", p, str(mirror_dir)) == naive
     assert baselines.load("gbrff2020-table2").fingerprints[("splits-r20-t0.3-i5", "wine", 0)] == naive
     others = {runner.outer_splits_fingerprint("wine", Protocol(**{**settings, "test_size": 0.25}), str(mirror_dir)),
               runner.outer_splits_fingerprint("wine", Protocol(**settings, seed=1), str(mirror_dir))}
     assert naive not in others and len(others) == 2
     reordered = [(tr, te[::-1]) for tr, te in splits]             # the same rows, fed in another order
-    assert baselines.splits_fingerprint(reordered) != naive
+    assert proto.splits_fingerprint(reordered) != naive
 
 
 def test_a_wrong_splits_fingerprint_is_stale_with_the_mirror_and_unverified_without(tmp_path, monkeypatch, mirror_dir):

@@ -7,7 +7,7 @@ import pytest
 from rfbench import registry
 from rfbench.data import load
 from rfbench.data.arff import read_arff
-from rfbench.data.generators import breiman, friedman
+from rfbench.data.generators import GENERATORS, breiman, friedman
 from rfbench.errors import DataUnavailable, UsageError
 
 GFC_NAMES = ["parkinsons-tm", "ujindoorloc", "ct-slice", "year-msd", "delta-ailerons", "kinematics",
@@ -62,6 +62,10 @@ def test_generators_follow_the_published_formulas():
     mean = 10 * np.sin(np.pi * X[:, 0] * X[:, 1]) + 20 * (X[:, 2] - 0.5) ** 2 + 10 * X[:, 3] + 5 * X[:, 4]
     assert np.std(y - mean) == pytest.approx(1.0, abs=0.05)
     np.testing.assert_array_equal(friedman(m=50, seed=3)[1], friedman(m=50, seed=3)[1])
+
+
+def test_the_registry_accepts_exactly_the_generators_that_exist():
+    assert set(registry.GENERATOR_NAMES) == set(GENERATORS)
 
 
 def test_generated_sets_need_no_mirror_and_the_real_ones_are_never_generated(monkeypatch, tmp_path):

@@ -15,8 +15,10 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
+import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,7 +28,17 @@ from rfbench import config
 from rfbench.data.arff import read_arff
 from rfbench.data.generators import GENERATORS
 from rfbench.errors import DataUnavailable, UsageError
-from rfbench.registry import FILE_FORMATS, Dataset, add_adhoc, check_name, datasets, get_dataset
+from rfbench.registry import (
+    FILE_FORMATS,
+    Dataset,
+    add_adhoc,
+    check_name,
+    command_line_entries,
+    datasets,
+    get_dataset,
+    get_method,
+    parse_dataset,
+)
 
 CACHE_VERSION = 1
 
@@ -115,6 +127,18 @@ def where_found(ds: Dataset, override=None) -> str:
         return (f"absent (mirror file {missing} not found in {os.pathsep.join(map(str, dirs))})" if dirs
                 else f"absent (mirror file {missing}: no mirror set, RFBENCH_DATA_DIR or --data-dir)")
     return "absent (no source registered)"
+
+
+def offline(name: str, data_dir=None) -> bool:
+    """Whether a dataset can be obtained here without the network: its own file (user data) or its
+    mirror files are present, a generator makes it, or an earlier download is cached (files are not
+    hashed: the loader checks them when it reads them)."""
+    ds = get_dataset(name)
+    if ds.file and Path(ds.file).is_file():     # a user dataset's own file
+        return True
+    if mirror_root(ds, data_dir) is not None:
+        return True
+    return bool(ds.generator) or (cache_dir() / f"{name}.json").is_file()
 
 
 def sha256_of(path: Path) -> str:
@@ -219,8 +243,6 @@ def _frame_to_arrays(ds: Dataset, df: pd.DataFrame, target: str, origin: str) ->
                             if ds.user else ""))
     if ds.task == "classification" and ds.user and not (ds.negative or ds.positive):
         neg, pos = _two_classes(ds, df[target], origin)
-        from dataclasses import replace
-
         y = _binarise(replace(ds, negative=neg, positive=pos), df[target], origin)
     elif ds.task == "classification":
         y = _binarise(ds, df[target], origin)
@@ -447,8 +469,6 @@ def load(name: str, data_dir_override=None, allow_download: bool = True, use_cac
 # -- datasets named on the command line ---------------------------------------------------------
 
 def _note(msg: str) -> None:
-    import sys
-
     print(f"note: {msg}", file=sys.stderr)
 
 
@@ -457,8 +477,6 @@ def _is_file_spec(name: str) -> bool:
 
 
 def _file_dataset_name(path: Path) -> str:
-    import re
-
     name = re.sub(r"[^A-Za-z0-9_.-]+", "-", path.stem).lstrip(".") or "data"
     return re.sub(r"\.\.+", ".", name)
 
@@ -544,9 +562,7 @@ def resolve_dataset_names(names, target: str | None = None, task: str | None = N
 
 def _check_new(name: str, source: str) -> None:
     check_name(Path("command line"), name, "dataset")
-    from rfbench.registry import _adhoc
-
-    if name in datasets() and name not in _adhoc().get("datasets", {}):
+    if name in datasets() and name not in command_line_entries("datasets"):
         raise UsageError(f"--datasets {source}: its name '{name}' is already a registered dataset "
                          f"({get_dataset(name).origin}); rename the file, or register it under another name in a "
                          "--registry file")
@@ -588,9 +604,7 @@ def _register_file(spec: str, target: str | None, task: str | None, note) -> str
 
 
 def _shape(name: str, entry: dict, df: pd.DataFrame, target: str, origin: str) -> tuple[int, int]:
-    from rfbench.registry import _parse_dataset
-
-    ds = _parse_dataset(Path("command line"), name, entry, user=True)
+    ds = parse_dataset(Path("command line"), name, entry, user=True)
     X, y = _frame_to_arrays(ds, df, target, origin)
     validate_arrays(ds, X, y, origin)
     return X.shape
@@ -627,8 +641,6 @@ def _register_openml(spec: str, target: str | None, task: str | None, note) -> s
 def provenance(dataset_names, method_names=()) -> dict:
     """What run.json records of the user datasets and methods of a run (built-in ones: nothing):
     where each comes from, a data file's sha256 and the shape; an estimator's module path."""
-    from rfbench.registry import get_method
-
     out: dict = {}
     for name in dataset_names:
         ds = get_dataset(name)

@@ -13,6 +13,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
+
+from rfbench.errors import UsageError
 
 PREPARERS: dict[str, Callable[[Path], tuple[np.ndarray, np.ndarray]]] = {}
 
@@ -40,8 +43,6 @@ SALSA_NOISE_SEED = 2016  # numpy seed of the extra N(0, 1) dimensions of CCPP* a
 
 def _text(path: Path, sep: str = ",") -> np.ndarray:
     """A headerless numeric text file (comma-separated, or whitespace-separated with sep=None)."""
-    import pandas as pd
-
     df = pd.read_csv(path, header=None, sep=r"\s+" if sep is None else sep)
     return df.to_numpy(dtype=float)
 
@@ -192,8 +193,6 @@ ADULT_CONTINUOUS = ("age", "fnlwgt", "education-num", "capital-gain", "capital-l
 
 
 def _adult_frame(path: Path, skip_first_line: bool):
-    import pandas as pd
-
     df = pd.read_csv(path, header=None, names=list(ADULT_COLUMNS), skipinitialspace=True,
                      skiprows=1 if skip_first_line else 0, dtype=str, skip_blank_lines=True)
     df = df.dropna(how="all")
@@ -253,8 +252,6 @@ def eerf_adult(paths):
     income = np.concatenate([train["income"].to_numpy(), test["income"].to_numpy()])
     unknown = sorted(set(income) - {">50K", "<=50K"})
     if unknown:
-        from rfbench.errors import UsageError
-
         raise UsageError(f"{train_path.parent}: Adult income labels {unknown[:3]} are neither >50K nor <=50K")
     return X, np.where(income == ">50K", 1.0, -1.0)
 
@@ -262,8 +259,6 @@ def eerf_adult(paths):
 def read_idx(path: Path) -> np.ndarray:
     """An IDX file of unsigned bytes (MNIST's format: two zero bytes, the type 0x08, the number of
     dimensions, their sizes as big-endian 32-bit integers, then the data)."""
-    from rfbench.errors import UsageError
-
     raw = Path(path).read_bytes()
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
         raise UsageError(f"{path}: not an IDX file of unsigned bytes (header {raw[:4].hex()})")
@@ -279,8 +274,6 @@ def read_idx(path: Path) -> np.ndarray:
 def eerf_mnist(paths):
     """MNIST from its IDX files: train-images, train-labels, t10k-images, t10k-labels (mirror order);
     X = the 784 pixel values 0-255 of the 60 000 training then 10 000 test images, y = the digit."""
-    from rfbench.errors import UsageError
-
     train_images, train_labels, test_images, test_labels = (read_idx(p) for p in paths)
     parts = []
     for images, labels, what in ((train_images, train_labels, "training"), (test_images, test_labels, "test")):

@@ -20,7 +20,7 @@ training predictions are K[:, support] @ dual_coef + b. When 11 Gram matrices wo
 ``kernel_memory_mb`` (4 GB: 6 900 rows), libsvm computes its own kernels (the reference code's path:
 the same learners within libsvm's tolerance, tests/test_bmkr.py). Mode "distances" (explicit only)
 keeps the squared distances and rebuilds each RBF Gram from them, bit-identical to "stored" but one
-n² exp per SVR fit: at 3 844 rows 88 s per fit against 6 s at 2 563 stored (docs/history/bmkr.md).
+n² exp per SVR fit, much slower (docs/history/bmkr.md).
 
 The fitted model Σ_t h_t(x) = Σ_t (Σ_{i∈SV_t} a_ti k_t(x_i, x) + b_t) is stored per kernel as one
 weight per training row: ``dual_weights_[k, i]`` = Σ_{t: k_t = k} a_ti, ``intercept_`` = Σ_t b_t.

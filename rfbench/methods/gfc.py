@@ -49,7 +49,7 @@ Readings where the paper is terse (each with its source; the measurements are in
   runs agree; the step budget n_features is shared over the M descents (at most p each);
 * inputs are used as given (the protocol standardises them; w₀'s scale assumes it).
 
-The earlier readings stay as options for the ablation (``gfc-*`` methods in methods.yaml):
+Other readings are options, compared by the ablation (``gfc-*`` methods in methods.yaml):
 ``chunks="all"``, ``bias="centred"``, ``nu_search="grid"``, ``lambda_bounds=(1e-10, 1e2)``,
 ``scale_objective=True``.
 """
