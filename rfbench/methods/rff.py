@@ -33,10 +33,15 @@ EERF's pipeline without the candidate scoring and selection, so that the two dif
 
 from __future__ import annotations
 
+import os
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
+from threadpoolctl import ThreadpoolController
 
 from rfbench.methods import featuremaps as fm
 from rfbench.methods.common import as_generator, resolve_cv
@@ -101,9 +106,44 @@ def _features_from_projection(P: np.ndarray, phases: np.ndarray | None) -> np.nd
     return np.hstack([np.cos(P), np.sin(P)]) / np.sqrt(n)
 
 
+_controller: dict = {}
+
+
+def _one_blas_thread():
+    """threadpoolctl's limit of the BLAS libraries to one thread, through one controller per set of
+    loaded modules (creating one scans every native library, ~2 ms; as ``tasks.thread_limits``)."""
+    n_modules = len(sys.modules)
+    if _controller.get("n_modules") != n_modules:
+        _controller.update(n_modules=n_modules, controller=ThreadpoolController())
+    return _controller["controller"].limit(limits=1, user_api="blas")
+
+
+def _n_threads(n_jobs) -> int:
+    """Python threads of a fit from ``n_jobs`` (None → 1, negative → every core)."""
+    if n_jobs is None:
+        return 1
+    return int(n_jobs) if int(n_jobs) > 0 else (os.cpu_count() or 1)
+
+
+def _thread_map(fn, items, n_threads: int) -> list:
+    """``[fn(x) for x in items]`` in order; on ``n_threads`` Python threads when more than one. Each
+    item's BLAS and LAPACK calls are the very calls of the serial loop (the GIL is released inside
+    them), on one BLAS thread: the results do not depend on the number of threads."""
+    items = list(items)
+    if n_threads <= 1 or len(items) <= 1:
+        return [fn(x) for x in items]
+    with ThreadPoolExecutor(max_workers=min(n_threads, len(items))) as pool:
+        return list(pool.map(fn, items))
+
+
 class RFFRegressor(RegressorMixin, BaseEstimator):
     """Random Fourier features with bandwidth and ridge penalty chosen by inner CV
-    (``lambda_search``: "cv-1d", continuous, or "grid", the best of ``lambdas``)."""
+    (``lambda_search``: "cv-1d", continuous, or "grid", the best of ``lambdas``).
+
+    Threads: the BLAS runs on one thread inside ``fit`` and ``predict`` whatever the caller's
+    limit, and ``n_jobs`` Python threads (the runner's ``--threads``) share the bandwidths, each
+    computing its σ exactly as the serial loop does: the numbers are the same at any thread count
+    (bit for bit; OpenBLAS's multi-threaded kernels round differently from its one-thread ones)."""
 
     def __init__(self, kernel="gaussian", n_features=100, feature_map="phase", bandwidths=None,
                  lambdas=None, lambda_search="cv-1d", cv=5, random_state=None, n_jobs=1):
@@ -119,6 +159,14 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        # one BLAS thread, whatever the caller's limit: OpenBLAS's GEMM, SYRK and GEMV kernels and
+        # LAPACK's syevd split their work by the thread count and round differently (at 2 threads
+        # the CV errors moved by up to 1e-6 and λ by up to 1e-5 relative), so the n_jobs threads
+        # run whole bandwidths instead
+        with _one_blas_thread():
+            return self._fit(X, y)
+
+    def _fit(self, X, y):
         if self.kernel not in KERNELS:
             raise ValueError(f"unknown kernel {self.kernel!r}; use one of {KERNELS}")
         if self.feature_map not in FEATURE_MAPS:
@@ -142,16 +190,20 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
             # identical unit frequencies for every σ: the grid compares bandwidths, not draws
             P0 = X @ W0
             if self.lambda_search == "grid":
-                curves = np.empty((bandwidths.size, lambdas.size))
-                for i, sigma in enumerate(bandwidths):
-                    Z = _features_from_projection(P0 / sigma, phases)
-                    curves[i] = cv_mse_path(Z, y, splits, lambdas).mean(axis=0)
+                def one(sigma):
+                    return cv_mse_path(_features_from_projection(P0 / sigma, phases), y, splits,
+                                       lambdas).mean(axis=0)
+
+                curves = np.array(_thread_map(one, bandwidths, _n_threads(self.n_jobs)))
                 i_best, j_best = np.unravel_index(np.argmin(curves), curves.shape)
                 best_lambda, best_err = lambdas[j_best], curves[i_best, j_best]
                 self.cv_curves_ = curves
             else:
-                chosen = [select_lambda_continuous(_features_from_projection(P0 / sigma, phases), y, splits,
-                                                   lambdas=lambdas) for sigma in bandwidths]
+                def one(sigma):
+                    return select_lambda_continuous(_features_from_projection(P0 / sigma, phases), y, splits,
+                                                    lambdas=lambdas)
+
+                chosen = _thread_map(one, bandwidths, _n_threads(self.n_jobs))
                 i_best = int(np.argmin([err for _, err in chosen]))
                 best_lambda, best_err = chosen[i_best]
         self.bandwidth_ = float(bandwidths[i_best])
@@ -170,7 +222,8 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
         return fourier_features(X, self.frequencies_, self.phases_)
 
     def predict(self, X):
-        return self.features(X) @ self.coef_ + self.intercept_
+        with _one_blas_thread():   # the same numbers at any thread count (see fit)
+            return self.features(X) @ self.coef_ + self.intercept_
 
 
 class _RKSBase(BaseEstimator):
