@@ -45,6 +45,7 @@ from threadpoolctl import ThreadpoolController
 
 from rfbench.methods import featuremaps as fm
 from rfbench.methods.common import as_generator, resolve_cv
+from rfbench.methods.device import check_device, torch_device, uses_torch
 from rfbench.methods.rfkit import (
     ScoreClassifierMixin,
     choose_lambda,
@@ -136,6 +137,47 @@ def _thread_map(fn, items, n_threads: int) -> list:
         return list(pool.map(fn, items))
 
 
+def _search_on_device(X, y, W0, phases, bandwidths, lambdas, splits, lambda_search, device):
+    """``RFFRegressor``'s search in torch on ``device``: (index of the best σ, its λ, its CV MSE, the
+    grid's CV curves (σ × λ) or None). Batches of bandwidths share one batched eigh of every
+    (σ, fold) Gram matrix; the decisions are the NumPy path's code."""
+    from rfbench.methods import ridge_torch as rt
+
+    dev = torch_device(device)
+    P0 = rt.as_tensor(X, dev) @ rt.as_tensor(W0, dev)
+    b = None if phases is None else rt.as_tensor(phases, dev)
+    yt = rt.as_tensor(y, dev)
+    p = W0.shape[1] * (1 if phases is not None else 2)
+    step = rt.batch_size(X.shape[0], p, len(splits))
+    results = []
+    for start in range(0, bandwidths.size, step):
+        chunk = bandwidths[start:start + step]
+        parts = rt.fold_parts(rt.fourier_features(P0[None] / rt.as_tensor(chunk, dev)[:, None, None], b),
+                              yt, splits)
+        if lambda_search == "grid":
+            results.extend(rt.cv_criteria(parts, lambdas)[0].mean(axis=1))
+        else:
+            results.extend(select_lambda_continuous(None, None, None, lambdas=lambdas, curve=rt.CVCurve(parts, s))
+                           for s in range(chunk.size))
+        del parts
+    if lambda_search == "grid":
+        curves = np.array(results)
+        i_best, j_best = np.unravel_index(np.argmin(curves), curves.shape)
+        return int(i_best), lambdas[j_best], curves[i_best, j_best], curves
+    i_best = int(np.argmin([err for _, err in results]))
+    return i_best, results[i_best][0], results[i_best][1], None
+
+
+def _solve_on_device(X, y, frequencies, phases, lam, device):
+    """The final ridge solve on the fitted features (the NumPy ``features`` formula) on ``device``."""
+    from rfbench.methods import ridge_torch as rt
+
+    dev = torch_device(device)
+    Z = rt.fourier_features(rt.as_tensor(X, dev) @ rt.as_tensor(frequencies, dev),
+                            None if phases is None else rt.as_tensor(phases, dev))
+    return rt.ridge_solve(Z, rt.as_tensor(y, dev), lam)
+
+
 class RFFRegressor(RegressorMixin, BaseEstimator):
     """Random Fourier features with bandwidth and ridge penalty chosen by inner CV
     (``lambda_search``: "cv-1d", continuous, or "grid", the best of ``lambdas``).
@@ -143,10 +185,20 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
     Threads: the BLAS runs on one thread inside ``fit`` and ``predict`` whatever the caller's
     limit, and ``n_jobs`` Python threads (the runner's ``--threads``) share the bandwidths, each
     computing its σ exactly as the serial loop does: the numbers are the same at any thread count
-    (bit for bit; OpenBLAS's multi-threaded kernels round differently from its one-thread ones)."""
+    (bit for bit; OpenBLAS's multi-threaded kernels round differently from its one-thread ones).
+
+    Device (``device``: "cpu", "cuda", "torch-cpu"; rfbench/methods/device.py): "cpu" is the NumPy
+    path above. Otherwise the search runs in torch float64 on the device (ridge_torch.py): the
+    features of a batch of bandwidths (all ten where the device memory allows), every (σ, inner
+    fold) training Gram matrix and its eigendecomposition in one batched ``eigh``, the λ curves
+    (the grid's, or the device-evaluated CV curve that the NumPy/SciPy 1-D search of
+    ``ridge.select_lambda_continuous`` queries) and the final Cholesky solve. The frequency and phase
+    draws, the σ rule and ``predict`` stay NumPy on the CPU (O(m·d·n), cheap). The device agrees
+    with the NumPy path to rounding, not bit for bit: the same σ, and λ to the 1-D search's
+    tolerance, where the CV curve is not flat at rounding level (see tests/test_device_ridge.py)."""
 
     def __init__(self, kernel="gaussian", n_features=100, feature_map="phase", bandwidths=None,
-                 lambdas=None, lambda_search="cv-1d", cv=5, random_state=None, n_jobs=1):
+                 lambdas=None, lambda_search="cv-1d", cv=5, random_state=None, n_jobs=1, device="cpu"):
         self.kernel = kernel
         self.lambda_search = lambda_search
         self.feature_map = feature_map
@@ -156,9 +208,12 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
         self.cv = cv
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.device = device
 
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
+        if uses_torch(check_device(self.device)):
+            torch_device(self.device)           # DeviceUnavailable before any work
         # one BLAS thread, whatever the caller's limit: OpenBLAS's GEMM, SYRK and GEMV kernels and
         # LAPACK's syevd split their work by the thread count and round differently (at 2 threads
         # the CV errors moved by up to 1e-6 and λ by up to 1e-5 relative), so the n_jobs threads
@@ -187,33 +242,48 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
         splits = resolve_cv(self.cv, X.shape[0], rng)
         clock = Stopwatch()
         with clock:
-            # identical unit frequencies for every σ: the grid compares bandwidths, not draws
-            P0 = X @ W0
-            if self.lambda_search == "grid":
-                def one(sigma):
-                    return cv_mse_path(_features_from_projection(P0 / sigma, phases), y, splits,
-                                       lambdas).mean(axis=0)
-
-                curves = np.array(_thread_map(one, bandwidths, _n_threads(self.n_jobs)))
-                i_best, j_best = np.unravel_index(np.argmin(curves), curves.shape)
-                best_lambda, best_err = lambdas[j_best], curves[i_best, j_best]
-                self.cv_curves_ = curves
+            if uses_torch(self.device):
+                i_best, best_lambda, best_err, curves = _search_on_device(
+                    X, y, W0, phases, bandwidths, lambdas, splits, self.lambda_search, self.device)
+                if curves is not None:
+                    self.cv_curves_ = curves
             else:
-                def one(sigma):
-                    return select_lambda_continuous(_features_from_projection(P0 / sigma, phases), y, splits,
-                                                    lambdas=lambdas)
-
-                chosen = _thread_map(one, bandwidths, _n_threads(self.n_jobs))
-                i_best = int(np.argmin([err for _, err in chosen]))
-                best_lambda, best_err = chosen[i_best]
+                i_best, best_lambda, best_err = self._search(X, y, W0, phases, bandwidths, lambdas, splits)
         self.bandwidth_ = float(bandwidths[i_best])
         self.lambda_ = float(best_lambda)
         self.frequencies_ = W0 / self.bandwidth_
         self.phases_ = phases
-        self.coef_, self.intercept_ = ridge_solve(self.features(X), y, self.lambda_)
+        if uses_torch(self.device):
+            self.coef_, self.intercept_ = _solve_on_device(X, y, self.frequencies_, phases, self.lambda_,
+                                                           self.device)
+        else:
+            self.coef_, self.intercept_ = ridge_solve(self.features(X), y, self.lambda_)
         self.best_params_ = {"bandwidth": self.bandwidth_, "lambda": self.lambda_, "cv_mse": float(best_err)}
         self.tune_time_ = clock.total
         return self
+
+    def _search(self, X, y, W0, phases, bandwidths, lambdas, splits):
+        """(index of the best σ, its λ, its CV MSE) by the NumPy path."""
+        # identical unit frequencies for every σ: the grid compares bandwidths, not draws
+        P0 = X @ W0
+        if self.lambda_search == "grid":
+            def one(sigma):
+                return cv_mse_path(_features_from_projection(P0 / sigma, phases), y, splits,
+                                   lambdas).mean(axis=0)
+
+            curves = np.array(_thread_map(one, bandwidths, _n_threads(self.n_jobs)))
+            i_best, j_best = np.unravel_index(np.argmin(curves), curves.shape)
+            best_lambda, best_err = lambdas[j_best], curves[i_best, j_best]
+            self.cv_curves_ = curves
+        else:
+            def one(sigma):
+                return select_lambda_continuous(_features_from_projection(P0 / sigma, phases), y, splits,
+                                                lambdas=lambdas)
+
+            chosen = _thread_map(one, bandwidths, _n_threads(self.n_jobs))
+            i_best = int(np.argmin([err for _, err in chosen]))
+            best_lambda, best_err = chosen[i_best]
+        return i_best, best_lambda, best_err
 
     def features(self, X):
         """The fitted random features of X (m × n, or m × 2n for cos-sin)."""
