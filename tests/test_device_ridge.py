@@ -24,11 +24,15 @@ RTOL = 1e-10
 
 
 @pytest.fixture(autouse=True)
-def one_torch_thread():
-    """torch's OpenMP threads only add waiting on a loaded 2-core CI machine for these sizes."""
+def one_thread():
+    """One BLAS/OpenMP thread and one torch thread: at these sizes more threads only wait (10× slower
+    on a loaded 2-core CI machine); the comparisons do not depend on it."""
+    from threadpoolctl import threadpool_limits
+
     before = torch.get_num_threads()
     torch.set_num_threads(1)
-    yield
+    with threadpool_limits(limits=1):
+        yield
     torch.set_num_threads(before)
 
 
@@ -192,19 +196,80 @@ def test_rff_device_batches_bandwidths(monkeypatch):
     assert _rel(single.predict(X_te), whole.predict(X_te)) < 1e-9
 
 
+def _salsa(**kw):
+    from rfbench.methods.salsa import SALSARegressor
+
+    return lambda d: SALSARegressor(cv=3, random_state=0, device=d, **kw)
+
+
+def _krr(**kw):
+    from rfbench.methods.salsa import KRRRegressor
+
+    return lambda d: KRRRegressor(cv=3, random_state=0, device=d, **kw)
+
+
+@pytest.mark.parametrize("make", [_salsa(max_order=2), _salsa(threshold=100, n_features=60), _krr(c_grid=(5.0, 20.0))],
+                         ids=["salsa-exact", "salsa-nystrom", "krr-c-grid"])
+def test_salsa_and_krr_device_fit_matches_cpu(make):
+    X, y, X_te, y_te = _data(d=4)
+    y = y + X[:, 2]
+    y_te = y_te + X_te[:, 2]
+    cpu, dev = _fit_both(make, (X, y, X_te, y_te))
+    assert dev.order_ == cpu.order_ and _rel(dev.cv_mse_, cpu.cv_mse_) < 1e-9
+    assert [s["order"] for s in dev.order_path_] == [s["order"] for s in cpu.order_path_]
+
+
+@pytest.mark.parametrize("name, task", [("eerf", "regression"), ("eerf", 2), ("eerf", 3),
+                                        ("lkrf", "regression"), ("lkrf", 2), ("rks", "regression"), ("rks", 3)])
+def test_eerf_lkrf_rks_device_fit_matches_cpu(name, task):
+    from rfbench.methods import eerf, lkrf, rff
+
+    classes = {"eerf": eerf.EERFClassifier, "lkrf": lkrf.LKRFClassifier, "rks": rff.RKSClassifier}
+    regressors = {"eerf": eerf.EERFRegressor, "lkrf": lkrf.LKRFRegressor, "rks": rff.RKSRegressor}
+    cls = regressors[name] if task == "regression" else classes[name]
+    kw = dict(n_features=30, cv=3, random_state=0)
+    if name == "lkrf":
+        kw["rhos"] = (1e-2, 1.0, 100.0)
+    X, y, X_te, y_te = _data()
+    if task != "regression":
+        cut = np.quantile(np.concatenate([y, y_te]), np.linspace(0, 1, task + 1)[1:-1])
+        y, y_te = np.digitize(y, cut), np.digitize(y_te, cut)
+    cpu = cls(device="cpu", **kw).fit(X, y)
+    dev = cls(device="torch-cpu", **kw).fit(X, y)
+    assert dev.best_params_ == cpu.best_params_       # λ (and ρ) from grids: the same grid point
+    assert _rel(dev.cv_errors_, cpu.cv_errors_) < 1e-9
+    if task == "regression":
+        mse_cpu, mse_dev = (np.mean((est.predict(X_te) - y_te) ** 2) for est in (cpu, dev))
+        assert _rel(mse_dev, mse_cpu) < 1e-8
+    else:
+        assert _rel(dev.decision_function(X_te), cpu.decision_function(X_te)) < 1e-8
+        np.testing.assert_array_equal(dev.predict(X_te), cpu.predict(X_te))
+
+
 # --- without a GPU ---------------------------------------------------------------------------
 
-ESTIMATORS = {
-    "rff": lambda d: __import__("rfbench.methods.rff", fromlist=["x"]).RFFRegressor(n_features=10, cv=3, device=d),
-}
+def _estimators():
+    from rfbench.methods import eerf, lkrf, rff, salsa
+
+    return {"rff": lambda d: rff.RFFRegressor(n_features=10, cv=3, device=d),
+            "rks": lambda d: rff.RKSRegressor(n_features=10, cv=3, device=d),
+            "eerf": lambda d: eerf.EERFRegressor(n_features=10, cv=3, device=d),
+            "lkrf": lambda d: lkrf.LKRFRegressor(n_features=10, cv=3, device=d),
+            "salsa": lambda d: salsa.SALSARegressor(cv=3, device=d),
+            "krr": lambda d: salsa.KRRRegressor(cv=3, device=d)}
 
 
-@pytest.mark.parametrize("name", sorted(ESTIMATORS))
-def test_cuda_without_a_gpu_is_refused(name, monkeypatch):
+ESTIMATORS = ("rff", "rks", "eerf", "lkrf", "salsa", "krr")
+
+
+@pytest.mark.parametrize("name", ESTIMATORS)
+def test_cuda_without_a_gpu_is_refused(name):
     if devmod.cuda_available():
         pytest.skip("this machine has a GPU")
     X, y, _, _ = _data()
+    make = _estimators()[name]
     with pytest.raises(devmod.DeviceUnavailable, match="no CUDA GPU"):
-        ESTIMATORS[name]("cuda").fit(X, y)
+        make("cuda").fit(X, y)
     with pytest.raises(ValueError, match="device must be one of"):
-        ESTIMATORS[name]("gpu").fit(X, y)
+        make("gpu").fit(X, y)
+    assert make("cpu").get_params()["device"] == "cpu"

@@ -300,7 +300,7 @@ class _RKSBase(BaseEstimator):
     """Shared fit of RKSRegressor / RKSClassifier."""
 
     def __init__(self, n_features=100, feature_map="gaussian", arccos_order=1, lambdas=None, cv=5,
-                 random_state=None, n_jobs=None, bandwidth_queries=2000):
+                 random_state=None, n_jobs=None, bandwidth_queries=2000, device="cpu"):
         self.n_features = n_features
         self.feature_map = feature_map
         self.arccos_order = arccos_order
@@ -309,11 +309,14 @@ class _RKSBase(BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.bandwidth_queries = bandwidth_queries
+        self.device = device
 
     def _fit_target(self, X, y, classify: bool):
         from rfbench.methods.eerf import LAMBDA_GRID
 
         fm.check_feature_map(self.feature_map, self.arccos_order)
+        if uses_torch(check_device(self.device)):
+            torch_device(self.device)           # DeviceUnavailable before any work
         if isinstance(self.n_features, bool) or not isinstance(self.n_features, (int, np.integer)) \
                 or self.n_features < 1:
             raise ValueError(f"n_features must be a positive integer, got {self.n_features!r}")
@@ -330,9 +333,9 @@ class _RKSBase(BaseEstimator):
         self.preprocess_time_ = 0.0      # data-independent features: nothing before training
         Z = self._features(X)
         with Stopwatch() as tune:
-            best, self.cv_errors_ = choose_lambda(Z, y, self.cv, lambdas, classify, rng)
+            best, self.cv_errors_ = choose_lambda(Z, y, self.cv, lambdas, classify, rng, self.device)
         lam = float(lambdas[best])
-        self.coef_, self.intercept_ = ridge_fit(Z, y, lam)
+        self.coef_, self.intercept_ = ridge_fit(Z, y, lam, self.device)
         self.tune_time_ = tune.total
         self.best_params_ = {"lambda": lam, "sigma": self.sigma_}
         return self
@@ -356,6 +359,15 @@ class RKSRegressor(RegressorMixin, _RKSBase):
     Fitted: ``frequencies_`` (M × d; the linear map: M coordinate indices), ``phases_`` (Gaussian map,
     else None), ``sigma_``, ``coef_``, ``intercept_``, ``cv_errors_``, ``best_params_``,
     ``tune_time_``, ``bandwidth_time_`` (the σ rule) and ``preprocess_time_`` = 0 (no pre-processing).
+
+    ``device`` ("cpu", "cuda", "torch-cpu"; rfbench/methods/device.py): "cpu" is the NumPy path.
+    Otherwise only the ridge part runs in torch float64 there (ridge_torch.py): the inner folds'
+    Gram matrices with their eigendecompositions in one batch, the criteria of every λ and the
+    final solve; the σ rule, the draws, the features and ``predict`` stay NumPy on the CPU. The device's win is doubtful at the papers' sizes:
+    with M = 100–450 features the λ path is five M × M eigendecompositions and one m × M² Gram
+    product, milliseconds on the CPU, against the transfers and kernel launches; it pays only for
+    large m·M² (MNIST's 60 000 rows). Equal to the CPU path to rounding (the same λ where the
+    criteria are not tied at rounding level), not bit for bit.
     """
 
     def fit(self, X, y):
