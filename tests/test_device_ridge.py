@@ -9,6 +9,8 @@ curve is flat at rounding level (1e-17 on some real folds), any two LAPACKs — 
 two threads — pick different λ, and only the test MSE stays close.
 """
 
+import os
+
 import numpy as np
 import pytest
 from sklearn.model_selection import KFold
@@ -16,10 +18,12 @@ from sklearn.model_selection import KFold
 torch = pytest.importorskip("torch")
 
 from rfbench.methods import device as devmod  # noqa: E402
-from rfbench.methods import ridge, rfkit  # noqa: E402
+from rfbench.methods import rfkit, ridge  # noqa: E402
 from rfbench.methods import ridge_torch as rt  # noqa: E402
 
-CPU = torch.device("cpu")
+#: the device under test: "torch-cpu" (CI); RFBENCH_TEST_DEVICE=cuda runs the same checks on a GPU
+DEVICE = os.environ.get("RFBENCH_TEST_DEVICE", "torch-cpu")
+TDEV = devmod.torch_device(DEVICE)
 RTOL = 1e-10
 
 
@@ -65,7 +69,7 @@ def test_cv_mse_path_and_curve_match_numpy(kind):
     Z, y = _problem()
     splits = SPLITS[kind](Z.shape[0])
     lambdas = np.logspace(-6, 1, 8)
-    parts = rt.fold_parts(rt.as_tensor(Z, CPU), rt.as_tensor(y, CPU), splits)
+    parts = rt.fold_parts(rt.as_tensor(Z, TDEV), rt.as_tensor(y, TDEV), splits)
     mse, err = rt.cv_criteria(parts, lambdas)
     assert err is None and mse.shape == (1, len(splits), lambdas.size)
     assert _rel(mse[0], ridge.cv_mse_path(Z, y, splits, lambdas)) < RTOL
@@ -81,7 +85,7 @@ def test_eigen_quantities_give_the_numpy_coefficients():
     the eigenvalues, and the validation predictions."""
     Z, y = _problem()
     splits = SPLITS["kfold"](Z.shape[0])
-    parts = rt.fold_parts(rt.as_tensor(Z, CPU), rt.as_tensor(y, CPU), splits)
+    parts = rt.fold_parts(rt.as_tensor(Z, TDEV), rt.as_tensor(y, TDEV), splits)
     _, train = ridge.split_stats(Z, y, splits)
     lambdas = np.array([1e-4, 1e-1])
     for k, st in enumerate(train):
@@ -101,7 +105,7 @@ def test_eigen_quantities_give_the_numpy_coefficients():
 def test_ridge_solve_matches_numpy(intercept):
     Z, y = _problem()
     for lam in (1e-6, 1e-2):
-        coef, b = rt.ridge_solve(rt.as_tensor(Z, CPU), rt.as_tensor(y, CPU), lam, intercept)
+        coef, b = rt.ridge_solve(rt.as_tensor(Z, TDEV), rt.as_tensor(y, TDEV), lam, intercept)
         ref_coef, ref_b = ridge.ridge_solve(Z, y, lam, intercept)
         assert _rel(coef, ref_coef) < RTOL and abs(b - ref_b) < 1e-10 * abs(ref_b) + 1e-14
 
@@ -112,13 +116,13 @@ def test_classification_criteria_match_rfkit(classes):
     splits = SPLITS["kfold"](Z.shape[0])
     lambdas = np.logspace(-5, 1, 7)
     primary, secondary = rfkit.cv_curves(Z, y, splits, lambdas, classify=classes is not None)
-    d_primary, d_secondary = rfkit.cv_curves(Z, y, splits, lambdas, classify=classes is not None, device="torch-cpu")
+    d_primary, d_secondary = rfkit.cv_curves(Z, y, splits, lambdas, classify=classes is not None, device=DEVICE)
     assert _rel(d_secondary, secondary) < RTOL
     if classes is None:
         assert _rel(d_primary, primary) < RTOL
     else:
         np.testing.assert_array_equal(d_primary, primary)      # error rates: counts of the same signs
-    coef, b = rfkit.ridge_fit(Z, y, 1e-3, device="torch-cpu")
+    coef, b = rfkit.ridge_fit(Z, y, 1e-3, device=DEVICE)
     ref_coef, ref_b = rfkit.ridge_fit(Z, y, 1e-3)
     assert _rel(coef, ref_coef) < RTOL and np.allclose(b, ref_b, rtol=RTOL, atol=1e-14)
 
@@ -132,13 +136,13 @@ def test_kernel_folds_and_solve_match_numpy():
     E = esp_kernel(X, X, salsa_bandwidths(X), 2)
     splits = SPLITS["kfold"](90)     # training parts of 72: one batch of 5
     lambdas = np.array([1e-4, 1e-2, 1.0])
-    for (w, q, P, y_va, m_tr), (tr, va) in zip(rt.kernel_fold_paths(E, y, splits, CPU), splits, strict=True):
+    for (w, q, P, y_va, m_tr), (tr, va) in zip(rt.kernel_fold_paths(E, y, splits, TDEV), splits, strict=True):
         assert m_tr == tr.size and np.array_equal(y_va, y[va])
         pred = P @ (q[:, None] / (w[:, None] + m_tr * lambdas))
         ref = E[np.ix_(va, tr)] @ np.linalg.solve(E[np.ix_(tr, tr)][None] + m_tr * lambdas[:, None, None]
                                                   * np.eye(tr.size), np.broadcast_to(y[tr], (3, tr.size))[..., None])[..., 0].T
         assert _rel(pred, ref) < 1e-9
-    alpha = rt.kernel_solve(E, y, 1e-3, CPU)
+    alpha = rt.kernel_solve(E, y, 1e-3, TDEV)
     assert _rel(alpha, np.linalg.solve(E + 90 * 1e-3 * np.eye(90), y)) < 1e-9
 
 
@@ -153,7 +157,7 @@ def _data(m=300, d=3, seed=0):
 
 def _fit_both(make, data, continuous=("lambda",)):
     X, y, X_te, y_te = data
-    cpu, dev = make("cpu").fit(X, y), make("torch-cpu").fit(X, y)
+    cpu, dev = make("cpu").fit(X, y), make(DEVICE).fit(X, y)
     for key, value in cpu.best_params_.items():
         if key in continuous:
             assert _rel(dev.best_params_[key], value) < 1e-8, key
@@ -187,7 +191,7 @@ def test_rff_device_batches_bandwidths(monkeypatch):
     from rfbench.methods.rff import RFFRegressor
 
     X, y, X_te, _ = _data()
-    kw = dict(n_features=30, bandwidths=[0.3, 1.0, 3.0], cv=3, random_state=0, device="torch-cpu")
+    kw = dict(n_features=30, bandwidths=[0.3, 1.0, 3.0], cv=3, random_state=0, device=DEVICE)
     whole = RFFRegressor(**kw).fit(X, y)
     monkeypatch.setattr(rt, "BATCH_BYTES", 1)
     assert rt.batch_size(200, 30, 3) == 1
@@ -235,7 +239,7 @@ def test_eerf_lkrf_rks_device_fit_matches_cpu(name, task):
         cut = np.quantile(np.concatenate([y, y_te]), np.linspace(0, 1, task + 1)[1:-1])
         y, y_te = np.digitize(y, cut), np.digitize(y_te, cut)
     cpu = cls(device="cpu", **kw).fit(X, y)
-    dev = cls(device="torch-cpu", **kw).fit(X, y)
+    dev = cls(device=DEVICE, **kw).fit(X, y)
     assert dev.best_params_ == cpu.best_params_       # λ (and ρ) from grids: the same grid point
     assert _rel(dev.cv_errors_, cpu.cv_errors_) < 1e-9
     if task == "regression":
