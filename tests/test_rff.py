@@ -112,3 +112,25 @@ def test_lambda_is_the_continuous_cv_minimiser_per_bandwidth():
     assert cont.best_params_["cv_mse"] <= curve.min() + 1e-12
     with pytest.raises(ValueError, match="lambda_search"):
         RFFRegressor(lambda_search="direct").fit(X, y)
+
+
+@pytest.mark.parametrize("lambda_search, feature_map", [("cv-1d", "phase"), ("grid", "cos-sin")])
+def test_thread_count_does_not_change_the_numbers(lambda_search, feature_map):
+    """--threads 2 gives the numbers of --threads 1 bit for bit (issue 37 item 6): OpenBLAS's
+    multi-threaded GEMM/SYRK/GEMV and syevd round differently from its one-thread kernels (at this
+    size they moved λ and the predictions), so the fit keeps one BLAS thread and spreads the
+    bandwidths over n_jobs Python threads instead."""
+    from threadpoolctl import threadpool_limits
+
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((500, 8))
+    y = np.sin(X[:, 0]) + 0.3 * X[:, 1] * X[:, 2] + 0.1 * rng.standard_normal(500)
+    fits = []
+    for blas, n_jobs in [(1, 1), (2, 2), (2, 1)]:      # the runner's --threads T: both limits T
+        with threadpool_limits(limits=blas):
+            est = RFFRegressor(kernel="cauchy", n_features=150, feature_map=feature_map, bandwidths=[1.0, 4.0, 16.0],
+                               lambda_search=lambda_search, cv=3, random_state=0, n_jobs=n_jobs).fit(X[:400], y[:400])
+            fits.append((est.best_params_, est.predict(X[400:])))
+    for params, pred in fits[1:]:
+        assert params == fits[0][0]
+        np.testing.assert_array_equal(pred, fits[0][1])

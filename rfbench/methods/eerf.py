@@ -46,6 +46,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfbench.methods import featuremaps as fm
 from rfbench.methods.common import as_generator
+from rfbench.methods.device import check_device, torch_device, uses_torch
 from rfbench.methods.featuremaps import SCORE_BLOCK, cosine_features, empirical_scores  # noqa: F401 (re-exported)
 from rfbench.methods.rfkit import (
     ScoreClassifierMixin,
@@ -161,7 +162,7 @@ class _EERFBase(BaseEstimator):
 
     def __init__(self, n_features=100, m0_factor=10.0, n0_fraction=0.1, lambdas=LAMBDA_GRID,
                  cv=5, random_state=None, n_jobs=None, bandwidth_queries=2000, feature_map="gaussian",
-                 arccos_order=1, n_candidates=None, centred_score=False):
+                 arccos_order=1, n_candidates=None, centred_score=False, device="cpu"):
         self.n_features = n_features
         self.m0_factor = m0_factor
         self.n0_fraction = n0_fraction
@@ -174,9 +175,12 @@ class _EERFBase(BaseEstimator):
         self.arccos_order = arccos_order
         self.n_candidates = n_candidates
         self.centred_score = centred_score
+        self.device = device
 
     def _fit_target(self, X: np.ndarray, y: np.ndarray, y_score: np.ndarray, classify: bool):
         fm.check_feature_map(self.feature_map, self.arccos_order)
+        if uses_torch(check_device(self.device)):
+            torch_device(self.device)           # DeviceUnavailable before any work
         rng = as_generator(self.random_state)
         m = X.shape[0]
         m0, n0 = candidate_sizes(self.n_features, m, self.m0_factor, self.n0_fraction, self.n_candidates)
@@ -199,9 +203,9 @@ class _EERFBase(BaseEstimator):
 
         Z = self._features(X)
         with Stopwatch() as tune:
-            best, self.cv_errors_ = choose_lambda(Z, y, self.cv, lambdas, classify, rng)
+            best, self.cv_errors_ = choose_lambda(Z, y, self.cv, lambdas, classify, rng, self.device)
         lam = float(lambdas[best])
-        self.coef_, self.intercept_ = ridge_fit(Z, y, lam)
+        self.coef_, self.intercept_ = ridge_fit(Z, y, lam, self.device)
         self.tune_time_ = tune.total
         self.best_params_ = {"lambda": lam, "m0": int(m0), "n0": int(n0), "sigma": float(pool.sigma)}
         return self
@@ -230,6 +234,16 @@ class EERFRegressor(RegressorMixin, _EERFBase):
     ``sigma_`` (1 for the maps without a bandwidth), ``coef_``, ``intercept_``, ``cv_errors_`` (mean
     CV MSE per λ), ``best_params_``, ``tune_time_``, ``preprocess_time_`` (candidate draws, scoring
     and selection: the paper's t_pp), ``bandwidth_time_`` (the σ rule, which plain RFF needs as well).
+
+    ``device`` ("cpu", "cuda", "torch-cpu"; rfbench/methods/device.py): "cpu" is the NumPy path.
+    Otherwise only the ridge part runs in torch float64 there (ridge_torch.py): the inner folds'
+    Gram matrices with their eigendecompositions in one batch, the criteria of every λ and the
+    final solve; the σ rule, the candidate draws, their scoring and selection, the features and
+    ``predict`` stay NumPy on the CPU. The device's win is doubtful at the papers' sizes:
+    with M = 100–450 features the λ path is five M × M eigendecompositions and one m × M² Gram
+    product, milliseconds on the CPU, against the transfers and kernel launches; it pays only for
+    large m·M² (MNIST's 60 000 rows). Equal to the CPU path to rounding (the same λ where the
+    criteria are not tied at rounding level), not bit for bit.
     """
 
     def fit(self, X, y):

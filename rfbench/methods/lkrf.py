@@ -38,6 +38,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfbench.methods import featuremaps as fm
 from rfbench.methods.common import as_generator, resolve_cv
+from rfbench.methods.device import check_device, torch_device, uses_torch
 from rfbench.methods.eerf import (
     LAMBDA_GRID,
     candidate_sizes,
@@ -138,7 +139,7 @@ class _LKRFBase(BaseEstimator):
     def __init__(self, n_features=100, m0_factor=10.0, n0_fraction=0.1, rhos=RHO_GRID,
                  lambdas=LAMBDA_GRID, mode="sample", tol=1e-10, cv=5, random_state=None,
                  n_jobs=None, bandwidth_queries=2000, feature_map="gaussian", arccos_order=1,
-                 n_candidates=None, centred_score=False):
+                 n_candidates=None, centred_score=False, device="cpu"):
         self.n_features = n_features
         self.m0_factor = m0_factor
         self.n0_fraction = n0_fraction
@@ -154,6 +155,7 @@ class _LKRFBase(BaseEstimator):
         self.arccos_order = arccos_order
         self.n_candidates = n_candidates
         self.centred_score = centred_score
+        self.device = device
 
     def _features_for(self, q, uniforms):
         """(candidate indices, per-feature weights or None) for one solution q."""
@@ -169,6 +171,8 @@ class _LKRFBase(BaseEstimator):
         if self.mode not in ("sample", "weighted"):
             raise ValueError(f"mode must be 'sample' or 'weighted', got {self.mode!r}")
         fm.check_feature_map(self.feature_map, self.arccos_order)
+        if uses_torch(check_device(self.device)):
+            torch_device(self.device)           # DeviceUnavailable before any work
         rng = as_generator(self.random_state)
         m = X.shape[0]
         m0, n0 = candidate_sizes(self.n_features, m, self.m0_factor, self.n0_fraction, self.n_candidates)
@@ -200,7 +204,7 @@ class _LKRFBase(BaseEstimator):
                 if key not in cache:  # several ρ often give the very same features
                     Z = fm.feature_matrix(X, *fm.take(pool.frequencies, pool.phases, idx), self.feature_map,
                                           self.arccos_order, weights)
-                    cache[key] = cv_curves(Z, y, splits, lambdas, classify)
+                    cache[key] = cv_curves(Z, y, splits, lambdas, classify, self.device)
                 curves.append(cache[key])
             if tune_grid:
                 primary = np.array([c[0] for c in curves])
@@ -228,7 +232,7 @@ class _LKRFBase(BaseEstimator):
         self.tune_time_ = tune.total
         lam = float(lambdas[i_lam])
         Z = self._features(X)
-        self.coef_, self.intercept_ = ridge_fit(Z, y, lam)
+        self.coef_, self.intercept_ = ridge_fit(Z, y, lam, self.device)
         self.best_params_ = {"rho": self.rho_, "lambda": lam, "m0": int(m0), "n0": int(n0),
                              "sigma": float(pool.sigma), "n_features_used": int(idx.size)}
         return self
@@ -258,6 +262,16 @@ class LKRFRegressor(RegressorMixin, _LKRFBase):
     candidates, ``sigma_``, ``coef_``, ``intercept_``, ``best_params_``, ``tune_time_``,
     ``preprocess_time_``) plus ``q_`` (the weights over the M₀ candidates), ``rho_``,
     ``feature_weights_`` (None in sample mode) and ``cv_errors_`` (ρ × λ mean CV MSE).
+
+    ``device`` ("cpu", "cuda", "torch-cpu"; rfbench/methods/device.py): "cpu" is the NumPy path.
+    Otherwise only the ridge part runs in torch float64 there (ridge_torch.py): the inner folds'
+    Gram matrices with their eigendecompositions in one batch, the criteria of every λ and the
+    final solve; the σ rule, the candidate draws, the alignment scores, the χ² solves, the
+    features and ``predict`` stay NumPy on the CPU. The device's win is doubtful at the papers' sizes:
+    with M = 100–450 features the λ path is five M × M eigendecompositions and one m × M² Gram
+    product, milliseconds on the CPU, against the transfers and kernel launches; it pays only for
+    large m·M² (MNIST's 60 000 rows). Equal to the CPU path to rounding (the same λ where the
+    criteria are not tied at rounding level), not bit for bit.
     """
 
     def fit(self, X, y):

@@ -221,26 +221,53 @@ def multiclass_cv_curves(Z: np.ndarray, Y: np.ndarray, splits, lambdas: np.ndarr
     return np.mean(err, axis=0), np.mean(mse, axis=0)
 
 
-def cv_curves(Z: np.ndarray, y: np.ndarray, splits, lambdas: np.ndarray, classify: bool) -> tuple[np.ndarray, np.ndarray]:
-    """:func:`ridge_cv_curves` for one response, :func:`multiclass_cv_curves` for C columns."""
+def cv_curves(Z: np.ndarray, y: np.ndarray, splits, lambdas: np.ndarray, classify: bool,
+              device: str = "cpu") -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ridge_cv_curves` for one response, :func:`multiclass_cv_curves` for C columns;
+    ``device`` other than "cpu": the same criteria from :func:`device_cv_curves`."""
+    if device != "cpu":
+        return device_cv_curves(Z, y, splits, lambdas, classify, device)
     if y.ndim == 2:
         return multiclass_cv_curves(Z, y, splits, lambdas)
     return ridge_cv_curves(Z, y, splits, lambdas, classify)
 
 
+def device_cv_curves(Z: np.ndarray, y: np.ndarray, splits, lambdas: np.ndarray, classify: bool,
+                     device: str) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`cv_curves` in torch on ``device`` (rfbench/methods/ridge_torch.py): the folds' Gram
+    matrices eigendecomposed in one batch, every λ a diagonal rescaling; (primary, secondary) as
+    NumPy arrays, mean over the folds, for :func:`best_index`. Equal to rounding."""
+    from rfbench.methods import ridge_torch as rt
+    from rfbench.methods.device import torch_device
+
+    dev = torch_device(device)
+    parts = rt.fold_parts(rt.as_tensor(Z, dev), rt.as_tensor(y, dev), splits)
+    mse, err = rt.cv_criteria(parts, lambdas, classify)
+    mse = mse[0].mean(axis=0)
+    return (err[0].mean(axis=0) if classify else mse), mse
+
+
 def choose_lambda(Z: np.ndarray, y: np.ndarray, cv, lambdas: np.ndarray, classify: bool,
-                  rng: np.random.Generator) -> tuple[int, np.ndarray]:
+                  rng: np.random.Generator, device: str = "cpu") -> tuple[int, np.ndarray]:
     """(index of the λ the inner CV chooses among ``lambdas``, its CV curve): with one λ there is
-    no choice, no folds are drawn from ``rng`` and the curve is NaN."""
+    no choice, no folds are drawn from ``rng`` and the curve is NaN. ``device``: where the curves
+    are computed (:func:`cv_curves`)."""
     if lambdas.size == 1:
         return 0, np.full(1, np.nan)
-    primary, secondary = cv_curves(Z, y, resolve_cv(cv, Z.shape[0], rng), lambdas, classify)
+    primary, secondary = cv_curves(Z, y, resolve_cv(cv, Z.shape[0], rng), lambdas, classify, device)
     return best_index(primary, secondary), primary
 
 
-def ridge_fit(Z: np.ndarray, y: np.ndarray, lam: float) -> tuple[np.ndarray, float | np.ndarray]:
+def ridge_fit(Z: np.ndarray, y: np.ndarray, lam: float, device: str = "cpu") -> tuple[np.ndarray, float | np.ndarray]:
     """(coef, intercept) of ridge for one λ: ``ridge.ridge_solve`` for one response (a float
-    intercept), the same Cholesky solve with C right-hand sides for C columns (C intercepts)."""
+    intercept), the same Cholesky solve with C right-hand sides for C columns (C intercepts);
+    ``device`` other than "cpu": ``ridge_torch.ridge_solve`` there."""
+    if device != "cpu":
+        from rfbench.methods import ridge_torch as rt
+        from rfbench.methods.device import torch_device
+
+        dev = torch_device(device)
+        return rt.ridge_solve(rt.as_tensor(Z, dev), rt.as_tensor(y, dev), lam)
     if y.ndim == 1:
         coef, intercept = ridge_solve(Z, y, lam)
         return coef, float(intercept)

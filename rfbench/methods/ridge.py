@@ -152,13 +152,16 @@ class CVCurve:
 
 def select_lambda_continuous(Z: np.ndarray, y: np.ndarray, splits, fit_intercept: bool = True,
                              lambdas: np.ndarray = DEFAULT_LAMBDAS, xatol: float = 1e-3,
-                             limits: tuple[float, float] = (1e-20, 1e6)) -> tuple[float, float]:
+                             limits: tuple[float, float] = (1e-20, 1e6), curve=None) -> tuple[float, float]:
     """(λ, its mean CV MSE) minimising the CV error over a continuous λ: the 1-D CV problem of
     the GFC paper's line 6 (§2.5, [20]). The grid only brackets the minimum, and is extended in
     its own steps while the minimum sits at one of its ends (within ``limits``, where the ridge is
     numerically plain least squares or the constant model): a grid edge is not a bound. Bounded
-    Brent on log λ between the best point's neighbours then finds it (to ``xatol`` in log λ)."""
-    curve = CVCurve(Z, y, splits, fit_intercept)
+    Brent on log λ between the best point's neighbours then finds it (to ``xatol`` in log λ).
+    ``curve``: λ → the mean CV MSE computed elsewhere (``ridge_torch.CVCurve``, on a device; Z, y
+    and splits are then not read); None: :class:`CVCurve` of (Z, y, splits)."""
+    if curve is None:
+        curve = CVCurve(Z, y, splits, fit_intercept)
     logs = list(np.log(np.asarray(lambdas, dtype=float)))
     values = [curve(np.exp(v)) for v in logs]
     step = logs[1] - logs[0] if len(logs) > 1 else np.log(10.0)

@@ -74,6 +74,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from rfbench.methods.common import as_generator, resolve_cv
+from rfbench.methods.device import check_device, torch_device, uses_torch
 from rfbench.methods.esp import esp_kernel, esp_kernels, salsa_bandwidths
 from rfbench.methods.ridge import GramStats, ridge_solve
 
@@ -187,11 +188,14 @@ def _is_partition(tr: np.ndarray, va: np.ndarray, m: int) -> bool:
 
 
 class _ExactEngine:
-    """Full m×m ESP kernels (unscaled), computed in blocks of orders and cached."""
+    """Full m×m ESP kernels (unscaled), computed in blocks of orders and cached. ``device`` other
+    than "cpu": each fold's eigendecomposition (batched over the folds of one size) and the final
+    solve in torch there (ridge_torch.kernel_fold_paths / kernel_solve); the kernels stay NumPy."""
 
-    def __init__(self, X, h, y_c, cap, lookahead):
+    def __init__(self, X, h, y_c, cap, lookahead, device="cpu"):
         self.X, self.h, self.y_c = X, h, y_c
         self.cap, self.lookahead = cap, lookahead
+        self.device = device
         self.cache: dict[int, np.ndarray] = {}
 
     def kernel(self, d: int) -> np.ndarray:
@@ -207,6 +211,10 @@ class _ExactEngine:
 
     def folds(self, d: int, splits, n_jobs: int) -> list[_FoldPath]:
         E, y_c = self.kernel(d), self.y_c
+        if self.device != "cpu":
+            from rfbench.methods import ridge_torch as rt
+
+            return [_FoldPath(*fold) for fold in rt.kernel_fold_paths(E, y_c, splits, torch_device(self.device))]
 
         def one(split, eigh):
             tr, va = split
@@ -222,6 +230,10 @@ class _ExactEngine:
         """Dual coefficients α = (E_d + m λ I)⁻¹ y_c (consumes the cached kernel)."""
         E = self.kernel(d)
         self.cache.clear()  # E stays alive through the local name and is overwritten below
+        if self.device != "cpu":
+            from rfbench.methods import ridge_torch as rt
+
+            return rt.kernel_solve(E, self.y_c, lam, torch_device(self.device))
         m = E.shape[0]
         E[np.diag_indices(m)] += m * lam
         try:
@@ -235,11 +247,14 @@ class _ExactEngine:
 
 
 class _NystromEngine:
-    """Nyström features Φ_d = K_mn K_nn^{-1/2} per order (current and best order kept)."""
+    """Nyström features Φ_d = K_mn K_nn^{-1/2} per order (current and best order kept). ``device``
+    other than "cpu": the folds' Gram matrices, their eigendecompositions (one batch) and the final
+    ridge solve in torch there (ridge_torch.fold_parts / ridge_solve); the features stay NumPy."""
 
-    def __init__(self, X, h, y_c, landmarks):
+    def __init__(self, X, h, y_c, landmarks, device="cpu"):
         self.X, self.h, self.y_c = X, h, y_c
         self.L = X[landmarks]
+        self.device = device
         self.cache: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def features(self, d: int) -> tuple[np.ndarray, np.ndarray]:
@@ -271,6 +286,12 @@ class _NystromEngine:
     def folds(self, d: int, splits, n_jobs: int) -> list[_FoldPath]:
         Phi, _ = self.features(d)
         y_c, m = self.y_c, Phi.shape[0]
+        if self.device != "cpu":
+            from rfbench.methods import ridge_torch as rt
+
+            dev = torch_device(self.device)
+            parts = rt.fold_parts(rt.as_tensor(Phi, dev), rt.as_tensor(y_c, dev), splits, fit_intercept=False)
+            return [_FoldPath(*parts.numpy_fold(0, k)) for k in range(len(splits))]
         full = GramStats.of(Phi, y_c)
 
         def one(split, eigh):
@@ -287,7 +308,13 @@ class _NystromEngine:
     def final(self, d: int, lam: float) -> np.ndarray:
         """Landmark weights T c, with c the ridge solution on Φ_d (no intercept: y is centred)."""
         Phi, T = self.features(d)
-        coef, _ = ridge_solve(Phi, self.y_c, lam, fit_intercept=False)
+        if self.device != "cpu":
+            from rfbench.methods import ridge_torch as rt
+
+            dev = torch_device(self.device)
+            coef, _ = rt.ridge_solve(rt.as_tensor(Phi, dev), rt.as_tensor(self.y_c, dev), lam, fit_intercept=False)
+        else:
+            coef, _ = ridge_solve(Phi, self.y_c, lam, fit_intercept=False)
         self.cache.clear()
         return T @ coef
 
@@ -323,6 +350,16 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
     n_jobs : int
         Threads for the per-fold eigendecompositions (each holds one fold's matrices); on threads
         they are NumPy's (syevd) instead of SciPy's (syevr), equal to rounding.
+    device : "cpu", "cuda" or "torch-cpu"
+        Where the dense linear algebra runs (rfbench/methods/device.py). "cpu": the NumPy path.
+        Otherwise, in torch float64 there: the exact variant's per-fold eigendecompositions of the
+        m_tr × m_tr training kernels (batched over the folds of one size; O(m³), the bulk of the
+        fit), the validation projections and the final Cholesky solve; the Nyström variant's fold
+        Gram matrices, eigendecompositions and final solve. The ESP kernels and Nyström features
+        (the recursion over the dimensions), the DIRECT search over λ and the order search stay
+        NumPy/SciPy on the CPU, fed with the device's eigenvalues and projections, so the
+        decisions are the NumPy code's; the numbers agree with the CPU path to rounding (not bit
+        for bit). ``n_jobs`` is not used by the device path.
 
     Attributes
     ----------
@@ -345,7 +382,7 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
 
     def __init__(self, n_features=None, order=None, max_order=None, c=20.0, threshold=4000,
                  patience=3, lambda_bounds=None, n_lambda_evals=30, cv=5,
-                 random_state=None, n_jobs=1):
+                 random_state=None, n_jobs=1, device="cpu"):
         self.n_features = n_features
         self.order = order
         self.max_order = max_order
@@ -357,6 +394,7 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
         self.cv = cv
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.device = device
 
     # ----------------------------------------------------------------------------------------
     def _order_settings(self, D: int) -> tuple[int | None, int, int]:
@@ -391,6 +429,8 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"n_lambda_evals must be a positive int, got {self.n_lambda_evals!r}")
         if not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs == 0:
             raise ValueError(f"n_jobs must be a non-zero int, got {self.n_jobs!r}")
+        if uses_torch(check_device(self.device)):
+            torch_device(self.device)           # DeviceUnavailable before any work
         if self.lambda_bounds is None:
             return None
         try:
@@ -428,11 +468,11 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
         if nystrom:
             n = min(m, 500 if self.n_features is None else int(self.n_features))
             landmarks = np.sort(rng.choice(m, size=n, replace=False))
-            engine = _NystromEngine(X, h, y_c, landmarks)
+            engine = _NystromEngine(X, h, y_c, landmarks, self.device)
         else:
             n = None
             engine = _ExactEngine(X, h, y_c, cap,
-                                  1 if fixed_order is not None else min(_ORDER_BLOCK, patience + 1))
+                                  1 if fixed_order is not None else min(_ORDER_BLOCK, patience + 1), self.device)
 
         t0 = time.perf_counter()
         if need_cv:
@@ -487,11 +527,14 @@ class KRRRegressor(SALSARegressor):
     exact/Nyström switch (see ``SALSARegressor``); ``best_params_["order"]`` is D. Its bandwidth
     constant c is chosen by the same inner CV from ``c_grid`` (App. "Some experimental details":
     "our KRR implementation minimises the least squares cross validation error via grid search");
-    ``c_grid=None`` keeps c fixed. ``best_params_["c"]`` is the chosen constant.
+    ``c_grid=None`` keeps c fixed. ``best_params_["c"]`` is the chosen constant. ``device``: as
+    SALSA's (every c of the grid is one fit there: its m_tr × m_tr fold eigendecompositions run on
+    the device, the kernels on the CPU).
     """
 
     def __init__(self, n_features=None, c=20.0, c_grid=(5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0),
-                 threshold=4000, lambda_bounds=None, n_lambda_evals=30, cv=5, random_state=None, n_jobs=1):
+                 threshold=4000, lambda_bounds=None, n_lambda_evals=30, cv=5, random_state=None, n_jobs=1,
+                 device="cpu"):
         self.n_features = n_features
         self.c = c
         self.c_grid = c_grid
@@ -501,6 +544,7 @@ class KRRRegressor(SALSARegressor):
         self.cv = cv
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.device = device
 
     def fit(self, X, y):
         if self.c_grid is None:
