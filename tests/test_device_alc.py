@@ -1,14 +1,19 @@
 """ALC's torch path (rfbench.methods.alc_torch) against the NumPy path, on the CPU ("torch-cpu")."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
-from rfbench.methods import alc_torch  # noqa: E402
-from rfbench.methods.alc import alc_objective, pack  # noqa: E402
+from rfbench.methods import alc, alc_torch  # noqa: E402
+from rfbench.methods.alc import ALCRegressor, alc_objective, pack  # noqa: E402
 from rfbench.methods.common import resolve_cv  # noqa: E402
 from rfbench.methods.cvgrad import prepare_splits  # noqa: E402
+from rfbench.methods.device import DeviceUnavailable  # noqa: E402
 
 
 def problem(seed, Q, m=60, d=3, s=3, restarts=3):
@@ -92,8 +97,51 @@ def test_lockstep_reraises_a_failed_evaluation():
         alc_torch.lockstep_minimise(batch, np.ones((3, 2)), 10)
 
 
+def test_fit_on_torch_cpu_matches_numpy(monkeypatch):
+    starts = []
+    draw = alc.initial_solutions
+    monkeypatch.setattr(alc, "initial_solutions", lambda *a: starts.append(draw(*a)) or starts[-1])
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(250, 3))
+    y = np.sin(X @ [1.0, 0.5, -0.3]) + 0.5 * np.cos(2 * X[:, 1]) + 0.1 * rng.normal(size=250)
+    kw = dict(n_features=20, n_components=2, n_restarts=4, restart_iter=5, final_iter=10, random_state=0)
+    cpu = ALCRegressor(**kw).fit(X[:200], y[:200])
+    dev = ALCRegressor(device="torch-cpu", **kw).fit(X[:200], y[:200])
+    # same restart starts (θ₀ and u's), same trajectories to rounding (measured: 1e-10)
+    assert len(starts) == 2
+    for (th_a, U_a), (th_b, U_b) in zip(*starts, strict=True):
+        assert np.array_equal(th_a, th_b) and np.array_equal(U_a, U_b)
+    np.testing.assert_allclose(dev.restart_errors_, cpu.restart_errors_, rtol=1e-6)
+    assert dev.best_params_["best_restart"] == cpu.best_params_["best_restart"]
+    assert set(dev.best_params_) == set(cpu.best_params_)
+    mse_cpu, mse_dev = (np.mean((e.predict(X[200:]) - y[200:]) ** 2) for e in (cpu, dev))
+    assert mse_dev == pytest.approx(mse_cpu, rel=0.01)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_cuda_without_a_gpu_is_refused():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(DeviceUnavailable):
+        ALCRegressor(n_features=4, n_components=1, n_restarts=2, restart_iter=2, final_iter=2,
+                     device="cuda").fit(X, X[:, 0])
+
+
+def test_device_is_checked():
+    X = np.random.default_rng(0).normal(size=(30, 2))
+    with pytest.raises(ValueError, match="device"):
+        ALCRegressor(device="gpu").fit(X, X[:, 0])
+
+
 def test_torch_path_needs_kfold_splits():
     X = np.random.default_rng(0).normal(size=(30, 2))
     inverted = [(va, tr) for tr, va in resolve_cv(3, 30, np.random.default_rng(0))]
     with pytest.raises(ValueError, match="k-fold"):
         alc_torch.Problem(X, X[:, 0], inverted, 1.0, [np.ones((1, 2, 2))], "torch-cpu")
+
+
+def test_the_numpy_path_does_not_import_torch():
+    code = ("import sys, numpy as np; from rfbench.methods.alc import ALCRegressor; "
+            "X = np.random.default_rng(0).normal(size=(30, 2)); "
+            "ALCRegressor(n_features=4, n_components=1, n_restarts=2, restart_iter=2, final_iter=2).fit(X, X[:, 0]); "
+            "assert 'torch' not in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[1])
