@@ -34,6 +34,21 @@ def unpack(theta: torch.Tensor, Q: int, d: int):
     return mu, D, nu, torch.exp(theta[:, -1])
 
 
+class Gram(torch.autograd.Function):
+    """H = FᵀF over the last two dimensions. Its backward, dE/dF = F (Ḡ + Ḡᵀ) for Ḡ = dE/dH, is one
+    product; autograd's own (the two operands of a matmul) takes two, the bulk of an evaluation."""
+
+    @staticmethod
+    def forward(ctx, F):
+        ctx.save_for_backward(F)
+        return F.mT @ F
+
+    @staticmethod
+    def backward(ctx, dH):
+        (F,) = ctx.saved_tensors
+        return F @ (dH + dH.mT)
+
+
 def cholesky(P: torch.Tensor) -> torch.Tensor:
     """Cholesky factors of the batch of SPD ridge matrices P (… × p × p), with cvgrad's tiny jitter,
     1e-10 · trace(P)/p on the diagonal, on the matrices that fail numerically (a constant: the
@@ -48,6 +63,25 @@ def cholesky(P: torch.Tensor) -> torch.Tensor:
         if bool((info > 0).any()):
             raise np.linalg.LinAlgError("Cholesky factorisation of a ridge matrix failed after the jitter")
     return L
+
+
+class RidgeSolve(torch.autograd.Function):
+    """c = P⁻¹b for a batch of SPD ridge matrices, by :func:`cholesky`. The backward uses the same
+    factor, as the Keerthi gradient does: t = P⁻¹c̄, dE/dP = −t cᵀ, dE/db = t (differentiating the
+    factorisation instead costs several p³ per matrix, more than the rest of an evaluation)."""
+
+    @staticmethod
+    def forward(ctx, P, b):
+        L = cholesky(P)
+        c = torch.cholesky_solve(b, L)
+        ctx.save_for_backward(L, c)
+        return c
+
+    @staticmethod
+    def backward(ctx, dc):
+        L, c = ctx.saved_tensors
+        t = torch.cholesky_solve(dc, L)
+        return -t @ c.mT, t
 
 
 def cv_objective(theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor, U: torch.Tensor,
@@ -65,17 +99,19 @@ def cv_objective(theta: torch.Tensor, X: torch.Tensor, y: torch.Tensor, U: torch
     Zy = torch.cat([X.new_ones(B, m, 1), scale * torch.sin(XW), scale * torch.cos(XW),
                     y.expand(B, m)[:, :, None]], dim=2)
     p = Zy.shape[2] - 1
-    folds = [slice(lo, hi) for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
-    m_va = torch.tensor([f.stop - f.start for f in folds], dtype=X.dtype, device=X.device)
+    sizes = [hi - lo for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
+    folds = Zy.split(sizes, dim=1)                                         # views, fold by fold
+    m_va = torch.tensor(sizes, dtype=X.dtype, device=X.device)
     # one Gram matrix of [Z, y] per fold; split j trains on the full one minus fold j's
-    H = torch.stack([Zy[:, f].mT @ Zy[:, f] for f in folds], dim=1)        # B × k × (p+1) × (p+1)
+    H = torch.stack([Gram.apply(F) for F in folds], dim=1)                  # B × k × (p+1) × (p+1)
     H_tr = H.sum(dim=1, keepdim=True) - H
     ridge = ((m - m_va)[None, :] * lam[:, None])[:, :, None, None]         # m_tr λ, B × k × 1 × 1
     P = H_tr[:, :, :p, :p] + ridge * torch.eye(p, dtype=X.dtype, device=X.device)
-    c = torch.cholesky_solve(H_tr[:, :, :p, p:], cholesky(P))              # B × k × p × 1
-    # validation error of split j on fold j
-    errors = torch.stack([(Zy[:, f, :p] @ c[:, j] - Zy[:, f, p:]).square().mean(dim=(1, 2))
-                          for j, f in enumerate(folds)], dim=1)            # B × k
+    c = RidgeSolve.apply(P, H_tr[:, :, :p, p:])                            # B × k × p × 1
+    # validation error of split j on fold j: residuals Z_j c_j − y_j = [Z_j, y_j] [c_j; −1]
+    c_1 = torch.cat([c, -torch.ones_like(c[:, :, :1])], dim=2)
+    errors = torch.stack([(F @ c_1[:, j]).square().mean(dim=(1, 2)) for j, F in enumerate(folds)],
+                         dim=1)                                            # B × k
     return errors.mean(dim=1) / y_var
 
 
