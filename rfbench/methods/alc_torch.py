@@ -4,10 +4,12 @@ The objective is :func:`rfbench.methods.alc.alc_objective`'s: the k-fold CV erro
 [1, ν_q² sin(XW), ν_q² cos(XW)], each training Gram matrix the full one minus its fold's, divided by
 var(y), as a function of θ = (μ, D, ν, log λ) packed as :func:`rfbench.methods.alc.pack` packs it.
 Here it is written once for a batch of restarts (θ and u's with a leading batch dimension, every
-fold of every restart factored in one batched Cholesky) and differentiated by autograd instead of
-the Keerthi formulas, so that a GPU evaluates the 10 restarts together. The L-BFGS-B runs stay in
-SciPy: :func:`lockstep_minimise` runs one optimiser per restart, each in its own thread, and answers
-their requests for f and ∇f together once every optimiser still running has made one.
+fold of every restart factored in one batched Cholesky), so that a GPU evaluates the 10 restarts
+together, and differentiated by autograd; two steps have their backward written out because
+autograd's own is far slower: the ridge solve (the Keerthi adjoint t = P⁻¹c̄ from the same factor)
+and the Gram matrices. The L-BFGS-B runs stay in SciPy: :func:`lockstep_minimise` runs one
+optimiser per restart, each in its own thread, and answers their requests for f and ∇f together
+once every optimiser still running has made one.
 torch is imported here only; :mod:`rfbench.methods.alc` imports this module only for a torch device.
 """
 
