@@ -49,6 +49,10 @@ Choices where the sources are silent (method-notes §3.3 [O] items, plus ours):
   the GFC paper parallelised its à la carte over the folds, App. C.3); all random draws are made up
   front, so the restarts do not depend on n_jobs and the final run agrees to rounding (its sums
   are grouped by the threads' blocks).
+* device (issue 38): with ``device="cuda"`` (or "torch-cpu", for CI) the same objective runs in
+  torch float64 (:mod:`rfbench.methods.alc_torch`, imported only then; the gradient by autograd),
+  the restarts' evaluations batched into one on the device. The random draws are the NumPy path's,
+  so the restarts start from the same points; the trajectories agree to rounding.
 """
 
 from __future__ import annotations
@@ -64,6 +68,7 @@ from threadpoolctl import threadpool_limits
 
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.cvgrad import RowPool, Workspace, contiguous_folds, trig_cv_grad, trig_features
+from rfbench.methods.device import check_device, uses_torch
 from rfbench.methods.ridge import ridge_solve
 from rfbench.methods.tuning import Stopwatch
 
@@ -144,6 +149,26 @@ def _minimise(theta0, X, y, U, splits, y_var, maxiter, n_threads=1):
     return opt.x, float(opt.fun)
 
 
+def _search(starts, X, y, splits, y_var, restart_iter, final_iter, n_jobs):
+    """ALCRegressor's search in NumPy: every restart ([(θ₀, U)]) for ``restart_iter`` iterations, on
+    ``n_jobs`` processes, then the best one for ``final_iter``, its folds on ``n_jobs`` threads.
+    Returns (restart errors, best restart, θ, f), the objective divided by y_var."""
+    # 10 restarts × 20 iterations ...
+    n_procs = min(effective_n_jobs(n_jobs), len(starts))
+    if n_procs > 1:
+        with parallel_config(backend="loky", inner_max_num_threads=1):
+            results = Parallel(n_jobs=n_procs)(
+                delayed(_minimise)(th, X, y, U, splits, y_var, restart_iter) for th, U in starts)
+    else:
+        results = [_minimise(th, X, y, U, splits, y_var, restart_iter) for th, U in starts]
+    restart_errors = np.array([fun for _, fun in results])
+    best = int(np.argmin(restart_errors))
+    # ... then the best one (with its u's) for another 200, its folds on the n_jobs cores
+    theta, fun = _minimise(results[best][0], X, y, starts[best][1], splits, y_var, final_iter,
+                           effective_n_jobs(n_jobs))
+    return restart_errors, best, theta, fun
+
+
 class ALCRegressor(RegressorMixin, BaseEstimator):
     """À la carte (mixture-of-Gaussians spectrum) with a CV-gradient objective + ridge regression.
 
@@ -155,6 +180,9 @@ class ALCRegressor(RegressorMixin, BaseEstimator):
     final_iter : L-BFGS-B iterations continuing from the best restart.
     cv : the k-fold CV of the objective (int or iterable of (train, test) pairs).
     random_state, n_jobs : see :mod:`rfbench.methods.common` (restarts run in parallel processes).
+    device : "cpu" (NumPy, the reference), "cuda"/"cuda:K" or "torch-cpu" (:mod:`rfbench.methods.device`):
+        the objective in torch float64 (:mod:`rfbench.methods.alc_torch`), the restarts batched on the
+        device (n_jobs unused); same random draws, so the same restart starts as on the CPU.
 
     Attributes
     ----------
@@ -164,7 +192,7 @@ class ALCRegressor(RegressorMixin, BaseEstimator):
     """
 
     def __init__(self, n_features=100, n_components=5, n_restarts=10, restart_iter=20,
-                 final_iter=200, cv=5, random_state=None, n_jobs=1):
+                 final_iter=200, cv=5, random_state=None, n_jobs=1, device="cpu"):
         self.n_features = n_features
         self.n_components = n_components
         self.n_restarts = n_restarts
@@ -173,8 +201,10 @@ class ALCRegressor(RegressorMixin, BaseEstimator):
         self.cv = cv
         self.random_state = random_state
         self.n_jobs = n_jobs
+        self.device = device
 
     def fit(self, X, y):
+        device = check_device(self.device)
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         y = np.asarray(y, dtype=np.float64)
         rng = as_generator(self.random_state)
@@ -192,22 +222,14 @@ class ALCRegressor(RegressorMixin, BaseEstimator):
         starts = initial_solutions(X, y, Q, s, max(1, int(self.n_restarts)), rng)
 
         with timer:
-            # 10 restarts × 20 iterations ...
-            n_jobs = min(effective_n_jobs(self.n_jobs), len(starts))
-            if n_jobs > 1:
-                with parallel_config(backend="loky", inner_max_num_threads=1):
-                    results = Parallel(n_jobs=n_jobs)(
-                        delayed(_minimise)(th, X_cv, yc_cv, U, splits, y_var, self.restart_iter)
-                        for th, U in starts)
+            if uses_torch(device):   # the same search in torch, the restarts batched on the device
+                from rfbench.methods import alc_torch
+                restart_errors, best, theta, fun = alc_torch.search(
+                    starts, X_cv, yc_cv, splits, y_var, self.restart_iter, self.final_iter, device)
             else:
-                results = [_minimise(th, X_cv, yc_cv, U, splits, y_var, self.restart_iter)
-                           for th, U in starts]
-            restart_errors = np.array([fun for _, fun in results])
-            best = int(np.argmin(restart_errors))
-            # ... then the best one (with its u's) for another 200, its folds on the n_jobs cores
+                restart_errors, best, theta, fun = _search(
+                    starts, X_cv, yc_cv, splits, y_var, self.restart_iter, self.final_iter, self.n_jobs)
             U = starts[best][1]
-            theta, fun = _minimise(results[best][0], X_cv, yc_cv, U, splits, y_var, self.final_iter,
-                                   effective_n_jobs(self.n_jobs))
 
         # final model: ridge with the learned θ and λ on all training rows
         mu, D, nu, lam = unpack(theta, Q, d)
