@@ -132,7 +132,8 @@ def cpu_plan(available: set[str], device_tasks: list) -> list[tuple[str, str, in
         else:
             sample += [(d, m, n) for d in small[:3] for n in BUDGETS]
     calibration = [(d, m, 100) for m in ("lgbm", "gbrff", "gfc") for d in small[:2]]
-    return calibration + sample
+    longest = [t for t in sample if t[1] == "alc" and t[2] == 500]
+    return longest + calibration + [t for t in sample if t not in longest]
 
 
 # --------------------------------------------------------------------------------------------
@@ -339,13 +340,13 @@ def main(argv=None) -> int:
         print(render(json.loads(Path(args.render).read_text())))
         return 0
 
-    from rfbench.runner import available_datasets
+    from rfbench.data.loader import offline
     from rfbench.spec import load_spec
 
     data_dir = os.environ.get("RFBENCH_DATA_DIR")
     table_ds = list(load_spec("gfc2016-table1").plan.datasets)
     wanted = args.datasets.split(",") if args.datasets else list(dict.fromkeys(TORGO + table_ds))
-    available = set(available_datasets(wanted, data_dir, False, lambda msg: print("note:", msg, file=sys.stderr)))
+    available = {d for d in wanted if offline(d, data_dir)}      # present; the loader checks the files
     cores = os.cpu_count() or 1
     cpu_workers = args.cpu_workers or max(1, cores - args.slots)
     out = {"environment": environment(args.device), "budget_s": args.budget_s, "slots": args.slots,
