@@ -61,8 +61,8 @@ def objective_fn(xp, X, y, k, Q, s, d, y_var):
         B = theta.shape[0]
         mu = theta[:, :Q * d].reshape(B, Q, 1, d)
         D = theta[:, Q * d:2 * Q * d].reshape(B, Q, 1, d)
-        scale = xp.concatenate([theta[:, 2 * Q * d + q:2 * Q * d + q + 1] ** 2 * xp.ones_like(theta[:, :s])
-                                for q in range(Q)], axis=1)          # ν_q² repeated s times
+        nu2 = theta[:, 2 * Q * d:2 * Q * d + Q] ** 2
+        scale = (nu2[:, :, None] * xp.ones_like(U[..., 0])).reshape(B, Q * s)   # ν_q² repeated s times
         lam = xp.exp(theta[:, -1])
         W = (D * U + mu).reshape(B, Q * s, d)
         P = X @ W.swapaxes(1, 2)                                     # B × m × n

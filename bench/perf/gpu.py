@@ -106,20 +106,23 @@ def accepts_device(method: str) -> bool:
     return "device" in inspect.signature(cls).parameters
 
 
-def device_plan(available: set[str], table_datasets: list[str]) -> list[tuple[str, str, int]]:
-    """(dataset, method, n) served by the device: the torgo suite first, then the GFC tables' rest."""
-    suite = [(ds, m, n) for m in SUITE_METHODS if accepts_device(m) for ds in TORGO for n in BUDGETS]
-    extra_methods = ["alc", "alc-q1", "alc-q2", "rff-laplace", "rff-cauchy", "rff-gauss",
-                     "rff-gauss-grid", "rff-laplace-grid", "rff-cauchy-grid"]
+def device_plan(available: set[str], table_datasets: list[str], only: list[str] | None = None,
+                budgets=BUDGETS) -> list[tuple[str, str, int]]:
+    """(dataset, method, n) served by the device: the torgo suite first, then the GFC tables' rest
+    (``only``: these methods alone)."""
+    suite_methods = [m for m in SUITE_METHODS if not only or m in only]
+    suite = [(ds, m, n) for m in suite_methods if accepts_device(m) for ds in TORGO for n in budgets]
+    extra_methods = [m for m in ("alc", "alc-q1", "alc-q2", "rff-laplace", "rff-cauchy", "rff-gauss",
+                                 "rff-gauss-grid", "rff-laplace-grid", "rff-cauchy-grid") if not only or m in only]
     extra = [(ds, m, n) for m in extra_methods if accepts_device(m) for ds in table_datasets
-             for n in BUDGETS if (ds, m, n) not in suite]
+             for n in budgets if (ds, m, n) not in suite]
     plan = [t for t in suite + extra if t[0] in available]
     # longest first within each part: big budgets and à la carte first keeps the slots full
     key = {t: i for i, t in enumerate(plan)}
     return sorted(plan, key=lambda t: (t not in suite, -t[2], not t[1].startswith("alc"), key[t]))
 
 
-def cpu_plan(available: set[str], device_tasks: list) -> list[tuple[str, str, int]]:
+def cpu_plan(available: set[str], device_tasks: list, budgets=BUDGETS) -> list[tuple[str, str, int]]:
     """The CPU sample: the same folds on the NumPy path for a spread of (method, n, dataset),
     then calibration folds of the CPU-only methods. Longest first."""
     device_methods = sorted({m for _, m, _ in device_tasks if m in SUITE_METHODS})
@@ -128,9 +131,9 @@ def cpu_plan(available: set[str], device_tasks: list) -> list[tuple[str, str, in
     sample = []
     for m in device_methods:
         if m == "alc":
-            sample += [(d, m, 500) for d in small[:3]] + [(d, m, 100) for d in small]
+            sample += [(d, m, n) for n in budgets for d in (small[:3] if n == max(BUDGETS) else small)]
         else:
-            sample += [(d, m, n) for d in small[:3] for n in BUDGETS]
+            sample += [(d, m, n) for d in small[:3] for n in budgets]
     calibration = [(d, m, 100) for m in ("lgbm", "gbrff", "gfc") for d in small[:2]]
     longest = [t for t in sample if t[1] == "alc" and t[2] == 500]
     return longest + calibration + [t for t in sample if t not in longest]
@@ -333,6 +336,8 @@ def main(argv=None) -> int:
     ap.add_argument("--slots", type=int, default=4, help="worker processes sharing the GPU (default 4)")
     ap.add_argument("--cpu-workers", type=int, default=None, help="CPU sample workers (default: cores - slots)")
     ap.add_argument("--datasets", help="comma-separated subset (default: every available set)")
+    ap.add_argument("--features", default="100,500", help="budgets n (default 100,500)")
+    ap.add_argument("--methods", help="comma-separated device methods (default: every one the device serves)")
     ap.add_argument("--output", default=str(REPO / "results" / "gpu-benchmark.json"))
     ap.add_argument("--render", metavar="FILE", help="print the markdown summary of a results file and stop")
     args = ap.parse_args(argv)
@@ -351,8 +356,9 @@ def main(argv=None) -> int:
     cpu_workers = args.cpu_workers or max(1, cores - args.slots)
     out = {"environment": environment(args.device), "budget_s": args.budget_s, "slots": args.slots,
            "cpu_workers": cpu_workers, "datasets": sorted(available), "device_rows": [], "cpu_rows": []}
-    dtasks = device_plan(available, table_ds)
-    ctasks = cpu_plan(available, dtasks)
+    budgets = tuple(int(v) for v in args.features.split(","))
+    dtasks = device_plan(available, table_ds, args.methods.split(",") if args.methods else None, budgets)
+    ctasks = cpu_plan(available, dtasks, budgets)
     out["planned"] = {"device": len(dtasks), "cpu": len(ctasks)}
     output = Path(args.output)
 

@@ -36,8 +36,9 @@ BATCH_BYTES = 2**30
 
 
 def as_tensor(a, device) -> torch.Tensor:
-    """A float64 tensor of ``a`` on ``device`` (a torch.device)."""
-    return torch.as_tensor(np.asarray(a, dtype=np.float64), dtype=F64, device=device)
+    """A float64 tensor of ``a`` on ``device`` (a torch.device): a copy, since the runner hands
+    read-only arrays that torch must not share (it warns, and a write would change the data)."""
+    return torch.from_numpy(np.array(a, dtype=np.float64)).to(device)
 
 
 def _index(idx, device) -> torch.Tensor:
