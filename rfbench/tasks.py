@@ -160,8 +160,8 @@ def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, thre
             _execute(item, protocol, data_dir, threads, timeout_s, records, data)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a record, never a crash
         status = "timeout" if isinstance(exc, TaskTimeout) else "error"
-        if is_out_of_memory(exc):
-            message = GPU_OOM.format(_first_line(exc) or type(exc).__name__)
+        if is_out_of_memory(exc):       # torch's line is long: cut it, so that the advice stays in the record
+            message = GPU_OOM.format((_first_line(exc) or type(exc).__name__)[:300])
             _free_gpu_cache()
         else:
             message = f"{type(exc).__name__}: {_first_line(exc)}"

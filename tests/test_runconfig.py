@@ -163,7 +163,8 @@ class CpuEst(RegressorMixin, BaseEstimator):
         if os.environ.get("RFBENCH_TEST_OOM") and getattr(self, "device", "cpu") != "cpu":
             class OutOfMemoryError(RuntimeError):
                 pass
-            raise OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 GiB total)\\nmore")
+            raise OutOfMemoryError("CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 GiB total)"
+                                   + os.environ["RFBENCH_TEST_OOM"] + "\\nmore")
         with open(os.path.join(os.environ["RFBENCH_TEST_LOG"], "fits.jsonl"), "a") as fh:
             fh.write(__import__("json").dumps({"kind": self.kind, "device": getattr(self, "device", None),
                                                "pid": os.getpid(), "rs": self.random_state, "start": start,
@@ -253,12 +254,17 @@ def test_a_device_item_gives_its_estimator_the_device_and_records_it(devmod):
 def test_a_gpu_out_of_memory_error_is_the_tasks_one_line_error_record(devmod, monkeypatch):
     from rfbench import registry
 
-    monkeypatch.setenv("RFBENCH_TEST_OOM", "1")
+    monkeypatch.setenv("RFBENCH_TEST_OOM", ".")
     [dev] = registry.resolve_method_names(["devmod:DevEst"])
     [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, gpu_slots=4)
     assert rec["status"] == "error" and rec["device"] == "cuda"
     assert rec["message"] == ("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 GiB "
-                              "total); lower --gpu-slots or the budget")
+                              "total).; lower --gpu-slots or the budget")
+    # torch's one line is long (its advice on fragmentation): cut, so that ours stays in the record
+    monkeypatch.setenv("RFBENCH_TEST_OOM", " Of the allocated memory ..." * 30)
+    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, gpu_slots=4)
+    assert rec["message"].startswith("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert rec["message"].endswith("; lower --gpu-slots or the budget") and len(rec["message"]) <= 500
 
 
 def test_the_device_is_recorded_but_not_part_of_the_protocol_key(devmod, fake_gpu, tmp_path):
