@@ -114,10 +114,11 @@ class _Lane:
 
 class Lanes:
     """``jobs`` lanes of one worker each (see the module notes); ``args``/``kwargs`` follow the item
-    in :func:`rfbench.tasks.execute`."""
+    in :func:`rfbench.tasks.execute`. ``track_starts`` (a run with a time limit): each task reports its
+    start; without a limit nothing needs it, and no file is written or polled."""
 
-    def __init__(self, jobs: int, args: tuple, kwargs: dict | None = None):
-        self.args, self.kwargs = args, kwargs or {}
+    def __init__(self, jobs: int, args: tuple, kwargs: dict | None = None, track_starts: bool = True):
+        self.args, self.kwargs, self.track_starts = args, kwargs or {}, track_starts
         self.lanes = [_Lane() for _ in range(jobs)]
         _remove_stale_start_dirs()
         self.tmp = tempfile.mkdtemp(prefix=f"{START_DIR_PREFIX}{os.getpid()}-")
@@ -132,9 +133,12 @@ class Lanes:
 
     def submit(self, item: WorkItem) -> None:
         lane = next(lane for lane in self.lanes if lane.item is None)
+        lane.item, lane.started = item, not self.track_starts
+        if not self.track_starts:
+            lane.future = lane.executor.submit(execute, item, *self.args, **self.kwargs)
+            return
         self._count += 1
         lane.start_file = os.path.join(self.tmp, f"{self._count}.start")
-        lane.item, lane.started = item, False
         lane.future = lane.executor.submit(_started_then, lane.start_file, execute, (item, *self.args), self.kwargs)
 
     def _free(self, lane: _Lane) -> None:
@@ -215,7 +219,7 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
     Returns the :class:`rfbench.executor.Dispatch` that ran them."""
     args = (protocol, data_dir, threads, timeout_s)
     kwargs = {"gpu_slots": gpu_slots} if gpu_slots else {}
-    executor = InProcess(args, kwargs) if in_process else Lanes(jobs, args, kwargs)
+    executor = InProcess(args, kwargs) if in_process else Lanes(jobs, args, kwargs, track_starts=bool(timeout_s))
     dispatch = Dispatch(executor, items, protocol, threads, timeout_s, take, collect, release,
                         device_slots=gpu_slots)
     dispatch.run()
