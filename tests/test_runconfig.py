@@ -133,6 +133,12 @@ def test_device_auto_runs_on_the_cpu_with_the_note_once_and_the_config_file_sets
     assert {r["device"] for r in runner.RunDir(out).records()} == {"cpu"}
     main([*argv, "--device", "cpu"])            # the command line wins: no note
     assert "--device auto" not in capsys.readouterr().err
+    monkeypatch.setenv("RFBENCH_DEVICE", "cpu")   # so does the environment over the file
+    main(argv)
+    assert "--device auto" not in capsys.readouterr().err
+    monkeypatch.setenv("RFBENCH_DEVICE", "gpu")
+    _one_line_error(capsys, argv, "RFBENCH_DEVICE=gpu must be one of cpu, cuda, auto")
+    monkeypatch.delenv("RFBENCH_DEVICE")
     settings.write_text('device = "gpu"\n')
     _one_line_error(capsys, argv, "'device' must be one of cpu, cuda, auto, got 'gpu'")
 
