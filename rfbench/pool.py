@@ -19,18 +19,7 @@ import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 
-from rfbench.executor import (  # noqa: F401  # noqa: F401
-    MAX_WORKER_DEATHS,
-    TIMEOUT_GRACE,
-    Died,
-    Dispatch,
-    Failed,
-    Finished,
-    Started,
-    time_limit,
-    timeout_records,
-)
-from rfbench.executor import failed_records as _failed_records  # noqa: F401 - the old names, for scripts
+from rfbench.executor import Died, Dispatch, Failed, Finished, Started
 from rfbench.tasks import WorkItem, execute
 
 #: seconds between two looks for the start files of tasks submitted but not started yet
