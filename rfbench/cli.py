@@ -13,10 +13,9 @@ from pathlib import Path
 import click
 
 from rfbench.errors import UsageError
+from rfbench.runconfig import DEFAULT_GPU_SLOTS, MAX_TIMEOUT_S, check_timeout  # noqa: F401 - MAX_TIMEOUT_S: the old name
 
 DEFAULT_SUITE = "synthetic"
-#: the longest --timeout: the task's alarm (setitimer) of timeout × budgets overflows far beyond it
-MAX_TIMEOUT_S = 30 * 86400
 #: the largest feature budget: a method allocates rows × n features, so more cannot run anyway
 MAX_FEATURES = 10**6
 
@@ -30,13 +29,7 @@ def parse_duration(text: str | None) -> float | None:
     if not m or not any(m.groups()):
         raise UsageError(f"--timeout '{text}' is not a duration; use e.g. 90s, 30m, 2h or 1h30m")
     h, mi, s = (float(g) if g else 0.0 for g in m.groups())
-    total = 3600 * h + 60 * mi + s
-    if total <= 0:
-        raise UsageError("--timeout must be positive")
-    if total > MAX_TIMEOUT_S:
-        raise UsageError(f"--timeout '{text}' is longer than {MAX_TIMEOUT_S // 86400} days "
-                         f"({MAX_TIMEOUT_S // 3600}h); give a shorter limit, or leave --timeout out for none")
-    return total
+    return check_timeout(3600 * h + 60 * mi + s, text)
 
 
 def parse_int_list(text: str, option: str, at_most: int) -> list[int]:
@@ -156,6 +149,44 @@ def worker_options(command):
                              "cores // threads)")(command)
 
 
+def device_options(command):
+    """--device and --gpu-slots (run, reproduce)."""
+    command = click.option("--gpu-slots", default=None, type=int,
+                           help=f"with the GPU: at most this many device tasks at once, each worker that runs one "
+                                f"capped to 0.9 / slots of its memory; the other workers run CPU tasks meanwhile "
+                                f"(default {DEFAULT_GPU_SLOTS})")(command)
+    return click.option("--device", default=None, type=click.Choice(["cpu", "cuda", "auto"]),
+                        help="where the methods that can use a GPU compute: cpu (the NumPy path), cuda (refused "
+                             "without torch or a GPU: pip install 'rfbench[gpu]') or auto (the GPU when there is "
+                             "one); default: the device setting ($RFBENCH_DEVICE, config file), else cpu; the "
+                             "other methods run on the CPU")(command)
+
+
+def run_config(*, jobs=None, threads=None, timeout=None, seeds=None, fold_list=None, backend="local", scheduler=None,
+               data_dir=None, strict=False, device=None, gpu_slots=None):
+    """The RunConfig of a command's options, validated once (one line for what is wrong); ``device``
+    left out: the device setting. The note of ``--device auto`` falling back to the CPU is shown here,
+    once."""
+    from rfbench import config as settings
+    from rfbench.runconfig import RunConfig
+
+    origin = ""
+    if device is None:
+        device, origin = settings.device_setting()
+    try:
+        config = RunConfig(jobs=jobs, threads=threads, timeout_s=parse_duration(timeout),
+                           seeds=tuple(seeds) if seeds is not None else None, folds=parse_folds(fold_list),
+                           backend=backend, scheduler=scheduler, data_dir=data_dir, strict=strict, device=device,
+                           gpu_slots=DEFAULT_GPU_SLOTS if gpu_slots is None else gpu_slots)
+    except UsageError as exc:
+        if origin and str(exc).startswith("--device"):
+            raise UsageError(f"{exc} (the device setting: {device}, from {origin})") from None
+        raise
+    if config.device_note:
+        click.echo(f"note: {config.device_note}", err=True)
+    return config
+
+
 def no_mirror_note(data_dir: str | None) -> str | None:
     """A line saying that no dataset mirror is set, or None: without one, every dataset read from the
     mirror counts as "without data offline", which is not true of a machine that has the mirror."""
@@ -223,9 +254,10 @@ def cli():
               help="show the tasks that would run, those done in --out and the estimated core-hours; run nothing, "
                    "write nothing")
 @backend_options
+@device_options
 def run(suite, dataset_names, method_names, features, protocol_name, outer_folds, inner_folds, repeats,
         test_size, seed, seed_list, fold_list, jobs, threads, timeout, max_samples, out, data_dir, strict, no_report,
-        quiet, dry_run, target, task_type, registry_files, backend, scheduler):
+        quiet, dry_run, target, task_type, registry_files, backend, scheduler, device, gpu_slots):
     """Run the protocol for datasets × methods × n_features; resumes an existing --out."""
     # the report (scipy.stats, ~0.5 s) is imported to render it: the first progress line comes before
     # that import (the method checks import scipy.stats through sklearn later anyway)
@@ -259,17 +291,15 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     seeds = parse_seeds(seed_list, seed)
     protocol = Protocol(protocol_name, outer_folds, inner_folds, seeds[0], repeats, test_size, max_samples)
     budgets = parse_int_list(features, "--features", MAX_FEATURES)
-    timeout_s = parse_duration(timeout)
+    config = run_config(jobs=jobs, threads=threads, timeout=timeout, seeds=seeds, fold_list=fold_list,
+                        backend=backend, scheduler=scheduler, data_dir=data_dir, strict=strict, device=device,
+                        gpu_slots=gpu_slots)
     if dry_run:
-        table = runner.dry_run(names, methods, budgets, protocol, out,
-                               data_dir=data_dir, folds=parse_folds(fold_list), seeds=seeds)
+        table = runner.dry_run(names, methods, budgets, protocol, out, config)
         click.echo(runner.render_dry_run(table, out), nl=False)
         return
-    run_dir = runner.run(names, methods, budgets, protocol, out,
-                         jobs=jobs, timeout_s=timeout_s, data_dir=data_dir, strict=strict,
-                         progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]),
-                         threads=threads, folds=parse_folds(fold_list), seeds=seeds, backend=backend,
-                         scheduler=scheduler)
+    run_dir = runner.run(names, methods, budgets, protocol, out, config, progress=not quiet,
+                         command="rfbench " + " ".join(sys.argv[1:]))
     df = load_results([run_dir.path], protocol=protocol.key())     # this run's protocol, every seed in --out
     counts = df["status"].value_counts().to_dict()
     click.echo(f"results: {run_dir.path / 'results.csv'} ({', '.join(f'{v} {k}' for k, v in counts.items())})")
@@ -446,8 +476,10 @@ def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
               help="show each spec's tasks that would run, those done in its results directory and the estimated "
                    "core-hours; run, check and write nothing")
 @backend_options
+@device_options
 def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_reference, out, fold_list,
-                  method_list, dataset_list, jobs, threads, timeout, data_dir, quiet, dry_run, backend, scheduler):
+                  method_list, dataset_list, jobs, threads, timeout, data_dir, quiet, dry_run, backend, scheduler,
+                  device, gpu_slots):
     """Run what each experiment spec declares, then check it against the published table and
     write check.txt and report.md into the spec's results directory (resumable)."""
     from rfbench import reproduce
@@ -461,7 +493,7 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
         raise UsageError("name one or more specs (see `rfbench reproduce --list`) or give --all")
     if out is not None:
         out = results_dir_option(out)
-    timeout_s = parse_duration(timeout)
+    parse_duration(timeout)         # a bad --timeout is refused before the specs are read
     loaded = [load_spec(n) for n in names]
     check_jobs(backend, scheduler)
     note = no_mirror_note(data_dir)
@@ -470,16 +502,24 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
                          "set RFBENCH_DATA_DIR or --data-dir")
     if dry_run and (ci or check_only or list_only or summary):
         raise UsageError("--dry-run shows what a run would do; leave out --ci, --check-only, --list and --summary")
+    runs = not (ci or check_only or list_only or summary)
+    # one config for every spec, validated once; --ci runs locally on the CPU, and --check-only, --list
+    # and --summary run nothing: their device and workers are not asked for
+    config = run_config(jobs=jobs, threads=threads, timeout=timeout, fold_list=fold_list, backend=backend,
+                        scheduler=scheduler, data_dir=data_dir, device=device if runs else "cpu",
+                        gpu_slots=gpu_slots)
     if dry_run:
         for spec in loaded:
             click.echo(f"== {spec.name}: {spec.title}")
-            click.echo(reproduce.dry_run_spec(spec, folds=parse_folds(fold_list), data_dir=data_dir,
-                                              only_methods=_names(method_list), only_datasets=_names(dataset_list)))
+            click.echo(reproduce.dry_run_spec(spec, config, only_methods=_names(method_list),
+                                              only_datasets=_names(dataset_list)))
         if note:
             click.echo(note, err=True)
         return
     if ci and (backend != "local" or scheduler is not None):
         raise UsageError("--ci runs its fast configurations locally; leave out --backend and --scheduler")
+    if ci and device not in (None, "cpu"):
+        raise UsageError("--ci compares with references computed on the CPU; leave out --device")
     if ci:
         from rfbench import regress
 
@@ -494,11 +534,8 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     if not (check_only or list_only or summary):
         for spec in loaded:
             click.echo(f"== {spec.name}: {spec.title}", err=True)
-            reproduce.run_spec(spec, jobs=jobs, threads=threads, timeout_s=timeout_s,
-                               folds=parse_folds(fold_list), data_dir=data_dir, progress=not quiet,
-                               command="rfbench " + " ".join(sys.argv[1:]),
-                               only_methods=_names(method_list), only_datasets=_names(dataset_list),
-                               backend=backend, scheduler=scheduler)
+            reproduce.run_spec(spec, config, progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]),
+                               only_methods=_names(method_list), only_datasets=_names(dataset_list))
     checked = [reproduce.check_spec(spec, data_dir) for spec in loaded]
     if list_only:
         click.echo(reproduce.list_table(checked), nl=False)
@@ -682,8 +719,8 @@ def compare_run(baseline, method_names, dataset_names, features, fold_list, prot
     run_dir, b, names = compare.run(
         baseline, split_names(method_names), split_names(dataset_names) or None,
         parse_int_list(features, "--features", MAX_FEATURES) if features else None, parse_folds(fold_list), out,
-        protocol_key=protocol_key, data_dir=data_dir, jobs=jobs, threads=threads, timeout_s=parse_duration(timeout),
-        progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]))
+        run_config(jobs=jobs, threads=threads, timeout=timeout, data_dir=data_dir, device="cpu"),
+        protocol_key=protocol_key, progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]))
     click.echo(f"results: {run_dir.path} ({', '.join(names)}); splits identical to baseline {b.name} "
                "(by their fingerprints, checked before the run)")
     if not no_report:

@@ -29,6 +29,7 @@ import pandas as pd
 from rfbench import baselines, cells, registry, runner
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
+from rfbench.runconfig import RunConfig
 from rfbench.store import RunDir, atomic_write_text, load_results, pool_frames
 
 MARKER = "compare.json"
@@ -54,10 +55,14 @@ def _fingerprint_mismatch(dataset: str, seed: int, ours: str | None, theirs: str
 
 
 def run(baseline: str, methods: list[str], datasets: list[str] | None, features: list[int] | None, folds,
-        out: str, *, protocol_key: str | None = None, data_dir: str | None = None, **run_options):
+        out: str, config=None, *, protocol_key: str | None = None, progress: bool = True,
+        command: str | None = None):
     """Run ``methods`` on the baseline's outer folds (see the module notes); returns (RunDir, Baseline,
-    datasets run). ``run_options`` go to :func:`rfbench.runner.run` (jobs, threads, timeout_s, progress,
-    command)."""
+    datasets run). ``config`` (a :class:`rfbench.runconfig.RunConfig`) sets the workers, threads, time
+    limit and data directory; the folds and seeds are the baseline's (``folds``: a subset of them) and a
+    dataset that cannot be obtained is an error."""
+    config = config if config is not None else RunConfig()
+    data_dir = config.data_dir
     b = baselines.load(baseline)
     key, settings = _protocol(b, protocol_key)
     rows = b.frame[b.frame["protocol"] == key]
@@ -88,8 +93,8 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
             if ours != want:
                 raise UsageError(_fingerprint_mismatch(d, seed, ours, want, "the data here", b.name))
             verified[(d, seed)] = ours
-    run_dir = runner.run(datasets, methods, features, protocol, out, folds=folds, seeds=seeds, data_dir=data_dir,
-                         strict=True, **run_options)
+    run_dir = runner.run(datasets, methods, features, protocol, out,
+                         config.replace(folds=folds, seeds=seeds, strict=True), progress=progress, command=command)
     verify(run_dir.path, b, key)
     marker = {"baseline": b.ref, "protocol": key, "seeds": seeds, "datasets": datasets,
               "features": features, "methods": methods,

@@ -11,9 +11,13 @@ environment variable, the config file, the default.
 | cache_dir      | RFBENCH_CACHE_DIR        | ~/.cache/rfbench                                               |
 | results_root   | RFBENCH_RESULTS_ROOT     | ./results (results of the packaged specs: <results_root>/<name>) |
 | registry       | RFBENCH_REGISTRY         | none (user registry files that extend the built-in one)        |
+| device         | RFBENCH_DEVICE           | cpu (where `run` and `reproduce` compute: cpu, cuda or auto; --device wins) |
 
 ``data_dirs`` and ``registry`` hold several paths: a TOML list, or one string of paths separated by
 ``os.pathsep`` (':' on Linux and macOS), as in the environment; directories are searched in order.
+
+``device`` is a word, not a path: ``cpu``, ``cuda`` or ``auto`` (the GPU when torch sees one, else
+the CPU with a note); rfbench.runconfig resolves it.
 
 Config files (TOML, top-level keys above): ``$RFBENCH_CONFIG`` alone when it is set (empty or
 ``none``: no config file), else ``./rfbench.toml`` and ``$XDG_CONFIG_HOME/rfbench/config.toml``
@@ -31,8 +35,10 @@ from pathlib import Path
 
 from rfbench.errors import UsageError
 
-KEYS = ("data_dirs", "published_dir", "cache_dir", "results_root", "registry")
+KEYS = ("data_dirs", "published_dir", "cache_dir", "results_root", "registry", "device")
 _LISTS = ("data_dirs", "registry")
+#: the values of the ``device`` setting (those of --device)
+DEVICE_VALUES = ("cpu", "cuda", "auto")
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,7 @@ class Config:
     cache_dir: Path | None = None
     results_root: Path | None = None
     registry: tuple[Path, ...] = ()
+    device: str | None = None
     files: tuple[Path, ...] = field(default=())   # the config files read, first = strongest
     origin: dict = field(default_factory=dict)     # key -> the config file that set it
 
@@ -84,6 +91,10 @@ def _read(path: Path, mtime_ns: int) -> dict:
     for key, value in raw.items():
         if key in _LISTS:
             out[key] = _paths(path, key, value)
+        elif key == "device":
+            if value not in DEVICE_VALUES:
+                raise UsageError(f"{path}: 'device' must be one of {', '.join(DEVICE_VALUES)}, got {value!r}")
+            out[key] = value
         elif isinstance(value, str) and value.strip():
             out[key] = path.parent / Path(value).expanduser()
         else:
@@ -136,3 +147,17 @@ def results_root() -> Path:
     path, _ = setting("RFBENCH_RESULTS_ROOT", "results_root")
     return (path or Path("results")).absolute()
 
+
+
+def device_setting() -> tuple[str, str]:
+    """The ``device`` setting (when --device is left out) and where it came from: (value, 'RFBENCH_DEVICE' |
+    'device in FILE' | '') — "cpu" by default."""
+    value = os.environ.get("RFBENCH_DEVICE", "").strip()
+    if value:
+        if value not in DEVICE_VALUES:
+            raise UsageError(f"RFBENCH_DEVICE={value} must be one of {', '.join(DEVICE_VALUES)}")
+        return value, "RFBENCH_DEVICE"
+    cfg = load()
+    if cfg.device is not None:
+        return cfg.device, f"device in {cfg.origin['device']}"
+    return "cpu", ""

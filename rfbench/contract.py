@@ -15,10 +15,16 @@ Budget sharing (:class:`SharesBudgets`): a method whose model for n is a prefix 
 a larger n (boosting) declares it by inheriting the class; the runner then builds it once per
 work item with ``budgets=[all n]`` and ``n_features=max(budgets)``, and reads ``predict(X,
 budget=n)`` and ``best_params_per_budget_[n]`` for each budget.
+
+Device (:func:`accepts_device`): an estimator whose constructor has a ``device`` parameter (see
+rfbench/methods/device.py) is given the run's device (``--device cuda``: "cuda"); any other runs on
+the CPU as it is, whatever the run's device.
 """
 
 from __future__ import annotations
 
+import inspect
+from functools import lru_cache
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 
@@ -42,6 +48,18 @@ class SharesBudgets:
 def shares_budgets(cls: type) -> bool:
     """Whether the runner gives this estimator class all budgets of a work item at once."""
     return isinstance(cls, type) and issubclass(cls, SharesBudgets)
+
+
+@lru_cache(maxsize=256)
+def accepts_device(cls: type) -> bool:
+    """Whether the estimator class takes a ``device`` constructor parameter (a named one: ``**kwargs``
+    alone does not count), so that the runner may give it the run's device."""
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):     # no signature to read (a builtin): the CPU
+        return False
+    p = params.get("device")
+    return p is not None and p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)
 
 
 def tuning_seconds(est) -> float:

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rfbench.errors import UsageError
-from rfbench.pool import MAX_WORKER_DEATHS, _failed_records, time_limit, timeout_records
+from rfbench.executor import MAX_WORKER_DEATHS, Dispatch, Failed, Finished, Started
 from rfbench.tasks import _prepared, execute
 
 INSTALL = "pip install 'rfbench[dask]'"
@@ -231,114 +231,127 @@ def _loaded_everywhere(client, sources: dict, worker_dir, env) -> set[str]:
     return set.intersection(*(set(v) for v in found.values())) if found else set()
 
 
+class DaskExecutor:
+    """The cluster as an :class:`rfbench.executor.Executor`: as many items in flight as it has task
+    slots; a task has started when the scheduler has placed it on a worker (again after a rerun on
+    another one); the scheduler reruns a task whose worker died by itself, and ``KilledWorker`` (a task
+    that killed ``allowed-failures + 1`` workers) is the item's ``worker died`` failure."""
+
+    def __init__(self, cluster: Cluster, items, protocol, timeout_s, env, worker_dir, data: dict, warn):
+        self.cluster, self.client, self.threads = cluster, cluster.client, cluster.threads
+        self.protocol, self.timeout_s, self.env, self.worker_dir = protocol, timeout_s, env, worker_dir
+        self.data, self.warn = data, warn
+        self.left = Counter(item.dataset for item in items)    # items of each dataset not settled yet
+        self.pending: dict = {}       # future → item
+        self.placed: dict = {}        # future → worker address it was last seen running on
+
+    def slots(self) -> int:
+        return self.cluster.slots()
+
+    def submit(self, item) -> None:
+        key = f"rfbench-{item.dataset}-{item.method}-f{item.fold}-{uuid.uuid4().hex[:8]}"
+        fut = self.client.submit(_task, item, self.protocol, self.worker_dir, self.threads, self.timeout_s, self.env,
+                                 self.data.get(item.dataset), key=key, pure=False)
+        self.pending[fut] = item
+
+    def settled(self, item) -> None:
+        self.left[item.dataset] -= 1
+        if not self.left[item.dataset]:
+            self.data.pop(item.dataset, None)     # the cluster may forget the data of a finished dataset
+
+    def _starts(self) -> list:
+        """Started events of the tasks placed on a worker since the last look (only with --timeout:
+        nothing else needs their clock)."""
+        if not self.timeout_s:
+            return []
+        now, where = time.monotonic(), {k: a for a, keys in self.client.processing().items() for k in keys}
+        out = []
+        for fut, item in self.pending.items():
+            addr = where.get(fut.key)
+            if addr is None:                  # queued, not running yet: no clock
+                self.placed.pop(fut, None)
+            elif self.placed.get(fut) != addr:
+                self.placed[fut] = addr       # started, or rerun on another worker after a death
+                out.append(Started(item, now))
+        return out
+
+    def events(self, timeout: float | None) -> list:
+        from distributed import wait
+        from distributed.comm import CommClosedError
+        from distributed.scheduler import KilledWorker
+
+        # a short wait: the clocks of the running tasks and the cluster's size are looked at again
+        step = 1.0 if self.timeout_s else 5.0
+        try:
+            done = wait(list(self.pending), timeout=step if timeout is None else min(step, timeout),
+                        return_when="FIRST_COMPLETED").done
+        except TimeoutError:
+            done = set()
+        except CancelledError:            # one was cancelled: it is done, and handled below
+            done = {f for f in self.pending if f.done()}
+        out = self._starts()
+        for fut in done:
+            item = self.pending[fut]
+            try:
+                out.append(Finished(item, fut.result()))
+            except KilledWorker as exc:
+                last = getattr(exc.last_worker, "address", exc.last_worker)
+                out.append(Failed(item, f"worker died ({exc.allowed_failures + 1} times): the task killed every "
+                                        f"dask worker that ran it, the last {last}"))
+            except CancelledError as exc:
+                if self.client.status != "running" or getattr(exc, "reason", "") == "scheduler-connection-lost":
+                    raise CommClosedError("the connection was lost") from None
+                del self.pending[fut]
+                self.placed.pop(fut, None)
+                self.submit(item)             # cancelled by someone else (a restart of the cluster): again
+                continue
+            except Exception as exc:  # noqa: BLE001 - e.g. the worker cannot import the method
+                out.append(Failed(item, f"worker failed: {_first_line(exc)}"))
+            del self.pending[fut]
+            self.placed.pop(fut, None)
+        return out
+
+    def kill(self, item) -> None:
+        """Cancel the task and restart its worker through its nanny."""
+        fut = next((f for f, i in self.pending.items() if i == item), None)
+        if fut is None:
+            return
+        addr = self.placed.pop(fut, None)
+        del self.pending[fut]
+        self.client.cancel([fut])
+        if addr is None:
+            return
+        try:
+            self.client.restart_workers([addr], timeout=RESTART_TIMEOUT_S, raise_for_error=False)
+        except ValueError as exc:             # no nanny: nothing can stop a thread of that worker
+            self.warn(f"could not stop a task past --timeout: {_first_line(exc)}; start workers with a nanny "
+                      "(the default of `dask worker`)")
+
+    def shutdown(self, interrupted: bool) -> None:
+        with contextlib.suppress(Exception):
+            self.client.cancel(list(self.pending))     # interrupted: the unfinished ones
+
+
 def run_dask(cluster: Cluster, items, protocol, data_dir, timeout_s, take, collect, release, warn) -> None:
-    """Run the items on the cluster, at most as many in flight as it has task slots: ``take`` claims
-    an item when a slot is free for it, ``collect`` gets its records, ``release`` frees an item that
-    will not complete (interrupted); the unfinished ones are cancelled."""
-    from distributed import wait
+    """Run the items on the cluster through :class:`rfbench.executor.Dispatch`, at most as many in
+    flight as it has task slots: ``take`` claims an item when a slot is free for it, ``collect`` gets
+    its records, ``release`` frees an item that will not complete (interrupted); the unfinished ones
+    are cancelled."""
     from distributed.comm import CommClosedError
-    from distributed.scheduler import KilledWorker
 
     if not items:
         return
-    client, threads = cluster.client, cluster.threads
+    client = cluster.client
     env = {k: os.environ[k] for k in REGISTRY_ENV if k in os.environ}
     worker_dir = _worker_data_dir(data_dir)
     data: dict = {}
-    left = Counter(item.dataset for item in items)
-    queue = list(reversed(items))
-    pending = {}
-    placed: dict = {}      # future → (worker address, when it was first seen there)
-
-    def submit(item):
-        key = f"rfbench-{item.dataset}-{item.method}-f{item.fold}-{uuid.uuid4().hex[:8]}"
-        fut = client.submit(_task, item, protocol, worker_dir, threads, timeout_s, env, data.get(item.dataset),
-                            key=key, pure=False)
-        pending[fut] = item
-
-    def finished(item, records=None):
-        if records is not None:
-            collect(item, records)
-        left[item.dataset] -= 1
-        if not left[item.dataset]:
-            data.pop(item.dataset, None)     # the cluster may forget the data of a finished dataset
-
-    def overdue() -> dict:
-        """future → worker, of the tasks past their time limit on the worker running them."""
-        now, where = time.monotonic(), {k: a for a, keys in client.processing().items() for k in keys}
-        late = {}
-        for fut, item in pending.items():
-            addr = where.get(fut.key)
-            if addr is None:                  # queued, not running yet: no clock
-                placed.pop(fut, None)
-            elif placed.get(fut, (None,))[0] != addr:
-                placed[fut] = (addr, now)     # started, or rerun on another worker after a death
-            elif now - placed[fut][1] > time_limit(item, timeout_s):
-                late[fut] = addr
-        return late
-
-    def stop(late: dict) -> None:
-        client.cancel(list(late))
-        try:
-            client.restart_workers(sorted(set(late.values())), timeout=RESTART_TIMEOUT_S, raise_for_error=False)
-        except ValueError as exc:             # no nanny: nothing can stop a thread of that worker
-            warn(f"could not stop a task past --timeout: {_first_line(exc)}; start workers with a nanny "
-                 "(the default of `dask worker`)")
-
+    executor = DaskExecutor(cluster, items, protocol, timeout_s, env, worker_dir, data, warn)
     try:
-        data.update(_place_data(client, list(left), protocol, data_dir, worker_dir, env, warn))
-        while queue or pending:
-            slots = cluster.slots()
-            while queue and len(pending) < slots:
-                item = queue.pop()
-                if take(item):
-                    submit(item)
-                else:
-                    finished(item)
-            if not pending:
-                break
-            try:   # a short wait: the clocks of the running tasks and the cluster's size are looked at again
-                done = wait(list(pending), timeout=1.0 if timeout_s else 5.0, return_when="FIRST_COMPLETED").done
-            except TimeoutError:
-                done = set()
-            except CancelledError:            # one was cancelled: it is done, and handled below
-                done = {f for f in pending if f.done()}
-            if timeout_s:
-                late = overdue()
-                late = {f: a for f, a in late.items() if f not in done}
-                if late:
-                    stop(late)
-                    for fut in late:
-                        item = pending.pop(fut)
-                        placed.pop(fut, None)
-                        finished(item, timeout_records(item, protocol, threads, timeout_s))
-            for fut in done:
-                item = pending[fut]       # still pending until handled: an interruption releases it
-                try:
-                    records = fut.result()
-                except KilledWorker as exc:
-                    last = getattr(exc.last_worker, "address", exc.last_worker)
-                    records = _failed_records(item, protocol, threads,
-                                              f"worker died ({exc.allowed_failures + 1} times): the task killed "
-                                              f"every dask worker that ran it, the last {last}")
-                except CancelledError as exc:
-                    if client.status != "running" or getattr(exc, "reason", "") == "scheduler-connection-lost":
-                        raise CommClosedError("the connection was lost") from None
-                    del pending[fut]
-                    submit(item)              # cancelled by someone else (a restart of the cluster): again
-                    continue
-                except Exception as exc:  # noqa: BLE001 - e.g. the worker cannot import the method
-                    records = _failed_records(item, protocol, threads, f"worker failed: {_first_line(exc)}")
-                del pending[fut]
-                placed.pop(fut, None)
-                finished(item, records)
+        data.update(_place_data(client, list(dict.fromkeys(i.dataset for i in items)), protocol, data_dir,
+                                worker_dir, env, warn))
+        Dispatch(executor, items, protocol, cluster.threads, timeout_s, take, collect, release).run()
     except OSError as exc:
         if not isinstance(exc, CommClosedError) and client.status == "running":
             raise                             # not the connection (e.g. the disk, writing a record)
         raise UsageError(f"lost the dask scheduler at {cluster.address} ({_first_line(exc)}); finished tasks are "
                          "saved, re-run the same command to resume") from None
-    finally:
-        for item in pending.values():     # interrupted: the unfinished tasks are free again
-            release(item)
-        with contextlib.suppress(Exception):
-            client.cancel(list(pending))

@@ -1,51 +1,31 @@
-"""Work items on a pool of local worker processes (loky), surviving what a pool does to them: a
-worker that dies, a task past its time limit, an interruption."""
+"""Work items on local worker processes, or in this process: the two local
+:class:`rfbench.executor.Executor` s, run by :class:`rfbench.executor.Dispatch` (see there for the
+time limits, deaths and the GPU slots, which are the same for every executor).
+
+Local workers are *lanes*: one loky executor of a single worker process each, running one task at a
+time. A worker that dies (segfault, out of memory) or is killed past its time limit takes down its
+own lane only: that lane alone is replaced (one worker's start-up), while the other lanes' tasks go
+on; a death is then always the dying task's own. Each task tells the parent when it starts in its
+worker (a small file in the pool's temporary directory holding its start time), so that its
+``--timeout`` clock counts the task and not the worker's start-up.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import shutil
+import tempfile
 import time
-from datetime import UTC, datetime
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 
+from rfbench.executor import Died, Dispatch, Failed, Finished, Started
 from rfbench.tasks import WorkItem, execute
 
-#: times a work item may kill its worker, running alone, before it is recorded as an error
-MAX_WORKER_DEATHS = 2
-#: a task past its --timeout by this much more (its alarm did not fire) has its worker killed
-TIMEOUT_GRACE = (1.2, 5.0)     # × the limit, + seconds
-
-
-def _failed_records(item, protocol, threads, message: str) -> list[dict]:
-    return [{"dataset": item.dataset, "method": item.method, "n_features": n, "fold": item.fold,
-             "seed": protocol.seed, "protocol": protocol.key(), "status": "error", "threads": threads,
-             "message": message[:500], "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
-            for n in item.budgets]
-
-
-def time_limit(item, timeout_s: float) -> float:
-    """Seconds after which a running item's worker is killed: its --timeout (per budget) with grace."""
-    return timeout_s * len(item.budgets) * TIMEOUT_GRACE[0] + TIMEOUT_GRACE[1]
-
-
-def timeout_records(item, protocol, threads, timeout_s: float) -> list[dict]:
-    """The records of an item whose worker was killed past its time limit."""
-    return [dict(r, status="timeout", message=f"killed after {timeout_s * len(item.budgets):g} s "
-                 "(--timeout; the task did not stop by itself)")
-            for r in _failed_records(item, protocol, threads, "")]
-
-
-class InProcess:
-    """The executor interface in this process: ``submit`` runs the item at once and returns a done
-    future (``--jobs 1`` without a time limit: no worker to start, the task's errors are its own)."""
-
-    def submit(self, fn, *args):
-        from concurrent.futures import Future
-
-        fut = Future()
-        fut.set_result(fn(*args))       # an interruption propagates: the caller frees the item
-        return fut
-
-    def shutdown(self, wait=True, kill_workers=False):
-        pass
+#: seconds between two looks for the start files of tasks submitted but not started yet
+START_POLL_S = 0.05
+#: the start files' directory in the temporary directory: <prefix><pid of the run>-<random>
+START_DIR_PREFIX = "rfbench-lanes-"
 
 
 def local_pool(jobs: int):
@@ -57,99 +37,179 @@ def local_pool(jobs: int):
     return ProcessPoolExecutor(max_workers=jobs)
 
 
-def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release, in_process=False):
-    """Run the items on ``jobs`` worker processes (or in this process), at most ``jobs`` in flight:
-    an item is claimed (``take``) only when a worker is free for it, so another invocation can share
-    the rest; ``collect`` gets each item's records as they complete, ``release`` frees an item
-    that will not complete (interrupted).
+def _remove_stale_start_dirs() -> None:
+    """The start-file directories of runs killed before they could remove theirs (their pid is gone)."""
+    import glob
 
-    A worker that dies (segfault, out of memory) breaks the whole pool and every task in flight with
-    it: the pool is replaced and those tasks become suspects, rerun one at a time so that a death
-    names its cause; a task that kills its worker ``MAX_WORKER_DEATHS`` times alone is recorded as
-    ``error: worker died`` and the run goes on."""
-    from collections import Counter
-    from concurrent.futures import FIRST_COMPLETED, wait
-    from concurrent.futures.process import BrokenProcessPool
-
-    def new_executor():
-        return InProcess() if in_process else local_pool(jobs)
-
-    executor = new_executor()
-    queue = list(reversed(items))
-    suspects: list[WorkItem] = []          # claimed, their worker died with others in flight
-    deaths: Counter = Counter()
-    pending = {}
-    deadline = {}                          # future → when its worker is killed (--timeout)
-    interrupted = True
-
-    def replace_pool() -> list[WorkItem]:
-        """A fresh pool after killing this one; returns the items that were in flight in it."""
-        nonlocal executor
-        in_flight = list(pending.values())
-        pending.clear()
-        deadline.clear()
-        executor.shutdown(wait=False, kill_workers=True)
-        executor = new_executor()
-        return in_flight
-
-    def submit(item):
+    for path in glob.glob(os.path.join(tempfile.gettempdir(), f"{START_DIR_PREFIX}*-*")):
         try:
-            fut = executor.submit(execute, item, protocol, data_dir, threads, timeout_s)
-        except BaseException:           # interrupted while running in this process: free again
-            release(item)
-            raise
-        pending[fut] = item
-        if timeout_s:
-            deadline[fut] = time.monotonic() + time_limit(item, timeout_s)
+            pid = int(os.path.basename(path)[len(START_DIR_PREFIX):].split("-")[0])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            shutil.rmtree(path, ignore_errors=True)
+        except (ValueError, OSError):     # not ours, or a live process of another user
+            continue
 
-    try:
-        while queue or pending or suspects:
-            if suspects:
-                if not pending:
-                    submit(suspects.pop())
-            else:
-                while queue and len(pending) < jobs:
-                    item = queue.pop()
-                    if take(item):
-                        submit(item)
-            if not pending:
-                break
-            limit = max(0.0, min(deadline[f] for f in pending) - time.monotonic()) if deadline else None
-            finished, _ = wait(pending, timeout=limit, return_when=FIRST_COMPLETED)
-            overdue = [f for f in pending if f not in finished and f in deadline and time.monotonic() > deadline[f]]
-            if overdue:                             # the alarm did not stop it: kill its worker, for real
-                for fut in overdue:
-                    item = pending.pop(fut)
-                    collect(item, timeout_records(item, protocol, threads, timeout_s))
-                suspects += replace_pool()          # in flight in the same pool: rerun, not blamed
+
+def _started_then(start_file: str, fn, args: tuple, kwargs: dict):
+    """In the worker: note the task's start (time.monotonic(), the same clock system-wide) in
+    ``start_file``, atomically, then run it."""
+    tmp = f"{start_file}.{os.getpid()}.tmp"
+    with open(tmp, "w") as fh:
+        fh.write(repr(time.monotonic()))
+    os.replace(tmp, start_file)
+    return fn(*args, **kwargs)
+
+
+class InProcess:
+    """The executor in this process (``--jobs 1`` without a time limit: no worker to start, the
+    task's errors are its own): ``submit`` runs the item at once; an interruption propagates."""
+
+    def __init__(self, args: tuple, kwargs: dict | None = None):
+        self.args, self.kwargs = args, kwargs or {}
+        self._events: list = []
+
+    def slots(self) -> int:
+        return 1
+
+    def submit(self, item: WorkItem) -> None:
+        self._events.append(Started(item, time.monotonic()))
+        self._events.append(Finished(item, execute(item, *self.args, **self.kwargs)))
+
+    def events(self, timeout):
+        out, self._events = self._events, []
+        return out
+
+    def kill(self, item):              # nothing runs past submit here
+        pass
+
+    def settled(self, item):
+        pass
+
+    def shutdown(self, interrupted: bool) -> None:
+        pass
+
+
+class _Lane:
+    """One worker process (a single-worker loky executor) and the task it runs."""
+
+    def __init__(self):
+        self.executor = local_pool(1)
+        self.item: WorkItem | None = None
+        self.future: Future | None = None
+        self.start_file: str | None = None
+        self.started = False
+
+
+class Lanes:
+    """``jobs`` lanes of one worker each (see the module notes); ``args``/``kwargs`` follow the item
+    in :func:`rfbench.tasks.execute`. ``track_starts`` (a run with a time limit): each task reports its
+    start; without a limit nothing needs it, and no file is written or polled."""
+
+    def __init__(self, jobs: int, args: tuple, kwargs: dict | None = None, track_starts: bool = True):
+        self.args, self.kwargs, self.track_starts = args, kwargs or {}, track_starts
+        self.lanes = [_Lane() for _ in range(jobs)]
+        _remove_stale_start_dirs()
+        self.tmp = tempfile.mkdtemp(prefix=f"{START_DIR_PREFIX}{os.getpid()}-")
+        self.replaced = 0                   # lanes replaced after a death or a kill
+        self._count = 0
+
+    def slots(self) -> int:
+        return len(self.lanes)
+
+    def _lane_of(self, item) -> _Lane | None:
+        return next((lane for lane in self.lanes if lane.item == item), None)
+
+    def submit(self, item: WorkItem) -> None:
+        lane = next(lane for lane in self.lanes if lane.item is None)
+        lane.item, lane.started = item, not self.track_starts
+        if not self.track_starts:
+            lane.future = lane.executor.submit(execute, item, *self.args, **self.kwargs)
+            return
+        self._count += 1
+        lane.start_file = os.path.join(self.tmp, f"{self._count}.start")
+        lane.future = lane.executor.submit(_started_then, lane.start_file, execute, (item, *self.args), self.kwargs)
+
+    def _free(self, lane: _Lane) -> None:
+        if lane.start_file:
+            with contextlib.suppress(OSError):
+                os.unlink(lane.start_file)
+        lane.item = lane.future = lane.start_file = None
+        lane.started = False
+
+    def _replace(self, lane: _Lane) -> None:
+        """A new worker for this lane, the old one killed (it died, or runs a task past its limit)."""
+        lane.executor.shutdown(wait=False, kill_workers=True)
+        self._free(lane)
+        lane.executor = local_pool(1)
+        self.replaced += 1
+
+    def _starts(self) -> list:
+        out = []
+        for lane in self.lanes:
+            if lane.item is None or lane.started:
                 continue
-            died = []
-            for fut in finished:
-                item = pending.pop(fut)
-                deadline.pop(fut, None)
+            try:
+                with open(lane.start_file) as fh:
+                    at = float(fh.read())
+            except (OSError, ValueError):
+                continue
+            lane.started = True
+            out.append(Started(lane.item, min(at, time.monotonic())))
+        return out
+
+    def events(self, timeout: float | None) -> list:
+        from concurrent.futures.process import BrokenProcessPool
+
+        end = None if timeout is None else time.monotonic() + timeout
+        while True:
+            busy = {lane.future: lane for lane in self.lanes if lane.future is not None}
+            waiting = any(not lane.started for lane in busy.values())
+            left = None if end is None else max(0.0, end - time.monotonic())
+            slice_s = START_POLL_S if waiting and (left is None or left > START_POLL_S) else left
+            done, _ = wait(busy, timeout=slice_s, return_when=FIRST_COMPLETED) if busy else (set(), set())
+            out = self._starts()
+            for fut in done:
+                lane = busy[fut]
+                item = lane.item
                 try:
-                    records = fut.result()
-                except BrokenProcessPool as exc:    # its worker, or another one of the pool, died
-                    died.append((item, exc))
-                    continue
+                    out.append(Finished(item, fut.result()))
+                    self._free(lane)
+                except BrokenProcessPool as exc:    # its worker died: this lane alone is replaced
+                    out.append(Died(item, (str(exc).strip().splitlines() or [type(exc).__name__])[0]))
+                    self._replace(lane)
                 except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be unpickled
-                    records = _failed_records(item, protocol, threads, f"worker failed: {type(exc).__name__}: {exc}")
-                collect(item, records)
-            if died:
-                died += [(item, None) for item in replace_pool()]   # the broken pool takes them all
-                if len(died) == 1:                  # it ran alone: the death is its own
-                    item, exc = died[0]
-                    deaths[item] += 1
-                    if deaths[item] >= MAX_WORKER_DEATHS:
-                        collect(item, _failed_records(item, protocol, threads,
-                                                      f"worker died ({deaths[item]} times): {str(exc).splitlines()[0]}"))
-                    else:
-                        suspects.append(item)
-                else:
-                    suspects += [item for item, _ in died]
-        interrupted = False
-    finally:
-        for item in [*pending.values(), *suspects]:   # interrupted: the unfinished tasks are free again
-            release(item)
+                    out.append(Failed(item, f"worker failed: {type(exc).__name__}: {exc}"))
+                    self._free(lane)
+            if out or not busy or (end is not None and time.monotonic() >= end):
+                return out
+
+    def kill(self, item: WorkItem) -> None:
+        lane = self._lane_of(item)
+        if lane is not None:
+            self._replace(lane)
+
+    def settled(self, item):
+        pass
+
+    def shutdown(self, interrupted: bool) -> None:
         # interrupted: stop the workers now, their tasks were released and will run again
-        executor.shutdown(wait=not interrupted, kill_workers=interrupted)
+        for lane in self.lanes:
+            lane.executor.shutdown(wait=not interrupted, kill_workers=interrupted)
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release, in_process=False,
+             gpu_slots: int | None = None):
+    """Run the items on ``jobs`` lanes (or in this process), at most ``jobs`` in flight and at most
+    ``gpu_slots`` device items among them (None: no device items): an item is claimed (``take``) only
+    when a worker is free for it, so another invocation can share the rest; ``collect`` gets each
+    item's records as they complete, ``release`` frees an item that will not complete (interrupted).
+    Returns the :class:`rfbench.executor.Dispatch` that ran them."""
+    args = (protocol, data_dir, threads, timeout_s)
+    kwargs = {"gpu_slots": gpu_slots} if gpu_slots else {}
+    executor = InProcess(args, kwargs) if in_process else Lanes(jobs, args, kwargs, track_starts=bool(timeout_s))
+    dispatch = Dispatch(executor, items, protocol, threads, timeout_s, take, collect, release,
+                        device_slots=gpu_slots)
+    dispatch.run()
+    return dispatch

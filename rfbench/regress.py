@@ -70,6 +70,7 @@ def ci_run(spec: Spec, out: Path, jobs: int = 1, threads: int | None = None, *, 
     ``out`` must hold no records yet unless ``resume``: records of an earlier run (another code
     version) would be compared instead of this code's numbers."""
     from rfbench import runner
+    from rfbench.runconfig import RunConfig
 
     ci = _ci(spec)
     out = Path(out)
@@ -78,8 +79,8 @@ def ci_run(spec: Spec, out: Path, jobs: int = 1, threads: int | None = None, *, 
                          "(remove it or give another output directory)")
     plan = ci.plan
     for datasets, methods in plan.method_groups():    # ci.exclude: a slow method on fewer datasets
-        runner.run(datasets, methods, plan.features, plan.protocol, str(out), jobs=jobs,
-                   strict=True, progress=progress, threads=threads or 1,
+        runner.run(datasets, methods, plan.features, plan.protocol, str(out),
+                   RunConfig(jobs=jobs, threads=threads or 1, strict=True), progress=progress,
                    command=f"rfbench.regress ci_run {spec.name}")
     return out
 

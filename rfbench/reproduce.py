@@ -21,6 +21,7 @@ from tabulate import tabulate
 from rfbench import cells, check, registry, runner, status
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
+from rfbench.runconfig import RunConfig
 from rfbench.spec import Spec
 from rfbench.store import COLUMNS, CombineError, atomic_write_text, load_results
 
@@ -60,22 +61,23 @@ def run_groups(spec: Spec, only_methods=None, only_datasets=None) -> list[tuple[
     return groups
 
 
-def run_spec(spec: Spec, *, jobs=1, threads=None, timeout_s=None, folds=None, data_dir=None,
-             progress=True, command=None, only_methods=None, only_datasets=None, backend="local",
-             scheduler=None) -> None:
+def run_spec(spec: Spec, config=None, *, progress=True, command=None, only_methods=None,
+             only_datasets=None) -> None:
+    """Run what the spec declares, as ``config`` says (a :class:`rfbench.runconfig.RunConfig`: workers,
+    threads, time limit, folds, backend, data directory, device; default ``RunConfig()``); datasets
+    that cannot be obtained are skipped (a spec's run is never strict)."""
+    config = (config or RunConfig()).replace(strict=False)
     p = spec.plan
     for group_ds, group_ms in run_groups(spec, only_methods, only_datasets):
-        runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), jobs=jobs,
-                   timeout_s=timeout_s, data_dir=data_dir, strict=False, progress=progress,
-                   command=command, threads=threads, folds=folds, order=cheapest_first(spec), backend=backend,
-                   scheduler=scheduler, all_unavailable_ok=True)
+        runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), config, progress=progress,
+                   command=command, order=cheapest_first(spec), all_unavailable_ok=True)
 
 
-def dry_run_spec(spec: Spec, *, folds=None, data_dir=None, only_methods=None, only_datasets=None) -> str:
+def dry_run_spec(spec: Spec, config=None, *, only_methods=None, only_datasets=None) -> str:
     """What ``rfbench reproduce SPEC`` would run (:func:`rfbench.runner.dry_run` per runner call),
-    without running or writing anything."""
+    without running or writing anything (of ``config``, the folds and the data directory count)."""
     p = spec.plan
-    tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, data_dir=data_dir, folds=folds)
+    tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, config)
               for ds, ms in run_groups(spec, only_methods, only_datasets)]
     return runner.render_dry_run(pd.concat(tables, ignore_index=True), _rel(spec.results))
 

@@ -4,13 +4,17 @@ A task is one (dataset, method, n_features, outer fold). Tasks of a method whose
 ``contract.SharesBudgets`` (one model serves every n_features value, e.g. LightGBM via num_iteration) are
 executed together as one work item, but still produce one record per n_features.
 
-Work items run in loky worker processes (``--jobs N``, or ``--jobs 1`` with a ``--timeout``) or
-in-process (``--jobs 1``), each under an explicit thread budget (threadpoolctl for BLAS/OpenMP,
-``n_jobs`` for the estimator) so that workers × threads ≤ cores. ``--timeout`` is enforced twice:
-inside the worker by a real-time alarm that raises in the task (the worker survives), and, for code
-that blocks the signal or sits in C, by the pool, which kills the workers of a task past its limit
-plus a grace period and records it as a timeout. ``--backend dask`` runs the same work items on a
-dask.distributed cluster instead (dask_pool.py), with the same claims and records.
+How a run runs (workers, threads, time limit, seeds, folds, backend, data, device) is one validated
+:class:`rfbench.runconfig.RunConfig`. Work items run on local worker lanes (``--jobs N``, or
+``--jobs 1`` with a ``--timeout``; pool.py) or in-process (``--jobs 1``), each under an explicit
+thread budget (threadpoolctl for BLAS/OpenMP, ``n_jobs`` for the estimator) so that workers × threads
+≤ cores. ``--timeout`` is enforced twice: inside the worker by a real-time alarm that raises in the
+task (the worker survives), and, for code that blocks the signal or sits in C, by the loop over the
+executor (executor.py), which kills the worker of a task past its limit (counted from the task's
+start in its worker) plus a grace period and records it as a timeout. ``--backend dask`` runs the
+same work items on a dask.distributed cluster instead (dask_pool.py), through the same loop, with the
+same claims and records. With ``--device cuda``, the items of methods that take a ``device`` run on
+the GPU, at most ``--gpu-slots`` at once, the other workers running CPU items meanwhile.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from rfbench.pool import run_pool
 from rfbench.progress import Progress, hms
 from rfbench.provenance import code_version, machine_info
 from rfbench.registry import get_dataset, get_method
+from rfbench.runconfig import RunConfig
 from rfbench.store import LEASE_S, RunDir, is_disk_full, record_key
 from rfbench.tasks import WorkItem, _prepared
 
@@ -44,11 +49,13 @@ SYNC_EVERY_S = 5.0
 
 
 def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=None,
-         folds=None) -> list[WorkItem]:
+         folds=None, device: str = "cpu") -> list[WorkItem]:
     """Work items whose tasks are not all done yet (resume).
 
     ``folds`` restricts the outer folds (splits) that are run; the splits themselves are unchanged,
-    so a later run with more folds adds to the same results.
+    so a later run with more folds adds to the same results. ``device`` (the run's, "cpu" or
+    "cuda"): the items of a method whose estimator takes a ``device`` (contract.accepts_device) are
+    device items; the others run on the CPU.
     """
     fold_ids = range(protocol.n_outer) if folds is None else folds
     done = run_dir.done_keys()
@@ -62,15 +69,16 @@ def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=
                     warn(f"skipping {mname} on {dname}: the method has no estimator for {ds.task}")
                 continue
             cls = method.estimator_class(ds.task)
+            on = device if device != "cpu" and contract.accepts_device(cls) else "cpu"
             for fold in fold_ids:
                 todo = tuple(n for n in features
                              if record_key(dname, mname, n, fold, protocol.seed, protocol.key()) not in done)
                 if not todo:
                     continue
                 if contract.shares_budgets(cls):
-                    items.append(WorkItem(dname, mname, fold, todo))
+                    items.append(WorkItem(dname, mname, fold, todo, on))
                 else:
-                    items.extend(WorkItem(dname, mname, fold, (n,)) for n in todo)
+                    items.extend(WorkItem(dname, mname, fold, (n,), on) for n in todo)
     return items
 
 
@@ -144,23 +152,12 @@ def default_jobs(method_names, threads: int | None = None, cores: int | None = N
     return cores
 
 
-def _checked_request(method_names, features, protocol: proto.Protocol, folds, seeds):
+def _checked_request(method_names, features, protocol: proto.Protocol, config: RunConfig):
     """(one protocol per seed, the sorted folds or None) of a run's request, or a UsageError naming
     what is wrong with it (shared by :func:`run` and :func:`dry_run`)."""
-    import dataclasses
-
-    seeds = [protocol.seed] if seeds is None else list(dict.fromkeys(seeds))
-    if not seeds:
-        raise UsageError("--seeds names no seed; use e.g. --seeds 0,1,2")
-    protocols = [dataclasses.replace(protocol, seed=s) for s in seeds]   # each seed validated now
+    protocols, folds = config.request(protocol)     # each seed's protocol validated now
     for name in method_names:
         get_method(name)                # an unknown name fails now; its module is imported by check_methods
-    if folds is not None:
-        bad = sorted(f for f in folds if not 0 <= f < protocol.n_outer)
-        if bad or not folds:
-            raise UsageError(f"--folds {','.join(map(str, bad)) or '(empty)'}: outer folds are numbered "
-                             f"0..{protocol.n_outer - 1} for this protocol")
-        folds = sorted(set(folds))
     if not features or any(n < 1 for n in features):
         raise UsageError("--features must be positive integers, e.g. --features 100,500")
     return protocols, folds
@@ -172,53 +169,42 @@ def check_methods(method_names) -> None:
         get_method(name).check()
 
 
-def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str, jobs: int | None = 1,
-        timeout_s: float | None = None, data_dir: str | None = None, strict: bool = False,
-        progress: bool = True, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr),
-        command: str | None = None, threads: int | None = None, folds=None, order=None,
-        seeds=None, backend: str = "local", scheduler: str | None = None,
+def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str,
+        config: RunConfig | None = None, *, progress: bool = True,
+        warn=lambda msg: print(f"warning: {msg}", file=sys.stderr), command: str | None = None, order=None,
         all_unavailable_ok: bool = False) -> RunDir:
-    """Run every task not done yet; ``order`` (work items → work items) sets the sequence, e.g.
-    cheapest first, so that an interrupted long run has completed as many cells as it could.
+    """Run every task not done yet, as ``config`` says (:class:`rfbench.runconfig.RunConfig`: workers,
+    threads, time limit, seeds, folds, backend, data directory, device; default ``RunConfig()``: one
+    in-process worker, the protocol's seed, every fold, the CPU); ``order`` (work items → work items)
+    sets the sequence, e.g. cheapest first, so that an interrupted long run has completed as many
+    cells as it could.
 
-    ``seeds`` (``--seeds 0,1,2``): run the protocol once per seed, one after the other, into the
-    same directory (default: ``protocol.seed`` alone). The seed draws the outer splits, the inner
+    ``config.seeds`` (``--seeds 0,1,2``): run the protocol once per seed, one after the other, into
+    the same directory (default: ``protocol.seed`` alone). The seed draws the outer splits, the inner
     folds and every estimator's random_state (and the --max-samples subsample); it is part of every
     record's key and the fold assignments are kept per seed, so the seeds' records sit side by side
     and the report pools them.
 
-    ``backend``: "local" (this process or loky workers) or "dask": a LocalCluster of ``jobs`` workers,
-    or the workers of the dask scheduler at ``scheduler`` (their own cores set their threads).
-
-    ``jobs=None`` (the command line's default): :func:`default_jobs`; the library call's default is
-    one in-process worker.
+    ``config.backend``: "local" (this process or local worker lanes) or "dask": a LocalCluster of
+    ``jobs`` workers, or the workers of the dask scheduler at ``config.scheduler`` (their own cores
+    set their threads). ``config.jobs=None`` (the command line's default): :func:`default_jobs`.
 
     A run none of whose datasets can be obtained is refused (:func:`none_available`; a results
     directory it created is removed again) unless ``all_unavailable_ok`` (a spec's run, whose other
     groups and specs go on)."""
-    if threads is not None and threads < 1:
-        raise UsageError(f"--threads {threads} must be at least 1 (leave it out for cores // jobs)")
-    if backend not in ("local", "dask"):
-        raise UsageError(f"--backend {backend}: use local (this machine) or dask (a dask.distributed cluster)")
-    if scheduler is not None and not scheduler.strip():
-        raise UsageError("--scheduler is empty; give the dask scheduler's address, e.g. tcp://10.0.0.5:8786")
-    if scheduler is not None and backend != "dask":
-        raise UsageError("--scheduler names a dask scheduler: add --backend dask")
-    if scheduler is not None and threads is not None:
-        raise UsageError("--threads sizes local workers; with --scheduler each dask worker's threads come from its "
-                         "own cores (leave --threads out, start the workers with the --nthreads you want)")
+    config = config if config is not None else RunConfig()
+    if not isinstance(config, RunConfig):
+        raise TypeError(f"config must be a RunConfig, got {type(config).__name__}")
+    jobs = config.jobs
     if jobs is None:
-        jobs = 1 if scheduler is not None else default_jobs(method_names, threads)
-    if jobs < 1:
-        raise UsageError("--jobs must be at least 1")
-    protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
-    resolve_data_dir(data_dir)          # a named data directory that does not exist is refused now
+        jobs = 1 if config.scheduler is not None else default_jobs(method_names, config.threads)
+    protocols, folds = _checked_request(method_names, features, protocol, config)
     run_dir = RunDir(out)
     if run_dir.path.is_dir():           # refused before the first line: bad input is that one line alone
         check_one_protocol(run_dir, protocol)
     # a first line at once: the method imports, data loading and worker start-up take seconds (not
     # with dask, whose connection may still be refused in one line)
-    if progress and backend == "local":
+    if progress and config.backend == "local":
         asked = task_count(dataset_names, method_names, features, protocol, folds)
         rounds = len(protocols)
         n_folds = len(folds) if folds is not None else protocol.n_outer
@@ -229,16 +215,17 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
             + (f" × {rounds} seeds" if rounds > 1 else "")
             + (f"; {jobs} workers)" if jobs > 1 else ")"))
     check_methods(method_names)
-    if scheduler is None:           # local workers or a LocalCluster: the cores shared among the jobs
+    threads = config.threads
+    if config.scheduler is None:    # local workers or a LocalCluster: the cores shared among the jobs
         threads = threads or max(1, (os.cpu_count() or 1) // jobs)
     created = [p for p in (Path(out), *Path(out).parents) if not p.exists()]   # deepest first
     try:
         run_dir.ensure()                    # one store for every seed: its index is read once
-        with _backend(backend, scheduler, jobs, threads) as cluster:
+        with _backend(config.backend, config.scheduler, jobs, threads) as cluster:
             for i, seeded in enumerate(protocols):
-                _run(dataset_names, method_names, features, seeded, run_dir, jobs, timeout_s, data_dir,
-                     strict, progress, warn, command, threads, folds, order, cluster,
-                     first=i == 0, last=i == len(protocols) - 1, all_unavailable_ok=all_unavailable_ok)
+                _Seed(dataset_names, method_names, features, seeded, run_dir, config, jobs, threads, folds,
+                      progress=progress, warn=warn, command=command, order=order, cluster=cluster,
+                      first=i == 0, last=i == len(protocols) - 1, all_unavailable_ok=all_unavailable_ok).run()
         return run_dir
     except DataUnavailable:
         if created:                         # nothing was written into it: leave no empty directory behind
@@ -294,23 +281,23 @@ def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str 
     return splits_fingerprint(splits)
 
 
-def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, data_dir: str | None = None,
-            folds=None, seeds=None):
+def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, config: RunConfig | None = None):
     """What :func:`run` would do, without running or writing anything (no directory, no index, no
     data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
     already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
     the run downloads it or skips it) and the estimated seconds of the tasks to run (``est_s``, NaN:
     unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.status.task_seconds`, from
-    the finished tasks in ``out``)."""
+    the finished tasks in ``out``). Of ``config``, the folds, seeds and data directory count."""
     import pandas as pd
 
     from rfbench import status
     from rfbench.data.loader import offline
     from rfbench.registry import datasets as registered
 
-    protocols, folds = _checked_request(method_names, features, protocol, folds, seeds)
+    config = config if config is not None else RunConfig()
+    data_dir = config.data_dir
+    protocols, folds = _checked_request(method_names, features, protocol, config)
     check_methods(method_names)
-    resolve_data_dir(data_dir)
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise UsageError(f"--out {out} is a file, not a results directory; name a directory")
@@ -398,130 +385,158 @@ def check_one_protocol(run_dir: RunDir, protocol: proto.Protocol) -> None:
                          "run's settings); rerun with the same protocol options to resume, or use another --out")
 
 
-def _run(dataset_names, method_names, features, protocol, run_dir: RunDir, jobs, timeout_s, data_dir, strict,
-         progress, warn, command, threads, folds, order, cluster=None, first=True, last=True,
-         all_unavailable_ok=False) -> RunDir:
-    """One seed of :func:`run`. results.csv is consolidated when the first seed starts and when the
-    last ends (or any seed is interrupted), not around every seed: each consolidation reads the
-    whole directory."""
-    if first:
-        check_one_protocol(run_dir, protocol)   # the key does not hold the seed: once for all seeds
-    if cluster is not None and cluster.threads is None:   # an existing dask cluster: its size, its threads
-        jobs = cluster.slots()
-    elif threads * jobs > (os.cpu_count() or 1):
-        warn(f"{jobs} workers × {threads} threads exceed the {os.cpu_count() or 1} cores; "
-             "expect slow, noisy timings")
-    bar = Progress(progress, jobs)      # says at once what it does: loading can take a while
-    bar.note(f"loading {len(dataset_names)} dataset{'s' * (len(dataset_names) != 1)} "
-             f"({', '.join(dataset_names)}) ...")
-    skipped: list[str] = []
-    names = available_datasets(dataset_names, data_dir, strict, skipped.append)
-    if dataset_names and not names and not all_unavailable_ok:
-        raise none_available(dataset_names, data_dir)
-    for line in skipped:
-        warn(line)
-    if dataset_names and not names:     # not "every task is done": none could be obtained
-        warn(f"nothing run for {', '.join(method_names)}: none of {'its' if len(method_names) == 1 else 'their'} "
-             "datasets can be obtained here")
-        return run_dir
-    for name in names:  # fold assignments, saved once and checked on resume
-        fold_of_row = outer_fold_assignment(name, protocol, data_dir)    # (validates the splits on the data)
-        if fold_of_row is not None:
-            run_dir.write_folds(name, fold_of_row, seed=protocol.seed)
-    invocation = uuid.uuid4().hex[:12]   # ties this invocation's records to its runs.jsonl line
-    run_dir.write_run_info({
-        "command": command or " ".join(sys.argv), "started_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "invocation": invocation,
-        "datasets": names, "methods": list(method_names), "features": list(features),
-        "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": jobs,
-        "threads_per_worker": threads, "timeout_s": timeout_s,
-        "backend": "local" if cluster is None else f"dask ({cluster.address})",
-        "folds": folds,
-        "data_dir": str(resolve_data_dir(data_dir) or ""),
-        "user_entries": data_provenance(names, method_names), "machine": machine_info(), "code": code_version(),
-    })
-    items = plan(names, method_names, features, protocol, run_dir, warn, folds)
-    items = order(items) if order is not None else interleaved(items)
-    todo = [(i.dataset, i.method, n) for i in items for n in i.budgets]
-    # earlier invocations' task times feed the bar's time estimate only: not read for a quiet run
-    bar.start(todo, done=max(0, task_count(names, method_names, features, protocol, folds) - len(todo)),
-              history=recorded_seconds(run_dir, names, method_names, features, protocol) if progress else ())
-    if first:
-        run_dir.write_results_csv()
+class _Seed:
+    """One seed of :func:`run`: its records and bookkeeping around the executor's loop. results.csv
+    is consolidated when the first seed starts and when the last ends (or any seed is interrupted),
+    not around every seed: each consolidation reads the whole directory."""
 
-    keys = {item: [record_key(item.dataset, item.method, n, item.fold, protocol.seed, protocol.key())
-                   for n in item.budgets] for item in items}
-    busy: list[WorkItem] = []
-    started: dict[WorkItem, float] = {}
-    consolidated = [time.monotonic()]
-    synced = [time.monotonic()]
+    def __init__(self, dataset_names, method_names, features, protocol, run_dir: RunDir, config: RunConfig,
+                 jobs: int, threads: int, folds, *, progress, warn, command, order, cluster=None, first=True,
+                 last=True, all_unavailable_ok=False):
+        self.dataset_names, self.method_names, self.features = dataset_names, method_names, features
+        self.protocol, self.run_dir, self.config = protocol, run_dir, config
+        self.jobs, self.threads, self.folds = jobs, threads, folds
+        self.progress, self.warn, self.command, self.order, self.cluster = progress, warn, command, order, cluster
+        self.first, self.last, self.all_unavailable_ok = first, last, all_unavailable_ok
+        self.busy: list[WorkItem] = []          # items another invocation was running
+        self.started: dict[WorkItem, float] = {}
+        self.keys: dict[WorkItem, list[str]] = {}
+        self.consolidated = self.synced = time.monotonic()
+        self.invocation = uuid.uuid4().hex[:12]     # ties this invocation's records to its runs.jsonl line
+        self.bar: Progress | None = None
 
-    def tasks_of(item: WorkItem) -> list[tuple]:
+    def _tasks_of(self, item: WorkItem) -> list[tuple]:
         return [(item.dataset, item.method, n) for n in item.budgets]
 
-    def take(item: WorkItem) -> bool:
+    def take(self, item: WorkItem) -> bool:
         """Claim the item's tasks unless another invocation has finished or is running them."""
-        if all(run_dir.is_done(k) for k in keys[item]):
-            bar.update(f"{item.dataset} {item.method} fold {item.fold}: done elsewhere", skipped=tasks_of(item))
+        run_dir, bar = self.run_dir, self.bar
+        if all(run_dir.is_done(k) for k in self.keys[item]):
+            bar.update(f"{item.dataset} {item.method} fold {item.fold}: done elsewhere", skipped=self._tasks_of(item))
             return False
         taken = []
-        for k in keys[item]:
+        for k in self.keys[item]:
             if not run_dir.claim(k):
                 for t in taken:
                     run_dir.release(t)
-                busy.append(item)
+                self.busy.append(item)
                 bar.update(f"{item.dataset} {item.method} fold {item.fold}: running elsewhere",
-                           skipped=tasks_of(item))
+                           skipped=self._tasks_of(item))
                 return False
             taken.append(k)
-        started[item] = bar.begin(tasks_of(item))   # a worker is free for it: its wall time starts now
+        self.started[item] = bar.begin(self._tasks_of(item))   # a worker is free for it: its wall time starts now
         return True
 
-    def collect(item: WorkItem, records: list[dict]):
+    def release(self, item: WorkItem) -> None:
+        for k in self.keys[item]:
+            self.run_dir.release(k)
+
+    def collect(self, item: WorkItem, records: list[dict]) -> None:
+        run_dir, bar = self.run_dir, self.bar
         try:
             for rec in records:
-                rec["invocation"] = invocation
+                rec["invocation"] = self.invocation
                 run_dir.write_record(rec, durable=False)
         finally:                            # a failed write (disk full) frees the task too
-            for k in keys[item]:
-                run_dir.release(k)
-        if time.monotonic() - synced[0] >= SYNC_EVERY_S:
+            self.release(item)
+        now = time.monotonic()
+        if now - self.synced >= SYNC_EVERY_S:
             run_dir.sync()
-            synced[0] = time.monotonic()
+            self.synced = time.monotonic()
         # the records are the truth; results.csv is their consolidation, rewritten at most once a
         # minute (and when the run ends), so that bookkeeping stays O(records) over a long run
-        if time.monotonic() - consolidated[0] >= RESULTS_CSV_EVERY_S:
+        if now - self.consolidated >= RESULTS_CSV_EVERY_S:
             run_dir.write_results_csv()
-            consolidated[0] = time.monotonic()
+            self.consolidated = time.monotonic()
         statuses = ",".join(sorted({r["status"] for r in records}))
         secs = max((r.get("total_s") or 0.0) for r in records)
-        wall = (bar.clock() - started.pop(item, bar.clock())) / len(item.budgets)   # budgets share the item
+        wall = (bar.clock() - self.started.pop(item, bar.clock())) / len(item.budgets)   # budgets share the item
         bar.update(f"{item.dataset} {item.method} n={'/'.join(map(str, item.budgets))} "
-                   f"fold {item.fold}: {statuses} ({secs:.1f}s)", finished=[(t, wall) for t in tasks_of(item)])
+                   f"fold {item.fold}: {statuses} ({secs:.1f}s)", finished=[(t, wall) for t in self._tasks_of(item)])
 
-    completed = False
-    try:
-        release = lambda item: [run_dir.release(k) for k in keys[item]]  # noqa: E731
-        if cluster is not None:
-            from rfbench.dask_pool import run_dask
+    def _prepare(self) -> list[WorkItem] | None:
+        """Load the data, save the folds and the run's line in runs.jsonl; the work items to run, or
+        None when no dataset could be obtained."""
+        run_dir, protocol, config, cluster = self.run_dir, self.protocol, self.config, self.cluster
+        names_asked, methods, features, folds = self.dataset_names, self.method_names, self.features, self.folds
+        if self.first:
+            check_one_protocol(run_dir, protocol)   # the key does not hold the seed: once for all seeds
+        if cluster is not None and cluster.threads is None:   # an existing dask cluster: its size, its threads
+            self.jobs = cluster.slots()
+        elif self.threads * self.jobs > (os.cpu_count() or 1):
+            self.warn(f"{self.jobs} workers × {self.threads} threads exceed the {os.cpu_count() or 1} cores; "
+                      "expect slow, noisy timings")
+        self.bar = Progress(self.progress, self.jobs)   # says at once what it does: loading can take a while
+        self.bar.note(f"loading {len(names_asked)} dataset{'s' * (len(names_asked) != 1)} "
+                      f"({', '.join(names_asked)}) ...")
+        skipped: list[str] = []
+        names = available_datasets(names_asked, config.data_dir, config.strict, skipped.append)
+        if names_asked and not names and not self.all_unavailable_ok:
+            raise none_available(names_asked, config.data_dir)
+        for line in skipped:
+            self.warn(line)
+        if names_asked and not names:     # not "every task is done": none could be obtained
+            self.warn(f"nothing run for {', '.join(methods)}: none of "
+                      f"{'its' if len(methods) == 1 else 'their'} datasets can be obtained here")
+            return None
+        for name in names:  # fold assignments, saved once and checked on resume
+            fold_of_row = outer_fold_assignment(name, protocol, config.data_dir)   # (validates the splits on the data)
+            if fold_of_row is not None:
+                run_dir.write_folds(name, fold_of_row, seed=protocol.seed)
+        run_dir.write_run_info({
+            "command": self.command or " ".join(sys.argv),
+            "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "invocation": self.invocation,
+            "datasets": names, "methods": list(methods), "features": list(features),
+            "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": self.jobs,
+            "threads_per_worker": self.threads, "timeout_s": config.timeout_s,
+            "backend": "local" if cluster is None else f"dask ({cluster.address})",
+            "device": config.device, "gpu_slots": config.gpu_slots if config.device != "cpu" else None,
+            "folds": folds,
+            "data_dir": str(resolve_data_dir(config.data_dir) or ""),
+            "user_entries": data_provenance(names, methods), "machine": machine_info(), "code": code_version(),
+        })
+        self.dataset_names = names
+        items = plan(names, methods, features, protocol, run_dir, self.warn, folds, config.device)
+        return self.order(items) if self.order is not None else interleaved(items)
 
-            run_dask(cluster, items, protocol, data_dir, timeout_s, take, collect, release, warn)
-        else:
-            # a time limit needs a process that can be killed: --jobs 1 runs in this process only without one
-            run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release,
-                     in_process=jobs == 1 and not timeout_s)
-        completed = True
-    finally:
-        bar.close()
+    def run(self) -> RunDir:
+        run_dir, protocol, config = self.run_dir, self.protocol, self.config
+        items = self._prepare()
+        if items is None:
+            return run_dir
+        names, methods, features, folds = self.dataset_names, self.method_names, self.features, self.folds
+        todo = [(i.dataset, i.method, n) for i in items for n in i.budgets]
+        # earlier invocations' task times feed the bar's time estimate only: not read for a quiet run
+        self.bar.start(todo, done=max(0, task_count(names, methods, features, protocol, folds) - len(todo)),
+                       history=recorded_seconds(run_dir, names, methods, features, protocol) if self.progress else ())
+        if self.first:
+            run_dir.write_results_csv()
+        self.keys = {item: [record_key(item.dataset, item.method, n, item.fold, protocol.seed, protocol.key())
+                            for n in item.budgets] for item in items}
+        completed = False
         try:
-            run_dir.sync()
-            if last or not completed:
-                run_dir.write_results_csv()     # the records so far, also after an interruption
-        except OSError:
-            if completed:                   # else the error already on its way is the one to report
-                raise
-    if busy:
-        warn(f"{len(busy)} work item(s) were being run by another invocation on {run_dir.path}; "
-             "run the same command again once it has finished (a claim of a process on another machine "
-             f"expires {LEASE_S / 60:.0f} minutes after its last heartbeat)")
-    return run_dir
+            if self.cluster is not None:
+                from rfbench.dask_pool import run_dask
+
+                run_dask(self.cluster, items, protocol, config.data_dir, config.timeout_s, self.take, self.collect,
+                         self.release, self.warn)
+            else:
+                # a time limit needs a process that can be killed: --jobs 1 runs in this process only without one
+                run_pool(items, protocol, config.data_dir, self.threads, config.timeout_s, self.jobs, self.take,
+                         self.collect, self.release, in_process=self.jobs == 1 and not config.timeout_s,
+                         gpu_slots=config.device_slots)
+            completed = True
+        finally:
+            self.bar.close()
+            try:
+                run_dir.sync()
+                if self.last or not completed:
+                    run_dir.write_results_csv()     # the records so far, also after an interruption
+            except OSError:
+                if completed:                   # else the error already on its way is the one to report
+                    raise
+        if self.busy:
+            self.warn(f"{len(self.busy)} work item(s) were being run by another invocation on {run_dir.path}; "
+                      "run the same command again once it has finished (a claim of a process on another machine "
+                      f"expires {LEASE_S / 60:.0f} minutes after its last heartbeat)")
+        return run_dir

@@ -20,15 +20,23 @@ import numpy as np
 from rfbench import contract
 from rfbench import protocol as proto
 from rfbench.data import load
+from rfbench.methods.device import is_out_of_memory
 from rfbench.registry import get_dataset, get_method
 
 
 @dataclass(frozen=True)
 class WorkItem:
+    """``device``: "cpu", or the device its estimator is given ("cuda": a device task, of a run with
+    --device cuda whose estimator class takes ``device``; see contract.accepts_device)."""
     dataset: str
     method: str
     fold: int
     budgets: tuple[int, ...]
+    device: str = "cpu"
+
+    @property
+    def on_device(self) -> bool:
+        return self.device != "cpu"
 
 
 class TaskTimeout(Exception):
@@ -103,34 +111,79 @@ class Timed:
         return False
 
 
+#: what a device task's error record says when the GPU ran out of memory
+GPU_OOM = "GPU out of memory: {}; lower --gpu-slots or the budget"
+_gpu_capped: list = []      # the memory fraction this worker process capped its GPU memory to, once
+
+
+def cap_gpu_memory(gpu_slots: int) -> float | None:
+    """Cap this process's share of GPU memory to 0.9 / ``gpu_slots`` (what --gpu-slots device tasks
+    in flight at once may each take), once per process; only in a process that runs a device task
+    (whose estimator imports torch anyway) and only when torch sees a GPU. The fraction set, or None."""
+    if _gpu_capped:
+        return _gpu_capped[0]
+    try:
+        import torch
+    except ImportError:                 # the estimator says what is missing, in its record
+        return None
+    if not torch.cuda.is_available():
+        return None
+    fraction = 0.9 / max(1, int(gpu_slots))
+    torch.cuda.set_per_process_memory_fraction(fraction)
+    _gpu_capped.append(fraction)
+    return fraction
+
+
+def _first_line(exc: BaseException) -> str:
+    return str(exc).splitlines()[0] if str(exc) else ""
+
+
 def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, threads: int,
-            timeout_s: float | None, data: tuple | None = None) -> list[dict]:
+            timeout_s: float | None, data: tuple | None = None, gpu_slots: int = 1) -> list[dict]:
     """Run one work item (in a worker); returns one record per budget, whatever happens.
 
     ``data``: the dataset's prepared (X, y, source), sent by a client whose workers cannot load it
-    themselves (dask); by default the worker loads it from ``data_dir``."""
+    themselves (dask); by default the worker loads it from ``data_dir``. A device item (``item.device``
+    not "cpu") first caps this process's GPU memory (:func:`cap_gpu_memory` of ``gpu_slots``); a GPU
+    out-of-memory error is its error record (:data:`GPU_OOM`), never a crash."""
     base = {"dataset": item.dataset, "method": item.method, "fold": item.fold, "seed": protocol.seed,
-            "protocol": protocol.key(), "threads": threads, "metric": None, "error": None,
+            "protocol": protocol.key(), "threads": threads, "device": "cpu", "metric": None, "error": None,
             "tune_s": None, "fit_s": None, "predict_s": None, "total_s": None, "cpu_s": None, "preprocess_s": None,
             "params": None,
             "message": "", "source": None, "task": None, "n_train": None, "n_test": None}
     records = {n: dict(base, n_features=n, status="error") for n in item.budgets}
     t_start = time.perf_counter()
     try:
+        if item.on_device:
+            cap_gpu_memory(gpu_slots)
         with thread_limits(threads):
             _execute(item, protocol, data_dir, threads, timeout_s, records, data)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a record, never a crash
         status = "timeout" if isinstance(exc, TaskTimeout) else "error"
+        if is_out_of_memory(exc):       # torch's line is long: cut it, so that the advice stays in the record
+            message = GPU_OOM.format((_first_line(exc) or type(exc).__name__)[:300])
+            _free_gpu_cache()
+        else:
+            message = f"{type(exc).__name__}: {_first_line(exc)}"
         for rec in records.values():
             if rec["status"] != "done":
                 rec["status"] = status
-                rec["message"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"[:500]
+                rec["message"] = message[:500]
                 rec["traceback"] = traceback.format_exc()[-3000:]
                 rec["total_s"] = time.perf_counter() - t_start
     now = datetime.now(UTC).isoformat(timespec="seconds")
     for rec in records.values():
         rec["finished_at"] = now
     return list(records.values())
+
+
+def _free_gpu_cache() -> None:
+    """After a GPU out-of-memory error: give the cached blocks back for the next task (torch only
+    when the task imported it)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        with contextlib.suppress(Exception):
+            torch.cuda.empty_cache()
 
 
 @dataclass
@@ -149,16 +202,20 @@ class FoldTask:
 
 
 def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protocol,
-              data_dir: str | None, threads: int = 1, data: tuple | None = None) -> FoldTask:
+              data_dir: str | None, threads: int = 1, data: tuple | None = None, device: str = "cpu") -> FoldTask:
     """The data and estimator arguments of one outer fold exactly as the runner fits it (also for
-    diagnosis scripts that refit one task); ``data``: see :func:`execute`."""
+    diagnosis scripts that refit one task); ``data``: see :func:`execute`. ``device`` other than
+    "cpu" is passed to an estimator class that takes one (contract.accepts_device), never to another."""
     if data is None:
         ds, source, X_tr, X_te, y_tr, y_te, cv = _fold_data(dataset, fold, protocol, data_dir)
     else:
         ds, source, X_tr, X_te, y_tr, y_te, cv = _split_and_scale(get_dataset(dataset), *data, fold, protocol)
     method = get_method(method_name)
     common = {"cv": cv, "random_state": method_seed(protocol.seed, fold), "n_jobs": threads, **method.params_for(dataset)}
-    return FoldTask(ds, source, X_tr, X_te, y_tr, y_te, method.estimator_class(ds.task),
+    cls = method.estimator_class(ds.task)
+    if device != "cpu" and contract.accepts_device(cls):
+        common["device"] = device
+    return FoldTask(ds, source, X_tr, X_te, y_tr, y_te, cls,
                     common, ds.task == "classification" and not method.is_native(ds.task))
 
 
@@ -185,12 +242,12 @@ def _split_and_scale(ds, X, y, source, fold: int, protocol: proto.Protocol):
 
 
 def _execute(item, protocol, data_dir, threads, timeout_s, records, data=None):
-    task = fold_task(item.dataset, item.method, item.fold, protocol, data_dir, threads, data)
+    task = fold_task(item.dataset, item.method, item.fold, protocol, data_dir, threads, data, item.device)
     ds, cls, common, as_sign = task.ds, task.cls, task.common, task.as_sign
     X_tr, X_te, y_tr, y_te = task.X_tr, task.X_te, task.y_tr, task.y_te
     for rec in records.values():
         rec.update(source=task.source, task=ds.task + (" (ridge on ±1, sign)" if as_sign else ""),
-                   n_train=len(y_tr), n_test=len(y_te))
+                   n_train=len(y_tr), n_test=len(y_te), device=common.get("device", "cpu"))
 
     def finish(rec, est, predict, fit: Timed, share=1.0):
         """``share``: this budget's part of a fit that served several budgets (its tuning and

@@ -18,6 +18,7 @@ import pytest
 from rfbench import baselines, compare, registry, runner
 from rfbench.cli import main
 from rfbench.protocol import Protocol
+from rfbench.runconfig import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ["breiman-generated", "friedman-generated"]      # no mirror needed
@@ -35,7 +36,7 @@ def base_dir(tmp_path_factory):
     """A small baseline as a plain results directory: rff-gauss on the two generated sets, 3 folds."""
     out = tmp_path_factory.mktemp("base") / "base"
     runner.run(GENERATED, ["rff-gauss"], [10], Protocol(outer_folds=3, inner_folds=2, max_samples=300), str(out),
-               jobs=1, progress=False)
+               RunConfig(jobs=1), progress=False)
     return out
 
 
@@ -50,7 +51,7 @@ def _one_line_error(capsys, argv, message):
 
 def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     out = tmp_path / "mine"
-    run_dir, b, names = compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), jobs=1, progress=False)
+    run_dir, b, names = compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False)
     assert names == GENERATED and b.name == "base"
     # only the user's method ran, on the baseline's protocol, budgets and the asked folds
     recs = pd.read_csv(out / "results.csv")
@@ -89,14 +90,14 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     assert plot.cd_analysis(c.frame, 10).screen == "screen: folds 0-1 of 3"
 
     # a run over every fold is not a screen
-    compare.run(str(base_dir), [USER], None, None, None, str(out), jobs=1, progress=False)
+    compare.run(str(base_dir), [USER], None, None, None, str(out), RunConfig(jobs=1), progress=False)
     c = compare.compare([str(out)])
     assert "all outer folds, folds 0-2 of 3" in c.notes[0] and set(c.frame["protocol"]) == {"cv-o3-i2-max300"}
 
 
 def test_compare_plot_draws_the_cd_diagram_of_a_screen(base_dir, tmp_path, capsys):
     out = tmp_path / "mine"
-    compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), jobs=1, progress=False)
+    compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False)
     main(["compare", "plot", str(out), "--output", str(tmp_path / "plots")])
     captured = capsys.readouterr()
     assert "a screen, folds 0-1 of 3" in captured.err
@@ -122,7 +123,7 @@ def test_other_splits_are_refused_before_and_after_the_run(base_dir, tmp_path, c
                            f"outer folds of {GENERATED[0]} (seed 0) differ")
     assert "the data here" in line and not (out / "records").exists()        # refused before anything ran
     # a run made against the real baseline, then reported against the tampered one
-    compare.run(str(base_dir), [USER], None, None, [0], str(out), jobs=1, progress=False)
+    compare.run(str(base_dir), [USER], None, None, [0], str(out), RunConfig(jobs=1), progress=False)
     _one_line_error(capsys, ["compare", "report", str(out), "--against", str(tampered)],
                     f"outer folds of {GENERATED[0]} (seed 0) differ: {out} has sha256:")
 
@@ -163,7 +164,7 @@ def test_bad_requests_are_one_line(capsys, tmp_path):
 
 def test_report_filters_by_methods_and_datasets(base_dir, tmp_path, capsys):
     out = tmp_path / "mine"
-    compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), jobs=1, progress=False)
+    compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False)
     c = compare.compare([str(out)], None, None, [GENERATED[1]])
     assert set(c.frame["dataset"]) == {GENERATED[1]}
     _one_line_error(capsys, ["compare", "report", str(out), "--methods", "gfc"],
@@ -238,7 +239,7 @@ def gbrff_run(tmp_path_factory):
     if MIRROR is None:
         pytest.skip(NO_MIRROR_REASON)
     out = tmp_path_factory.mktemp("gbrff") / "mine"
-    compare.run(GBRFF, [CLASSIFIER], SMALLEST, [100], [0, 1], str(out), jobs=1, progress=False)
+    compare.run(GBRFF, [CLASSIFIER], SMALLEST, [100], [0, 1], str(out), RunConfig(jobs=1), progress=False)
     return out
 
 
@@ -256,7 +257,7 @@ def test_a_classifier_on_the_gbrff_splits_is_reported_beside_gbrff2_and_lgbm(gbr
     assert recorded[SMALLEST[0]] == runner.outer_splits_fingerprint(SMALLEST[0], Protocol(**b.protocols[GBRFF_KEY]),
                                                                     str(mirror_dir))
     # run again into the same --out on one dataset: the other's verified fingerprint stays recorded
-    compare.run(GBRFF, [CLASSIFIER], SMALLEST[:1], [100], [0], str(gbrff_run), jobs=1, progress=False)
+    compare.run(GBRFF, [CLASSIFIER], SMALLEST[:1], [100], [0], str(gbrff_run), RunConfig(jobs=1), progress=False)
     assert json.loads((gbrff_run / "compare.json").read_text())["splits_sha256"] == marker["splits_sha256"]
 
     c = compare.compare([str(gbrff_run)], None, ["sklearn.linear_model.RidgeClassifier", "gbrff2", "lgbm"])
@@ -317,6 +318,6 @@ def test_other_splits_than_the_gbrff_baselines_are_refused(gbrff_run, tmp_path, 
 
     cv_run = tmp_path / "cv"                                       # a plain results directory under cv
     runner.run([SMALLEST[0]], registry.resolve_method_names([CLASSIFIER]), [100], Protocol(outer_folds=3, inner_folds=2), str(cv_run),
-               folds=[0], jobs=1, progress=False)
+               RunConfig(folds=[0], jobs=1), progress=False)
     _one_line_error(capsys, ["compare", "report", str(cv_run), "--against", GBRFF],
                     f"baseline {GBRFF} has no protocol cv-o3-i2 (it has {GBRFF_KEY})")

@@ -9,6 +9,7 @@ import pytest
 from rfbench import runner
 from rfbench.progress import Progress
 from rfbench.protocol import Protocol
+from rfbench.runconfig import RunConfig
 from rfbench.tasks import WorkItem
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
@@ -118,7 +119,7 @@ def test_resumed_tasks_count_as_done_from_the_first_line():
 
 def test_runner_prints_at_once_and_resumes_the_count(tmp_path, capsys, monkeypatch):
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=False, folds=[0])
+    runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), RunConfig(folds=[0]), progress=False)
     capsys.readouterr()
     seen_before_loading, seen_before_checks = [], []
     real, real_checks = runner.available_datasets, runner.check_methods

@@ -10,6 +10,7 @@ from rfbench import pool, provenance, runner, tasks
 from rfbench import protocol as proto
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
+from rfbench.runconfig import RunConfig
 from rfbench.tasks import WorkItem, execute
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
@@ -105,7 +106,7 @@ def test_a_directory_holds_one_protocol(tmp_path):
     is refused with one line, so no report can average two protocols as one cell; the same
     settings resume."""
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, folds=[0])
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(folds=[0]), progress=False)
     other = Protocol("cv", outer_folds=3, inner_folds=2, seed=0, max_samples=300)
     with pytest.raises(UsageError, match="holds results of protocol cv-o3-i3-max300, not cv-o3-i2-max300"):
         runner.run(["friedman-generated"], ["rff-gauss"], [10], other, str(out), progress=False)
@@ -296,7 +297,7 @@ def test_run_walltime_counts_side_by_side_lanes_once(tmp_path):
 
 def test_runner_tags_records_with_their_invocation(tmp_path):
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, folds=[0])
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(folds=[0]), progress=False)
     (info,) = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     recs = runner.RunDir(out).records()
     assert recs and all(r["invocation"] == info["invocation"] for r in recs)
@@ -370,7 +371,7 @@ def test_a_task_running_in_another_invocation_is_left_to_it(tmp_path, monkeypatc
     df = pd.read_csv(out / "results.csv")
     assert sorted(df["fold"]) == [0, 2] and any("another invocation" in w for w in warnings)
     run.release(key)                                        # the other invocation went away
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, jobs=2)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(jobs=2), progress=False)
     assert sorted(pd.read_csv(out / "results.csv")["fold"]) == [0, 1, 2]
     assert not list(run.records_dir.glob("*.claim"))        # every claim released
     # the worker pool was the run's own: joblib's loky backend still works in this process (it
@@ -458,7 +459,7 @@ def test_records_hold_cpu_seconds_beside_wall_seconds(tmp_path, monkeypatch):
 
     monkeypatch.setattr(RFFRegressor, "fit", waiting_fit)
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, threads=1)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(threads=1), progress=False)
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 3 and set(df["status"]) == {"done"}
     assert (df["total_s"] - df["cpu_s"] > 0.28).all()

@@ -137,12 +137,17 @@ def initial_solutions(X: np.ndarray, y: np.ndarray, Q: int, s: int, n_restarts: 
     return starts
 
 
+def theta_bounds(size: int) -> list[tuple]:
+    """L-BFGS-B's bounds on θ: free (μ, D, ν), log λ within LOG_LAMBDA_BOUNDS."""
+    return [(None, None)] * (size - 1) + [LOG_LAMBDA_BOUNDS]
+
+
 def _minimise(theta0, X, y, U, splits, y_var, maxiter, n_threads=1):
     """L-BFGS-B from θ₀; (θ, objective). BLAS runs on one thread: on a few cores, OpenBLAS's own
     threads lose more to waking and spinning (NumPy and SciPy each bring a pool) than they gain on
     these matrices (docs/history/alc.md). ``n_threads`` > 1 spreads each evaluation's folds over a
     pool of Python threads instead."""
-    bounds = [(None, None)] * (theta0.size - 1) + [LOG_LAMBDA_BOUNDS]
+    bounds = theta_bounds(theta0.size)
     with threadpool_limits(limits=1), RowPool(n_threads) if n_threads > 1 else nullcontext() as pool:
         opt = scipy.optimize.minimize(alc_objective, theta0, args=(X, y, U, splits, y_var, Workspace(pool)),
                                       jac=True, method="L-BFGS-B", bounds=bounds, options={"maxiter": maxiter})
@@ -225,7 +230,8 @@ class ALCRegressor(RegressorMixin, BaseEstimator):
             if uses_torch(device):   # the same search in torch, the restarts batched on the device
                 from rfbench.methods import alc_torch
                 restart_errors, best, theta, fun = alc_torch.search(
-                    starts, X_cv, yc_cv, splits, y_var, self.restart_iter, self.final_iter, device)
+                    starts, X_cv, yc_cv, splits, y_var, self.restart_iter, self.final_iter, device,
+                    theta_bounds(starts[0][0].size))
             else:
                 restart_errors, best, theta, fun = _search(
                     starts, X_cv, yc_cv, splits, y_var, self.restart_iter, self.final_iter, self.n_jobs)

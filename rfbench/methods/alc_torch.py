@@ -22,7 +22,6 @@ import numpy as np
 import scipy.optimize
 import torch
 
-from rfbench.methods.alc import LOG_LAMBDA_BOUNDS
 from rfbench.methods.cvgrad import prepare_splits
 from rfbench.methods.device import torch_device
 
@@ -150,13 +149,10 @@ class Problem:
         return float(values[0]), grads[0]
 
 
-def _bounds(size: int):
-    return [(None, None)] * (size - 1) + [LOG_LAMBDA_BOUNDS]
-
-
-def _minimise(fun, theta0: np.ndarray, maxiter: int):
-    """alc._minimise's L-BFGS-B call for an objective ``fun(θ) → (f, ∇f)``: (θ, f)."""
-    opt = scipy.optimize.minimize(fun, theta0, jac=True, method="L-BFGS-B", bounds=_bounds(theta0.size),
+def _minimise(fun, theta0: np.ndarray, maxiter: int, bounds=None):
+    """alc._minimise's L-BFGS-B call for an objective ``fun(θ) → (f, ∇f)``: (θ, f); ``bounds`` as
+    alc.theta_bounds gives them (the caller's, so that this module does not import alc back)."""
+    opt = scipy.optimize.minimize(fun, theta0, jac=True, method="L-BFGS-B", bounds=bounds,
                                   options={"maxiter": maxiter})
     return opt.x, float(opt.fun)
 
@@ -165,7 +161,7 @@ class _Stopped(Exception):
     """Ends an optimiser whose batch evaluation failed (the caller re-raises the failure)."""
 
 
-def lockstep_minimise(evaluate, thetas0, maxiter: int) -> list[tuple[np.ndarray, float]]:
+def lockstep_minimise(evaluate, thetas0, maxiter: int, bounds=None) -> list[tuple[np.ndarray, float]]:
     """L-BFGS-B from every θ₀ of ``thetas0`` (SciPy, ``maxiter`` iterations), the objectives of all
     runs evaluated together: ``evaluate(θs, which)`` → (values, gradients) of the runs ``which``.
 
@@ -189,7 +185,7 @@ def lockstep_minimise(evaluate, thetas0, maxiter: int) -> list[tuple[np.ndarray,
             return reply
 
         try:
-            return _minimise(objective, thetas0[r], maxiter)
+            return _minimise(objective, thetas0[r], maxiter, bounds)
         finally:
             inbox.put((r, None, None))
 
@@ -223,13 +219,13 @@ def lockstep_minimise(evaluate, thetas0, maxiter: int) -> list[tuple[np.ndarray,
 
 
 def search(starts, X: np.ndarray, y: np.ndarray, splits, y_var: float, restart_iter: int,
-           final_iter: int, device: str):
+           final_iter: int, device: str, bounds):
     """ALCRegressor's search on ``device``: the restarts ``starts`` ([(θ₀, U)], drawn on the CPU as
     for the NumPy path) batched for ``restart_iter`` iterations, then the best one alone for
     ``final_iter``. Returns (restart errors, best restart, θ, f), the objective divided by y_var."""
     problem = Problem(X, y, splits, y_var, [U for _, U in starts], device)
-    results = lockstep_minimise(problem.evaluate, [th for th, _ in starts], restart_iter)
+    results = lockstep_minimise(problem.evaluate, [th for th, _ in starts], restart_iter, bounds)
     restart_errors = np.array([fun for _, fun in results])
     best = int(np.argmin(restart_errors))
-    theta, fun = _minimise(lambda th: problem.single(th, best), results[best][0], final_iter)
+    theta, fun = _minimise(lambda th: problem.single(th, best), results[best][0], final_iter, bounds)
     return restart_errors, best, theta, fun

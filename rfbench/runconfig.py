@@ -1,0 +1,153 @@
+"""How a run runs: workers, threads, time limit, seeds, folds, backend, data, device — one frozen,
+typed :class:`RunConfig`, validated once when it is built.
+
+``rfbench run``, ``rfbench reproduce``, ``rfbench compare run`` and the library call
+(``runner.run(datasets, methods, features, protocol, out, config=RunConfig(...))``) all build one, so
+every bound (``--jobs`` ≥ 1, ``--threads`` ≥ 1, ``--timeout`` within 30 days, ``--scheduler`` only with
+``--backend dask`` and without ``--threads``, ``--gpu-slots`` ≥ 1, ``--device`` there) is checked in
+this one place and said in one line (:class:`rfbench.errors.UsageError`).
+
+Nothing here decides a number of a result: the config says where and how tasks run, the protocol
+(rfbench.protocol) what they compute. The device is not part of the protocol key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+from rfbench.errors import UsageError
+
+#: the longest --timeout: the task's alarm (setitimer) of timeout × budgets overflows far beyond it
+MAX_TIMEOUT_S = 30 * 86400
+BACKENDS = ("local", "dask")
+#: what a run computes on once resolved (``--device auto`` becomes one of them)
+RUN_DEVICES = ("cpu", "cuda")
+#: device tasks in flight at once with --device cuda (--gpu-slots)
+DEFAULT_GPU_SLOTS = 4
+
+
+def check_timeout(seconds: float | None, shown: str | None = None) -> float | None:
+    """``seconds`` if it is a usable per-task limit (None: no limit), else a UsageError; ``shown``:
+    the option's text as the user typed it (e.g. '2h')."""
+    if seconds is None:
+        return None
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds != seconds:
+        raise UsageError(f"--timeout {seconds!r} must be a number of seconds")
+    if seconds <= 0:
+        raise UsageError("--timeout must be positive")
+    if seconds > MAX_TIMEOUT_S:
+        raise UsageError(f"--timeout '{shown or f'{seconds:g}s'}' is longer than {MAX_TIMEOUT_S // 86400} days "
+                         f"({MAX_TIMEOUT_S // 3600}h); give a shorter limit, or leave --timeout out for none")
+    return float(seconds)
+
+
+def resolve_device(requested: str) -> tuple[str, str | None]:
+    """(the device a run uses, a note to show once) for ``--device cpu|cuda|auto``, through
+    :func:`rfbench.methods.device.resolve`; what it refuses is one UsageError line."""
+    from rfbench.methods import device as devices
+
+    try:
+        return devices.resolve(requested)
+    except (devices.DeviceUnavailable, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _ints(values, option: str) -> tuple[int, ...] | None:
+    if values is None:
+        return None
+    if isinstance(values, (str, bytes)) or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+        raise UsageError(f"{option} must be integers, got {values!r}")
+    return tuple(values)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """The settings of one run that are not its protocol. The library's defaults: one in-process
+    worker, cores // jobs threads, no time limit, the protocol's seed, every fold, the local backend,
+    the dataset mirror of the settings, the CPU.
+
+    ``jobs=None``: one worker per core (:func:`rfbench.runner.default_jobs`, the command line's
+    default). ``device``: "cpu", "cuda" or "auto" (resolved when the config is built: "auto" becomes
+    "cuda" or "cpu", with ``device_note`` saying why; "cuda" without torch or a GPU is refused).
+    ``gpu_slots``: with the GPU, at most this many device tasks in flight at once (each worker that
+    runs one caps its share of GPU memory to 0.9 / gpu_slots); the other workers run CPU tasks."""
+
+    jobs: int | None = 1
+    threads: int | None = None
+    timeout_s: float | None = None
+    seeds: tuple[int, ...] | None = None
+    folds: tuple[int, ...] | None = None
+    backend: str = "local"
+    scheduler: str | None = None
+    data_dir: str | None = None
+    strict: bool = False
+    device: str = "cpu"
+    gpu_slots: int = DEFAULT_GPU_SLOTS
+    device_note: str | None = field(default=None, compare=False)
+
+    def __post_init__(self):
+        set_ = object.__setattr__.__get__(self)  # frozen: normalised once, here
+        for name in ("jobs", "threads", "gpu_slots"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+                raise UsageError(f"--{name.replace('_', '-')} must be an integer, got {value!r}")
+        if self.jobs is not None and self.jobs < 1:
+            raise UsageError("--jobs must be at least 1")
+        if self.threads is not None and self.threads < 1:
+            raise UsageError(f"--threads {self.threads} must be at least 1 (leave it out for cores // jobs)")
+        if self.gpu_slots is None or self.gpu_slots < 1:
+            raise UsageError(f"--gpu-slots {self.gpu_slots} must be at least 1 (device tasks in flight at once)")
+        set_("timeout_s", check_timeout(self.timeout_s))
+        seeds = _ints(self.seeds, "--seeds")
+        if seeds is not None:
+            seeds = tuple(dict.fromkeys(seeds))
+            if not seeds:
+                raise UsageError("--seeds names no seed; use e.g. --seeds 0,1,2")
+        set_("seeds", seeds)
+        set_("folds", _ints(self.folds, "--folds"))
+        if self.backend not in BACKENDS:
+            raise UsageError(f"--backend {self.backend}: use local (this machine) or dask (a dask.distributed "
+                             "cluster)")
+        if self.scheduler is not None and not self.scheduler.strip():
+            raise UsageError("--scheduler is empty; give the dask scheduler's address, e.g. tcp://10.0.0.5:8786")
+        if self.scheduler is not None and self.backend != "dask":
+            raise UsageError("--scheduler names a dask scheduler: add --backend dask")
+        if self.scheduler is not None and self.threads is not None:
+            raise UsageError("--threads sizes local workers; with --scheduler each dask worker's threads come from "
+                             "its own cores (leave --threads out, start the workers with the --nthreads you want)")
+        from rfbench.data.loader import data_dir as resolve_data_dir
+
+        resolve_data_dir(self.data_dir)     # a named mirror directory (option, environment) that is not there: now
+        if self.device not in RUN_DEVICES or self.device == "cuda":
+            device, note = resolve_device(self.device)      # "auto", "cuda" (checked), or a bad value
+            set_("device", device)
+            if self.device_note is None:
+                set_("device_note", note)
+        if self.device == "cuda" and self.backend == "dask":
+            raise UsageError("--device cuda runs device tasks on local workers; the dask backend does not place "
+                             "them on GPUs (use --backend local, or --device cpu)")
+
+    def replace(self, **changes) -> RunConfig:
+        """A copy with ``changes``, validated again."""
+        return dataclasses.replace(self, **changes)
+
+    def request(self, protocol):
+        """(one protocol per seed, the sorted folds or None) of this config on ``protocol``: the
+        folds must be outer folds (splits) of it; every seed's protocol is validated now."""
+        seeds = [protocol.seed] if self.seeds is None else list(self.seeds)
+        protocols = [dataclasses.replace(protocol, seed=s) for s in seeds]
+        folds = self.folds
+        if folds is not None:
+            bad = sorted(f for f in folds if not 0 <= f < protocol.n_outer)
+            if bad or not folds:
+                raise UsageError(f"--folds {','.join(map(str, bad)) or '(empty)'}: outer folds are numbered "
+                                 f"0..{protocol.n_outer - 1} for this protocol")
+            folds = sorted(set(folds))
+        return protocols, folds
+
+    @property
+    def device_slots(self) -> int | None:
+        """Device tasks allowed in flight at once: ``gpu_slots`` on the GPU, None (no device tasks)
+        on the CPU."""
+        return self.gpu_slots if self.device != "cpu" else None
