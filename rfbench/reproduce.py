@@ -347,6 +347,12 @@ def benchmarks_markdown(root: Path | None = None) -> str:
                 tabulate([[r.get(c) for c in cols] for rows in peer.values() for r in rows], headers=cols,
                          tablefmt="github", floatfmt=".3g"), ""]
     out += _suite_benchmark_markdown(root / "suite-benchmark.json")
+    path = root / "gpu-benchmark.json"
+    if path.is_file():
+        out += ["On one GPU machine, its GPU and its cores together (`python bench/perf/gpu.py` → "
+                "`results/gpu-benchmark.json`; docs/device.md says what runs where): one outer fold of every "
+                "(dataset, method, n) the device serves, on GPU slots beside a CPU sample of the same folds, "
+                "projected to the full protocol:", "", gpu_benchmark_markdown(json.loads(path.read_text())), ""]
     path = root / "gbrff-scaling.json"
     if path.is_file():
         d = json.loads(path.read_text())
@@ -357,6 +363,40 @@ def benchmarks_markdown(root: Path | None = None) -> str:
                 tabulate(rows, headers=["method", "log-log slope", "largest m", "seconds at largest m"],
                          tablefmt="github", floatfmt=".3g"), ""]
     return "\n".join(out)
+
+
+def gpu_benchmark_markdown(out: dict) -> str:
+    """The summary of bench/perf/gpu.py's results file: the machine, the projected walls of the torgo
+    suite and the GFC tables, and the device's speed-up and error difference per (method, n)."""
+    env, p = out["environment"], out.get("projection", {})
+    lines = [f"Measured on {env.get('card') or 'no GPU (' + env['device'] + ')'} with {env['cores']} cores "
+             f"(torch {env.get('torch')}), {out['slots']} GPU slots beside {out['cpu_workers']} CPU workers, "
+             f"{len([r for r in out['device_rows'] if r['status'] == 'done'])} device folds and "
+             f"{len([r for r in out['cpu_rows'] if r['status'] == 'done'])} CPU folds in {out['budget_s']:.0f} s.", ""]
+    if "error" in p or not p:
+        return "\n".join(lines + [f"projection failed: {p.get('error')}"])
+    lines += ["| what | device wall | CPU-only methods' wall | projected wall |", "|---|---|---|---|"]
+    for cell in [p["torgo_suite"], *[v for v in p["tables"].values() if "what" in v]]:
+        est = f" ({cell['device_cells_estimated']} device cells estimated)" if cell["device_cells_estimated"] else ""
+        lines.append(f"| {cell['what']} | {cell['device_wall_s'] / 3600:.2f} h{est} | "
+                     f"{cell['cpu_wall_s'] / 3600:.2f} h | **{cell['projected_wall_h']:.2f} h** |")
+    lines += ["", f"Core speed against the development machine: ×{p['core_speed_factor']:.2f} "
+              f"({p['core_factor_from']} calibration folds); slot concurrency ×{p['slot_concurrency']:.2f}.", "",
+              "A device fold shares the GPU with the other slots' folds: its speed-up is per fold while "
+              "sharing; the GPU's throughput against one core is that × the slot concurrency (measured over the whole device phase, mostly à la carte).", "",
+              "| method | n | folds | median speed-up per fold (one core / device) | throughput (× one core) "
+              "| largest error difference | within the table's check tolerance |", "|---|---|---|---|---|---|---|"]
+    groups: dict = {}
+    for r in out.get("per_fold", []):
+        groups.setdefault((r["method"], r["n"]), []).append(r)
+    for (m, n), rows in sorted(groups.items()):
+        checked = [r for r in rows if r.get("check_tolerance") is not None]
+        within = (f"{sum(abs(r['error_diff']) <= r['check_tolerance'] for r in checked)} of {len(checked)}"
+                  if checked else "no published cell")
+        speedup = float(np.median([r["speedup"] for r in rows]))
+        lines.append(f"| {m} | {n} | {len(rows)} | {speedup:.1f}× | {speedup * p['slot_concurrency']:.0f}× | "
+                     f"{max(abs(r['error_diff']) for r in rows):.3g} | {within} |")
+    return "\n".join(lines)
 
 
 def _suite_floor_markdown(path: Path, label: str) -> list[str]:

@@ -260,33 +260,10 @@ def per_fold_comparison(out: dict) -> list[dict]:
 # the summary that the README and docs/device.md quote
 
 def render(out: dict) -> str:
-    """Markdown summary of a results file: the machine, the projections, the speed-ups."""
-    env, p = out["environment"], out.get("projection", {})
-    lines = [f"Measured on {env.get('card') or 'no GPU (' + env['device'] + ')'} with {env['cores']} cores "
-             f"(torch {env.get('torch')}), {out['slots']} GPU slots beside {out['cpu_workers']} CPU workers, "
-             f"{len([r for r in out['device_rows'] if r['status'] == 'done'])} device folds and "
-             f"{len([r for r in out['cpu_rows'] if r['status'] == 'done'])} CPU folds in {out['budget_s']:.0f} s.", ""]
-    if "error" in p or not p:
-        return "\n".join(lines + [f"projection failed: {p.get('error')}"])
-    lines += ["| what | device wall | CPU-only methods' wall | projected wall |", "|---|---|---|---|"]
-    for cell in [p["torgo_suite"], *[v for v in p["tables"].values() if "what" in v]]:
-        est = f" ({cell['device_cells_estimated']} device cells estimated)" if cell["device_cells_estimated"] else ""
-        lines.append(f"| {cell['what']} | {cell['device_wall_s'] / 3600:.2f} h{est} | "
-                     f"{cell['cpu_wall_s'] / 3600:.2f} h | **{cell['projected_wall_h']:.2f} h** |")
-    lines += ["", f"Core speed against the development machine: ×{p['core_speed_factor']:.2f} "
-              f"({p['core_factor_from']} calibration folds); slot concurrency ×{p['slot_concurrency']:.2f}.", "",
-              "| method | n | folds | median speed-up per fold (one core / device) | largest error difference "
-              "| within the table's check tolerance |", "|---|---|---|---|---|---|"]
-    groups: dict = {}
-    for r in out.get("per_fold", []):
-        groups.setdefault((r["method"], r["n"]), []).append(r)
-    for (m, n), rows in sorted(groups.items()):
-        checked = [r for r in rows if r.get("check_tolerance") is not None]
-        within = (f"{sum(abs(r['error_diff']) <= r['check_tolerance'] for r in checked)} of {len(checked)}"
-                  if checked else "no published cell")
-        lines.append(f"| {m} | {n} | {len(rows)} | {statistics.median(r['speedup'] for r in rows):.1f}× | "
-                     f"{max(abs(r['error_diff']) for r in rows):.3g} | {within} |")
-    return "\n".join(lines)
+    """Markdown summary of a results file (rfbench.reproduce renders the README's with it)."""
+    from rfbench.reproduce import gpu_benchmark_markdown
+
+    return gpu_benchmark_markdown(out)
 
 
 # --------------------------------------------------------------------------------------------
