@@ -140,7 +140,7 @@ def test_invalid_inputs():
         BMKRClassifier(n_features=0).fit(X, y)
     with pytest.raises(ValueError, match="C_grid"):
         BMKRClassifier(C_grid=()).fit(X, y)
-    with pytest.raises(ValueError, match="kernel mode"):
+    with pytest.raises(ValueError, match="kernel_mode"):
         BMKRClassifier(n_features=1, C_grid=(1.0,), kernel_mode="fast").fit(X, y)
     with pytest.raises(ValueError, match="binary"):
         BMKRClassifier(n_features=1, C_grid=(1.0,)).fit(X, np.arange(30) % 3)

@@ -155,9 +155,11 @@ def test_estimators_run_on_every_map(feature_map, order):
 
 def test_bad_feature_map_parameters_are_one_line_errors():
     X, y = np.random.default_rng(0).standard_normal((50, 3)), np.arange(50) % 2
-    with pytest.raises(ValueError, match="feature_map must be one of gaussian, arccos, linear"):
+    # the estimators' _parameter_constraints: one InvalidParameterError (a ValueError) naming what is valid
+    with pytest.raises(ValueError, match=r"'feature_map' parameter of EERFClassifier must be a str among "
+                                         r"\{'gaussian', 'arccos', 'linear'\}\. Got 'laplace' instead"):
         EERFClassifier(n_features=5, feature_map="laplace").fit(X, y)
-    with pytest.raises(ValueError, match="arccos_order must be a non-negative integer"):
+    with pytest.raises(ValueError, match=r"'arccos_order' parameter of RKSClassifier must be an int in the range \[0, inf\)"):
         RKSClassifier(n_features=5, feature_map="arccos", arccos_order=1.5).fit(X, y)
     with pytest.raises(ValueError, match="n_candidates"):
         LKRFClassifier(n_features=10, n_candidates=5).fit(X, y)

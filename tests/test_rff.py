@@ -7,6 +7,8 @@ from sklearn.utils.estimator_checks import parametrize_with_checks
 from rfbench.methods.rff import (
     KERNELS,
     RFFRegressor,
+    RKSClassifier,
+    RKSRegressor,
     exact_kernel,
     fourier_features,
     sample_frequencies,
@@ -64,7 +66,9 @@ def test_same_seed_same_model():
 
 
 @parametrize_with_checks([RFFRegressor(n_features=50, cv=3, bandwidths=[0.5, 2.0, 8.0], lambdas=[1e-6, 1e-3, 1e-1],
-                                       random_state=0)])
+                                       random_state=0),
+                          RKSRegressor(n_features=30, lambdas=(1e-3, 1e-1), cv=3, random_state=0),
+                          RKSClassifier(n_features=30, lambdas=(1e-3, 1e-1), cv=3, random_state=0)])
 def test_sklearn_estimator_contract(estimator, check):
     check(estimator)
 

@@ -62,13 +62,14 @@ from contextlib import nullcontext
 import numpy as np
 import scipy.optimize
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.cvgrad import RowPool, Workspace, contiguous_folds, trig_cv_grad, trig_features
-from rfbench.methods.device import check_device, uses_torch
+from rfbench.methods.device import uses_torch
 from rfbench.methods.ridge import ridge_solve
 from rfbench.methods.tuning import Stopwatch
 
@@ -196,6 +197,18 @@ class ALCRegressor(RegressorMixin, BaseEstimator):
     best_params_ ({"lambda", "cv_mse", "n_components", "best_restart"}), tune_time_, n_features_in_.
     """
 
+    _parameter_constraints: dict = {
+        "n_features": [cons.positive_int()],
+        "n_components": [cons.positive_int()],
+        "n_restarts": [cons.positive_int()],
+        "restart_iter": [cons.non_negative_int()],
+        "final_iter": [cons.non_negative_int()],
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        "n_jobs": cons.N_JOBS,
+        "device": cons.DEVICE,
+    }
+
     def __init__(self, n_features=100, n_components=5, n_restarts=10, restart_iter=20,
                  final_iter=200, cv=5, random_state=None, n_jobs=1, device="cpu"):
         self.n_features = n_features
@@ -208,8 +221,9 @@ class ALCRegressor(RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.device = device
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        device = check_device(self.device)
+        device = self.device
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         y = np.asarray(y, dtype=np.float64)
         rng = as_generator(self.random_state)
@@ -224,7 +238,7 @@ class ALCRegressor(RegressorMixin, BaseEstimator):
         timer = Stopwatch()
 
         # initial solutions, all drawn up front (the result must not depend on n_jobs)
-        starts = initial_solutions(X, y, Q, s, max(1, int(self.n_restarts)), rng)
+        starts = initial_solutions(X, y, Q, s, int(self.n_restarts), rng)
 
         with timer:
             if uses_torch(device):   # the same search in torch, the restarts batched on the device

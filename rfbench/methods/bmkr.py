@@ -32,11 +32,12 @@ import warnings
 
 import numpy as np
 from sklearn import config_context
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.exceptions import ConvergenceWarning
 from sklearn.svm import SVR
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator
 from rfbench.methods.rfkit import (
     BinaryScoreClassifierMixin,
@@ -192,6 +193,19 @@ class BMKRClassifier(BinaryScoreClassifierMixin, ClassifierMixin, BaseEstimator)
     ``tune_time_``.
     """
 
+    _parameter_constraints: dict = {
+        "n_features": [cons.positive_int()],
+        "C_grid": ["array-like"],
+        "rbf_gammas": ["array-like"],
+        "epsilon": [cons.non_negative_real()],
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        "n_jobs": cons.N_JOBS,
+        "standardize": ["boolean"],
+        "kernel_memory_mb": [cons.non_negative_real()],
+        "kernel_mode": [cons.Choices("auto", "stored", "distances", "native")],
+    }
+
     def __init__(self, n_features=100, C_grid=C_GRID, rbf_gammas=RBF_GAMMAS, epsilon=0.1, cv=5,
                  random_state=None, n_jobs=None, standardize=True, kernel_memory_mb=4096.0, kernel_mode="auto"):
         self.n_features = n_features
@@ -220,11 +234,10 @@ class BMKRClassifier(BinaryScoreClassifierMixin, ClassifierMixin, BaseEstimator)
             errors.append(float(np.mean(np.where(score >= 0, 1.0, -1.0) != y[va])))
         return np.array(errors)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         self.classes_, y_pm = encode_binary_labels(y)
-        if int(self.n_features) < 1:
-            raise ValueError(f"n_features must be a positive integer, got {self.n_features!r}")
         if len(self.C_grid) == 0:
             raise ValueError("C_grid is empty")
         rng = as_generator(self.random_state)

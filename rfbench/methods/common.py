@@ -4,6 +4,8 @@ Every estimator in ``rfbench.methods`` follows scikit-learn's contract and this 
 reads of it, including budget sharing, is written down in rfbench/contract.py):
 
 * ``__init__`` stores parameters only; ``fit(X, y)`` returns ``self``; fitted attributes end in ``_``.
+* ``_parameter_constraints``: scikit-learn's declaration of every parameter's valid values (shared
+  ones in :mod:`rfbench.methods.constraints`), checked when ``fit`` starts (``_fit_context``).
 * ``n_features``: the feature budget (number of spectral vectors, boosting iterations, landmarks...).
 * ``cv``: the inner cross-validation used to select *all* hyper-parameters inside ``fit``: an int
   (shuffled K-fold seeded by ``random_state``) or an iterable of ``(train_idx, test_idx)`` pairs.

@@ -38,15 +38,18 @@ methods score exactly the same candidates on the same subsample, as in the paper
 from __future__ import annotations
 
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfbench.methods import constraints as cons
 from rfbench.methods import featuremaps as fm
 from rfbench.methods.common import as_generator
-from rfbench.methods.device import check_device, torch_device, uses_torch
+from rfbench.methods.device import torch_device, uses_torch
 from rfbench.methods.featuremaps import SCORE_BLOCK, cosine_features, empirical_scores  # noqa: F401 (re-exported)
 from rfbench.methods.rfkit import (
     ScoreClassifierMixin,
@@ -78,17 +81,12 @@ class CandidatePool:
 def candidate_sizes(n_features: int, n_samples: int, m0_factor: float,
                     n0_fraction: float, n_candidates: int | None = None) -> tuple[int, int]:
     """(M₀, N₀): M₀ = ``n_candidates`` if given, else round(m0_factor·M) (at least M);
-    N₀ = round(n0_fraction·N) within [1, N]."""
-    if int(n_features) < 1:
-        raise ValueError(f"n_features must be a positive integer, got {n_features!r}")
-    if n_candidates is None and not m0_factor >= 1:
-        raise ValueError(f"m0_factor must be >= 1 (M0 >= M), got {m0_factor!r}")
-    if n_candidates is not None and (isinstance(n_candidates, bool) or not isinstance(n_candidates, (int, np.integer))
-                                     or n_candidates < int(n_features)):
+    N₀ = round(n0_fraction·N) within [1, N]. The types and ranges of the arguments are the
+    estimators' ``_parameter_constraints`` (:data:`CANDIDATE_CONSTRAINTS`); checked here is the
+    relation between two of them, M₀ ≥ M."""
+    if n_candidates is not None and n_candidates < int(n_features):
         raise ValueError(f"n_candidates (M0) must be an integer at least n_features (M = {n_features}), "
                          f"got {n_candidates!r}")
-    if not 0 < n0_fraction <= 1:
-        raise ValueError(f"n0_fraction must be in (0, 1], got {n0_fraction!r}")
     m0 = int(n_candidates) if n_candidates is not None else max(int(n_features), int(round(m0_factor * n_features)))
     n0 = min(n_samples, max(1, int(round(n0_fraction * n_samples))))
     return m0, n0
@@ -157,8 +155,30 @@ def top_k_by_magnitude(scores: np.ndarray, k: int) -> np.ndarray:
     return keep[np.lexsort((keep, -a[keep]))]
 
 
+#: the parameters EERF shares with LKRF: M, M₀ (M₀/M ≥ 1, or M₀ itself), N₀/N, the σ rule, the feature map
+CANDIDATE_CONSTRAINTS: dict = {
+    "n_features": [cons.positive_int()],
+    "m0_factor": [Interval(Real, 1, None, closed="left")],
+    "n0_fraction": [Interval(Real, 0, 1, closed="right")],
+    "n_candidates": [cons.positive_int(), None],
+    "bandwidth_queries": [cons.positive_int(), None],
+    "feature_map": [cons.Choices(*fm.FEATURE_MAPS)],
+    "arccos_order": [cons.non_negative_int()],
+    "centred_score": ["boolean"],
+}
+
+
 class _EERFBase(BaseEstimator):
     """Shared fit of EERFRegressor / EERFClassifier (the target is real, ±1, or ±1 one-vs-rest columns)."""
+
+    _parameter_constraints: dict = {
+        **CANDIDATE_CONSTRAINTS,
+        "lambdas": ["array-like"],
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        "n_jobs": cons.N_JOBS,
+        "device": cons.DEVICE,
+    }
 
     def __init__(self, n_features=100, m0_factor=10.0, n0_fraction=0.1, lambdas=LAMBDA_GRID,
                  cv=5, random_state=None, n_jobs=None, bandwidth_queries=2000, feature_map="gaussian",
@@ -178,15 +198,12 @@ class _EERFBase(BaseEstimator):
         self.device = device
 
     def _fit_target(self, X: np.ndarray, y: np.ndarray, y_score: np.ndarray, classify: bool):
-        fm.check_feature_map(self.feature_map, self.arccos_order)
-        if uses_torch(check_device(self.device)):
+        if uses_torch(self.device):
             torch_device(self.device)           # DeviceUnavailable before any work
         rng = as_generator(self.random_state)
         m = X.shape[0]
         m0, n0 = candidate_sizes(self.n_features, m, self.m0_factor, self.n0_fraction, self.n_candidates)
-        lambdas = np.asarray(self.lambdas, dtype=float).ravel()
-        if lambdas.size == 0 or np.any(lambdas <= 0):
-            raise ValueError(f"lambdas must be a non-empty list of positive values, got {self.lambdas!r}")
+        lambdas = cons.positive_values("lambdas", self.lambdas)
 
         pool = draw_candidate_pool(X, m0, n0, rng, self.bandwidth_queries, workers_from(self.n_jobs),
                                    self.feature_map)
@@ -246,6 +263,7 @@ class EERFRegressor(RegressorMixin, _EERFBase):
     criteria are not tied at rounding level), not bit for bit.
     """
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
         _, y, y_score = fit_targets(y, classify=False, regression_score=paper_response_scale,
@@ -266,6 +284,7 @@ class EERFClassifier(ScoreClassifierMixin, ClassifierMixin, _EERFBase):
     attributes as ``EERFRegressor`` plus ``classes_`` (``scores_`` is M₀ × C with several classes).
     """
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)

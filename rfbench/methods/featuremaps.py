@@ -28,19 +28,12 @@ import math
 
 import numpy as np
 
+#: the maps; the estimators' ``_parameter_constraints`` refuse any other (and an ``arccos_order`` that
+#: is not 0, 1, 2, ...) before these functions see it
 FEATURE_MAPS = ("gaussian", "arccos", "linear")
 
 #: candidates scored per matrix product (bounds the N₀ × block working array)
 SCORE_BLOCK = 2000
-
-
-def check_feature_map(feature_map, arccos_order) -> None:
-    """ValueError (one line) for an unknown map or an arc-cosine order that is not 0, 1, 2, …"""
-    if feature_map not in FEATURE_MAPS:
-        raise ValueError(f"feature_map must be one of {', '.join(FEATURE_MAPS)}, got {feature_map!r}")
-    if feature_map == "arccos" and (isinstance(arccos_order, bool) or not isinstance(arccos_order, (int, np.integer))
-                                    or arccos_order < 0):
-        raise ValueError(f"arccos_order must be a non-negative integer (0, 1, 2, ...), got {arccos_order!r}")
 
 
 def uses_bandwidth(feature_map: str) -> bool:

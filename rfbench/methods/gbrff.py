@@ -38,12 +38,13 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.optimize import fminbound
 from scipy.special import softmax
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
 from rfbench.contract import SharesBudgets
+from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator, resolve_cv, seed_from, standardise_columns
 from rfbench.methods.lbfgsb import minimize_lbfgsb
 from rfbench.methods.rfkit import (
@@ -447,6 +448,17 @@ class _GBRFFBase(SharesBudgets, BaseEstimator):
     as two separate fits, at the cost of the larger one. ``predict(X, budget=n)``.
     """
 
+    #: the parameters of every variant; each adds its grid (and K, and the regressors' ν)
+    _common_constraints: dict = {
+        "n_features": [cons.positive_int()],
+        "budgets": ["array-like", None],
+        "gamma_grid": ["array-like"],
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        "n_jobs": cons.N_JOBS,
+        "standardize": ["boolean"],
+    }
+
     def _budgets(self) -> list[int]:
         budgets = sorted({int(b) for b in (self.budgets or [self.n_features])})
         if budgets[0] < 1:
@@ -471,8 +483,6 @@ class _GBRFFBase(SharesBudgets, BaseEstimator):
         return errors
 
     def _fit_encoded(self, X, y):
-        if int(self.n_features) < 1:
-            raise ValueError(f"n_features must be a positive integer, got {self.n_features!r}")
         budgets = self._budgets()
         combos = self._grid()
         if not combos:
@@ -529,6 +539,7 @@ class _GBRFFBase(SharesBudgets, BaseEstimator):
 class _BinaryBoosting(BinaryScoreClassifierMixin, ClassifierMixin, _GBRFFBase):
     """Label handling of the classifiers: any two labels, smaller → −1; score ≥ 0 → positive."""
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
@@ -552,6 +563,7 @@ class _BinaryBoosting(BinaryScoreClassifierMixin, ClassifierMixin, _GBRFFBase):
 class _SquaredLossBoosting(RegressorMixin, _GBRFFBase):
     """Regression: y standardised inside every fit, inner CV by MSE on the original scale."""
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
         return self._fit_encoded(X, np.asarray(y, dtype=float))
@@ -593,6 +605,8 @@ class GBRFF2Classifier(_CosineExport, _BinaryBoosting):
     combination, grid order), ``best_params_``, ``tune_time_``, ``model_``.
     """
 
+    _parameter_constraints: dict = {**_GBRFFBase._common_constraints, "lambda_grid": ["array-like"]}
+
     def __init__(self, n_features=100, budgets=None, gamma_grid=GAMMA_GRID, lambda_grid=LAMBDA_GRID, cv=5,
                  random_state=None, n_jobs=None, standardize=True):
         self.n_features = n_features
@@ -622,6 +636,9 @@ class GBRFF1Classifier(_LandmarkExport, _BinaryBoosting):
     ``q_`` (T × K), ``alphas_``, ``init_score_``, ``x_mean_``, ``x_scale_``, ``n_alpha_capped_``,
     ``cv_errors_``, ``best_params_``, ``tune_time_``, ``model_``.
     """
+
+    _parameter_constraints: dict = {**_GBRFFBase._common_constraints, "beta_grid": ["array-like"],
+                                    "n_random_features": [cons.positive_int()]}
 
     def __init__(self, n_features=100, budgets=None, n_random_features=10, gamma_grid=GAMMA_GRID,
                  beta_grid=BETA_GRID, cv=5, random_state=None, n_jobs=None, standardize=True):
@@ -653,6 +670,9 @@ class GBRFF2Regressor(_CosineExport, _SquaredLossBoosting):
     always 0), ``model_.y_mean``/``model_.y_scale`` give the target standardisation.
     """
 
+    _parameter_constraints: dict = {**GBRFF2Classifier._parameter_constraints,
+                                    "learning_rate": [cons.positive_real()]}
+
     def __init__(self, n_features=100, budgets=None, gamma_grid=GAMMA_GRID, lambda_grid=LAMBDA_GRID, cv=5,
                  random_state=None, n_jobs=None, standardize=True, learning_rate=1.0):
         self.n_features = n_features
@@ -681,6 +701,9 @@ class GBRFF1Regressor(_LandmarkExport, _SquaredLossBoosting):
     Same parameters as GBRFF1Classifier plus ``learning_rate``. (g, β) selected by inner-CV MSE.
     Fitted attributes as GBRFF1Classifier without ``classes_``.
     """
+
+    _parameter_constraints: dict = {**GBRFF1Classifier._parameter_constraints,
+                                    "learning_rate": [cons.positive_real()]}
 
     def __init__(self, n_features=100, budgets=None, n_random_features=10, gamma_grid=GAMMA_GRID,
                  beta_grid=BETA_GRID, cv=5, random_state=None, n_jobs=None, standardize=True,

@@ -56,15 +56,17 @@ Other readings are options, compared by the ablation (``gfc-*`` methods in metho
 
 from __future__ import annotations
 
-import numbers
+from numbers import Real
 
 import numpy as np
 import scipy.optimize
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.cvgrad import OneFrequencyCV, inverted_blocks, trig_cv_grad, trig_features
 from rfbench.methods.moderows import compact_rows
@@ -206,6 +208,24 @@ class GFCRegressor(RegressorMixin, BaseEstimator):
     number of spectral vectors; the design has 2·n_kept columns), n_features_in_.
     """
 
+    _parameter_constraints: dict = {
+        "n_features": [cons.positive_int()],
+        "n_descents": [cons.positive_int(), None],
+        "chunks": [cons.Choices("partition", "all"), Interval(Real, 0, 1, closed="right")],
+        "max_steps": [cons.positive_int()],
+        "passes": [cons.positive_int()],
+        "epsilon": [cons.non_negative_real()],
+        "eta_rel": [cons.non_negative_real()],
+        "descent_folds": [cons.Int(2, None, closed="left")],
+        "bias": [cons.Choices("penalised", "centred")],
+        "nu_search": [cons.Choices("cv-1d", "grid")],
+        "lambda_bounds": ["array-like", None],
+        "scale_objective": ["boolean"],
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        "n_jobs": cons.N_JOBS,
+    }
+
     def __init__(self, n_features=100, n_descents=None, chunks="partition", max_steps=20, passes=1,
                  epsilon=0.01, eta_rel=1e-6, descent_folds=5, bias="penalised", nu_search="cv-1d",
                  lambda_bounds=None, scale_objective=False, cv=5, random_state=None, n_jobs=1):
@@ -225,11 +245,8 @@ class GFCRegressor(RegressorMixin, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def _check_options(self):
-        if self.bias not in ("penalised", "centred"):
-            raise ValueError(f"bias must be 'penalised' or 'centred', got {self.bias!r}")
-        if self.nu_search not in ("cv-1d", "grid"):
-            raise ValueError(f"nu_search must be 'cv-1d' or 'grid', got {self.nu_search!r}")
+    def _check_lambda_bounds(self):
+        """The relation the constraints cannot say: a bounds pair (lo, hi) with 0 < lo < hi."""
         if self.lambda_bounds is not None:
             lo, hi = self.lambda_bounds
             if not 0 < lo < hi:
@@ -245,10 +262,11 @@ class GFCRegressor(RegressorMixin, BaseEstimator):
         coef, intercept = ridge_solve(Z, y, nu, fit_intercept=centred)
         return nu, cv_err, coef, intercept
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
+        self._check_lambda_bounds()
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True, ensure_min_samples=2)
         y = np.asarray(y, dtype=np.float64)
-        self._check_options()
         rng = as_generator(self.random_state)
         m, d = X.shape
         splits = resolve_cv(self.cv, m, rng)
@@ -257,12 +275,10 @@ class GFCRegressor(RegressorMixin, BaseEstimator):
         if partition:
             # every chunk must hold one sample per descent fold
             n_desc = min(n_desc, m // self.descent_folds)
-        elif isinstance(self.chunks, str) and self.chunks == "all":
+        elif isinstance(self.chunks, str):            # "all"
             chunk_size = m
-        elif isinstance(self.chunks, numbers.Real) and 0 < self.chunks <= 1:
+        else:                                         # a fraction in (0, 1]
             chunk_size = int(min(m, max(self.descent_folds, round(self.chunks * m))))
-        else:
-            raise ValueError(f"chunks must be 'all', 'partition' or a fraction in (0, 1], got {self.chunks!r}")
         n_desc = int(max(1, min(n_desc, self.n_features)))   # never more descents than features
         # step budget of each descent: n_features shared over the descents, at most p each
         share = np.full(n_desc, self.n_features // n_desc) + (np.arange(n_desc) < self.n_features % n_desc)

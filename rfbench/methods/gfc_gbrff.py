@@ -34,10 +34,11 @@ from __future__ import annotations
 
 import numpy as np
 import scipy.optimize
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator
 from rfbench.methods.cvgrad import prepare_splits, trig_cv_grad, trig_features
 from rfbench.methods.rfkit import (
@@ -105,6 +106,17 @@ class GFCGBRFFClassifier(ClassifierMixin, BaseEstimator):
     ``best_params_``, ``tune_time_``, ``n_features_in_``.
     """
 
+    _parameter_constraints: dict = {
+        "n_features": [cons.positive_int()],
+        "C_grid": ["array-like"],
+        "max_iter": cons.SVM_MAX_ITER,
+        "maxiter": [cons.non_negative_int()],
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        "n_jobs": cons.N_JOBS,
+        "standardize": ["boolean"],
+    }
+
     def __init__(self, n_features=100, C_grid=C_GRID, max_iter=10_000, maxiter=MAXITER, cv=5,
                  random_state=None, n_jobs=None, standardize=True):
         self.n_features = n_features
@@ -130,12 +142,11 @@ class GFCGBRFFClassifier(ClassifierMixin, BaseEstimator):
         return np.array([np.mean(fit_linear_svm(Z_tr, y[tr], float(C), int(self.max_iter)).predict(Z_va) != y[va])
                          for C in self.C_grid])
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
         self.classes_, y_pm = encode_binary_labels(y)
-        if int(self.n_features) < 1:
-            raise ValueError(f"n_features must be a positive integer, got {self.n_features!r}")
         if len(self.C_grid) < 1:
             raise ValueError("C_grid is empty")
         rng = as_generator(self.random_state)

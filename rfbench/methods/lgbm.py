@@ -12,11 +12,12 @@ model with max(budgets) trees evaluated with ``num_iteration=n`` *is* the model 
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfbench.contract import SharesBudgets
+from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator, resolve_cv, seed_from
 from rfbench.methods.tuning import Stopwatch, param_grid
 
@@ -25,6 +26,14 @@ DEFAULT_GRID = {"max_depth": list(range(1, 11)), "reg_lambda": [0.0, 2**-5, 2**-
 
 class _LGBMCV(SharesBudgets, BaseEstimator):
     _objective = "regression"
+    _parameter_constraints: dict = {
+        "n_features": [cons.positive_int()],
+        "budgets": ["array-like", None],
+        "grid": [dict, None],
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        "n_jobs": cons.N_JOBS,
+    }
 
     def __init__(self, n_features=100, budgets=None, grid=None, cv=5, random_state=None, n_jobs=1):
         self.n_features = n_features
@@ -93,6 +102,7 @@ class LGBMRegressorCV(RegressorMixin, _LGBMCV):
 
     _objective = "regression"
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
         return self._fit(X, y)
@@ -106,6 +116,7 @@ class LGBMClassifierCV(ClassifierMixin, _LGBMCV):
 
     _objective = "binary"
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64)
         check_classification_targets(y)

@@ -32,14 +32,16 @@ and not inside ``tune_time_`` (the solve is deterministic: the same q).
 from __future__ import annotations
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfbench.methods import constraints as cons
 from rfbench.methods import featuremaps as fm
 from rfbench.methods.common import as_generator, resolve_cv
-from rfbench.methods.device import check_device, torch_device, uses_torch
+from rfbench.methods.device import torch_device, uses_torch
 from rfbench.methods.eerf import (
+    CANDIDATE_CONSTRAINTS,
     LAMBDA_GRID,
     candidate_sizes,
     draw_candidate_pool,
@@ -136,6 +138,18 @@ def draw_features_from_q(q: np.ndarray, n_draws: int, uniforms: np.ndarray) -> n
 class _LKRFBase(BaseEstimator):
     """Shared fit of LKRFRegressor / LKRFClassifier."""
 
+    _parameter_constraints: dict = {
+        **CANDIDATE_CONSTRAINTS,
+        "rhos": ["array-like"],
+        "lambdas": ["array-like"],
+        "mode": [cons.Choices("sample", "weighted")],
+        "tol": [cons.positive_real()],
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        "n_jobs": cons.N_JOBS,
+        "device": cons.DEVICE,
+    }
+
     def __init__(self, n_features=100, m0_factor=10.0, n0_fraction=0.1, rhos=RHO_GRID,
                  lambdas=LAMBDA_GRID, mode="sample", tol=1e-10, cv=5, random_state=None,
                  n_jobs=None, bandwidth_queries=2000, feature_map="gaussian", arccos_order=1,
@@ -168,20 +182,13 @@ class _LKRFBase(BaseEstimator):
         return support, np.sqrt(p * support.size)
 
     def _fit_target(self, X, y, y_align, classify):
-        if self.mode not in ("sample", "weighted"):
-            raise ValueError(f"mode must be 'sample' or 'weighted', got {self.mode!r}")
-        fm.check_feature_map(self.feature_map, self.arccos_order)
-        if uses_torch(check_device(self.device)):
+        if uses_torch(self.device):
             torch_device(self.device)           # DeviceUnavailable before any work
         rng = as_generator(self.random_state)
         m = X.shape[0]
         m0, n0 = candidate_sizes(self.n_features, m, self.m0_factor, self.n0_fraction, self.n_candidates)
-        rhos = np.asarray(self.rhos, dtype=float).ravel()
-        lambdas = np.asarray(self.lambdas, dtype=float).ravel()
-        if rhos.size == 0 or np.any(rhos <= 0):
-            raise ValueError(f"rhos must be a non-empty list of positive values, got {self.rhos!r}")
-        if lambdas.size == 0 or np.any(lambdas <= 0):
-            raise ValueError(f"lambdas must be a non-empty list of positive values, got {self.lambdas!r}")
+        rhos = cons.positive_values("rhos", self.rhos)
+        lambdas = cons.positive_values("lambdas", self.lambdas)
 
         pool = draw_candidate_pool(X, m0, n0, rng, self.bandwidth_queries, workers_from(self.n_jobs),
                                    self.feature_map)
@@ -274,6 +281,7 @@ class LKRFRegressor(RegressorMixin, _LKRFBase):
     criteria are not tied at rounding level), not bit for bit.
     """
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
         _, y, y_align = fit_targets(y, classify=False, regression_score=lambda v: v - v.mean())
@@ -291,6 +299,7 @@ class LKRFClassifier(ScoreClassifierMixin, ClassifierMixin, _LKRFBase):
     ``centred_score``: align with the ±1 labels minus their mean (default False: the reference code's
     ±1 labels)."""
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)

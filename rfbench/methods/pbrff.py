@@ -25,10 +25,11 @@ import math
 
 import numpy as np
 from scipy.special import softmax
-from sklearn.base import BaseEstimator, ClassifierMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
+from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator
 from rfbench.methods.gbrff import GAMMA_GRID
 from rfbench.methods.rfkit import fit_linear_svm, scaler_stats, select_on_folds
@@ -89,6 +90,19 @@ class PBRFFClassifier(ClassifierMixin, BaseEstimator):
     ``best_params_``, ``tune_time_``.
     """
 
+    _parameter_constraints: dict = {
+        "n_features": [cons.positive_int()],
+        "n_random_features": [cons.positive_int()],
+        "gamma_grid": ["array-like"],
+        "beta_grid": ["array-like"],
+        "C_grid": ["array-like"],
+        "max_iter": cons.SVM_MAX_ITER,
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        "n_jobs": cons.N_JOBS,
+        "standardize": ["boolean"],
+    }
+
     def __init__(self, n_features=100, n_random_features=10, gamma_grid=GAMMA_GRID,
                  beta_grid=BETA_GRID, C_grid=C_GRID, max_iter=10_000, cv=5, random_state=None,
                  n_jobs=None, standardize=True):
@@ -123,14 +137,13 @@ class PBRFFClassifier(ClassifierMixin, BaseEstimator):
                     errors.append(float(np.mean(svm.predict(Z_va) != y[va])))
         return np.array(errors)
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)
         self.classes_ = np.unique(y)
         if self.classes_.size < 2:
             raise ValueError("PBRFFClassifier needs at least 2 classes in y, got 1 class")
-        if int(self.n_features) < 1:
-            raise ValueError(f"n_features must be a positive integer, got {self.n_features!r}")
         combos = param_grid({"g": [float(v) for v in self.gamma_grid],
                              "beta": [float(v) for v in self.beta_grid],
                              "C": [float(v) for v in self.C_grid]})

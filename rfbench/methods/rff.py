@@ -38,14 +38,15 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
-from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin
+from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import ThreadpoolController
 
+from rfbench.methods import constraints as cons
 from rfbench.methods import featuremaps as fm
 from rfbench.methods.common import as_generator, resolve_cv
-from rfbench.methods.device import check_device, torch_device, uses_torch
+from rfbench.methods.device import torch_device, uses_torch
 from rfbench.methods.rfkit import (
     ScoreClassifierMixin,
     choose_lambda,
@@ -197,6 +198,19 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
     with the NumPy path to rounding, not bit for bit: the same σ, and λ to the 1-D search's
     tolerance, where the CV curve is not flat at rounding level (see tests/test_device_ridge.py)."""
 
+    _parameter_constraints: dict = {
+        "kernel": [cons.Choices(*KERNELS)],
+        "n_features": [cons.positive_int()],
+        "feature_map": [cons.Choices(*FEATURE_MAPS)],
+        "bandwidths": ["array-like", cons.Choices("knn"), None],
+        "lambdas": ["array-like", None],
+        "lambda_search": [cons.Choices("cv-1d", "grid")],
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        "n_jobs": cons.N_JOBS,
+        "device": cons.DEVICE,
+    }
+
     def __init__(self, kernel="gaussian", n_features=100, feature_map="phase", bandwidths=None,
                  lambdas=None, lambda_search="cv-1d", cv=5, random_state=None, n_jobs=1, device="cpu"):
         self.kernel = kernel
@@ -210,9 +224,10 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
         self.n_jobs = n_jobs
         self.device = device
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64)
-        if uses_torch(check_device(self.device)):
+        if uses_torch(self.device):
             torch_device(self.device)           # DeviceUnavailable before any work
         # one BLAS thread, whatever the caller's limit: OpenBLAS's GEMM, SYRK and GEMV kernels and
         # LAPACK's syevd split their work by the thread count and round differently (at 2 threads
@@ -222,16 +237,8 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
             return self._fit(X, y)
 
     def _fit(self, X, y):
-        if self.kernel not in KERNELS:
-            raise ValueError(f"unknown kernel {self.kernel!r}; use one of {KERNELS}")
-        if self.feature_map not in FEATURE_MAPS:
-            raise ValueError(f"unknown feature_map {self.feature_map!r}; use one of {FEATURE_MAPS}")
-        if self.lambda_search not in ("cv-1d", "grid"):
-            raise ValueError(f"lambda_search must be 'cv-1d' or 'grid', got {self.lambda_search!r}")
         rng = as_generator(self.random_state)
-        if isinstance(self.bandwidths, str):
-            if self.bandwidths != "knn":
-                raise ValueError(f"bandwidths must be a list of values or 'knn', got {self.bandwidths!r}")
+        if isinstance(self.bandwidths, str):     # "knn":
             # the EERF paper's rule, shared with eerf/lkrf: σ = mean distance to the 50th neighbour
             bandwidths = np.array([knn_bandwidth(X, 50, rng=rng)])
         else:
@@ -299,6 +306,18 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
 class _RKSBase(BaseEstimator):
     """Shared fit of RKSRegressor / RKSClassifier."""
 
+    _parameter_constraints: dict = {
+        "n_features": [cons.positive_int()],
+        "feature_map": [cons.Choices(*fm.FEATURE_MAPS)],
+        "arccos_order": [cons.non_negative_int()],
+        "lambdas": ["array-like", None],
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        "n_jobs": cons.N_JOBS,
+        "bandwidth_queries": [cons.positive_int(), None],
+        "device": cons.DEVICE,
+    }
+
     def __init__(self, n_features=100, feature_map="gaussian", arccos_order=1, lambdas=None, cv=5,
                  random_state=None, n_jobs=None, bandwidth_queries=2000, device="cpu"):
         self.n_features = n_features
@@ -314,15 +333,9 @@ class _RKSBase(BaseEstimator):
     def _fit_target(self, X, y, classify: bool):
         from rfbench.methods.eerf import LAMBDA_GRID
 
-        fm.check_feature_map(self.feature_map, self.arccos_order)
-        if uses_torch(check_device(self.device)):
+        if uses_torch(self.device):
             torch_device(self.device)           # DeviceUnavailable before any work
-        if isinstance(self.n_features, bool) or not isinstance(self.n_features, (int, np.integer)) \
-                or self.n_features < 1:
-            raise ValueError(f"n_features must be a positive integer, got {self.n_features!r}")
-        lambdas = np.asarray(LAMBDA_GRID if self.lambdas is None else self.lambdas, dtype=float).ravel()
-        if lambdas.size == 0 or np.any(lambdas <= 0):
-            raise ValueError(f"lambdas must be a non-empty list of positive values, got {self.lambdas!r}")
+        lambdas = cons.positive_values("lambdas", LAMBDA_GRID if self.lambdas is None else self.lambdas)
         rng = as_generator(self.random_state)
         with Stopwatch() as bw:
             sigma = (knn_bandwidth(X, 50, self.bandwidth_queries, rng, workers_from(self.n_jobs))
@@ -370,6 +383,7 @@ class RKSRegressor(RegressorMixin, _RKSBase):
     criteria are not tied at rounding level), not bit for bit.
     """
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
         return self._fit_target(X, np.asarray(y, dtype=float), classify=False)
@@ -384,6 +398,7 @@ class RKSClassifier(ScoreClassifierMixin, ClassifierMixin, _RKSBase):
     (more classes); λ by the inner-CV error rate (ties by the ±1 MSE). As ``RKSRegressor`` plus
     ``classes_``."""
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, ensure_min_samples=2)
         check_classification_targets(y)

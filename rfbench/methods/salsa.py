@@ -60,21 +60,23 @@ Nyström variant (m > threshold)
 
 from __future__ import annotations
 
-import numbers
 import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from numbers import Real
 
 import numpy as np
 import scipy.linalg
 import scipy.optimize
-from sklearn.base import BaseEstimator, RegressorMixin
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.utils._param_validation import Interval
 from sklearn.utils.validation import check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator, resolve_cv
-from rfbench.methods.device import check_device, torch_device, uses_torch
+from rfbench.methods.device import torch_device, uses_torch
 from rfbench.methods.esp import esp_kernel, esp_kernels, salsa_bandwidths
 from rfbench.methods.ridge import GramStats, ridge_solve
 
@@ -380,6 +382,22 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
         CV MSE of the selected (order, λ) (None when nothing was selected by CV).
     """
 
+    _parameter_constraints: dict = {
+        "n_features": [cons.positive_int(), None],
+        "order": [cons.positive_int(), cons.Choices("full"), None],
+        "max_order": [cons.positive_int(), None],
+        "c": [cons.positive_real()],
+        "threshold": [cons.non_negative_int(), None],
+        "patience": [cons.positive_int()],
+        "lambda_bounds": ["array-like", None],
+        "n_lambda_evals": [cons.positive_int()],
+        "cv": cons.CV,
+        "random_state": cons.RANDOM_STATE,
+        # threads: a positive count, or negative for every core (not None: the folds need a number)
+        "n_jobs": [cons.Int(None, -1, closed="right"), cons.positive_int()],
+        "device": cons.DEVICE,
+    }
+
     def __init__(self, n_features=None, order=None, max_order=None, c=20.0, threshold=4000,
                  patience=3, lambda_bounds=None, n_lambda_evals=30, cv=5,
                  random_state=None, n_jobs=1, device="cpu"):
@@ -400,36 +418,17 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
     def _order_settings(self, D: int) -> tuple[int | None, int, int]:
         """(fixed order or None, cap of the search, patience)."""
         order, max_order, patience = self.order, self.max_order, self.patience
-        if not isinstance(patience, numbers.Integral) or patience < 1:
-            raise ValueError(f"patience must be a positive int, got {patience!r}")
-        if max_order is None:
-            cap = D
-        elif isinstance(max_order, numbers.Integral) and max_order >= 1:
-            cap = min(D, int(max_order))
-        else:
-            raise ValueError(f"max_order must be None or a positive int, got {max_order!r}")
+        cap = D if max_order is None else min(D, int(max_order))
         if order is None:
             return None, cap, int(patience)
-        if isinstance(order, str) and order == "full":
+        if isinstance(order, str):                       # "full"
             return D, D, 1
-        if isinstance(order, numbers.Integral) and not isinstance(order, bool) and order >= 1:
-            return min(D, int(order)), D, 1
-        raise ValueError(f"order must be None, a positive int or 'full', got {order!r}")
+        return min(D, int(order)), D, 1
 
-    def _check_params(self) -> tuple[float, float]:
-        if not isinstance(self.c, numbers.Real) or not self.c > 0:
-            raise ValueError(f"c must be positive, got {self.c!r}")
-        if self.threshold is not None and (not isinstance(self.threshold, numbers.Integral)
-                                           or self.threshold < 0):
-            raise ValueError(f"threshold must be None or a non-negative int, got {self.threshold!r}")
-        if self.n_features is not None and (not isinstance(self.n_features, numbers.Integral)
-                                            or self.n_features < 1):
-            raise ValueError(f"n_features must be None or a positive int, got {self.n_features!r}")
-        if not isinstance(self.n_lambda_evals, numbers.Integral) or self.n_lambda_evals < 1:
-            raise ValueError(f"n_lambda_evals must be a positive int, got {self.n_lambda_evals!r}")
-        if not isinstance(self.n_jobs, numbers.Integral) or self.n_jobs == 0:
-            raise ValueError(f"n_jobs must be a non-zero int, got {self.n_jobs!r}")
-        if uses_torch(check_device(self.device)):
+    def _check_params(self) -> tuple[float, float] | None:
+        """The λ bounds pair (lo, hi), or None for the default (two numbers with 0 < lo ≤ hi: what the
+        constraints cannot say); DeviceUnavailable before any work."""
+        if uses_torch(self.device):
             torch_device(self.device)           # DeviceUnavailable before any work
         if self.lambda_bounds is None:
             return None
@@ -441,6 +440,7 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"lambda_bounds must satisfy 0 < low <= high < inf, got {(lo, hi)}")
         return lo, hi
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         bounds = self._check_params()
@@ -532,6 +532,14 @@ class KRRRegressor(SALSARegressor):
     the device, the kernels on the CPU).
     """
 
+    _parameter_constraints: dict = {
+        **{name: SALSARegressor._parameter_constraints[name]
+           for name in ("n_features", "c", "threshold", "lambda_bounds", "n_lambda_evals", "cv",
+                        "random_state", "n_jobs", "device")},
+        # a grid of constants (one constant: a grid of one), or None: c fixed
+        "c_grid": ["array-like", Interval(Real, 0, None, closed="neither"), None],
+    }
+
     def __init__(self, n_features=None, c=20.0, c_grid=(5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0),
                  threshold=4000, lambda_bounds=None, n_lambda_evals=30, cv=5, random_state=None, n_jobs=1,
                  device="cpu"):
@@ -546,6 +554,7 @@ class KRRRegressor(SALSARegressor):
         self.n_jobs = n_jobs
         self.device = device
 
+    @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         if self.c_grid is None:
             return super().fit(X, y)
