@@ -37,7 +37,7 @@ import pandas as pd
 from rfbench import registry, runner
 from rfbench.data.loader import offline
 from rfbench.errors import DataUnavailable, UsageError
-from rfbench.protocol import Protocol, folds_fingerprint
+from rfbench.protocol import CV, Protocol, folds_fingerprint
 from rfbench.spec import all_specs, spec_paths
 from rfbench.store import COLUMNS, TASK_KEY, RunDir, parse_timestamp, read_results_csv
 
@@ -126,31 +126,12 @@ def _protocols(invocations: list[dict], keys) -> dict[str, dict]:
             out[key] = {k: v for k, v in settings.items() if k != "seed"}
     for key in keys:
         if key not in out:
-            out[key] = protocol_of_key(key)
+            out[key] = Protocol.from_key(key).key_settings()
         settings = out[key]
         if Protocol(**settings).key() != key:       # a runs.jsonl line that does not match its key
             raise UsageError(f"protocol {settings} does not give its key {key}; the results directory's runs.jsonl "
                              "is inconsistent")
     return out
-
-
-def protocol_of_key(key: str) -> dict:
-    """The protocol settings a key (:meth:`rfbench.protocol.Protocol.key`) stands for (seed left out)."""
-    m = re.fullmatch(r"(?:cv-o(?P<outer>\d+)|splits-r(?P<sr>\d+)-t(?P<st>[0-9.e-]+)|holdout-t(?P<ht>[0-9.e-]+)"
-                     r"|fixed-r(?P<fr>\d+))-i(?P<inner>\d+)(?:-max(?P<max>\d+))?", str(key))
-    if not m:
-        raise UsageError(f"cannot read protocol key {key!r} (e.g. cv-o10-i5)")
-    g = m.groupdict()
-    settings = {"inner_folds": int(g["inner"]), "max_samples": int(g["max"]) if g["max"] else None}
-    if g["outer"]:
-        settings.update(name="cv", outer_folds=int(g["outer"]))
-    elif g["sr"]:
-        settings.update(name="splits", repeats=int(g["sr"]), test_size=float(g["st"]))
-    elif g["ht"]:
-        settings.update(name="holdout", test_size=float(g["ht"]))
-    else:
-        settings.update(name="fixed", repeats=int(g["fr"]))
-    return settings
 
 
 def _schema():
@@ -181,7 +162,7 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
     rows = frame[["protocol", "dataset", "seed"]].dropna().drop_duplicates()
     for key, dataset, seed in sorted(rows.itertuples(index=False, name=None)):
         settings = protocols.get(key)
-        if settings is None or settings.get("name") == "cv":
+        if settings is None or isinstance(Protocol(**settings), CV):      # cv: its folds/*.csv are stored
             continue
         fingerprint = None
         if dataset in registry.datasets() and offline(dataset, data_dir):

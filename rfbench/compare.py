@@ -28,7 +28,7 @@ import pandas as pd
 
 from rfbench import baselines, cells, registry, runner
 from rfbench.errors import UsageError
-from rfbench.protocol import Protocol
+from rfbench.protocol import CV, Protocol
 from rfbench.runconfig import RunConfig
 from rfbench.store import RunDir, atomic_write_text, load_results, pool_frames
 
@@ -122,7 +122,7 @@ def verify(run_path: Path, b: baselines.Baseline, key: str, datasets=None) -> No
     fixed protocols store no splits: right after ``compare run`` there is nothing of the run's to
     check (``datasets`` None: this returns), and later the fingerprints its compare.json recorded
     before the run are compared, so a run not made by ``compare run`` cannot be verified."""
-    cv = Protocol(**baselines.protocol_of_key(key)).name == "cv"
+    cv = isinstance(Protocol.from_key(key), CV)
     if not cv and datasets is None:
         return
     prints = baselines.run_fingerprints(run_path) if cv else _recorded_fingerprints(run_path, key)
@@ -199,8 +199,9 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
     df, folds = common_folds(df)
     if df.empty:
         raise UsageError("the run and the baselines have no finished fold in common; run more folds")
-    protocol = Protocol(**baselines.protocol_of_key(key))
-    outer, unit = protocol.n_outer, "folds" if protocol.name == "cv" else "splits"     # the fold is a split index
+    protocol = Protocol.from_key(key)
+    cv = isinstance(protocol, CV)
+    outer, unit = protocol.n_outer, "folds" if cv else "splits"     # the fold is a split index
     seeds = sorted(set(int(s) for s in df["seed"]))
     fps = {b.fingerprints.get((key, d, s)) for b in loaded for d in folds for s in seeds} - {None}
     by_range: dict[str, list[str]] = {}
@@ -213,7 +214,7 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
     what = f"all outer {unit}" if full else "a screen"
     notes = [f"Compared: {', '.join(sorted(mine))} against the baseline(s) {', '.join(b.name for b in loaded)} under "
              f"{key}, seed {', '.join(map(str, seeds))}: {what}, {where}. Identical outer {unit} verified by their "
-             f"fingerprint ({', '.join(sorted(f[:19] + '…' for f in fps))})" + ("." if protocol.name == "cv" else
+             f"fingerprint ({', '.join(sorted(f[:19] + '…' for f in fps))})" + ("." if cv else
              ", computed from the data by `rfbench compare run` before it ran (this protocol stores no splits)."),
              ("Every mean, std, t-test and Wilcoxon test below is over these folds only (the folds every shown "
               "method has finished), not over the published table's " + f"{outer} {unit}." if not full else

@@ -1,31 +1,9 @@
-"""Evaluation protocols: target scaling, train-fold standardisation and seeded splits.
+"""Evaluation protocols: one class per protocol (its key, outer splits and target scaling), seeded
+inner splits, train-fold scaling and the error measures.
 
 Splits are index arrays computed once per (dataset, seed, protocol) and are identical for every
-method; outer fold assignments are stored with the results.
-
-* ``cv`` (GFC paper §3): outer K-fold CV (default 10), inner k-fold CV (default 5) inside each
-  outer training part; outputs scaled to range one on the training part; error = RMSE × 100.
-* ``splits`` (GBRFF paper §4): R random stratified train/test splits; inner k-fold CV.
-* ``holdout`` (SALSA paper): one seeded train/test split (the sizes of the dataset's registry
-  ``holdout`` entry when it has one, else ``test_size``); inputs and outputs standardised with
-  training statistics; error = test MSE on the standardised output (SALSA App. D).
-* ``fixed`` (EERF paper §Experiments, method-notes §10.2): the dataset's own train/test split, the one
-  its files define (registry ``holdout: {train, test, split: files}``: the first ``train`` rows in
-  file order, i.e. the training file, for training and the next ``test`` rows, the test file, for
-  testing; never shuffled, the same for every seed), fitted ``repeats`` times: each repeat is an
-  "outer fold" of the same split whose estimator seed (tasks.method_seed), hence whose random
-  features, N₀ subsample and inner folds, are new, so that the spread over repeats is the spread
-  of the random-feature draws (the paper's standard errors). Inputs standardised on the training
-  part, regression responses mapped to [−1, 1] by the training range (``target_scaling`` "pm1");
-  error = the test misclassification rate in % (two or more classes), or 100 × the test MSE of the
-  [−1, 1] responses for regression (the paper does not say which measure its regression rows use).
-  With ``max_samples`` the seeded subset of the rows keeps their file order, so the split is the
-  kept rows of the training part, then those of the test part.
-
-A dataset's ``holdout`` entry is a :class:`HoldoutSizes`: (n_train, n_test), a plain pair for the
-code that reads it, whose ``fixed`` attribute says which of the two it is (``split: files``: the
-files' own split, also taken by the ``holdout`` protocol instead of a permutation; else the sizes
-of a seeded split).
+method. ``Protocol(name, ...)`` builds the class registered under ``name`` (:data:`PROTOCOL_CLASSES`);
+:meth:`Protocol.key` writes the key every result carries and :meth:`Protocol.from_key` reads it back.
 """
 
 from __future__ import annotations
@@ -33,18 +11,18 @@ from __future__ import annotations
 import hashlib
 import re
 from dataclasses import dataclass
+from typing import ClassVar
 
 import numpy as np
 
 from rfbench.errors import UsageError
 
-PROTOCOLS = ("cv", "splits", "holdout", "fixed")
-
 
 class HoldoutSizes(tuple):
-    """(n_train, n_test) of a dataset's paper split, a 2-tuple; ``fixed`` True: the split of the
-    data files themselves (first n_train rows in file order, then n_test), else the sizes of a
-    seeded random split."""
+    """(n_train, n_test) of a dataset's paper split (its registry ``holdout`` entry), a 2-tuple;
+    ``fixed`` True: the split of the data files themselves (``split: files``: first n_train rows in
+    file order, then n_test; taken by :class:`Holdout` instead of a permutation and by :class:`Fixed`),
+    else the sizes of a seeded random split."""
 
     def __new__(cls, n_train: int, n_test: int, fixed: bool = False):
         self = super().__new__(cls, (int(n_train), int(n_test)))
@@ -58,19 +36,48 @@ class HoldoutSizes(tuple):
         return f"HoldoutSizes({self[0]}, {self[1]}, fixed={self.fixed})"
 
 
+#: protocol name → its class (filled by :func:`_register`)
+PROTOCOL_CLASSES: dict[str, type[Protocol]] = {}
+
+
+def _register(cls):
+    PROTOCOL_CLASSES[cls.__dataclass_fields__["name"].default] = cls
+    return cls
+
+
 @dataclass(frozen=True)
 class Protocol:
+    """The settings of an evaluation protocol, everything that changes the numbers but the method.
+
+    ``Protocol("splits", ...)`` (or ``Protocol(**settings)``) is an instance of the class registered
+    under that name; each class owns its key's fields (:attr:`KEY_FIELDS`), its outer splits, its
+    outer count and its target scaling. The fields a protocol does not use keep their defaults.
+    """
+
     name: str = "cv"
     outer_folds: int = 10
     inner_folds: int = 5
     seed: int = 0
-    repeats: int = 20          # ``splits``, ``fixed``
-    test_size: float = 0.3     # ``splits`` / ``holdout``
+    repeats: int = 20          # Splits, Fixed
+    test_size: float = 0.3     # Splits, Holdout
     max_samples: int | None = None
 
+    #: what the key writes between the name and ``-i<inner folds>``: (letter, field, format spec)
+    KEY_FIELDS: ClassVar[tuple[tuple[str, str, str], ...]] = ()
+    #: how regression outputs are scaled: to range one (GFC), standardised (SALSA) or to [−1, 1]
+    #: (EERF, "pm1"); it also names the error measure (see :func:`score`)
+    target_scaling: ClassVar[str] = "range"
+
+    def __new__(cls, *args, **kwargs):
+        name = args[0] if args else kwargs.get("name", cls.__dataclass_fields__["name"].default)
+        target = PROTOCOL_CLASSES.get(name) if isinstance(name, str) else None
+        if target is None:
+            raise UsageError(f"unknown protocol '{name}'; use one of {', '.join(PROTOCOL_CLASSES)}")
+        if not issubclass(target, cls):
+            raise UsageError(f"protocol '{name}' is not a {cls.__name__} protocol")
+        return object.__new__(target)
+
     def __post_init__(self):
-        if self.name not in PROTOCOLS:
-            raise UsageError(f"unknown protocol '{self.name}'; use one of {', '.join(PROTOCOLS)}")
         if self.outer_folds < 2 or self.inner_folds < 2:
             raise UsageError("--outer-folds and --inner-folds must be at least 2")
         if not 0 < self.test_size < 1:
@@ -84,37 +91,199 @@ class Protocol:
             raise UsageError(f"--max-samples {self.max_samples} must be at least 2")
 
     @property
-    def target_scaling(self) -> str:
-        """How regression outputs are scaled: to range one (GFC), standardised (SALSA) or to
-        [−1, 1] (EERF, "pm1"); it also names the error measure (see :func:`score`)."""
-        return {"holdout": "standard", "fixed": "pm1"}.get(self.name, "range")
+    def n_outer(self) -> int:
+        """Outer folds / splits of a complete cell (per seed)."""
+        raise NotImplementedError
+
+    def key(self) -> str:
+        """Identifies everything that changes the numbers (part of every result's resume key), e.g.
+        'cv-o10-i5', 'splits-r20-t0.3-i5', 'holdout-t0.3-i5', 'fixed-r10-i5-max2000'; the seed is
+        not part of it."""
+        parts = [self.name, *(letter + format(getattr(self, field), spec) for letter, field, spec in self.KEY_FIELDS),
+                 f"i{self.inner_folds}"]
+        if self.max_samples:
+            parts.append(f"max{self.max_samples}")
+        return "-".join(parts)
+
+    def key_settings(self) -> dict:
+        """The settings the key stands for (the name, its key fields, inner folds, max samples)."""
+        return {"name": self.name, **{field: getattr(self, field) for _, field, _ in self.KEY_FIELDS},
+                "inner_folds": self.inner_folds, "max_samples": self.max_samples}
+
+    @classmethod
+    def from_key(cls, key: str, seed: int = 0) -> Protocol:
+        """The protocol of a key written by :meth:`key` (with ``seed``, which the key leaves out);
+        a UsageError for a key it cannot read."""
+        text = str(key)
+        target = PROTOCOL_CLASSES.get(text.partition("-")[0])
+        match = target._key_pattern().fullmatch(text) if target is not None else None
+        if match is None:
+            raise UsageError(f"cannot read protocol key {key!r} (e.g. cv-o10-i5)")
+        if not issubclass(target, cls):
+            raise UsageError(f"protocol key {key!r} is not a {cls.__name__} protocol's")
+        settings = {field: (float if spec == "g" else int)(match[field]) for _, field, spec in target.KEY_FIELDS}
+        max_samples = int(match["max_samples"]) if match["max_samples"] else None
+        return target(**settings, inner_folds=int(match["inner_folds"]), max_samples=max_samples, seed=seed)
+
+    @classmethod
+    def _key_pattern(cls) -> re.Pattern:
+        fields = "".join(f"-{letter}(?P<{field}>{'[0-9.e+-]+' if spec == 'g' else '[0-9]+'})"
+                         for letter, field, spec in cls.KEY_FIELDS)
+        name = cls.__dataclass_fields__["name"].default
+        return re.compile(f"{re.escape(name)}{fields}-i(?P<inner_folds>[0-9]+)(?:-max(?P<max_samples>[0-9]+))?")
+
+    def outer_splits(self, y: np.ndarray, task: str,
+                     holdout_sizes: tuple[int, int] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """The outer (train, test) index pairs of a dataset whose outputs are ``y``; identical for
+        every method. ``holdout_sizes``: the dataset's registry ``holdout`` entry (a
+        :class:`HoldoutSizes`), which only Holdout and Fixed read."""
+        raise NotImplementedError
+
+    def _random_splits(self, y: np.ndarray, task: str, n_splits: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """``n_splits`` seeded random splits with ``test_size`` of the rows for testing, stratified
+        for classification (Splits, and Holdout without sizes)."""
+        from sklearn.model_selection import StratifiedShuffleSplit
+
+        m = len(y)
+        n_test = int(round(self.test_size * m))
+        if not 1 <= n_test < m:
+            raise UsageError(f"--test-size {self.test_size:g} of the dataset's {m} rows leaves {n_test} test and "
+                             f"{m - n_test} training rows; choose a test size that keeps both non-empty")
+        if task in ("classification", "multiclass"):
+            splitter = StratifiedShuffleSplit(n_splits, test_size=self.test_size, random_state=self.seed)
+            return list(splitter.split(np.zeros((m, 1)), y))
+        rng = np.random.default_rng(self.seed)
+        out = []
+        for _ in range(n_splits):
+            perm = rng.permutation(m)
+            out.append((np.sort(perm[n_test:]), np.sort(perm[:n_test])))
+        return out
+
+
+@_register
+@dataclass(frozen=True)
+class CV(Protocol):
+    """Nested cross-validation (GFC paper §3): outer K-fold CV (``outer_folds``, default 10), inner
+    k-fold CV (``inner_folds``, default 5) inside each outer training part; outputs scaled to range
+    one on the training part; error = RMSE × 100. Its outer test parts partition the rows, so a run
+    stores the fold of every row (folds/<dataset>.csv). Key: ``cv-o<outer>-i<inner>``."""
+
+    name: str = "cv"
+    KEY_FIELDS: ClassVar = (("o", "outer_folds", ""),)
 
     @property
     def n_outer(self) -> int:
-        return {"cv": self.outer_folds, "splits": self.repeats, "holdout": 1, "fixed": self.repeats}[self.name]
+        return self.outer_folds
 
-    def key(self) -> str:
-        """Identifies everything that changes the numbers (part of every result's resume key)."""
-        base = f"{self.name}-o{self.outer_folds}-i{self.inner_folds}"
-        if self.name == "splits":
-            base = f"{self.name}-r{self.repeats}-t{self.test_size:g}-i{self.inner_folds}"
-        elif self.name == "holdout":
-            base = f"{self.name}-t{self.test_size:g}-i{self.inner_folds}"
-        elif self.name == "fixed":
-            base = f"{self.name}-r{self.repeats}-i{self.inner_folds}"
-        if self.max_samples:
-            base += f"-max{self.max_samples}"
-        return base
+    def outer_splits(self, y, task, holdout_sizes=None):
+        # imported here, not with the module: status and report load no scikit-learn
+        from sklearn.model_selection import KFold
+
+        m = len(y)
+        if m < self.outer_folds * self.inner_folds:
+            raise UsageError(f"dataset has {m} rows, fewer than outer × inner folds "
+                             f"({self.outer_folds} × {self.inner_folds}); lower the fold counts")
+        kf = KFold(self.outer_folds, shuffle=True, random_state=self.seed)
+        return list(kf.split(np.zeros((m, 1))))
+
+
+@_register
+@dataclass(frozen=True)
+class Splits(Protocol):
+    """Repeated random splits (GBRFF paper §4): ``repeats`` seeded train/test splits with
+    ``test_size`` of the rows for testing (stratified for classification); inner k-fold CV.
+    Key: ``splits-r<repeats>-t<test size>-i<inner>``."""
+
+    name: str = "splits"
+    KEY_FIELDS: ClassVar = (("r", "repeats", ""), ("t", "test_size", "g"))
+
+    @property
+    def n_outer(self) -> int:
+        return self.repeats
+
+    def outer_splits(self, y, task, holdout_sizes=None):
+        return self._random_splits(y, task, self.repeats)
+
+
+@_register
+@dataclass(frozen=True)
+class Holdout(Protocol):
+    """One seeded train/test split (SALSA paper): the sizes of the dataset's registry ``holdout``
+    entry when it has one (rows beyond their sum are left out, as in the SALSA reference code; the
+    files' own split for ``split: files``), else ``test_size``; inputs and outputs standardised with
+    training statistics; error = test MSE on the standardised output (SALSA App. D).
+    Key: ``holdout-t<test size>-i<inner>``."""
+
+    name: str = "holdout"
+    KEY_FIELDS: ClassVar = (("t", "test_size", "g"),)
+    target_scaling: ClassVar[str] = "standard"
+
+    @property
+    def n_outer(self) -> int:
+        return 1
+
+    def outer_splits(self, y, task, holdout_sizes=None):
+        m = len(y)
+        if getattr(holdout_sizes, "fixed", False):
+            return [fixed_split(self, m, holdout_sizes)]
+        if not holdout_sizes:
+            return self._random_splits(y, task, 1)
+        n_tr, n_te = holdout_sizes
+        if n_tr + n_te > m:
+            raise UsageError(f"holdout sizes {n_tr} + {n_te} exceed the {m} rows of the dataset")
+        perm = np.random.default_rng(self.seed).permutation(m)
+        return [(np.sort(perm[:n_tr]), np.sort(perm[n_tr:n_tr + n_te]))]
+
+
+@_register
+@dataclass(frozen=True)
+class Fixed(Protocol):
+    """The dataset's own train/test split (EERF paper §Experiments, method-notes §10.2), the one its
+    files define (registry ``holdout: {train, test, split: files}``: the first ``train`` rows in file
+    order, i.e. the training file, for training and the next ``test`` rows, the test file, for
+    testing; never shuffled, the same for every seed), fitted ``repeats`` times: each repeat is an
+    "outer fold" of the same split whose estimator seed (tasks.method_seed), hence whose random
+    features, N₀ subsample and inner folds, are new, so that the spread over repeats is the spread of
+    the random-feature draws (the paper's standard errors). Inputs standardised on the training part,
+    regression responses mapped to [−1, 1] by the training range ("pm1"); error = the test
+    misclassification rate in % (two or more classes), or 100 × the test MSE of the [−1, 1] responses
+    for regression. With ``max_samples`` the seeded subset of the rows keeps their file order, so the
+    split is the kept rows of the training part, then those of the test part.
+    Key: ``fixed-r<repeats>-i<inner>``."""
+
+    name: str = "fixed"
+    KEY_FIELDS: ClassVar = (("r", "repeats", ""),)
+    target_scaling: ClassVar[str] = "pm1"
+
+    @property
+    def n_outer(self) -> int:
+        return self.repeats
+
+    def outer_splits(self, y, task, holdout_sizes=None):
+        if not getattr(holdout_sizes, "fixed", False):
+            raise UsageError("protocol fixed runs on a dataset's own train/test split, and this dataset has none "
+                             "(datasets.yaml: holdout: {train: rows, test: rows, split: files}); use cv, splits or "
+                             "holdout")
+        return [fixed_split(self, len(y), holdout_sizes)] * self.repeats
+
+
+#: the protocol names, in the order the command line offers them
+PROTOCOLS = tuple(PROTOCOL_CLASSES)
+
+
+def read_key(key) -> Protocol | None:
+    """:meth:`Protocol.from_key`, or None for a key it cannot read."""
+    try:
+        return Protocol.from_key(key)
+    except UsageError:
+        return None
 
 
 def outer_count_of_key(key: str) -> int | None:
-    """Outer folds / splits a complete cell of the protocol ``key`` (:meth:`Protocol.key`) has:
-    'cv-o10-i5' → 10, 'splits-r20-t0.3-i5' → 20, 'holdout-…' → 1, 'fixed-r10-i5' → 10; None for a
-    key it cannot read."""
-    m = re.match(r"^(cv)-o(\d+)-|^(splits)-r(\d+)-|^(holdout)-|^(fixed)-r(\d+)-", str(key))
-    if not m:
-        return None
-    return int(m.group(2) or m.group(4) or m.group(7) or 1)
+    """Outer folds / splits a complete cell of the protocol ``key`` has: 'cv-o10-i5' → 10,
+    'splits-r20-t0.3-i5' → 20, 'holdout-…' → 1, 'fixed-r10-i5' → 10; None for a key it cannot read."""
+    protocol = read_key(key)
+    return None if protocol is None else protocol.n_outer
 
 
 def subsample_index(m: int, max_samples: int | None, seed: int) -> np.ndarray:
@@ -127,48 +296,8 @@ def subsample_index(m: int, max_samples: int | None, seed: int) -> np.ndarray:
 
 def outer_splits(protocol: Protocol, y: np.ndarray, task: str,
                  holdout_sizes: tuple[int, int] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """The outer (train, test) index pairs; identical for every method.
-
-    ``holdout_sizes``: (n_train, n_test) of the paper's split for ``holdout`` (rows beyond their
-    sum are left out, as in the SALSA reference code); a :class:`HoldoutSizes` with ``fixed``: the
-    files' own split, taken by ``holdout`` (one split) and ``fixed`` (``repeats`` times)."""
-    # imported here, not with the module: status and report load no scikit-learn
-    from sklearn.model_selection import KFold, StratifiedShuffleSplit
-
-    m = len(y)
-    if getattr(holdout_sizes, "fixed", False) and protocol.name in ("holdout", "fixed"):
-        split = fixed_split(protocol, m, holdout_sizes)
-        return [split] * protocol.n_outer
-    if protocol.name == "fixed":
-        raise UsageError("protocol fixed runs on a dataset's own train/test split, and this dataset has none "
-                         "(datasets.yaml: holdout: {train: rows, test: rows, split: files}); use cv, splits or holdout")
-    if protocol.name == "holdout" and holdout_sizes:
-        n_tr, n_te = holdout_sizes
-        if n_tr + n_te > m:
-            raise UsageError(f"holdout sizes {n_tr} + {n_te} exceed the {m} rows of the dataset")
-        perm = np.random.default_rng(protocol.seed).permutation(m)
-        return [(np.sort(perm[:n_tr]), np.sort(perm[n_tr:n_tr + n_te]))]
-    if protocol.name == "cv":
-        if m < protocol.outer_folds * protocol.inner_folds:
-            raise UsageError(f"dataset has {m} rows, fewer than outer × inner folds "
-                             f"({protocol.outer_folds} × {protocol.inner_folds}); lower the fold counts")
-        kf = KFold(protocol.outer_folds, shuffle=True, random_state=protocol.seed)
-        return list(kf.split(np.zeros((m, 1))))
-    n_splits = protocol.repeats if protocol.name == "splits" else 1
-    n_test = int(round(protocol.test_size * m))
-    if not 1 <= n_test < m:
-        raise UsageError(f"--test-size {protocol.test_size:g} of the dataset's {m} rows leaves {n_test} test and "
-                         f"{m - n_test} training rows; choose a test size that keeps both non-empty")
-    if task in ("classification", "multiclass"):
-        splitter = StratifiedShuffleSplit(n_splits, test_size=protocol.test_size, random_state=protocol.seed)
-        return list(splitter.split(np.zeros((m, 1)), y))
-    rng = np.random.default_rng(protocol.seed)
-    out = []
-    for _ in range(n_splits):
-        perm = rng.permutation(m)
-        n_test = int(round(protocol.test_size * m))
-        out.append((np.sort(perm[n_test:]), np.sort(perm[:n_test])))
-    return out
+    """``protocol.outer_splits(y, task, holdout_sizes)``: the outer (train, test) index pairs."""
+    return protocol.outer_splits(y, task, holdout_sizes)
 
 
 def fixed_split(protocol: Protocol, m: int, sizes: HoldoutSizes) -> tuple[np.ndarray, np.ndarray]:

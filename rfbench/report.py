@@ -64,6 +64,7 @@ from rfbench import stats
 from rfbench.errors import UsageError
 from rfbench.html_markup import document, esc, simple_table
 from rfbench.progress import hms
+from rfbench.protocol import Splits, read_key
 from rfbench.registry import datasets as registered_datasets
 
 FORMATS = ("text", "markdown", "latex", "csv", "html")
@@ -137,7 +138,7 @@ def summarise(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
     total = done["total_s"].astype(float)
     complete = cells_mod.completeness(done) if "protocol" in done else None
     has_protocol = "protocol" in done
-    splits = done["protocol"].astype(str).str.startswith("splits") if has_protocol else None
+    splits = _random_splits(done["protocol"]) if has_protocol else None
     for ds, n, meth in groups.size().index:
         idx = rows[(ds, n, meth)]
         index = (pd.MultiIndex.from_arrays([seed[idx], fold[idx]], names=["seed", "fold"]) if several
@@ -271,6 +272,12 @@ def wilcoxon_table(cells, methods, ns, higher_is_better: bool = False, compariso
     if any("protocol" in r for r in rows):
         rows = [r if "protocol" in r else r | {"protocol": FULL_PROTOCOL} for r in rows]
     return rows
+
+
+def _random_splits(keys: pd.Series) -> pd.Series:
+    """Per protocol key: whether it is a :class:`rfbench.protocol.Splits` protocol's (random splits)."""
+    keys = keys.astype(str)
+    return keys.map({key: isinstance(read_key(key), Splits) for key in keys.unique()})
 
 
 def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
@@ -554,7 +561,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     cells, errors, ds_order, ns, methods, sizes, higher = build(df, alpha, test)
     protocols = set(df["protocol"].astype(str)) if "protocol" in df else set()
     # the unit a task is run on: an outer fold of the nested CV, a random train/test split, the holdout
-    unit = ("random splits" if protocols and all(p.startswith("splits") for p in protocols)
+    unit = ("random splits" if protocols and _random_splits(pd.Series(sorted(protocols))).all()
             else "outer folds")
     seeds = max(c.seeds for c in cells.values())     # several: every cell pools its seeds
     rule = bold_rule(test, alpha, unit, seeds)

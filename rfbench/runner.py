@@ -265,7 +265,7 @@ def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | N
     and what rfbench.baselines fingerprints); None under the other protocols, whose splits are
     computed (and so checked against the data) but not stored."""
     splits, m = _outer_splits(name, protocol, data_dir)
-    return proto.fold_assignment(splits, m) if protocol.name == "cv" else None
+    return proto.fold_assignment(splits, m) if isinstance(protocol, proto.CV) else None
 
 
 def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str | None = None) -> str:
@@ -276,7 +276,7 @@ def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str 
     from rfbench.protocol import folds_fingerprint, splits_fingerprint
 
     splits, m = _outer_splits(name, protocol, data_dir)
-    if protocol.name == "cv":
+    if isinstance(protocol, proto.CV):
         return folds_fingerprint(proto.fold_assignment(splits, m))
     return splits_fingerprint(splits)
 

@@ -138,14 +138,15 @@ def test_load_by_name_spec_name_or_directory():
         baselines.load("nope")
 
 
-def test_protocol_of_key_round_trips():
+def test_protocol_from_key_round_trips():
     from rfbench.protocol import Protocol
 
     for p in (Protocol(), Protocol("splits", repeats=20, test_size=0.3), Protocol("holdout", test_size=0.25),
               Protocol("fixed", repeats=10, inner_folds=3), Protocol(outer_folds=3, max_samples=2000)):
-        assert Protocol(**baselines.protocol_of_key(p.key())) == Protocol(**{**p.__dict__, "seed": 0})
+        assert Protocol.from_key(p.key()) == Protocol(**{**p.__dict__, "seed": 0})
+        assert Protocol(**Protocol.from_key(p.key()).key_settings()) == Protocol(**{**p.__dict__, "seed": 0})
     with pytest.raises(UsageError, match="cannot read protocol key"):
-        baselines.protocol_of_key("nope")
+        Protocol.from_key("nope")
 
 
 def test_baselines_command_lists_what_ships_and_write_needs_a_checkout(monkeypatch):

@@ -13,7 +13,7 @@ import pytest
 from rfbench import cells as cells_mod
 from rfbench import report, status, store
 from rfbench.cli import main
-from rfbench.protocol import outer_count_of_key
+from rfbench.protocol import Splits, outer_count_of_key, read_key
 from rfbench.store import INDEX_NAME, RunDir, load_results, record_key, records_frame
 
 DATASETS = ("kinematics", "bank", "pumadyn", "elevators")
@@ -221,7 +221,7 @@ def _old_summarise(df, alpha=0.05, test="welch"):
         fold_stds = per_seed.std(ddof=1).dropna()
         means = per_seed.mean()
         counts = {outer_count_of_key(k) for k in g["protocol"]} if "protocol" in g else {None}
-        unit = "splits" if "protocol" in g and g["protocol"].astype(str).str.startswith("splits").all() else "folds"
+        unit = "splits" if "protocol" in g and all(isinstance(read_key(k), Splits) for k in g["protocol"]) else "folds"
         cells[(ds, n, meth)] = report.Cell(
             float(e.mean()), float(fold_stds.mean()) if len(fold_stds) else 0.0, float(g["total_s"].astype(float).mean()),
             int(e.size), expected=None if None in counts else max(counts) * int(seeds_of[ds]), seeds=len(means),
