@@ -7,6 +7,7 @@ import scipy.linalg
 
 from rfbench.methods import cvgrad
 from rfbench.methods.cvgrad import (
+    Paths,
     inverted_kfold,
     prepare_splits,
     ridge_cv_grad,
@@ -38,14 +39,17 @@ def naive_cv(Z, y, splits, lam):
 SPLIT_KINDS = ["standard", "inverted", "partial"]
 
 
-@pytest.fixture(params=["loop", "batched", "folds", "kfold-blocks"])
-def path(request, monkeypatch):
-    """Run a test through all implementations: per-split loop with Gram subtraction, the batched
-    all-splits path used for designs with few columns, its per-fold-sum form for splits that are
-    one fold against the rest, and the block-wise k-fold path for designs with many columns."""
-    monkeypatch.setattr(cvgrad, "SMALL_P", 0 if request.param in ("loop", "kfold-blocks") else 10_000)
-    monkeypatch.setattr(cvgrad, "FOLD_PATH", request.param in ("folds", "kfold-blocks"))
-    return request.param
+#: every implementation: per-split loop with Gram subtraction, the batched all-splits path used for
+#: designs with few columns, its per-fold-sum form for splits that are one fold against the rest, and
+#: the block-wise k-fold path for designs with many columns
+PATHS = {"loop": Paths(small_p=0, fold_path=False), "batched": Paths(small_p=10_000, fold_path=False),
+         "folds": Paths(small_p=10_000, fold_path=True), "kfold-blocks": Paths(small_p=0, fold_path=True)}
+
+
+@pytest.fixture(params=list(PATHS))
+def paths(request):
+    """Run a test through all implementations (:data:`PATHS`)."""
+    return PATHS[request.param]
 
 
 def make_splits(kind, m, rng):
@@ -58,14 +62,14 @@ def make_splits(kind, m, rng):
 
 
 @pytest.mark.parametrize("kind", SPLIT_KINDS)
-def test_value_matches_naive_cv(kind, path):
+def test_value_matches_naive_cv(kind, paths):
     rng = np.random.default_rng(0)
     m, p = 60, 7
     Z, y = rng.normal(size=(m, p)), rng.normal(size=m)
     splits = make_splits(kind, m, rng)
-    res = ridge_cv_grad(Z, y, splits, 0.03)
+    res = ridge_cv_grad(Z, y, splits, 0.03, paths=paths)
     assert res.value == pytest.approx(naive_cv(Z, y, splits, 0.03), rel=1e-10)
-    assert ridge_cv_grad(Z, y, splits, 0.03, grad=False).value == pytest.approx(res.value, rel=1e-14)
+    assert ridge_cv_grad(Z, y, splits, 0.03, grad=False, paths=paths).value == pytest.approx(res.value, rel=1e-14)
 
 
 def test_prepare_splits_detects_complements():
@@ -87,30 +91,30 @@ def test_inverted_split_trains_on_one_fold():
 
 
 @pytest.mark.parametrize("kind", SPLIT_KINDS)
-def test_generic_dZ_and_dlam_match_finite_differences(kind, path):
+def test_generic_dZ_and_dlam_match_finite_differences(kind, paths):
     rng = np.random.default_rng(3)
     m, p, lam, h = 40, 5, 0.02, 1e-6
     Z, y = rng.normal(size=(m, p)), rng.normal(size=m)
     splits = prepare_splits(make_splits(kind, m, rng), m)
-    res = ridge_cv_grad(Z, y, splits, lam)
+    res = ridge_cv_grad(Z, y, splits, lam, paths=paths)
     fd = np.empty_like(Z)
     for i in range(m):
         for j in range(p):
             Zp, Zm = Z.copy(), Z.copy()
             Zp[i, j] += h
             Zm[i, j] -= h
-            fd[i, j] = (ridge_cv_grad(Zp, y, splits, lam, False).value
-                        - ridge_cv_grad(Zm, y, splits, lam, False).value) / (2 * h)
+            fd[i, j] = (ridge_cv_grad(Zp, y, splits, lam, False, paths=paths).value
+                        - ridge_cv_grad(Zm, y, splits, lam, False, paths=paths).value) / (2 * h)
     assert rel_err(res.dZ, fd) < 1e-5
     hl = 1e-7
-    fd_lam = (ridge_cv_grad(Z, y, splits, lam + hl, False).value
-              - ridge_cv_grad(Z, y, splits, lam - hl, False).value) / (2 * hl)
+    fd_lam = (ridge_cv_grad(Z, y, splits, lam + hl, False, paths=paths).value
+              - ridge_cv_grad(Z, y, splits, lam - hl, False, paths=paths).value) / (2 * hl)
     assert rel_err(res.dlam, fd_lam) < 1e-5
 
 
 @pytest.mark.parametrize("kind", SPLIT_KINDS)
 @pytest.mark.parametrize("with_fixed_and_scale", [False, True])
-def test_trig_gradients_match_finite_differences(kind, with_fixed_and_scale, path):
+def test_trig_gradients_match_finite_differences(kind, with_fixed_and_scale, paths):
     rng = np.random.default_rng(4)
     m, d, n, lam, h = 50, 3, 4, 1e-3, 1e-6
     X, y = rng.normal(size=(m, d)), rng.normal(size=m)
@@ -120,9 +124,9 @@ def test_trig_gradients_match_finite_differences(kind, with_fixed_and_scale, pat
     scale = rng.uniform(0.5, 2.0, n) if with_fixed_and_scale else None
 
     def value(W_, lam_, scale_):
-        return trig_cv_grad(X, y, W_, lam_, splits, fixed, scale_, grad=False).value
+        return trig_cv_grad(X, y, W_, lam_, splits, fixed, scale_, grad=False, paths=paths).value
 
-    res = trig_cv_grad(X, y, W, lam, splits, fixed, scale)
+    res = trig_cv_grad(X, y, W, lam, splits, fixed, scale, paths=paths)
     fd_W = np.empty_like(W)
     for idx in np.ndindex(W.shape):
         Wp, Wm = W.copy(), W.copy()
@@ -143,22 +147,37 @@ def test_trig_gradients_match_finite_differences(kind, with_fixed_and_scale, pat
     assert rel_err(res.dscale, fd_s) < 1e-5
 
 
-def test_all_paths_agree(monkeypatch):
+def test_all_paths_agree():
     rng = np.random.default_rng(6)
     Z, y = rng.normal(size=(45, 4)), rng.normal(size=45)
     for kind in SPLIT_KINDS:
         splits = prepare_splits(make_splits(kind, 45, rng), 45)
         assert (splits.fold is not None) == (kind != "partial")
-        monkeypatch.setattr(cvgrad, "SMALL_P", 0)
-        monkeypatch.setattr(cvgrad, "FOLD_PATH", False)
-        a = ridge_cv_grad(Z, y, splits, 0.01)
-        for small_p, fold_path in ((0, True), (100, False), (100, True)):
-            monkeypatch.setattr(cvgrad, "SMALL_P", small_p)
-            monkeypatch.setattr(cvgrad, "FOLD_PATH", fold_path)
-            b = ridge_cv_grad(Z, y, splits, 0.01)
+        a = ridge_cv_grad(Z, y, splits, 0.01, paths=PATHS["loop"])
+        for name in ("kfold-blocks", "batched", "folds"):
+            b = ridge_cv_grad(Z, y, splits, 0.01, paths=PATHS[name])
             np.testing.assert_allclose(a.split_values, b.split_values, rtol=1e-10)
             np.testing.assert_allclose(a.dZ, b.dZ, rtol=1e-8, atol=1e-12)
             assert a.dlam == pytest.approx(b.dlam, rel=1e-8)
+
+
+@pytest.mark.parametrize("paths, kind, p, taken", [
+    (PATHS["loop"], "standard", 4, None), (PATHS["batched"], "standard", 4, "_ridge_cv_grad_batched"),
+    (PATHS["folds"], "inverted", 4, "_ridge_cv_grad_folds"), (PATHS["folds"], "partial", 4, "_ridge_cv_grad_batched"),
+    (PATHS["kfold-blocks"], "standard", 4, "_ridge_cv_grad_kfold"), (PATHS["kfold-blocks"], "inverted", 4, None),
+    (Paths(), "standard", 8, "_ridge_cv_grad_folds"), (Paths(), "standard", 9, "_ridge_cv_grad_kfold"),
+])
+def test_the_paths_argument_chooses_the_implementation(paths, kind, p, taken, monkeypatch):
+    """The default Paths: GFC's 3-column designs take the per-fold sums, ALC's wide ones the
+    block-wise k-fold path; None: the per-split loop."""
+    calls = []
+    for name in ("_ridge_cv_grad_batched", "_ridge_cv_grad_folds", "_ridge_cv_grad_kfold"):
+        original = getattr(cvgrad, name)
+        monkeypatch.setattr(cvgrad, name, lambda *a, _f=original, _n=name, **k: calls.append(_n) or _f(*a, **k))
+    rng = np.random.default_rng(7)
+    Z, y = rng.normal(size=(40, p)), rng.normal(size=40)
+    ridge_cv_grad(Z, y, make_splits(kind, 40, rng), 0.01, paths=paths)
+    assert calls == ([taken] if taken else [])
 
 
 def test_trig_design_layout():
@@ -188,7 +207,7 @@ def test_inverted_blocks_on_shuffled_rows_equal_inverted_kfold():
 
 
 @pytest.mark.parametrize("kind", ["standard", "inverted"])
-def test_contiguous_folds_reorders_rows_without_changing_the_cv_error(kind, path):
+def test_contiguous_folds_reorders_rows_without_changing_the_cv_error(kind, paths):
     from rfbench.methods.cvgrad import contiguous_folds
 
     rng = np.random.default_rng(8)
@@ -197,8 +216,8 @@ def test_contiguous_folds_reorders_rows_without_changing_the_cv_error(kind, path
     splits = prepare_splits(make_splits(kind, m, rng), m)
     blocks, Xs, ys = contiguous_folds(splits, X, y)
     assert blocks.fold_layout()[0] is None and blocks.fold_side == splits.fold_side
-    a = trig_cv_grad(X, y, W, 1e-3, splits, scale=np.linspace(0.5, 2, 4))
-    b = trig_cv_grad(Xs, ys, W, 1e-3, blocks, scale=np.linspace(0.5, 2, 4))
+    a = trig_cv_grad(X, y, W, 1e-3, splits, scale=np.linspace(0.5, 2, 4), paths=paths)
+    b = trig_cv_grad(Xs, ys, W, 1e-3, blocks, scale=np.linspace(0.5, 2, 4), paths=paths)
     assert a.value == pytest.approx(b.value, rel=1e-12)
     np.testing.assert_allclose(a.dW, b.dW, rtol=1e-9)
     np.testing.assert_allclose(a.dscale, b.dscale, rtol=1e-9)
@@ -218,7 +237,7 @@ def test_sincos_agrees_with_numpy_to_an_ulp(scale):
     assert np.shares_memory(s2, out) and np.array_equal(out[:, :7], s) and np.array_equal(out[:, 7:], c)
 
 
-def test_factored_gradient_contractions_equal_the_materialised_ones(monkeypatch):
+def test_factored_gradient_contractions_equal_the_materialised_ones():
     """trig_cv_grad forms dZ = U V one block of rows at a time (one block, or many small ones);
     both must equal the gradient from the explicit dZ of the per-split loop."""
     rng = np.random.default_rng(10)
@@ -226,13 +245,10 @@ def test_factored_gradient_contractions_equal_the_materialised_ones(monkeypatch)
     X, y, W = rng.normal(size=(m, 3)), rng.normal(size=m), rng.normal(size=(3, 5))
     fixed, scale = rng.normal(size=(m, 1)), np.linspace(0.3, 1.7, 5)
     splits = prepare_splits(make_splits("standard", m, rng), m)
-    monkeypatch.setattr(cvgrad, "SMALL_P", 0)
-    monkeypatch.setattr(cvgrad, "FOLD_PATH", False)
-    ref = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale)
-    monkeypatch.setattr(cvgrad, "FOLD_PATH", True)
+    ref = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale, paths=PATHS["loop"])
     for elems in (10**9, 1):        # one block; blocks of 64 rows (80 = 64 + 16)
-        monkeypatch.setattr(cvgrad, "ROW_BLOCK_ELEMS", elems)
-        got = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale)
+        got = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale,
+                           paths=Paths(small_p=0, fold_path=True, row_block_elems=elems))
         assert got.value == pytest.approx(ref.value, rel=1e-12)
         np.testing.assert_allclose(got.dW, ref.dW, rtol=1e-9, atol=1e-14)
         np.testing.assert_allclose(got.dscale, ref.dscale, rtol=1e-9, atol=1e-14)
@@ -279,13 +295,13 @@ def test_workspace_reuse_gives_identical_results_across_calls():
 
 
 @pytest.mark.parametrize("n_threads, d", [(2, 3), (3, 3), (2, 17)])
-def test_fold_parallel_pool_agrees_with_the_serial_evaluation(n_threads, d, monkeypatch):
+def test_fold_parallel_pool_agrees_with_the_serial_evaluation(n_threads, d):
     """The pooled path (row shares, folds and row blocks on threads, NumPy's Cholesky) is the same
     arithmetic grouped differently: equal to rounding, with and without gradient, odd fold sizes,
     several row blocks."""
     from rfbench.methods.cvgrad import RowPool, Workspace
 
-    monkeypatch.setattr(cvgrad, "ROW_BLOCK_ELEMS", 1)   # row blocks of 64 rows: two blocks
+    paths = Paths(row_block_elems=1)            # row blocks of 64 rows: two blocks
     rng = np.random.default_rng(4)
     m = 97                                   # folds of 20/20/19/19/19 rows, odd halves
     X, y = rng.standard_normal((m, d)), rng.standard_normal(m)
@@ -293,9 +309,9 @@ def test_fold_parallel_pool_agrees_with_the_serial_evaluation(n_threads, d, monk
     W, scale, fixed = rng.standard_normal((d, 6)) / np.sqrt(d), rng.uniform(0.5, 2.0, 6), np.ones((m, 1))
     with RowPool(n_threads) as pool:
         for grad in (True, False):
-            serial = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale, grad=grad)
+            serial = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale, grad=grad, paths=paths)
             pooled = trig_cv_grad(X, y, W, 1e-3, splits, fixed=fixed, scale=scale, grad=grad,
-                                  work=Workspace(pool))
+                                  work=Workspace(pool), paths=paths)
             assert pooled.value == pytest.approx(serial.value, rel=1e-12)
             if grad:
                 assert pooled.dlam == pytest.approx(serial.dlam, rel=1e-10)

@@ -68,7 +68,15 @@ from threadpoolctl import threadpool_limits
 
 from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator, resolve_cv
-from rfbench.methods.cvgrad import RowPool, Workspace, contiguous_folds, trig_cv_grad, trig_features
+from rfbench.methods.cvgrad import (
+    DEFAULT_PATHS,
+    Paths,
+    RowPool,
+    Workspace,
+    contiguous_folds,
+    trig_cv_grad,
+    trig_features,
+)
 from rfbench.methods.device import uses_torch
 from rfbench.methods.ridge import ridge_solve
 from rfbench.methods.tuning import Stopwatch
@@ -98,15 +106,16 @@ def mixture_frequencies(mu: np.ndarray, D: np.ndarray, U: np.ndarray) -> np.ndar
 
 
 def alc_objective(theta: np.ndarray, X: np.ndarray, y: np.ndarray, U: np.ndarray, splits,
-                  y_var: float = 1.0, work: Workspace | None = None) -> tuple[float, np.ndarray]:
+                  y_var: float = 1.0, work: Workspace | None = None,
+                  paths: Paths = DEFAULT_PATHS) -> tuple[float, np.ndarray]:
     """CV error of ridge on [1, ν_q² sin(XW), ν_q² cos(XW)] (divided by ``y_var``) and its gradient
     w.r.t. θ = (μ, D, ν, log λ) (method-notes §3.4). ``work`` keeps the m × n arrays of one
-    optimisation between its evaluations."""
+    optimisation between its evaluations; ``paths``: :class:`rfbench.methods.cvgrad.Paths`."""
     Q, s, d = U.shape
     mu, D, nu, lam = unpack(theta, Q, d)
     scale = np.repeat(nu ** 2, s)
     res = trig_cv_grad(X, y, mixture_frequencies(mu, D, U), lam, splits,
-                       fixed=np.ones((X.shape[0], 1)), scale=scale, work=work)
+                       fixed=np.ones((X.shape[0], 1)), scale=scale, work=work, paths=paths)
     dW = res.dW.T.reshape(Q, s, d)                      # ∂E/∂w_qj
     d_mu = dW.sum(axis=1)
     d_D = (dW * U).sum(axis=1)

@@ -29,9 +29,10 @@ Speed: the design matrix of all rows is formed once per evaluation. When a split
 partition the rows and its validation part is the smaller one (standard k-fold), the training Gram
 matrix is the full Gram matrix minus the validation Gram matrix; otherwise (e.g. GFC's inverted
 split, whose training part is one fold) the training Gram matrix is formed directly because it is
-the small side. Designs with at most ``SMALL_P`` columns (GFC's [f, sin, cos]) take a batched path
-that treats all splits at once with row-membership matrices, because there the cost of an
-evaluation is Python call overhead, not arithmetic.
+the small side. Designs with at most ``Paths.small_p`` columns (GFC's [f, sin, cos]) take a batched
+path that treats all splits at once with row-membership matrices, because there the cost of an
+evaluation is Python call overhead, not arithmetic. Which path runs is the ``paths`` argument
+(:class:`Paths`; the defaults are what every method uses).
 """
 
 from __future__ import annotations
@@ -45,15 +46,29 @@ import scipy.linalg
 
 from rfbench.methods.moderows import ModeCentredRows
 
-#: designs with at most this many columns take the batched all-splits path
-SMALL_P = 8
-#: on fold-structured splits (k-fold, inverted k-fold) the batched path works with per-fold sums
-FOLD_PATH = True
-#: trig_cv_grad works on blocks of rows of about this many elements of an m × n array (512 KB),
-#: so that an evaluation's elementwise passes run in cache instead of streaming m × n arrays
-ROW_BLOCK_ELEMS = 65_536
+
+@dataclass(frozen=True)
+class Paths:
+    """Which implementation :func:`ridge_cv_grad` and :func:`trig_cv_grad` take. Every choice
+    computes the same value and gradients to rounding (tests/test_cvgrad.py runs each); the
+    defaults are the fastest and what every method uses (:data:`DEFAULT_PATHS`), so a result
+    depends on them only in its last bits."""
+
+    #: designs with at most this many columns take the batched all-splits path
+    small_p: int = 8
+    #: on fold-structured splits (k-fold, inverted k-fold) the batched path works with per-fold
+    #: sums, and designs with more columns take the block-wise k-fold path on standard k-fold splits
+    fold_path: bool = True
+    #: trig_cv_grad works on blocks of rows of about this many elements of an m × n array (512 KB),
+    #: so that an evaluation's elementwise passes run in cache instead of streaming m × n arrays
+    row_block_elems: int = 65_536
+
+
+DEFAULT_PATHS = Paths()
 
 __all__ = [
+    "Paths",
+    "DEFAULT_PATHS",
     "Split",
     "CVGrad",
     "TrigCVGrad",
@@ -311,7 +326,8 @@ def _pooled_grams(Z: np.ndarray, blocks, pool: RowPool) -> list[np.ndarray]:
 
 
 def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
-                  grad: bool = True, factored: bool = False, pool=None, work=None) -> CVGrad:
+                  grad: bool = True, factored: bool = False, pool=None, work=None,
+                  paths: Paths = DEFAULT_PATHS) -> CVGrad:
     """Mean over splits of the validation MSE of ridge ``(ZᵀZ + mλI)c = Zᵀy`` and its gradients.
 
     ``Z`` is the design matrix of *all* rows (m × p); ``splits`` index its rows. Returns the value,
@@ -319,15 +335,15 @@ def ridge_cv_grad(Z: np.ndarray, y: np.ndarray, splits: Sequence, lam: float,
     ``dE/dλ``. No intercept is fitted: put a constant column in Z if one is wanted. ``pool`` (a
     :class:`RowPool`, BLAS limited to one thread by the caller) spreads the Gram matrices and the folds'
     factorisations of the standard k-fold path over its threads; ``work`` (a :class:`Workspace`)
-    keeps that path's p × p matrices between calls.
+    keeps that path's p × p matrices between calls; ``paths`` chooses the implementation.
     """
     m, p = Z.shape
     splits = prepare_splits(splits, m)
-    if p <= SMALL_P:
-        if FOLD_PATH and splits.fold is not None:
+    if p <= paths.small_p:
+        if paths.fold_path and splits.fold is not None:
             return _ridge_cv_grad_folds(Z, y, splits, lam, grad)
         return _ridge_cv_grad_batched(Z, y, splits, lam, grad)
-    if FOLD_PATH and splits.fold_side == "va":
+    if paths.fold_path and splits.fold_side == "va":
         return _ridge_cv_grad_kfold(Z, y, splits, lam, grad, factored, pool, work=work)
     k = len(splits)
     # the full Gram matrix only pays off for splits whose validation side is the smaller one
@@ -653,13 +669,13 @@ class Workspace:
 
 def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits: Sequence,
                  fixed: np.ndarray | None = None, scale: np.ndarray | None = None,
-                 grad: bool = True, work: Workspace | None = None) -> TrigCVGrad:
+                 grad: bool = True, work: Workspace | None = None, paths: Paths = DEFAULT_PATHS) -> TrigCVGrad:
     """CV error of ridge on ``Z = [fixed, s ⊙ sin(XW), s ⊙ cos(XW)]`` and its gradients.
 
     ``fixed`` (m × p0, optional) are columns that do not depend on W (GFC's current estimate f,
     a constant column); ``scale`` (n, optional) multiplies both columns of frequency j (ALC's ν_q²).
     Returns ``dW`` (d × n), ``dlam`` and ``dscale`` (n; with ``scale=None`` it is the derivative
-    w.r.t. a scale factor at its value one).
+    w.r.t. a scale factor at its value one). ``paths`` chooses the implementation (:class:`Paths`).
     """
     m, d = X.shape
     n = W.shape[1]
@@ -675,7 +691,7 @@ def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits
     # the row-wise work (features, gradient contractions) runs on blocks of rows that stay in cache,
     # shared by the pool's threads when there is one (the blocks and the order of the sums are the
     # same either way, so a pool does not change this part's result)
-    row_map = _row_mapper(m, n, work)
+    row_map = _row_mapper(m, n, work, paths.row_block_elems)
 
     def features(lo: int, hi: int):
         """Rows lo:hi of the design, with sin(XW), cos(XW) kept unscaled in S, C."""
@@ -689,7 +705,7 @@ def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits
 
     row_map(features)
     S, C = (Z[:, p0:p0 + n], Z[:, p0 + n:]) if scale is None else (XW, C_work)
-    res = ridge_cv_grad(Z, y, splits, lam, grad, factored=True, pool=work.pool, work=work)
+    res = ridge_cv_grad(Z, y, splits, lam, grad, factored=True, pool=work.pool, work=work, paths=paths)
     if not grad:
         return TrigCVGrad(res.value, None, res.dlam, None)
     if res.dZ is None:
@@ -725,10 +741,10 @@ def trig_cv_grad(X: np.ndarray, y: np.ndarray, W: np.ndarray, lam: float, splits
     return TrigCVGrad(res.value, X.T @ T, res.dlam, dscale)
 
 
-def _row_mapper(m: int, n: int, work: Workspace):
-    """``fn ↦ [fn(lo, hi) for each row block]``: blocks of about ``ROW_BLOCK_ELEMS`` elements of an
+def _row_mapper(m: int, n: int, work: Workspace, block_elems: int):
+    """``fn ↦ [fn(lo, hi) for each row block]``: blocks of about ``block_elems`` elements of an
     m × n array (at least 64 rows), visited in order, on the pool's threads when ``work`` has one."""
-    rows = max(64, ROW_BLOCK_ELEMS // max(n, 1))
+    rows = max(64, block_elems // max(n, 1))
     bounds = list(range(0, m, rows)) + [m]
     blocks = list(zip(bounds[:-1], bounds[1:], strict=True))
     if work.pool is None or len(blocks) == 1:

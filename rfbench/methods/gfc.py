@@ -68,7 +68,14 @@ from threadpoolctl import threadpool_limits
 
 from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator, resolve_cv
-from rfbench.methods.cvgrad import OneFrequencyCV, inverted_blocks, trig_cv_grad, trig_features
+from rfbench.methods.cvgrad import (
+    DEFAULT_PATHS,
+    OneFrequencyCV,
+    Paths,
+    inverted_blocks,
+    trig_cv_grad,
+    trig_features,
+)
 from rfbench.methods.moderows import compact_rows
 from rfbench.methods.ridge import (
     DEFAULT_LAMBDAS,
@@ -89,15 +96,15 @@ NUMERIC_LAMBDA_FLOOR = 1e-12
 
 
 def feature_objective(theta: np.ndarray, X: np.ndarray, y: np.ndarray, f: np.ndarray, splits,
-                      y_var: float = 1.0) -> tuple[float, np.ndarray]:
+                      y_var: float = 1.0, paths: Paths = DEFAULT_PATHS) -> tuple[float, np.ndarray]:
     """Alg. 1 line 3 as a hyper-parameter problem: CV error of ridge on [f, sin(Xw), cos(Xw)].
 
     ``theta = (w, log λ)``; the amplitudes c are the ridge solution, not variables. Returns the
     mean validation MSE over ``splits`` divided by ``y_var`` and its gradient (Keerthi template,
-    :func:`rfbench.methods.cvgrad.trig_cv_grad`; the f column has zero derivative).
+    :func:`rfbench.methods.cvgrad.trig_cv_grad` along ``paths``; the f column has zero derivative).
     """
     lam = np.exp(theta[-1])
-    res = trig_cv_grad(X, y, theta[:-1, None], lam, splits, fixed=f[:, None])
+    res = trig_cv_grad(X, y, theta[:-1, None], lam, splits, fixed=f[:, None], paths=paths)
     grad = np.append(res.dW[:, 0], res.dlam * lam)  # chain rule dλ/dlogλ = λ
     return res.value / y_var, grad / y_var
 

@@ -40,7 +40,7 @@ from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator
-from rfbench.methods.cvgrad import prepare_splits, trig_cv_grad, trig_features
+from rfbench.methods.cvgrad import DEFAULT_PATHS, Paths, prepare_splits, trig_cv_grad, trig_features
 from rfbench.methods.rfkit import (
     encode_binary_labels,
     fit_linear_svm,
@@ -56,13 +56,15 @@ MAXITER = 200
 
 
 def in_sample_objective(theta: np.ndarray, X: np.ndarray, y: np.ndarray, f: np.ndarray,
-                        splits) -> tuple[float, np.ndarray]:
+                        splits, paths: Paths = DEFAULT_PATHS) -> tuple[float, np.ndarray]:
     """E(w, λ) of the module docstring and its gradient w.r.t. θ = (w, γ), λ = γ² + 1e-10.
 
-    ``splits`` is the single (all points, all points) split, prepared once per descent.
+    ``splits`` is the single (all points, all points) split, prepared once per descent; ``paths``:
+    :class:`rfbench.methods.cvgrad.Paths`.
     """
     gamma = theta[-1]
-    res = trig_cv_grad(X, y, theta[:-1, None], gamma * gamma + LAMBDA_FLOOR, splits, fixed=f[:, None])
+    res = trig_cv_grad(X, y, theta[:-1, None], gamma * gamma + LAMBDA_FLOOR, splits, fixed=f[:, None],
+                       paths=paths)
     return res.value, np.append(res.dW[:, 0], 2.0 * gamma * res.dlam)
 
 
