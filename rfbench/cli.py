@@ -13,11 +13,14 @@ from pathlib import Path
 import click
 
 from rfbench.errors import UsageError
-from rfbench.runconfig import DEFAULT_GPU_SLOTS, MAX_TIMEOUT_S, check_timeout  # noqa: F401 - MAX_TIMEOUT_S: the old name
+from rfbench.runconfig import (  # noqa: F401 - MAX_TIMEOUT_S: the old name
+    DEFAULT_GPU_SLOTS,
+    MAX_FEATURES,
+    MAX_TIMEOUT_S,
+    check_timeout,
+)
 
 DEFAULT_SUITE = "synthetic"
-#: the largest feature budget: a method allocates rows × n features, so more cannot run anyway
-MAX_FEATURES = 10**6
 
 
 

@@ -20,6 +20,9 @@ from rfbench.errors import UsageError
 
 #: the longest --timeout: the task's alarm (setitimer) of timeout × budgets overflows far beyond it
 MAX_TIMEOUT_S = 30 * 86400
+#: the largest feature budget (--features, a spec's run.features): a method allocates rows × n
+#: features, so more cannot run anyway
+MAX_FEATURES = 10**6
 BACKENDS = ("local", "dask")
 #: what a run computes on once resolved (``--device auto`` becomes one of them)
 RUN_DEVICES = ("cpu", "cuda")

@@ -10,9 +10,10 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     results:    the table's one results directory, e.g. ../results/gfc2016-table1
     also_reads: other results directories that hold columns of this table (read, never written)
     run:        what `rfbench reproduce` runs: {datasets: [...] or suite: S, methods: [...],
-                features: [...], exclude: {method: {dataset: why}}}; ``exclude`` names the cells the
-                paper did not run (e.g. GBRFF Table 2's '-'): never run, listed by the check
-    protocol:   {name: cv|splits|holdout, outer_folds, inner_folds, repeats, test_size, seed}
+                features: [...] (each at most 10^6, as --features), exclude: {method: {dataset: why}}};
+                ``exclude`` names the cells the paper did not run (e.g. GBRFF Table 2's '-'): never
+                run, listed by the check
+    protocol:   {name: cv|splits|holdout|fixed, outer_folds, inner_folds, repeats, test_size, seed}
     published:  the published CSV (in the published directory) or a repo file (bench/...)
     columns:    which published columns hold dataset / n_features / method / mean / std / walltime
     datasets:   paper dataset name -> rfbench dataset;  methods: paper method -> rfbench method(s)
@@ -48,6 +49,7 @@ from rfbench import cells, config, registry
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
 from rfbench.registry import ROOT, bench_dir, is_packaged, load_yaml, packaged_published_dir
+from rfbench.runconfig import MAX_FEATURES
 
 TESTS = ("welch", "paired")
 
@@ -246,8 +248,12 @@ def _plan(raw: dict, protocol: Protocol, where: str) -> RunPlan:
     for m in methods:
         registry.get_method(m)
     features = raw.get("features", [100])
-    if not isinstance(features, list) or not all(isinstance(n, int) and n > 0 for n in features):
+    if not isinstance(features, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0
+                                                 for n in features):
         raise UsageError(f"{where}.features must be a list of positive integers")
+    if any(n > MAX_FEATURES for n in features):
+        raise UsageError(f"{where}.features must be at most {MAX_FEATURES} each (as --features), "
+                         f"got {max(features)}")
     exclude = raw.get("exclude") or {}
     if not isinstance(exclude, dict) or not all(isinstance(v, dict) for v in exclude.values()):
         raise UsageError(f"{where}.exclude must map methods to {{dataset: why}}")

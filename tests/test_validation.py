@@ -536,6 +536,23 @@ def test_a_spec_field_of_the_wrong_type_is_one_line_naming_it(tmp_path, field, v
     assert str(info.value) == f"wrong.yaml: {message}"
 
 
+@pytest.mark.parametrize("field, value, message", [
+    ("run.features", [100, 10**6 + 1], "run.features must be at most 1000000 each (as --features), got 1000001"),
+    ("ci.features", [10**7], "ci.features must be at most 1000000 each (as --features), got 10000000"),
+    ("run.features", [0], "run.features must be a list of positive integers"),
+    ("run.features", [True], "run.features must be a list of positive integers"),
+])
+def test_a_spec_feature_budget_is_bounded_like_the_command_line(tmp_path, field, value, message):
+    from rfbench.cli import MAX_FEATURES
+    from rfbench.spec import load_spec
+
+    assert MAX_FEATURES == 10**6
+    with pytest.raises(UsageError) as info:
+        load_spec(str(_spec_with(tmp_path, field, value)))
+    assert str(info.value) == f"wrong.yaml: {message}"
+    load_spec(str(_spec_with(tmp_path, field, [MAX_FEATURES])))          # the largest budget is allowed
+
+
 def test_a_spec_of_the_wrong_type_through_reproduce_and_status_is_one_line(tmp_path):
     spec = _spec_with(tmp_path, "run.features", "abc")
     one_line_error(rfbench("reproduce", str(spec), "--check-only"), "field 'run.features' must be a list, not str")
