@@ -522,7 +522,9 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     if ci and (backend != "local" or scheduler is not None):
         raise UsageError("--ci runs its fast configurations locally; leave out --backend and --scheduler")
     if ci and device not in (None, "cpu"):
-        raise UsageError("--ci compares with references computed on the CPU; leave out --device")
+        raise UsageError("--ci compares exactly with references computed on the CPU; leave out --device (the device "
+                         "code against them, within each table's tolerance: python -m rfbench.regress --device "
+                         "torch-cpu SPEC)")
     if ci:
         from rfbench import regress
 

@@ -21,6 +21,25 @@ count; ``jobs`` only spreads tasks over processes and does not change a number.
     python -m rfbench.regress gfc2016-table4        # one spec
     python -m rfbench.regress SPEC --write-reference  # after reviewing a change that moves numbers
 
+The device regression (issue 38) runs the same ci configurations with the device code on the CPU
+(``--device torch-cpu``: the torch path of every method whose estimator takes a ``device``,
+:func:`rfbench.contract.accepts_device`) against the same references, which are the NumPy path's.
+The torch path agrees with NumPy to rounding, not bit for bit (a flat CV curve can pick another λ,
+à la carte's L-BFGS-B magnifies 1e-13 into a test error 0.3 % off), so a device cell is judged by
+the table's own check rule (:func:`rfbench.check.tolerance`) with the reference cell in place of the
+published one: per (dataset, method, n) of the ci configuration,
+
+    |mean device error − mean reference error| ≤ stds × the reference cell's std over its folds
+    (its standard error where the spec's published spread is one, ``columns.std_is: se``; the
+    spec's ``relative`` and ``holdout_ses`` criteria as the check applies them), and at least
+    DEVICE_FLOOR × |reference mean| (a cell whose folds all have one error has no spread);
+
+its chosen hyper-parameters are not compared. The tasks of the methods that take no device run on
+the NumPy path in that run too and must still match exactly. Specs whose ci configuration has no
+device method are skipped with a note. The runs go into a temporary directory, never results/.
+
+    python -m rfbench.regress --device torch-cpu --all    # CI (bench/ci-check.sh), when torch is installed
+
 Exit status: 0 when every task matches, 1 when a cell differs (or a task is missing or extra),
 2 on a usage error (no ci block, no reference file, unknown spec).
 """
@@ -39,6 +58,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfbench import cells, check
 from rfbench.errors import UsageError
 from rfbench.spec import CIConfig, Spec, all_specs, load_spec
 from rfbench.store import RunDir, atomic_write_text
@@ -63,10 +83,12 @@ def _ci(spec: Spec) -> CIConfig:
 
 
 def ci_run(spec: Spec, out: Path, jobs: int = 1, threads: int | None = None, *, resume: bool = False,
-           progress: bool = False) -> Path:
+           progress: bool = False, device: str = "cpu") -> Path:
     """Run the spec's CI configuration (strict: a missing dataset is an error) into ``out``.
 
     ``threads`` per task defaults to 1 (the references' setting; see the module docstring).
+    ``device``: the run's device ("cpu", the references' NumPy path; "torch-cpu" for the device
+    regression, see :func:`device_compare`).
     ``out`` must hold no records yet unless ``resume``: records of an earlier run (another code
     version) would be compared instead of this code's numbers."""
     from rfbench import runner
@@ -80,7 +102,7 @@ def ci_run(spec: Spec, out: Path, jobs: int = 1, threads: int | None = None, *, 
     plan = ci.plan
     for datasets, methods in plan.method_groups():    # ci.exclude: a slow method on fewer datasets
         runner.run(datasets, methods, plan.features, plan.protocol, str(out),
-                   RunConfig(jobs=jobs, threads=threads or 1, strict=True), progress=progress,
+                   RunConfig(jobs=jobs, threads=threads or 1, strict=True, device=device), progress=progress,
                    command=f"rfbench.regress ci_run {spec.name}")
     return out
 
@@ -262,6 +284,199 @@ def render(table: pd.DataFrame, spec: Spec) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
+# device regression: the device code on the CPU against the same reference, within the check's rule
+
+#: the devices the device regression runs ("cuda" runs the same comparison on a GPU machine)
+REGRESS_DEVICES = ("torch-cpu", "cuda")
+#: the least tolerance of a device cell, relative to its reference mean: a cell whose reference folds
+#: all have the same error has no spread, and the torch path still differs from NumPy by rounding
+DEVICE_FLOOR = 1e-6
+DEVICE_COLUMNS = ["dataset", "method", "n_features", "folds", "reference_mean", "reference_spread", "mean",
+                  "delta", "tolerance", "status", "message"]
+#: a device cell is within the tolerance, outside it, or failed (a task missing, extra, not finished,
+#: or not computed on the run's device)
+DEVICE_STATUSES = ("within", "outside", "failed")
+
+
+def device_methods(spec: Spec) -> set[tuple[str, str]]:
+    """The (dataset, method) pairs of the spec's ci configuration whose estimator takes a ``device``
+    (:func:`rfbench.contract.accepts_device`): the pairs a device run computes with the torch code."""
+    from rfbench import contract, registry
+
+    pairs = set()
+    for datasets, methods in _ci(spec).plan.method_groups():
+        for dname in datasets:
+            task = registry.get_dataset(dname).task
+            for mname in methods:
+                method = registry.get_method(mname)
+                if method.supports(task) and contract.accepts_device(method.estimator_class(task)):
+                    pairs.add((dname, mname))
+    return pairs
+
+
+def reference_spread(spec: Spec, errors: pd.Series) -> tuple[float, float]:
+    """(mean, spread) of a reference cell's fold errors, measured as the check measures a reproduced
+    cell (:func:`rfbench.cells.pooled`): the spread is the std over the folds (splits, repeats), or
+    its standard error (std / √folds) where the spec's published spread is one (``columns.std_is: se``):
+    the reference's analogue of the published std that the check's tolerance scales."""
+    errors = errors.astype(float).reset_index(drop=True)
+    pool = cells.pooled(errors, pd.Series(0, index=errors.index))
+    spread = pool["fold_std"]
+    if spec.columns.get("std_is") == "se" and pool["min_folds"] > 0:
+        spread /= math.sqrt(pool["min_folds"])
+    return pool["mean"], spread
+
+
+def device_tolerance(spec: Spec, dataset: str, reference_mean: float, spread: float) -> float:
+    """The largest |mean device error − mean reference error| of a cell that passes: the check's
+    tolerance (:func:`rfbench.check.tolerance`) of the reference cell as if it were the published one,
+    at least :data:`DEVICE_FLOOR` × |reference mean|."""
+    return max(check.tolerance(spec, dataset, reference_mean, spread), DEVICE_FLOOR * abs(reference_mean))
+
+
+def device_rule_text(spec: Spec) -> str:
+    """The device cells' pass rule in words (the check's rule, reference in place of published)."""
+    spread = "reference standard errors" if spec.columns.get("std_is") == "se" else "reference stds over the folds"
+    parts = [f"{spec.stds:g} {spread}"] if spec.stds or not (spec.relative or spec.holdout_ses) else []
+    if spec.relative:
+        parts.append(f"{spec.relative:.0%} of the reference mean")
+    if spec.holdout_ses:
+        parts.append(f"{spec.holdout_ses:g} standard errors of a test-MSE difference (2/√n_test of the reference mean)")
+    return f"|Δ mean| ≤ {' or '.join(parts)}, at least {DEVICE_FLOOR:g} of the reference mean"
+
+
+def compare_device_tables(spec: Spec, reference: pd.DataFrame, records: list[dict], on_device: set[tuple[str, str]],
+                          device: str = "torch-cpu", atol: float = 1e-9) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(device cells, CPU tasks) of a device run against the reference.
+
+    Device cells (the (dataset, method) pairs of ``on_device``): one row per (dataset, method, n),
+    ``status`` within / outside (:func:`device_tolerance`) / failed (a task of the reference missing
+    from the run or extra in it, not finished, or computed elsewhere than on ``device``; ``message``
+    says which). CPU tasks (every other pair): :func:`compare_tables`, exactly as the exact regression."""
+
+    def pair(row) -> tuple[str, str]:
+        return str(row["dataset"]), str(row["method"])
+
+    ref_rows = reference.to_dict("records")
+    cpu_ref = pd.DataFrame([r for r in ref_rows if pair(r) not in on_device], columns=reference.columns)
+    cpu_table = compare_tables(cpu_ref, [r for r in records if pair(r) not in on_device], atol)
+
+    ref_cells: dict[tuple, dict] = {}
+    for r in ref_rows:
+        if pair(r) in on_device:
+            ref_cells.setdefault(_key(r)[:3], {})[int(r["fold"])] = float(r["error"])
+    our_cells: dict[tuple, dict] = {}
+    for r in records:
+        if pair(r) in on_device:
+            our_cells.setdefault(_key(r)[:3], {})[int(r["fold"])] = r
+    rows = []
+    for cell in sorted(set(ref_cells) | set(our_cells)):
+        ref, ours = ref_cells.get(cell, {}), our_cells.get(cell, {})
+        row = dict(zip(["dataset", "method", "n_features"], cell, strict=True), folds=len(ref),
+                   reference_mean=math.nan, reference_spread=math.nan, mean=math.nan, delta=math.nan,
+                   tolerance=math.nan, status="failed", message="")
+        if ref:
+            row["reference_mean"], row["reference_spread"] = reference_spread(spec, pd.Series(list(ref.values())))
+            row["tolerance"] = device_tolerance(spec, cell[0], row["reference_mean"], row["reference_spread"])
+        problems = []
+        if missing := sorted(set(ref) - set(ours)):
+            problems.append(f"fold {cells.fold_ranges(missing)} missing (in the reference, not in this run)")
+        if extra := sorted(set(ours) - set(ref)):
+            problems.append(f"fold {cells.fold_ranges(extra)} extra (in this run, not in the reference)")
+        for fold, rec in sorted(ours.items()):
+            if rec.get("status") != "done":
+                problems.append(f"fold {fold} {rec.get('status')}: {rec.get('message') or ''}".rstrip(": "))
+            elif rec.get("device", device) != device:
+                problems.append(f"fold {fold} ran on {rec.get('device')}, not {device}")
+        if problems:
+            row["message"] = "; ".join(problems)
+        else:
+            row["mean"] = float(pd.Series([float(r["error"]) for r in ours.values()]).mean())
+            row["delta"] = row["mean"] - row["reference_mean"]
+            row["status"] = "within" if abs(row["delta"]) <= row["tolerance"] else "outside"
+        rows.append(row)
+    return pd.DataFrame(rows, columns=DEVICE_COLUMNS), cpu_table
+
+
+def _cell_name(row) -> str:
+    return f"{row.dataset} {row.method} n={row.n_features}"
+
+
+def render_device(cell_table: pd.DataFrame, cpu_table: pd.DataFrame, spec: Spec, device: str = "torch-cpu") -> str:
+    """One line per spec (device cells within / total, the worst cell against its tolerance, the CPU
+    tasks' exact match), then one line per device cell or CPU task that fails."""
+    n, within = len(cell_table), int((cell_table["status"] == "within").sum())
+    matched = int((cpu_table["status"] == "match").sum())
+    verdict = "" if device_passed(cell_table, cpu_table) else "FAIL: "
+    head = (f"{spec.name} ci on {device}: {verdict}{within} of {n} device cells within the check tolerance "
+            f"({device_rule_text(spec)})")
+    judged = cell_table[cell_table["status"] != "failed"]
+    if len(judged):
+        w = next(judged.loc[[(judged["delta"].abs() / judged["tolerance"]).idxmax()]].itertuples(index=False))
+        head += (f"; worst {_cell_name(w)}: |Δ| {abs(w.delta):.3g} {'≤' if w.status == 'within' else '>'} "
+                 f"{w.tolerance:.3g}")
+    if len(cpu_table):
+        head += (f"; {'' if matched == len(cpu_table) else 'only '}{matched} of {len(cpu_table)} CPU tasks "
+                 f"({', '.join(sorted(set(cpu_table['method'])))}) match exactly")
+    lines = [head]
+    for row in cell_table[cell_table["status"] != "within"].itertuples(index=False):
+        if row.status == "failed":
+            lines.append(f"  {_cell_name(row)}: {row.message}")
+        else:
+            lines.append(f"  {_cell_name(row)}: mean {row.mean!r} vs reference {row.reference_mean!r} "
+                         f"(Δ {row.delta:+.3g}) outside the tolerance {row.tolerance:.3g} "
+                         f"(reference spread {row.reference_spread:.3g} over {row.folds} folds)")
+    if matched < len(cpu_table):
+        lines.extend(render(cpu_table, spec).split("\n")[1:])
+    return "\n".join(lines)
+
+
+def device_passed(cell_table: pd.DataFrame, cpu_table: pd.DataFrame) -> bool:
+    """Whether a device run passes: every device cell within, every CPU task a match, at least one cell."""
+    return (len(cell_table) > 0 and bool((cell_table["status"] == "within").all())
+            and bool((cpu_table["status"] == "match").all()))
+
+
+def device_compare(spec: Spec, run_dir: Path, device: str = "torch-cpu") -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Compare a device run of the spec's CI configuration with its committed (NumPy) reference:
+    :func:`compare_device_tables` of its records."""
+    return compare_device_tables(spec, read_reference(spec), _run_records(spec, run_dir), device_methods(spec),
+                                 device, _ci(spec).atol)
+
+
+def _outside_results(out: Path) -> Path:
+    """``out`` unless it lies in a spec's results directory (a device run never writes there)."""
+    resolved = Path(out).resolve()
+    for spec in all_specs():
+        if spec.results is not None and resolved.is_relative_to(Path(spec.results).resolve()):
+            raise UsageError(f"{out} lies in {spec.name}'s results directory; a device regression runs into a "
+                             "temporary directory (leave --out out) or another directory")
+    return Path(out)
+
+
+def device_run_and_compare(spec: Spec, out: Path | None = None, *, device: str = "torch-cpu", jobs: int = 1,
+                           threads: int | None = None, echo=print) -> int | None:
+    """Run the spec's CI configuration on ``device`` into ``out`` (default: a new temporary
+    directory), compare it with the reference (:func:`device_compare`) and print the verdict. Returns
+    1 when it fails, 0 when it passes, None (after a one-line note) when no method of the ci
+    configuration takes a device."""
+    _ci(spec)
+    read_reference(spec)
+    if not device_methods(spec):
+        methods = sorted({m for _, ms in _ci(spec).plan.method_groups() for m in ms})
+        echo(f"{spec.name} ci on {device}: skipped, no method of its ci configuration takes a device "
+             f"({', '.join(methods)}: the exact regression covers them)")
+        return None
+    out = _outside_results(out) if out else Path(tempfile.mkdtemp(prefix=f"rfbench-ci-{device}-{spec.name}-"))
+    t0 = time.perf_counter()
+    run_dir = ci_run(spec, out, jobs=jobs, threads=threads, device=device)
+    secs = time.perf_counter() - t0
+    cell_table, cpu_table = device_compare(spec, run_dir, device)
+    head, *rest = render_device(cell_table, cpu_table, spec, device).split("\n")
+    echo("\n".join([f"{head} (run {secs:.0f} s in {run_dir})", *rest]))
+    return 0 if device_passed(cell_table, cpu_table) else 1
+
+# ---------------------------------------------------------------------------------------------
 # command line: `rfbench reproduce SPEC... --ci [--write-reference]` and `python -m rfbench.regress`
 
 
@@ -291,11 +506,18 @@ def run_and_compare(spec: Spec, out: Path | None = None, *, write_reference: boo
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m rfbench.regress",
                                  description="Run each spec's fast ci configuration and compare every error and "
-                                             "chosen hyper-parameter exactly with its committed reference.")
+                                             "chosen hyper-parameter exactly with its committed reference; with "
+                                             "--device, run the device code and compare each cell within the "
+                                             "table's check tolerance.")
     ap.add_argument("specs", nargs="*", metavar="SPEC", help="spec names or files (bench/<name>.yaml)")
     ap.add_argument("--all", action="store_true", help="every spec in bench/ (each must have a ci block)")
     ap.add_argument("--write-reference", action="store_true",
                     help="write the reference from this run instead of comparing (review the numbers first)")
+    ap.add_argument("--device", choices=REGRESS_DEVICES, default=None,
+                    help="the device regression: run the methods that take a device on it (torch-cpu: their torch "
+                         "code on the CPU) and compare each (dataset, method, n) cell's mean error with the "
+                         "reference within the table's check tolerance; the other methods' tasks still exactly; "
+                         "specs without a device method are skipped")
     ap.add_argument("--out", type=Path, default=None,
                     help="parent directory of the runs (one new subdirectory per spec; default: a temporary one)")
     ap.add_argument("--jobs", type=int, default=1, help="worker processes (tasks run on one thread each)")
@@ -303,13 +525,29 @@ def main(argv=None) -> int:
     try:
         if args.all == bool(args.specs):
             raise UsageError("name specs or give --all, not both")
+        if args.device and args.write_reference:
+            raise UsageError("--write-reference writes the NumPy path's reference; leave out --device")
         specs = all_specs() if args.all else [load_spec(s) for s in args.specs]
         for spec in specs:             # every usage error before anything runs
             _ci(spec)
             if not args.write_reference:
                 read_reference(spec)
+        if args.device:
+            from rfbench.runconfig import RunConfig
+
+            RunConfig(device=args.device)       # no torch (or no GPU for cuda): one line, before anything runs
+            if args.out:
+                _outside_results(args.out)
         base = args.out or Path(tempfile.mkdtemp(prefix="rfbench-ci-"))
         t0 = time.perf_counter()
+        if args.device:
+            verdicts = [device_run_and_compare(spec, base / f"{spec.name}-{args.device}", device=args.device,
+                                               jobs=args.jobs) for spec in specs]
+            ran = [v for v in verdicts if v is not None]
+            failed = sum(ran)
+            print(f"device regression ({args.device}): {len(ran)} spec(s), {len(specs) - len(ran)} skipped, "
+                  f"{failed} failing, in {time.perf_counter() - t0:.0f} s")
+            return 1 if failed else 0
         failed = sum(run_and_compare(spec, base / spec.name, write_reference=args.write_reference, jobs=args.jobs)
                      for spec in specs)
         print(f"ci regression: {len(specs)} spec(s), {failed} failing, in {time.perf_counter() - t0:.0f} s")

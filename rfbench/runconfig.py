@@ -24,8 +24,10 @@ MAX_TIMEOUT_S = 30 * 86400
 #: features, so more cannot run anyway
 MAX_FEATURES = 10**6
 BACKENDS = ("local", "dask")
-#: what a run computes on once resolved (``--device auto`` becomes one of them)
-RUN_DEVICES = ("cpu", "cuda")
+#: what a run computes on once resolved (``--device auto`` becomes "cpu" or "cuda"); "torch-cpu" (the
+#: device code on the CPU, for CI's device regression: ``python -m rfbench.regress --device torch-cpu``)
+#: is a library setting only, not a command-line choice
+RUN_DEVICES = ("cpu", "cuda", "torch-cpu")
 #: device tasks in flight at once with --device cuda (--gpu-slots)
 DEFAULT_GPU_SLOTS = 4
 
@@ -72,7 +74,8 @@ class RunConfig:
 
     ``jobs=None``: one worker per core (:func:`rfbench.runner.default_jobs`, the command line's
     default). ``device``: "cpu", "cuda" or "auto" (resolved when the config is built: "auto" becomes
-    "cuda" or "cpu", with ``device_note`` saying why; "cuda" without torch or a GPU is refused).
+    "cuda" or "cpu", with ``device_note`` saying why; "cuda" without torch or a GPU is refused), or
+    "torch-cpu": the device methods run their torch code on the CPU (refused without torch).
     ``gpu_slots``: with the GPU, at most this many device tasks in flight at once (each worker that
     runs one caps its share of GPU memory to 0.9 / gpu_slots); the other workers run CPU tasks."""
 
@@ -127,6 +130,13 @@ class RunConfig:
             set_("device", device)
             if self.device_note is None:
                 set_("device_note", note)
+        elif self.device == "torch-cpu":
+            from rfbench.methods import device as devices
+
+            try:
+                devices.torch_module()
+            except devices.DeviceUnavailable as exc:
+                raise UsageError(f"device torch-cpu: {exc}") from None
         if self.device == "cuda" and self.backend == "dask":
             raise UsageError("--device cuda runs device tasks on local workers; the dask backend does not place "
                              "them on GPUs (use --backend local, or --device cpu)")
@@ -151,6 +161,6 @@ class RunConfig:
 
     @property
     def device_slots(self) -> int | None:
-        """Device tasks allowed in flight at once: ``gpu_slots`` on the GPU, None (no device tasks)
-        on the CPU."""
+        """Device tasks allowed in flight at once: ``gpu_slots`` on the GPU (and with "torch-cpu"),
+        None (no device tasks) on the CPU."""
         return self.gpu_slots if self.device != "cpu" else None

@@ -90,6 +90,21 @@ def test_device_cuda_without_torch_or_gpu_is_one_line_and_auto_falls_back_with_a
     assert RunConfig().device_note is None
 
 
+def test_torch_cpu_is_a_library_device_for_the_device_regression_and_needs_torch(monkeypatch):
+    """RunConfig(device="torch-cpu"): the device methods' torch code on the CPU (python -m rfbench.regress
+    --device torch-cpu); no GPU needed, torch needed (one line without it)."""
+    pytest.importorskip("torch")
+    config = RunConfig(device="torch-cpu")
+    assert config.device == "torch-cpu" and config.device_note is None and config.device_slots == 4
+
+    def no_torch():
+        raise devices.DeviceUnavailable("the GPU path needs torch: pip install 'rfbench[gpu]'")
+
+    monkeypatch.setattr(devices, "torch_module", no_torch)
+    with pytest.raises(UsageError, match=r"^device torch-cpu: the GPU path needs torch"):
+        RunConfig(device="torch-cpu")
+
+
 def test_device_cuda_resolved_where_a_gpu_is_and_refused_on_dask(fake_gpu):
     config = RunConfig(device="auto", gpu_slots=2)
     assert config.device == "cuda" and config.device_slots == 2
