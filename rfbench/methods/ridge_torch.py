@@ -42,7 +42,7 @@ def as_tensor(a, device) -> torch.Tensor:
 
 
 def _index(idx, device) -> torch.Tensor:
-    return torch.as_tensor(np.asarray(idx, dtype=np.int64), device=device)
+    return torch.from_numpy(np.array(idx, dtype=np.int64)).to(device)     # a copy: see as_tensor
 
 
 def _numpy(t: torch.Tensor) -> np.ndarray:
