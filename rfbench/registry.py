@@ -23,12 +23,10 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.resources
-import inspect
 import json
 import os
 import re
 import sys
-import time
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -36,6 +34,7 @@ from pathlib import Path
 import yaml
 
 from rfbench import config
+from rfbench.contract import conforming, is_classifier_class, unknown_arguments
 from rfbench.errors import UsageError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -227,13 +226,12 @@ class Method:
         """The estimator class for a task (a regressor also serves classification via ±1 + sign).
 
         A user estimator that does not take rfbench's constructor arguments (n_features, cv,
-        random_state, n_jobs), or that has a ``grid``, is wrapped so that it does (ForeignEstimator)."""
+        random_state, n_jobs), or that has a ``grid``, is wrapped so that it does
+        (:func:`rfbench.contract.conforming`)."""
         if not self.supports(task):
             raise UsageError(f"method '{self.name}' has no estimator for {task} datasets")
         cls = self._resolve(self.estimators.get(task) or self.estimators["regression"])
-        if self.origin == "built-in" or (follows_contract(cls) and not self.grid):
-            return cls
-        return adapt(cls, self.grid)
+        return cls if self.origin == "built-in" else conforming(cls, self.grid)
 
     def _where(self, path: str) -> str:
         source = methods_file().name if self.origin == "built-in" else self.origin
@@ -258,6 +256,13 @@ class Method:
         return task in self.estimators
 
 
+def _check_arguments(cls, params: dict, grid, where: str) -> None:
+    unknown, names = unknown_arguments(cls, params, grid)
+    if unknown:
+        raise UsageError(f"{where}: {', '.join(unknown)} {'is not a parameter' if len(unknown) == 1 else 'are not parameters'} "
+                         f"of {cls.__name__} (it takes: {', '.join(sorted(names)) or 'none'})")
+
+
 def import_estimator(path: str, where: str, sys_path=()) -> type:
     module, _, cls = path.partition(":")
     for d in reversed(sys_path):
@@ -274,114 +279,6 @@ def import_estimator(path: str, where: str, sys_path=()) -> type:
     if not isinstance(found, type):
         raise UsageError(f"{where}: module '{module}' has no class '{cls}'")
     return found
-
-
-# -- user estimators: the adapter to rfbench's estimator contract ----------------------------------
-
-CONTRACT = ("n_features", "cv", "random_state", "n_jobs")
-
-
-def _init_params(cls) -> tuple[set, bool]:
-    """The constructor's named parameters, and whether it takes **kwargs."""
-    try:
-        sig = inspect.signature(cls.__init__)
-    except (TypeError, ValueError):
-        return set(), True
-    names = {p.name for p in sig.parameters.values()
-             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"}
-    return names, any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
-
-
-def follows_contract(cls) -> bool:
-    """Whether the class takes every argument the runner passes (rfbench/methods/common.py)."""
-    names, _ = _init_params(cls)
-    return set(CONTRACT) <= names
-
-
-def _grid_keys(grid) -> set:
-    grids = grid if isinstance(grid, list) else [grid]
-    return {k for g in grids for k in g}
-
-
-def _check_arguments(cls, params: dict, grid, where: str) -> None:
-    names, var_kw = _init_params(cls)
-    if var_kw:
-        return
-    unknown = sorted((set(params) | (_grid_keys(grid) if grid else set())) - names)
-    if unknown:
-        raise UsageError(f"{where}: {', '.join(unknown)} {'is not a parameter' if len(unknown) == 1 else 'are not parameters'} "
-                         f"of {cls.__name__} (it takes: {', '.join(sorted(names)) or 'none'})")
-
-
-class ForeignEstimator:
-    """Runs any scikit-learn estimator under rfbench's estimator contract.
-
-    Of the runner's arguments, the estimator receives ``n_features``, ``random_state`` and ``n_jobs``
-    when its constructor has them. Hyper-parameters: with a ``grid``, a GridSearchCV over the inner
-    folds (scoring: mean squared error, or accuracy for classifiers) selects them; else the inner
-    folds are passed as ``cv`` when the constructor has a ``cv`` parameter; else the estimator is
-    fitted as it is. ``best_params_``: the grid's choice, else the estimator's own ``best_params_``."""
-
-    target: type = None      # set by adapt()
-    grid = None
-
-    def __init__(self, n_features=None, cv=None, random_state=None, n_jobs=None, **params):
-        self.n_features, self.cv, self.random_state, self.n_jobs = n_features, cv, random_state, n_jobs
-        self.params = params
-
-    def fit(self, X, y):
-        names, _ = _init_params(self.target)
-        kw = dict(self.params)
-        for key in ("n_features", "random_state", "n_jobs"):
-            if key in names and key not in kw and getattr(self, key) is not None:
-                kw[key] = getattr(self, key)
-        cv = self.cv if self.cv is None or isinstance(self.cv, int) else list(self.cv)
-        t0 = time.perf_counter()
-        if self.grid:
-            from sklearn.base import is_classifier
-            from sklearn.model_selection import GridSearchCV
-
-            est = self.target(**kw)
-            search = GridSearchCV(est, self.grid, cv=cv, refit=True, error_score="raise",
-                                  scoring="accuracy" if is_classifier(est) else "neg_mean_squared_error")
-            search.fit(X, y)
-            self.model_ = search.best_estimator_
-            self.best_params_ = dict(search.best_params_)
-            self.tune_time_ = max(time.perf_counter() - t0 - float(getattr(search, "refit_time_", 0.0)), 0.0)
-        else:
-            if "cv" in names and "cv" not in kw and cv is not None:
-                kw["cv"] = cv
-            self.model_ = self.target(**kw)
-            self.model_.fit(X, y)
-            self.best_params_ = dict(getattr(self.model_, "best_params_", None) or {})
-            self.tune_time_ = float(getattr(self.model_, "tune_time_", 0.0) or 0.0)
-        return self
-
-    def predict(self, X):
-        return self.model_.predict(X)
-
-
-@lru_cache(maxsize=64)
-def _adapt(cls: type, grid_json: str) -> type:
-    grid = json.loads(grid_json)
-    return type(f"Foreign{cls.__name__}", (ForeignEstimator,), {"target": cls, "grid": grid,
-                                                               "__module__": __name__})
-
-
-def adapt(cls: type, grid=None) -> type:
-    """The ForeignEstimator subclass that runs ``cls`` (with ``grid``, if any)."""
-    return _adapt(cls, json.dumps(grid or None, sort_keys=True, default=str))
-
-
-def _is_classifier(cls: type) -> bool:
-    from sklearn.base import ClassifierMixin, is_classifier
-
-    if issubclass(cls, ClassifierMixin):
-        return True
-    try:
-        return bool(is_classifier(cls()))
-    except Exception:  # noqa: BLE001 - a constructor that needs arguments
-        return getattr(cls, "_estimator_type", None) == "classifier"
 
 
 # -- parsing ------------------------------------------------------------------------------------
@@ -565,7 +462,7 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
         kind = e.get("kind")
         if kind is None and user and _ESTIMATOR.fullmatch(est):   # a user estimator says what it is
             where = f"{origin or Path(path).name}: entry '{name}': estimator {est!r}"
-            kind = "classifier" if _is_classifier(import_estimator(est, where, sys_path)) else "regressor"
+            kind = "classifier" if is_classifier_class(import_estimator(est, where, sys_path)) else "regressor"
         est = {"regression": est} if (kind or "regressor") == "regressor" else {"classification": est}
     if not isinstance(est, dict) or not set(est) <= set(TASKS):
         _fail(path, name, "field 'estimator' must be 'module:Class' or a task -> 'module:Class' map")

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from fake_openml import serve_openml
 
-from rfbench import registry
+from rfbench import contract, registry
 from rfbench.data import loader
 from rfbench.errors import DataUnavailable, UsageError
 
@@ -163,7 +163,7 @@ def test_entry_point_plugins_are_discovered(monkeypatch):
     m = registry.get_method("plug-ridge")
     assert "entry point 'plug-ridge'" in m.origin and m.estimators == {"regression": "sklearn.linear_model:Ridge"}
     cls = m.estimator_class("regression")
-    assert issubclass(cls, registry.ForeignEstimator)        # Ridge does not take n_features/cv: wrapped
+    assert issubclass(cls, contract.ForeignEstimator)        # Ridge does not take n_features/cv: wrapped
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(30, 2)), rng.normal(size=30)
     est = cls(n_features=10, cv=[(np.arange(15), np.arange(15, 30))], random_state=0, n_jobs=1).fit(X, y)
@@ -178,7 +178,7 @@ def test_entry_point_plugins_are_discovered(monkeypatch):
 def test_estimator_with_cv_receives_the_inner_folds():
     from sklearn.linear_model import RidgeCV
 
-    cls = registry.adapt(RidgeCV)
+    cls = contract.adapt(RidgeCV)
     folds = [(np.arange(10, 20), np.arange(10)), (np.arange(10), np.arange(10, 20))]
     est = cls(n_features=5, cv=iter(folds), random_state=1, n_jobs=1, alphas=[0.1, 1.0])
     est.fit(np.random.default_rng(0).normal(size=(20, 2)), np.arange(20.0))

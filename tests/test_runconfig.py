@@ -235,9 +235,7 @@ def test_accepts_device_reads_the_constructor_once_for_every_estimator():
             pass
 
     assert contract.accepts_device(Takes) and not contract.accepts_device(KeywordsOnly)
-    from rfbench.registry import ForeignEstimator
-
-    assert not contract.accepts_device(ForeignEstimator)      # a wrapped user estimator: the CPU
+    assert not contract.accepts_device(contract.ForeignEstimator)      # a wrapped user estimator: the CPU
 
 
 def test_a_device_item_gives_its_estimator_the_device_and_records_it(devmod):
