@@ -65,7 +65,7 @@ from rfbench.errors import UsageError
 from rfbench.html_markup import document, esc, simple_table
 from rfbench.progress import hms
 from rfbench.protocol import Splits, read_key
-from rfbench.registry import datasets as registered_datasets
+from rfbench.registry import Registry, or_default
 
 FORMATS = ("text", "markdown", "latex", "csv", "html")
 DASH = "–"                   # an empty cell or a value that does not exist (never 'None' or 'nan')
@@ -280,9 +280,11 @@ def _random_splits(keys: pd.Series) -> pd.Series:
     return keys.map({key: isinstance(read_key(key), Splits) for key in keys.unique()})
 
 
-def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
+def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch", registry: Registry | None = None):
+    """The cells of the results and their layout: datasets in the order of ``registry`` (default: the
+    one built now; datasets it lacks after them, by name), methods in their first appearance."""
     cells, errors, higher = summarise(df, alpha, test)
-    reg = registered_datasets()
+    reg = or_default(registry).datasets
     ds_order = [d for d in reg if any(k[0] == d for k in cells)]
     ds_order += sorted({k[0] for k in cells} - set(ds_order))
     ns = sorted({k[1] for k in cells})
@@ -550,22 +552,24 @@ def bold_rule(test: str, alpha: float, unit: str = "outer folds", seeds: int = 1
 
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons=(), test: str = "welch", *,
            names: dict[str, str] | None = None, width: int | None = None, label: str | None = None,
-           latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False) -> str:
+           latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False, registry: Registry | None = None) -> str:
     """The report in one format. names: display names of methods; width: characters a text line may
     take (None: the terminal's width, 0: no limit); label, latex_width: the LaTeX \\label and the
     text width (pt) its layout is chosen for; html_fragment: the HTML tables without the page
-    around them (for rfbench.html_page)."""
+    around them (for rfbench.html_page); registry: the order and shapes of the datasets (default:
+    the one built now)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
     names = dict(names or {})
-    cells, errors, ds_order, ns, methods, sizes, higher = build(df, alpha, test)
+    registry = or_default(registry)
+    cells, errors, ds_order, ns, methods, sizes, higher = build(df, alpha, test, registry)
     protocols = set(df["protocol"].astype(str)) if "protocol" in df else set()
     # the unit a task is run on: an outer fold of the nested CV, a random train/test split, the holdout
     unit = ("random splits" if protocols and _random_splits(pd.Series(sorted(protocols))).all()
             else "outer folds")
     seeds = max(c.seeds for c in cells.values())     # several: every cell pools its seeds
     rule = bold_rule(test, alpha, unit, seeds)
-    reg = registered_datasets()
+    reg = registry.datasets
     metrics = sorted(set(df.loc[df["status"] == "done", "metric"].dropna().astype(str))) if "metric" in df else []
     metric = " / ".join(cells_mod.metric(m).description for m in metrics or ["rmse100"])
     if fmt == "csv":

@@ -146,11 +146,8 @@ def test_the_reader_sees_function_level_imports_and_packages():
     assert "rfbench.data" not in GRAPH["rfbench.data.loader"]        # a module of the package itself
 
 
-#: private names still imported across modules, in files being rewritten elsewhere (issue 37): the
-#: list may only shrink
-PRIVATE_IMPORTS_LEFT = {("rfbench.dask_pool", "rfbench.pool._failed_records"),
-                        ("rfbench.dask_pool", "rfbench.tasks._prepared"),
-                        ("rfbench.runner", "rfbench.tasks._prepared")}
+#: private names imported across modules: none may be (the list was emptied by issue 37 item 2)
+PRIVATE_IMPORTS_LEFT: set = set()
 
 
 def test_no_module_imports_another_modules_private_names():
