@@ -276,7 +276,7 @@ def render(c: Comparison, fmt: str, **report_options) -> str:
     if fmt == "latex":
         note = " ".join(c.notes[:2])
         head = "".join(f"% {n}\n" for n in c.notes)
-        return head + text.replace("\\caption{", "\\caption{" + report._tex(note) + " ", 1)
+        return head + text.replace("\\caption{", "\\caption{" + report.latex_text(note) + " ", 1)
     table = pd.read_csv(io.StringIO(text))
     table["folds_compared"] = table["dataset"].map(c.folds)
     table["folds_of_protocol"] = c.outer

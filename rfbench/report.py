@@ -696,7 +696,7 @@ def _text(keys, cells, ns, methods, names, tests, times, caption, rule, score, o
     return "\n".join(out) + "\n"
 
 
-def _tex(s) -> str:
+def latex_text(s) -> str:
     """Plain text as LaTeX: the special characters the reports contain escaped, and the Unicode
     signs they use as math (pdflatex would need them declared); backslash commands pass through."""
     s = str(s)
@@ -707,7 +707,7 @@ def _tex(s) -> str:
 
 
 def _tex_walltime(seconds) -> str:
-    return _tex(fmt_walltime(seconds)).replace(" s", r"\,s")
+    return latex_text(fmt_walltime(seconds)).replace(" s", r"\,s")
 
 
 @dataclass
@@ -761,7 +761,7 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
                     tex[(d, n, meth)] = ("--", _pt("–"), "--", _pt("–"))
                     continue
                 mean, spread = f"{c.mean:.2f}", _spread(c)
-                err = (f"\\textbf{{{mean}}}" if c.bold else mean) + f" ({_tex(spread)})"
+                err = (f"\\textbf{{{mean}}}" if c.bold else mean) + f" ({latex_text(spread)})"
                 w = _pt(mean, c.bold) + _pt(f" ({spread})")
                 if c.partial:
                     err += f" [{c.folds}/{c.expected}]"
@@ -799,14 +799,14 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
             rules.append(f"\\cmidrule(lr){{{start}-{start + 2 * len(ms) - 1}}}")
             start += 2 * len(ms)
         lines.append(" ".join(rules))
-        lines.append(pad + " & " + " & ".join(f"\\multicolumn{{2}}{{c}}{{{_tex(_display(m, names))}}}"
+        lines.append(pad + " & " + " & ".join(f"\\multicolumn{{2}}{{c}}{{{latex_text(_display(m, names))}}}"
                                               for _, m in p.pairs) + r" \\")
         lines.append(" ".join(f"\\cmidrule(lr){{{k + 1 + 2 * i}-{k + 2 + 2 * i}}}" for i in range(len(p.pairs))))
         lines.append(("Dataset & $m$ & $d$ & " if p.with_md else "Dataset & ")
                      + " & ".join([f"{score.capitalize()} & Walltime"] * len(p.pairs)) + r" \\")
         lines.append(r"\midrule")
         for d, m, dd in keys:
-            row = [_tex(d)] + ([_tex(m), _tex(dd)] if p.with_md else [])
+            row = [latex_text(d)] + ([latex_text(m), latex_text(dd)] if p.with_md else [])
             for n, meth in p.pairs:
                 err, _, wall, _ = tex[(d, n, meth)]
                 row += [err, wall]
@@ -834,7 +834,7 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
            + (f", {label}-wilcoxon" if tests else "")]
     for j, members in enumerate(floats):
         out += [r"\begin{table}[tbp]", r"\centering"]
-        out.append(f"\\caption{{{_tex(caption)}}}" if j == 0 else f"\\caption{{Table~\\ref{{{label}}}, continued.}}")
+        out.append(f"\\caption{{{latex_text(caption)}}}" if j == 0 else f"\\caption{{Table~\\ref{{{label}}}, continued.}}")
         out.append(f"\\label{{{label}}}" if j == 0 else f"\\label{{{label}-{j + 1}}}")
         out.append(f"\\{size}")
         for i in members:
@@ -842,7 +842,7 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
                 out += ["", r"\medskip"]
             body = tabular(panels[i])
             out += ([r"\resizebox{\textwidth}{!}{%", *body, "}"] if scaled[i] else body)
-        out += ["", r"\smallskip", f"{{\\footnotesize {_tex(rule[0].upper() + rule[1:])}.\\par}}", r"\end{table}", ""]
+        out += ["", r"\smallskip", f"{{\\footnotesize {latex_text(rule[0].upper() + rule[1:])}.\\par}}", r"\end{table}", ""]
     if tests:
         out += _latex_wilcoxon(tests, test, label, width_pt)
     return "\n".join(out).rstrip("\n") + "\n"
@@ -855,7 +855,7 @@ def _wilcoxon_cells(tests, test) -> list[list[str]]:
     def pair(t):
         screen = t.get("protocol", FULL_PROTOCOL)
         return t["pair"] + ("" if screen == FULL_PROTOCOL else f" ({screen})")
-    return [[str(t["n"]), _tex(pair(t)), str(t["datasets"]), num(t["T"]), num(t["T_crit_95"]),
+    return [[str(t["n"]), latex_text(pair(t)), str(t["datasets"]), num(t["T"]), num(t["T_crit_95"]),
              num(t["T_crit_95_normal"]), num(t["p"], ".3g"), str(t.get(f"{test} W/T/L (a)", "--"))] for t in tests]
 
 

@@ -160,6 +160,36 @@ def test_no_module_imports_another_modules_private_names():
     assert found <= PRIVATE_IMPORTS_LEFT, sorted(found - PRIVATE_IMPORTS_LEFT)
 
 
+def _module_aliases(tree: ast.AST) -> dict[str, str]:
+    """name → rfbench module, for the names a module binds to other rfbench modules (``import
+    rfbench.x as y``, ``from rfbench import x``, ``from rfbench.a import b`` where b is a module)."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in MODULES and a.asname:
+                    out[a.asname] = a.name
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rfbench") and not node.level:
+            for a in node.names:
+                if f"{node.module}.{a.name}" in MODULES:
+                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
+
+
+def test_no_module_uses_another_modules_private_names():
+    """Nor through the module: ``report._tex(...)`` in another module is the same reach inside."""
+    found = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = _module_aliases(tree)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                    and aliases[node.value.id] != module and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                found.append(f"{module}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}")
+    assert not found, "\n".join(found)
+
+
 def test_every_module_starts_with_a_docstring_saying_what_it_is_for():
     missing = [m for m, path in MODULES.items()
                if not (ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or "").strip()]
