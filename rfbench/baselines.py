@@ -34,10 +34,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench import registry, runner
+from rfbench import runner
 from rfbench.data.loader import offline
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.protocol import CV, Protocol, folds_fingerprint
+from rfbench.registry import PACKAGE_DIR, Registry, in_checkout, load_yaml, or_default
 from rfbench.spec import all_specs, spec_paths
 from rfbench.store import COLUMNS, TASK_KEY, RunDir, parse_timestamp, read_results_csv
 
@@ -154,7 +155,7 @@ def _text(value):
 
 
 def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str | None,
-                           unavailable: list | None) -> dict[tuple, str | None]:
+                           unavailable: list | None, registry: Registry | None) -> dict[tuple, str | None]:
     """(protocol key, dataset, seed) → fingerprint of the splits of every non-cv protocol the rows
     hold, computed from the data (:func:`rfbench.runner.outer_splits_fingerprint`); None where the
     data cannot be obtained offline (nothing is downloaded), each such key appended to ``unavailable``."""
@@ -165,9 +166,11 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
         if settings is None or isinstance(Protocol(**settings), CV):      # cv: its folds/*.csv are stored
             continue
         fingerprint = None
-        if dataset in registry.datasets() and offline(dataset, data_dir):
+        registry = or_default(registry)       # built once, when a fingerprint is computed at all
+        if dataset in registry.datasets and offline(registry.dataset(dataset), data_dir):
             try:
-                fingerprint = runner.outer_splits_fingerprint(dataset, Protocol(**settings, seed=int(seed)), data_dir)
+                fingerprint = runner.outer_splits_fingerprint(dataset, Protocol(**settings, seed=int(seed)), data_dir,
+                                                              registry)
             except DataUnavailable:     # mirror files present but not loadable (e.g. a failed checksum)
                 pass
         if fingerprint is None and unavailable is not None:
@@ -176,11 +179,13 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
     return out
 
 
-def results_table(path, spec: str | None = None, data_dir: str | None = None, unavailable: list | None = None):
+def results_table(path, spec: str | None = None, data_dir: str | None = None, unavailable: list | None = None,
+                  registry: Registry | None = None):
     """One results directory (its records, else its results.csv) as a baseline table (pyarrow),
     rows sorted by the task key, with the derived columns and the metadata (see the module notes).
-    The non-cv fingerprints load each dataset from ``data_dir`` (default: $RFBENCH_DATA_DIR); the
-    (protocol key, dataset, seed) whose data is not here are appended to ``unavailable``."""
+    The non-cv fingerprints load each dataset (of ``registry``, default: the one built now) from
+    ``data_dir`` (default: $RFBENCH_DATA_DIR); the (protocol key, dataset, seed) whose data is not
+    here are appended to ``unavailable``."""
     import pyarrow as pa
 
     path = Path(path)
@@ -196,7 +201,8 @@ def results_table(path, spec: str | None = None, data_dir: str | None = None, un
     frame["device"] = [d if isinstance(d, str) and d else DEFAULT_DEVICE for d in frame["device"].tolist()]
     keys = sorted(set(frame["protocol"].dropna().astype(str)))
     protocols = _protocols(invocations, keys)
-    stored, computed = run_fingerprints(path), _computed_fingerprints(frame, protocols, data_dir, unavailable)
+    stored = run_fingerprints(path)
+    computed = _computed_fingerprints(frame, protocols, data_dir, unavailable, registry)
 
     def fingerprint(key, dataset, seed):
         seed = int(seed) if seed == seed else 0          # a record without a seed ran seed 0
@@ -246,15 +252,15 @@ def write_table(table, path: Path) -> bytes:
 
 def shipped_dir() -> Path:
     """rfbench/_data/baselines of the package running (the checkout's, or the installed wheel's)."""
-    return registry.PACKAGE_DIR / "_data" / "baselines"
+    return PACKAGE_DIR / "_data" / "baselines"
 
 
-def sources() -> list[tuple[str, Path]]:
+def sources(registry: Registry | None = None) -> list[tuple[str, Path]]:
     """(spec name, results directory) of every spec whose results directory holds results: what
     ``rfbench baselines --write`` turns into the shipped files (one per directory, the first spec
     naming it)."""
     seen, out = set(), []
-    for sp in all_specs():
+    for sp in all_specs(registry):
         if sp.results is None or sp.results in seen:
             continue
         seen.add(sp.results)
@@ -263,23 +269,25 @@ def sources() -> list[tuple[str, Path]]:
     return out
 
 
-def write_all(dest: Path | None = None, unavailable: list | None = None) -> list[tuple[Path, bool]]:
+def write_all(dest: Path | None = None, unavailable: list | None = None,
+              registry: Registry | None = None) -> list[tuple[Path, bool]]:
     """Regenerate every shipped file from the checkout's results directories; (file, changed) each.
     Files of directories that no spec names any more are removed. The (results directory name,
     protocol key, dataset, seed) whose non-cv fingerprint stays null, the data not being here, are
     appended to ``unavailable``."""
     if dest is None:
-        if not registry.in_checkout():
+        if not in_checkout():
             raise UsageError("rfbench baselines --write regenerates the shipped files from the results/ of a "
                              "development checkout; this rfbench is an installed package")
         dest = shipped_dir()
     dest.mkdir(parents=True, exist_ok=True)
+    registry = or_default(registry)
     out, names = [], set()
-    for spec, results in sources():
+    for spec, results in sources(registry):
         path = dest / f"{results.name}{SUFFIX}"
         before = path.read_bytes() if path.is_file() else None
         missing: list = []
-        write_table(results_table(results, spec, unavailable=missing), path)
+        write_table(results_table(results, spec, unavailable=missing, registry=registry), path)
         if unavailable is not None:
             unavailable += [(results.name, *task) for task in missing]
         out.append((path, before != path.read_bytes()))
@@ -357,18 +365,19 @@ def _spec_results_name(name: str) -> str | None:
     """The results directory's name of the spec ``name`` (e.g. eerf2018-claim → eerf-claim), or None."""
     for p in spec_paths():
         if p.stem == name:
-            results = registry.load_yaml(p).get("results")
+            results = load_yaml(p).get("results")
             return Path(results).name if results else None
     return None
 
 
-def load(name_or_dir: str) -> Baseline:
+def load(name_or_dir: str, registry: Registry | None = None) -> Baseline:
     """A baseline by its shipped name (``rfbench baselines``), its spec's name, or a results
-    directory (a checkout's results/gfc2016-table1, or a run of one's own)."""
+    directory (a checkout's results/gfc2016-table1, or a run of one's own: its non-cv fingerprints
+    computed from the datasets of ``registry``, default: the one built now)."""
     text = str(name_or_dir)
     path = Path(text)
     if path.is_dir():
-        table = results_table(path)
+        table = results_table(path, registry=registry)
         return _from_table(table, path)
     if text.endswith(SUFFIX) and path.is_file():
         return read_file(path)
@@ -402,7 +411,7 @@ def _size(n: int | None) -> str:
     return f"{n / 1024:.0f} KiB" if n < 1024 ** 2 else f"{n / 1024 ** 2:.2f} MiB"
 
 
-def stale(unverified: list | None = None) -> list[str]:
+def stale(unverified: list | None = None, registry: Registry | None = None) -> list[str]:
     """What differs between the shipped files and the checkout's results directories (one line per
     file: missing, extra, or the columns that differ); empty when they agree. A non-cv fingerprint
     whose data is not here (a clone without the mirror) cannot be recomputed: the shipped value is
@@ -412,15 +421,16 @@ def stale(unverified: list | None = None) -> list[str]:
     import pyarrow.parquet as pq
 
     files = {p.stem: p for p in shipped()}
+    registry = or_default(registry)
     out, names = [], set()
-    for spec, results in sources():
+    for spec, results in sources(registry):
         names.add(results.name)
         path = files.get(results.name)
         if path is None:
             out.append(f"{results.name}: no shipped file for {results}")
             continue
         missing: list = []
-        want, have = results_table(results, spec, unavailable=missing), pq.read_table(path)
+        want, have = results_table(results, spec, unavailable=missing, registry=registry), pq.read_table(path)
         if missing and have.schema == want.schema and have.num_rows == want.num_rows:
             # the rows of the unavailable fingerprints keep the shipped value (the rows of both are in
             # task-key order); every other row's fingerprint is still compared

@@ -46,8 +46,9 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from rfbench import cells, registry
+from rfbench import cells
 from rfbench.errors import UsageError
+from rfbench.registry import Registry, load_yaml, or_default
 from rfbench.spec import Spec, load_spec, published_dir, published_path, read_published  # noqa: F401
 
 
@@ -102,24 +103,26 @@ def expected_folds(spec: Spec) -> int:
     return int(spec.protocol.get("outer_folds") or spec.protocol.get("repeats") or 0)
 
 
-def holdout_se(dataset: str) -> float:
+def holdout_se(dataset: str, registry: Registry) -> float:
     """Relative standard error of the difference of two test MSEs (ours, the paper's) on independent
     test sets of the dataset's holdout.test points: an MSE on n points with Gaussian residuals has
     relative std √(2/n) (the variance of a squared Gaussian is 2σ⁴), the difference of two √2 that."""
-    holdout = registry.get_dataset(dataset).holdout
+    holdout = registry.dataset(dataset).holdout
     if holdout is None:
         raise UsageError(f"tolerance.holdout_ses needs a holdout split, and dataset {dataset} has none "
                          "(datasets.yaml holdout: {train, test})")
     return 2.0 / np.sqrt(holdout[1])
 
 
-def tolerance(spec: Spec, dataset: str, published_mean: float, published_std: float) -> float:
-    """The largest |reproduced − published| that passes (the loosest of the spec's criteria)."""
+def tolerance(spec: Spec, dataset: str, published_mean: float, published_std: float,
+              registry: Registry | None = None) -> float:
+    """The largest |reproduced − published| that passes (the loosest of the spec's criteria); the
+    dataset's holdout sizes are those of ``registry`` (default: the one built now)."""
     tol = spec.stds * published_std
     if spec.relative is not None:
         tol = max(tol, float(spec.relative) * abs(published_mean))
     if spec.holdout_ses is not None:
-        tol = max(tol, spec.holdout_ses * holdout_se(dataset) * abs(published_mean))
+        tol = max(tol, spec.holdout_ses * holdout_se(dataset, or_default(registry)) * abs(published_mean))
     return tol
 
 
@@ -152,7 +155,7 @@ def _times(sel: pd.DataFrame) -> dict:
             "t_test": float(pd.to_numeric(sel["predict_s"], errors="coerce").median())}
 
 
-def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_folds: int) -> dict:
+def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_folds: int, registry: Registry) -> dict:
     """One published cell against the records ``sel`` of one method: the check table's row."""
     ds, row = row["dataset"], dict(row)
     if sel.empty:
@@ -165,7 +168,7 @@ def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_fol
     tol = row["tolerance"]
     row |= {"reproduced": f"{rm:.4g} ± {rs:.2f}" if e.size > 1 else f"{rm:.4g}", "folds": int(e.size),
             "diff_stds": (rm - pm) / ps if ps > 0 else np.nan,
-            "diff_se": (rm - pm) / (holdout_se(ds) * abs(pm)) if spec.holdout_ses and pm else np.nan,
+            "diff_se": (rm - pm) / (holdout_se(ds, registry) * abs(pm)) if spec.holdout_ses and pm else np.nan,
             "walltime_s": float(sel["total_s"].astype(float).median()),
             "status": "pass" if abs(rm - pm) <= tol else "fail"}
     if pool["seeds"] > 1:      # the std next to the published one is across folds; seeds apart
@@ -184,17 +187,20 @@ def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_fol
     return row
 
 
-def _runs_on(method: str, dataset: str) -> bool:
+def _runs_on(method: str, dataset: str, registry: Registry) -> bool:
     """Whether the runner runs ``method`` on ``dataset`` (it has an estimator for the dataset's task)."""
     try:
-        return registry.get_method(method).supports(registry.get_dataset(dataset).task)
+        return registry.method(method).supports(registry.dataset(dataset).task)
     except UsageError:
         return True              # an unknown name: shown (missing) rather than hidden
 
 
-def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
+def compare(spec: Spec, results: pd.DataFrame, registry: Registry | None = None) -> pd.DataFrame:
+    """One row per published cell of the spec (and its variants) against ``results``; the datasets and
+    methods are those of ``registry`` (default: the one built now)."""
     if not spec.published:
         raise UsageError(f"spec {spec.name} tests a claim and has no published table to check against")
+    registry = or_default(registry)
     pub = published_table(spec)
     c = spec.columns
     done = finished_results(spec, results)
@@ -220,7 +226,7 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
             meth = spec.methods[paper_m]
         row = {"dataset": ds, "method": meth, "n": n,
                "published": f"{pm:.4g} ± {ps:.2f}" if "std" in c else f"{pm:.4g}",
-               "tolerance": tolerance(spec, ds, pm, ps)}
+               "tolerance": tolerance(spec, ds, pm, ps, registry)}
         if "walltime" in c and c["walltime"] in p and p[c["walltime"]]:
             row["published_walltime_s"] = float(p[c["walltime"]])
         for label, field in (c.get("times") or {}).items():
@@ -229,16 +235,16 @@ def compare(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
                                  f"got {label!r}")
             if field in p and pd.notna(p[field]) and str(p[field]).strip():
                 row[f"{label}_published_s"] = float(p[field])
-        rows.append(_judge(spec, sel, row | {"variant": False}, pm, ps, n_folds))
+        rows.append(_judge(spec, sel, row | {"variant": False}, pm, ps, n_folds, registry))
         for variant in spec.variants.get(paper_m, []):
-            if not _runs_on(variant, ds):       # e.g. a two-class variant on a multiclass dataset
+            if not _runs_on(variant, ds, registry):       # e.g. a two-class variant on a multiclass dataset
                 continue
             rows.append(_judge(spec, _cell(done, ds, variant, n), row | {"method": variant, "variant": True},
-                               pm, ps, n_folds))
+                               pm, ps, n_folds, registry))
         for other in spec.dataset_variants.get(ds, []):      # the same method on another reading of the data
-            if _runs_on(meth, other) and (spec.plan is None or spec.plan.runs(meth, other)):
+            if _runs_on(meth, other, registry) and (spec.plan is None or spec.plan.runs(meth, other)):
                 rows.append(_judge(spec, _cell(done, other, meth, n), row | {"dataset": other, "variant": True},
-                                   pm, ps, n_folds))
+                                   pm, ps, n_folds, registry))
     if not rows:
         raise UsageError(f"spec {spec.name}: no published cell matches its dataset/method mappings")
     return pd.DataFrame(rows)
@@ -520,7 +526,7 @@ def spec_reasons(spec: Spec) -> dict:
     """``reasons`` of the spec file: {rfbench dataset: {paper method: why its cells miss}}."""
     if spec.path is None:
         return {}
-    raw = registry.load_yaml(spec.path).get("reasons") or {}
+    raw = load_yaml(spec.path).get("reasons") or {}
     if not (isinstance(raw, dict) and all(isinstance(v, dict) for v in raw.values())):
         raise UsageError(f"{spec.path.name}: reasons must map datasets to {{paper method: text}}")
     unknown = sorted(set(map(str, raw)) - set(map(str, spec.datasets.values())))

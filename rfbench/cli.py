@@ -270,7 +270,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     from rfbench.store import load_results
 
     out = results_dir_option(out)
-    registry.use_files(registry_files)
+    reg = registry.load(registry_files)      # this command's registry, extended by its command line below
     check_jobs(backend, scheduler)
     names = split_names(dataset_names)
     if dataset_names is not None and not names:
@@ -278,17 +278,17 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
                          f"out to run --suite (default {DEFAULT_SUITE})")
     if suite is not None and not suite.strip():
         raise UsageError("--suite is empty; name a suite (see `rfbench datasets list`), or leave the option out")
-    names = resolve_dataset_names(names, target, task_type)    # data files and openml:ID → registered
+    reg, names = resolve_dataset_names(reg, names, target, task_type)    # data files and openml:ID → registered
     for n in names:
-        registry.get_dataset(n)
+        reg.dataset(n)
     if suite or not names:
-        suite_names = [d.name for d in registry.suite_datasets(suite or DEFAULT_SUITE)]
+        suite_names = [d.name for d in reg.suite(suite or DEFAULT_SUITE)]
         outside = [n for n in names if n not in suite_names]
         if outside:
             raise UsageError(f"--datasets {','.join(outside)} not in suite '{suite}' (it has "
                              f"{', '.join(suite_names)}); drop --suite or those names")
         names = [n for n in suite_names if not names or n in names]
-    methods = registry.resolve_method_names(split_names(method_names))    # package.module:Class → registered
+    reg, methods = registry.resolve_method_names(reg, split_names(method_names))    # package.module:Class → registered
     if not methods:
         raise UsageError("--methods is empty")
     seeds = parse_seeds(seed_list, seed)
@@ -298,10 +298,10 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
                         backend=backend, scheduler=scheduler, data_dir=data_dir, strict=strict, device=device,
                         gpu_slots=gpu_slots)
     if dry_run:
-        table = runner.dry_run(names, methods, budgets, protocol, out, config)
+        table = runner.dry_run(names, methods, budgets, protocol, out, config, registry=reg)
         click.echo(runner.render_dry_run(table, out), nl=False)
         return
-    run_dir = runner.run(names, methods, budgets, protocol, out, config, progress=not quiet,
+    run_dir = runner.run(names, methods, budgets, protocol, out, config, registry=reg, progress=not quiet,
                          command="rfbench " + " ".join(sys.argv[1:]))
     df = load_results([run_dir.path], protocol=protocol.key())     # this run's protocol, every seed in --out
     counts = df["status"].value_counts().to_dict()
@@ -311,7 +311,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 
         from rfbench import report
 
-        click.echo(report.render(df, "text"))
+        click.echo(report.render(df, "text", registry=reg))
         click.echo(f"files: {run_dir.path / 'results.csv'} (one record per task in {run_dir.records_dir}/); "
                    f"LaTeX: rfbench report {shlex.quote(out)} --format latex")
 
@@ -358,7 +358,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
     from rfbench import cells, registry, report
     from rfbench.store import atomic_write_text, load_results
 
-    registry.use_files(registry_files)
+    reg = registry.load(registry_files)
     if all_specs:
         from rfbench import html_page
         from rfbench.spec import all_specs as every_spec
@@ -366,7 +366,8 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
         if dirs or fmt != "html" or output is None or method_filter or dataset_filter:
             raise UsageError("--all writes a page per spec: give --format html --output DIR, and no DIRS, "
                              "--methods or --datasets")
-        for path in html_page.write_site(output_dir(output), html_page.spec_page, every_spec()):
+        for path in html_page.write_site(output_dir(output), lambda spec: html_page.spec_page(spec, registry=reg),
+                                         every_spec(reg)):
             click.echo(f"wrote {path}")
         return
     if not dirs:
@@ -377,9 +378,9 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
     results = cells.select(load_results(dirs, protocol_key), _names(method_filter), _names(dataset_filter))
     text = report.render(results, fmt, alpha, report.parse_comparisons(compare), test=ttest,
                          names=report.parse_names(names), width=width, label=label,
-                         latex_width=report.parse_length(latex_width), html_fragment=fmt == "html")
+                         latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg)
     if fmt == "html":
-        text = _html_page(dirs, results, text, protocol_key, _names(method_filter), _names(dataset_filter))
+        text = _html_page(dirs, results, text, protocol_key, _names(method_filter), _names(dataset_filter), reg)
     if fmt in ("text", "markdown"):
         from rfbench.report import fmt_walltime
         from rfbench.store import run_walltime
@@ -397,20 +398,20 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
         click.echo(text, nl=False)
 
 
-def _html_page(dirs, results, fragment: str, protocol_key, methods, datasets) -> str:
+def _html_page(dirs, results, fragment: str, protocol_key, methods, datasets, reg) -> str:
     """The page of `rfbench report DIR --format html`: with the check when DIR is a spec's results
     directory (on the records `rfbench check DIR` reads)."""
     from rfbench import html_page
     from rfbench.spec import spec_of_results
     from rfbench.store import load_results
 
-    spec = spec_of_results(dirs[0]) if len(dict.fromkeys(dirs)) == 1 else None
+    spec = spec_of_results(dirs[0], reg) if len(dict.fromkeys(dirs)) == 1 else None
     checked = None
     if spec is not None and spec.published:
         extra = [str(d) for d in spec.also_reads if d.is_dir() and d != Path(dirs[0]).resolve()]
         checked = load_results([dirs[0], *extra], protocol_key or spec.protocol_key, missing_ok=protocol_key is None)
     return html_page.directory_page([Path(d) for d in dict.fromkeys(dirs)], results, fragment, spec,
-                                    check_results=checked, methods=methods, datasets=datasets)
+                                    check_results=checked, methods=methods, datasets=datasets, registry=reg)
 
 
 @cli.command("status")
@@ -420,11 +421,11 @@ def status_cmd(targets, data_dir):
     """Progress per experiment: tasks asked for (by the spec), done, failed, left, core-hours left.
 
     TARGETS are spec names or files, or results directories (default: every spec in bench/)."""
-    from rfbench import status
+    from rfbench import registry, status
     from rfbench.spec import spec_paths
 
     targets = targets or [p.stem for p in spec_paths()]
-    click.echo(status.render(status.status(targets, data_dir)), nl=False)
+    click.echo(status.render(status.status(targets, data_dir, registry.load())), nl=False)
     if note := no_mirror_note(data_dir):
         click.echo(note, err=True)
 
@@ -438,21 +439,22 @@ def status_cmd(targets, data_dir):
 def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
     """Compare results with a published table; exit 1 if any present cell fails (a cell the spec
     marks not comparable is shown and counted apart, never failed)."""
-    from rfbench import check, reproduce
+    from rfbench import check, registry, reproduce
     from rfbench.spec import spec_of_results
     from rfbench.store import load_results
 
+    reg = registry.load()
     if spec is None:
-        sp = spec_of_results(dirs[0])
+        sp = spec_of_results(dirs[0], reg)
         if sp is None:
             raise UsageError(f"no spec has {dirs[0]} as its results directory; name one with --spec")
     else:
-        sp = check.load_spec(spec)
+        sp = check.load_spec(spec, reg)
     given = [Path(d).resolve() for d in dirs]
     if sp.results in given:      # the spec's own directory: the columns it reads elsewhere come too
         dirs = [*dirs, *(str(d) for d in sp.also_reads if d not in given and d.is_dir())]
     results = load_results(dirs, protocol_key or sp.protocol_key, missing_ok=protocol_key is None)
-    table, text, _ = reproduce.check_text(sp, results, _names(method_filter), _names(dataset_filter))
+    table, text, _ = reproduce.check_text(sp, results, _names(method_filter), _names(dataset_filter), registry=reg)
     click.echo(text, nl=False)
     if (check.paper_cells(table)["status"] == "fail").any():
         sys.exit(1)
@@ -485,7 +487,7 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
                   device, gpu_slots):
     """Run what each experiment spec declares, then check it against the published table and
     write check.txt and report.md into the spec's results directory (resumable)."""
-    from rfbench import reproduce
+    from rfbench import registry, reproduce
     from rfbench.spec import load_spec, spec_paths
 
     if specs and not all_specs:
@@ -497,7 +499,8 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     if out is not None:
         out = results_dir_option(out)
     parse_duration(timeout)         # a bad --timeout is refused before the specs are read
-    loaded = [load_spec(n) for n in names]
+    reg = registry.load()
+    loaded = [load_spec(n, reg) for n in names]
     check_jobs(backend, scheduler)
     note = no_mirror_note(data_dir)
     if summary and note:     # the summaries are committed: their offline counts must be the mirror's
@@ -514,7 +517,7 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     if dry_run:
         for spec in loaded:
             click.echo(f"== {spec.name}: {spec.title}")
-            click.echo(reproduce.dry_run_spec(spec, config, only_methods=_names(method_list),
+            click.echo(reproduce.dry_run_spec(spec, config, registry=reg, only_methods=_names(method_list),
                                               only_datasets=_names(dataset_list)))
         if note:
             click.echo(note, err=True)
@@ -539,25 +542,26 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     if not (check_only or list_only or summary):
         for spec in loaded:
             click.echo(f"== {spec.name}: {spec.title}", err=True)
-            reproduce.run_spec(spec, config, progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]),
-                               only_methods=_names(method_list), only_datasets=_names(dataset_list))
-    checked = [reproduce.check_spec(spec, data_dir) for spec in loaded]
+            reproduce.run_spec(spec, config, registry=reg, progress=not quiet,
+                               command="rfbench " + " ".join(sys.argv[1:]), only_methods=_names(method_list),
+                               only_datasets=_names(dataset_list))
+    checked = [reproduce.check_spec(spec, data_dir, reg) for spec in loaded]
     if list_only:
         click.echo(reproduce.list_table(checked), nl=False)
         if note:
             click.echo(note, err=True)
         return
     for c in checked:
-        written = reproduce.write_outputs(c)
+        written = reproduce.write_outputs(c, reg)
         if not summary:
             click.echo(f"{c.spec.name}: " + ", ".join(f"{v} {k}" for k, v in c.counts.items() if v is not None)
                        + ("; wrote " + ", ".join(map(str, written)) if written else ""))
     if summary:
         reproduce.replace_section(Path(summary), reproduce.summary_markdown(checked))
-        readme = reproduce.registry.ROOT / "results" / "README.md"
+        readme = registry.ROOT / "results" / "README.md"
         from rfbench.store import atomic_write_text
 
-        every = loaded if len(loaded) == len(spec_paths()) else [load_spec(str(p)) for p in spec_paths()]
+        every = loaded if len(loaded) == len(spec_paths()) else [load_spec(str(p), reg) for p in spec_paths()]
         atomic_write_text(readme, reproduce.results_readme(every))
         click.echo(f"wrote {summary} and {readme}")
 
@@ -624,13 +628,14 @@ def baselines_cmd(width, write, check_only):
     task (see docs/baselines.md); compare a method with them through `rfbench compare`."""
     from tabulate import tabulate
 
-    from rfbench import baselines
+    from rfbench import baselines, registry
 
     if write and check_only:
         raise UsageError("give --write (regenerate) or --check (compare), not both")
+    reg = registry.load() if write or check_only else None
     if write:
         unavailable: list = []
-        for path, changed in baselines.write_all(unavailable=unavailable):
+        for path, changed in baselines.write_all(unavailable=unavailable, registry=reg):
             state = ("removed" if not path.exists() else "written") if changed else "unchanged"
             click.echo(f"{state}: {path} ({path.stat().st_size if path.exists() else 0} bytes)")
         if unavailable:
@@ -638,7 +643,7 @@ def baselines_cmd(width, write, check_only):
                        f"{_fingerprint_tasks(unavailable)}")
     if check_only:
         unverified: list = []
-        stale = baselines.stale(unverified)
+        stale = baselines.stale(unverified, reg)
         for line in stale:
             click.echo(f"stale: {line}")
         if unverified:
@@ -720,17 +725,17 @@ def compare_run(baseline, method_names, dataset_names, features, fold_list, prot
     from rfbench import compare, registry
 
     out = results_dir_option(out)
-    registry.use_files(registry_files)
+    reg = registry.load(registry_files)
     run_dir, b, names = compare.run(
         baseline, split_names(method_names), split_names(dataset_names) or None,
         parse_int_list(features, "--features", MAX_FEATURES) if features else None, parse_folds(fold_list), out,
-        run_config(jobs=jobs, threads=threads, timeout=timeout, data_dir=data_dir, device="cpu"),
+        run_config(jobs=jobs, threads=threads, timeout=timeout, data_dir=data_dir, device="cpu"), registry=reg,
         protocol_key=protocol_key, progress=not quiet, command="rfbench " + " ".join(sys.argv[1:]))
     click.echo(f"results: {run_dir.path} ({', '.join(names)}); splits identical to baseline {b.name} "
                "(by their fingerprints, checked before the run)")
     if not no_report:
-        click.echo(compare.render(compare.compare([str(run_dir.path)], [baseline]), "text",
-                                  width=_report_width(None)))
+        click.echo(compare.render(compare.compare([str(run_dir.path)], [baseline], registry=reg), "text",
+                                  width=_report_width(None), registry=reg))
     click.echo(f"report: rfbench compare report {shlex.quote(out)} --against {b.name} --format latex")
 
 
@@ -825,8 +830,8 @@ def datasets_list(suite, data_dir, registry_files):
     from rfbench import registry
     from rfbench.data.loader import where_found
 
-    registry.use_files(registry_files)
-    items = registry.suite_datasets(suite) if suite is not None else list(registry.datasets().values())
+    reg = registry.load(registry_files)
+    items = reg.suite(suite) if suite is not None else list(reg.datasets.values())
     rows = [[d.name, d.task, f"{d.m}×{d.d}", ",".join(d.suites), where_found(d, data_dir),
              d.generator or "", d.openml_id or ""] for d in items]
     click.echo(tabulate(rows, headers=["name", "task", "shape", "suites", "source here", "generator", "openml"]))
@@ -844,8 +849,7 @@ def datasets_info(name, data_dir, registry_files):
     from rfbench import registry
     from rfbench.data.loader import data_dirs, mirror_root, where_found
 
-    registry.use_files(registry_files)
-    d = registry.get_dataset(name)
+    d = registry.load(registry_files).dataset(name)
     lines = [f"name: {d.name} (paper: {d.paper})", f"task: {d.task}", f"shape: {d.m} × {d.d}",
              f"target: {d.target}", f"suites: {', '.join(d.suites)}"]
     lines.append(f"source here: {where_found(d, data_dir)}")
@@ -884,14 +888,14 @@ def datasets_fetch(names, suite, data_dir, registry_files):
     from rfbench.data import load
     from rfbench.errors import DataUnavailable
 
-    registry.use_files(registry_files)
-    targets = list(names) + ([d.name for d in registry.suite_datasets(suite)] if suite else [])
+    reg = registry.load(registry_files)
+    targets = list(names) + ([d.name for d in reg.suite(suite)] if suite else [])
     if not targets:
         raise UsageError("name datasets to fetch or give --suite")
     failed = 0
     for name in targets:
         try:
-            loaded = load(name, data_dir)
+            loaded = load(reg.dataset(name), data_dir)
             click.echo(f"{name}: {loaded.X.shape[0]}×{loaded.X.shape[1]} from {loaded.source} ({loaded.detail})")
         except DataUnavailable as exc:
             failed += 1
@@ -916,8 +920,7 @@ def methods_cmd(registry_files, width):
 
     from rfbench import registry
 
-    registry.use_files(registry_files)
-    methods = list(registry.methods().values())
+    methods = list(registry.load(registry_files).methods.values())
     if width == 0:
         rows = [[m.name, ", ".join(sorted(m.estimators)), m.paper, m.description] for m in methods]
         click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))

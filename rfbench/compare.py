@@ -26,9 +26,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench import baselines, cells, registry, runner
+from rfbench import baselines, cells, runner
 from rfbench.errors import UsageError
 from rfbench.protocol import CV, Protocol
+from rfbench.registry import Registry, or_default, resolve_method_names
 from rfbench.runconfig import RunConfig
 from rfbench.store import RunDir, atomic_write_text, load_results, pool_frames
 
@@ -55,23 +56,25 @@ def _fingerprint_mismatch(dataset: str, seed: int, ours: str | None, theirs: str
 
 
 def run(baseline: str, methods: list[str], datasets: list[str] | None, features: list[int] | None, folds,
-        out: str, config=None, *, protocol_key: str | None = None, progress: bool = True,
-        command: str | None = None):
+        out: str, config=None, *, registry: Registry | None = None, protocol_key: str | None = None,
+        progress: bool = True, command: str | None = None):
     """Run ``methods`` on the baseline's outer folds (see the module notes); returns (RunDir, Baseline,
     datasets run). ``config`` (a :class:`rfbench.runconfig.RunConfig`) sets the workers, threads, time
     limit and data directory; the folds and seeds are the baseline's (``folds``: a subset of them) and a
-    dataset that cannot be obtained is an error."""
+    dataset that cannot be obtained is an error. ``registry``: the registry the names are looked up in
+    (default: the one built now), ``package.module:Class`` methods added to it."""
     config = config if config is not None else RunConfig()
+    registry = or_default(registry)
     data_dir = config.data_dir
-    b = baselines.load(baseline)
+    b = baselines.load(baseline, registry)
     key, settings = _protocol(b, protocol_key)
     rows = b.frame[b.frame["protocol"] == key]
-    order = list(registry.datasets())
+    order = list(registry.datasets)
     held = sorted(set(rows["dataset"]), key=lambda d: (order.index(d) if d in order else len(order), d))
     datasets = cells.subset(datasets or None, held, "--datasets", f"baseline {b.name}")
     features = cells.subset(features or None, sorted(set(int(n) for n in rows["n_features"])), "--features",
                             f"baseline {b.name}")
-    methods = registry.resolve_method_names(methods)
+    registry, methods = resolve_method_names(registry, methods)
     if not methods:
         raise UsageError("--methods is empty; name your estimator as package.module:Class (or a registered method)")
     theirs = sorted(set(methods) & set(rows["method"]))
@@ -89,12 +92,13 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
                 raise UsageError(f"baseline {b.name} has no fingerprint of the splits of {d} (seed {seed}; its data "
                                  "was not here when the file was written), so identical splits cannot be verified; "
                                  "regenerate it with `rfbench baselines --write` beside the dataset mirror")
-            ours = runner.outer_splits_fingerprint(d, Protocol(**settings, seed=seed), data_dir)
+            ours = runner.outer_splits_fingerprint(d, Protocol(**settings, seed=seed), data_dir, registry)
             if ours != want:
                 raise UsageError(_fingerprint_mismatch(d, seed, ours, want, "the data here", b.name))
             verified[(d, seed)] = ours
     run_dir = runner.run(datasets, methods, features, protocol, out,
-                         config.replace(folds=folds, seeds=seeds, strict=True), progress=progress, command=command)
+                         config.replace(folds=folds, seeds=seeds, strict=True), registry=registry, progress=progress,
+                         command=command)
     verify(run_dir.path, b, key)
     marker = {"baseline": b.ref, "protocol": key, "seeds": seeds, "datasets": datasets,
               "features": features, "methods": methods,
@@ -163,8 +167,9 @@ def _baseline_names(run_dirs) -> list[str]:
 
 
 def compare(run_dirs, against: list[str] | None = None, methods: list[str] | None = None,
-            datasets: list[str] | None = None) -> Comparison:
-    """The run's results and the baselines' on their common (dataset, n, fold) (module notes)."""
+            datasets: list[str] | None = None, registry: Registry | None = None) -> Comparison:
+    """The run's results and the baselines' on their common (dataset, n, fold) (module notes); a
+    baseline given as a results directory is read with ``registry`` (default: the one built now)."""
     user = load_results(run_dirs)
     if not (user["status"] == "done").any():
         raise UsageError(f"no finished tasks in {', '.join(map(str, run_dirs))} (every record is an error or timeout; "
@@ -175,7 +180,7 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
                          "run of `rfbench compare run` at a time")
     key = keys[0]
     names = against or _baseline_names(run_dirs)
-    loaded = [baselines.load(a) for a in names]
+    loaded = [baselines.load(a, registry) for a in names]
     user_datasets = sorted(set(user["dataset"]))
     frames = [(", ".join(map(str, run_dirs)), user)]
     for b in loaded:
@@ -271,7 +276,7 @@ def render(c: Comparison, fmt: str, **report_options) -> str:
     if fmt == "latex":
         note = " ".join(c.notes[:2])
         head = "".join(f"% {n}\n" for n in c.notes)
-        return head + text.replace("\\caption{", "\\caption{" + report._tex(note) + " ", 1)
+        return head + text.replace("\\caption{", "\\caption{" + report.latex_text(note) + " ", 1)
     table = pd.read_csv(io.StringIO(text))
     table["folds_compared"] = table["dataset"].map(c.folds)
     table["folds_of_protocol"] = c.outer

@@ -3,7 +3,8 @@
 Required (scikit-learn's estimator contract): ``fit(X, y)`` returning ``self`` and ``predict(X)``.
 The runner passes ``n_features`` (the budget), ``cv`` (the protocol's inner folds),
 ``random_state`` and ``n_jobs`` to the constructor (see rfbench/methods/common.py for what they
-mean; estimators that take fewer are wrapped by ``registry.ForeignEstimator``).
+mean). A user estimator that takes fewer, or whose registry entry has a ``grid``, is adapted to
+the contract here (:func:`conforming`: the :class:`ForeignEstimator` subclass that wraps it).
 
 Optional, read after ``fit`` when present (a missing one is recorded as empty, never an error):
 
@@ -24,6 +25,8 @@ the CPU as it is, whatever the run's device.
 from __future__ import annotations
 
 import inspect
+import json
+import time
 from functools import lru_cache
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
@@ -77,3 +80,114 @@ def chosen_params(est, n_features: int) -> dict:
     budget-sharing estimator, else ``best_params_``; empty when it reports none)."""
     per_budget = getattr(est, "best_params_per_budget_", None) or {}
     return per_budget.get(n_features) or getattr(est, "best_params_", None) or {}
+
+
+# -- user estimators: the adapter to the contract ------------------------------------------------
+
+#: the constructor arguments the runner passes to every estimator (besides ``budgets`` and ``device``)
+CONTRACT = ("n_features", "cv", "random_state", "n_jobs")
+
+
+def init_params(cls) -> tuple[set, bool]:
+    """The constructor's named parameters, and whether it takes **kwargs."""
+    try:
+        sig = inspect.signature(cls.__init__)
+    except (TypeError, ValueError):
+        return set(), True
+    names = {p.name for p in sig.parameters.values()
+             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"}
+    return names, any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
+
+
+def follows_contract(cls) -> bool:
+    """Whether the class takes every argument the runner passes (rfbench/methods/common.py)."""
+    names, _ = init_params(cls)
+    return set(CONTRACT) <= names
+
+
+def grid_keys(grid) -> set:
+    """The constructor parameters a grid (a mapping, or a list of mappings) searches over."""
+    grids = grid if isinstance(grid, list) else [grid]
+    return {k for g in grids for k in g}
+
+
+def unknown_arguments(cls, params: dict, grid=None) -> tuple[list[str], set]:
+    """(the names of ``params`` and of ``grid`` that the constructor of ``cls`` does not take, sorted;
+    the names it takes); none are unknown to a constructor with **kwargs."""
+    names, var_kw = init_params(cls)
+    if var_kw:
+        return [], names
+    return sorted((set(params) | (grid_keys(grid) if grid else set())) - names), names
+
+
+def is_classifier_class(cls: type) -> bool:
+    """Whether an estimator class is a classifier (scikit-learn's ClassifierMixin, its estimator type)."""
+    from sklearn.base import ClassifierMixin, is_classifier
+
+    if issubclass(cls, ClassifierMixin):
+        return True
+    try:
+        return bool(is_classifier(cls()))
+    except Exception:  # noqa: BLE001 - a constructor that needs arguments
+        return getattr(cls, "_estimator_type", None) == "classifier"
+
+
+class ForeignEstimator:
+    """Runs any scikit-learn estimator under rfbench's estimator contract.
+
+    Of the runner's arguments, the estimator receives ``n_features``, ``random_state`` and ``n_jobs``
+    when its constructor has them. Hyper-parameters: with a ``grid``, a GridSearchCV over the inner
+    folds (scoring: mean squared error, or accuracy for classifiers) selects them; else the inner
+    folds are passed as ``cv`` when the constructor has a ``cv`` parameter; else the estimator is
+    fitted as it is. ``best_params_``: the grid's choice, else the estimator's own ``best_params_``."""
+
+    target: type = None      # set by adapt()
+    grid = None
+
+    def __init__(self, n_features=None, cv=None, random_state=None, n_jobs=None, **params):
+        self.n_features, self.cv, self.random_state, self.n_jobs = n_features, cv, random_state, n_jobs
+        self.params = params
+
+    def fit(self, X, y):
+        names, _ = init_params(self.target)
+        kw = dict(self.params)
+        for key in ("n_features", "random_state", "n_jobs"):
+            if key in names and key not in kw and getattr(self, key) is not None:
+                kw[key] = getattr(self, key)
+        cv = self.cv if self.cv is None or isinstance(self.cv, int) else list(self.cv)
+        t0 = time.perf_counter()
+        if self.grid:
+            from sklearn.base import is_classifier
+            from sklearn.model_selection import GridSearchCV
+
+            est = self.target(**kw)
+            search = GridSearchCV(est, self.grid, cv=cv, refit=True, error_score="raise",
+                                  scoring="accuracy" if is_classifier(est) else "neg_mean_squared_error")
+            search.fit(X, y)
+            self.model_ = search.best_estimator_
+            self.best_params_ = dict(search.best_params_)
+            self.tune_time_ = max(time.perf_counter() - t0 - float(getattr(search, "refit_time_", 0.0)), 0.0)
+        else:
+            if "cv" in names and "cv" not in kw and cv is not None:
+                kw["cv"] = cv
+            self.model_ = self.target(**kw)
+            self.model_.fit(X, y)
+            self.best_params_ = dict(getattr(self.model_, "best_params_", None) or {})
+            self.tune_time_ = float(getattr(self.model_, "tune_time_", 0.0) or 0.0)
+        return self
+
+    def predict(self, X):
+        return self.model_.predict(X)
+
+
+def adapt(cls: type, grid=None) -> type:
+    """The ForeignEstimator subclass that runs ``cls`` (with ``grid``, if any): a new class each call
+    (cheap), holding nothing between calls. The grid is copied through JSON (as the registry files
+    hold it), so that a search cannot change the registry's entry."""
+    grid = json.loads(json.dumps(grid or None, sort_keys=True, default=str))
+    return type(f"Foreign{cls.__name__}", (ForeignEstimator,), {"target": cls, "grid": grid, "__module__": __name__})
+
+
+def conforming(cls: type, grid=None) -> type:
+    """``cls`` itself when it follows the contract and no ``grid`` is asked for, else :func:`adapt` of it."""
+    return cls if follows_contract(cls) and not grid else adapt(cls, grid)

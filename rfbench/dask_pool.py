@@ -11,7 +11,9 @@ the cluster brings its own fault handling, mapped onto the same records as the l
 * data: a dataset every worker can load itself (same generator, mirror file or data file as the
   client) is loaded there; any other is prepared here and scattered once to the cluster;
 * threads per task: ``--threads`` on a LocalCluster; on an existing cluster, each worker's own
-  cores shared among the task slots of the workers on its host (:func:`worker_threads`).
+  cores shared among the task slots of the workers on its host (:func:`worker_threads`);
+* the registry: the client's (user files, ``--methods package.module:Class``, ``--datasets FILE``),
+  given to each task as an argument.
 
 ``distributed`` is imported only here, and only for ``--backend dask``.
 """
@@ -30,15 +32,13 @@ from pathlib import Path
 
 from rfbench.errors import UsageError
 from rfbench.executor import MAX_WORKER_DEATHS, Dispatch, Failed, Finished, Started
-from rfbench.tasks import _prepared, execute
+from rfbench.tasks import execute, prepared
 
 INSTALL = "pip install 'rfbench[dask]'"
 #: seconds to reach a scheduler before giving up with one line
 CONNECT_TIMEOUT_S = 10
 #: seconds a nanny gets to kill and restart the worker of a task past its time limit
 RESTART_TIMEOUT_S = 60
-#: the environment that makes a worker's registry the client's (user files, --methods pkg:Class)
-REGISTRY_ENV = ("RFBENCH_REGISTRY", "RFBENCH_ADHOC_REGISTRY", "RFBENCH_DATASETS_YAML", "RFBENCH_METHODS_YAML")
 
 
 def require():
@@ -126,14 +126,6 @@ def _first_line(exc: BaseException) -> str:
 
 # -- on the workers ------------------------------------------------------------------------------
 
-def _use_env(env: dict) -> None:
-    for key in REGISTRY_ENV:
-        if key in env:
-            os.environ[key] = env[key]
-        else:
-            os.environ.pop(key, None)
-
-
 #: the most task slots this worker process has seen on its host (see :func:`threads_for_slots`)
 _slots_seen = 0
 
@@ -171,23 +163,20 @@ def worker_threads() -> int:
     return threads
 
 
-def _task(item, protocol, data_dir, threads, timeout_s, env, data=None) -> list[dict]:
+def _task(item, registry, protocol, data_dir, threads, timeout_s, data=None) -> list[dict]:
     """One work item on a dask worker, with the client's registry."""
-    _use_env(env)
-    return execute(item, protocol, data_dir, threads or worker_threads(), timeout_s, data)
+    return execute(item, protocol, data_dir, threads or worker_threads(), timeout_s, data, registry=registry)
 
 
-def _loads_locally(sources: dict[str, str], data_dir: str | None, env: dict) -> list[str]:
+def _loads_locally(sources: dict[str, str], data_dir: str | None, registry) -> list[str]:
     """The datasets this worker can load itself, from the kind of source the client loaded them from
     (a generator, the mirror, a data file); downloads are never repeated on workers."""
     from rfbench.data.loader import mirror_root
-    from rfbench.registry import get_dataset
 
-    _use_env(env)
     found = []
     for name, source in sources.items():
         try:
-            ds = get_dataset(name)
+            ds = registry.dataset(name)
             if (source == "generator" or (source == "mirror" and mirror_root(ds, data_dir) is not None)
                     or (source == "file" and Path(ds.file).is_file())):
                 found.append(name)
@@ -198,18 +187,19 @@ def _loads_locally(sources: dict[str, str], data_dir: str | None, env: dict) -> 
 
 # -- on the client -------------------------------------------------------------------------------
 
-def _place_data(client, names, protocol, data_dir, worker_dir, env, warn) -> dict:
+def _place_data(client, names, registry, protocol, data_dir, worker_dir, warn) -> dict:
     """dataset → future of its prepared (X, y, source) scattered to the cluster, for the datasets that
     a worker present now cannot load itself; the others are loaded by the workers."""
     if not client.nthreads():
         warn("no dask worker has joined the scheduler yet; waiting for one (start `dask worker ADDRESS`)")
         client.wait_for_workers(1)
-    sources = {name: _prepared(name, data_dir, protocol.max_samples, protocol.seed)[3] for name in names}
-    everywhere = _loaded_everywhere(client, sources, worker_dir, env)
+    sources = {name: prepared(registry.dataset(name), data_dir, protocol.max_samples, protocol.seed)[3]
+               for name in names}
+    everywhere = _loaded_everywhere(client, sources, worker_dir, registry)
     placed = {}
     for name in names:
         if name not in everywhere:
-            _, X, y, source = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
+            _, X, y, source = prepared(registry.dataset(name), data_dir, protocol.max_samples, protocol.seed)
             [placed[name]] = client.scatter([(X, y, source)], hash=False)
     return placed
 
@@ -221,10 +211,10 @@ def _worker_data_dir(data_dir) -> str | None:
     return os.pathsep.join(str(p.resolve()) for p in data_dirs(data_dir)) or None
 
 
-def _loaded_everywhere(client, sources: dict, worker_dir, env) -> set[str]:
+def _loaded_everywhere(client, sources: dict, worker_dir, registry) -> set[str]:
     """The datasets that every worker present now can load itself."""
     try:
-        found = client.run(_loads_locally, sources, worker_dir, env)
+        found = client.run(_loads_locally, sources, worker_dir, registry)
     except ImportError as exc:
         raise UsageError(f"the dask workers cannot run rfbench ({_first_line(exc)}); install rfbench and the "
                          "methods' packages in the workers' environment") from None
@@ -237,9 +227,9 @@ class DaskExecutor:
     another one); the scheduler reruns a task whose worker died by itself, and ``KilledWorker`` (a task
     that killed ``allowed-failures + 1`` workers) is the item's ``worker died`` failure."""
 
-    def __init__(self, cluster: Cluster, items, protocol, timeout_s, env, worker_dir, data: dict, warn):
+    def __init__(self, cluster: Cluster, items, registry, protocol, timeout_s, worker_dir, data: dict, warn):
         self.cluster, self.client, self.threads = cluster, cluster.client, cluster.threads
-        self.protocol, self.timeout_s, self.env, self.worker_dir = protocol, timeout_s, env, worker_dir
+        self.registry, self.protocol, self.timeout_s, self.worker_dir = registry, protocol, timeout_s, worker_dir
         self.data, self.warn = data, warn
         self.left = Counter(item.dataset for item in items)    # items of each dataset not settled yet
         self.pending: dict = {}       # future → item
@@ -250,8 +240,8 @@ class DaskExecutor:
 
     def submit(self, item) -> None:
         key = f"rfbench-{item.dataset}-{item.method}-f{item.fold}-{uuid.uuid4().hex[:8]}"
-        fut = self.client.submit(_task, item, self.protocol, self.worker_dir, self.threads, self.timeout_s, self.env,
-                                 self.data.get(item.dataset), key=key, pure=False)
+        fut = self.client.submit(_task, item, self.registry, self.protocol, self.worker_dir, self.threads,
+                                 self.timeout_s, self.data.get(item.dataset), key=key, pure=False)
         self.pending[fut] = item
 
     def settled(self, item) -> None:
@@ -332,23 +322,24 @@ class DaskExecutor:
             self.client.cancel(list(self.pending))     # interrupted: the unfinished ones
 
 
-def run_dask(cluster: Cluster, items, protocol, data_dir, timeout_s, take, collect, release, warn) -> None:
+def run_dask(cluster: Cluster, items, protocol, data_dir, timeout_s, take, collect, release, warn, *,
+             registry) -> None:
     """Run the items on the cluster through :class:`rfbench.executor.Dispatch`, at most as many in
     flight as it has task slots: ``take`` claims an item when a slot is free for it, ``collect`` gets
     its records, ``release`` frees an item that will not complete (interrupted); the unfinished ones
-    are cancelled."""
+    are cancelled. Each task is given ``registry`` (the client's :class:`rfbench.registry.Registry`)
+    as an argument."""
     from distributed.comm import CommClosedError
 
     if not items:
         return
     client = cluster.client
-    env = {k: os.environ[k] for k in REGISTRY_ENV if k in os.environ}
     worker_dir = _worker_data_dir(data_dir)
     data: dict = {}
-    executor = DaskExecutor(cluster, items, protocol, timeout_s, env, worker_dir, data, warn)
+    executor = DaskExecutor(cluster, items, registry, protocol, timeout_s, worker_dir, data, warn)
     try:
-        data.update(_place_data(client, list(dict.fromkeys(i.dataset for i in items)), protocol, data_dir,
-                                worker_dir, env, warn))
+        data.update(_place_data(client, list(dict.fromkeys(i.dataset for i in items)), registry, protocol,
+                                data_dir, worker_dir, warn))
         Dispatch(executor, items, protocol, cluster.threads, timeout_s, take, collect, release).run()
     except OSError as exc:
         if not isinstance(exc, CommClosedError) and client.status == "running":

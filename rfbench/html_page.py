@@ -9,6 +9,9 @@ are trusted markup.
   against the published table when the directory belongs to a spec, and the provenance of its runs
   (commands, code version, machine) from run.json / runs.jsonl;
 * :func:`write_site` writes index.html and one such page per spec with results.
+
+The datasets and methods are those of the :class:`rfbench.registry.Registry` given (default: the one
+:func:`rfbench.registry.load` builds).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import pandas as pd
 from rfbench import check, plot, report, reproduce
 from rfbench.errors import UsageError
 from rfbench.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
+from rfbench.registry import Registry, or_default
 from rfbench.store import atomic_write_text
 
 # -- one results directory --------------------------------------------------------------------------------------------
@@ -52,10 +56,10 @@ def figures_section(results: pd.DataFrame, dirs: list[Path]) -> str:
 STATUS_CLASS = {"pass": "b-pass", "fail": "b-fail"}
 
 
-def check_section(spec, results: pd.DataFrame, methods=None, datasets=None) -> str:
+def check_section(spec, results: pd.DataFrame, methods=None, datasets=None, registry: Registry | None = None) -> str:
     """The check against the published table: counts, one row per cell, the full text folded
     (only the cells of ``methods`` and ``datasets`` when given, as ``rfbench check --methods``)."""
-    table, text, _ = reproduce.check_text(spec, results, methods, datasets)
+    table, text, _ = reproduce.check_text(spec, results, methods, datasets, registry=registry)
     counts = check.paper_cells(table)["status"].value_counts()
     badges = "".join(f'<span class="badge {STATUS_CLASS.get(s, "b-other")}">{int(counts.get(s, 0))} {esc(s)}</span>'
                      for s in check.STATUSES if counts.get(s, 0) or s in ("pass", "fail"))
@@ -141,7 +145,7 @@ def provenance_section(dirs: list[Path]) -> str:
 
 def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, spec=None,
                    figures: bool = True, check_results: pd.DataFrame | None = None, methods=None,
-                   datasets=None) -> str:
+                   datasets=None, registry: Registry | None = None) -> str:
     """One page over the results of ``dirs``: title, the report (``report_html``: the fragment of
     ``report.render(..., "html", html_fragment=True)``), figures, the check against ``spec``'s
     published table (on ``check_results``, default ``results``) when it has one, provenance."""
@@ -157,25 +161,28 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
     if figures:
         parts.append(figures_section(results, dirs))
     if has_check:
-        parts.append(check_section(spec, results if check_results is None else check_results, methods, datasets))
+        parts.append(check_section(spec, results if check_results is None else check_results, methods, datasets,
+                                   registry))
     parts.append(provenance_section(dirs))
     return document(title, parts)
 
 
-def spec_page(spec, figures: bool = True) -> tuple[str, str] | None:
+def spec_page(spec, figures: bool = True, registry: Registry | None = None) -> tuple[str, str] | None:
     """(page, one-line summary) of a spec's results directory, as ``rfbench reproduce`` writes its
     report.md and check.txt from them; None before its first finished task."""
+    registry = or_default(registry)
     results = reproduce.results_of(spec)
     done = results[results["status"] == "done"] if len(results) else results
     if done.empty:
         return None
     comparisons = [(w["a"], int(w["n_a"]), w["b"], int(w["n_b"])) for w in spec.wilcoxon
                    if int(w["n_a"]) != int(w["n_b"])]
-    fragment = report.render(done, "html", comparisons=comparisons, test=spec.test, html_fragment=True)
+    fragment = report.render(done, "html", comparisons=comparisons, test=spec.test, html_fragment=True,
+                             registry=registry)
     dirs = [d for d in spec.result_dirs() if (d / "records").is_dir()]
-    page = directory_page(dirs, done, fragment, spec, figures, check_results=results)
+    page = directory_page(dirs, done, fragment, spec, figures, check_results=results, registry=registry)
     if spec.published:
-        summary = check.summary_line(reproduce.check_text(spec, results)[0])
+        summary = check.summary_line(reproduce.check_text(spec, results, registry=registry)[0])
     else:
         summary = f"{len(done)} tasks done (no published table)"
     return page, summary

@@ -200,14 +200,16 @@ class Lanes:
 
 
 def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release, in_process=False,
-             gpu_slots: int | None = None):
+             gpu_slots: int | None = None, *, registry):
     """Run the items on ``jobs`` lanes (or in this process), at most ``jobs`` in flight and at most
     ``gpu_slots`` device items among them (None: no device items): an item is claimed (``take``) only
     when a worker is free for it, so another invocation can share the rest; ``collect`` gets each
     item's records as they complete, ``release`` frees an item that will not complete (interrupted).
-    Returns the :class:`rfbench.executor.Dispatch` that ran them."""
+    Each task is given ``registry`` (a :class:`rfbench.registry.Registry`: the workers look the
+    items' datasets and methods up in it) as an argument. Returns the
+    :class:`rfbench.executor.Dispatch` that ran them."""
     args = (protocol, data_dir, threads, timeout_s)
-    kwargs = {"gpu_slots": gpu_slots} if gpu_slots else {}
+    kwargs = {"registry": registry, **({"gpu_slots": gpu_slots} if gpu_slots else {})}
     executor = InProcess(args, kwargs) if in_process else Lanes(jobs, args, kwargs, track_starts=bool(timeout_s))
     dispatch = Dispatch(executor, items, protocol, threads, timeout_s, take, collect, release,
                         device_slots=gpu_slots)

@@ -12,7 +12,14 @@ Extensions (a name already registered is an error, never a silent override):
   with relaxed dataset fields: see README "Bring your own method and data");
 * installed plugins: entry points of the group ``rfbench.methods`` (``name = "package.module:Class"``);
 * the command line: ``--methods package.module:Class`` and ``--datasets file.csv`` / ``openml:ID``
-  (kept in the environment, so that worker processes see the same registry).
+  (:meth:`Registry.with_command_line`, :func:`resolve_method_names`,
+  :func:`rfbench.data.loader.resolve_dataset_names`).
+
+The merged result is one immutable value, a :class:`Registry`, built once per command by
+:func:`load` (the settings ``$RFBENCH_REGISTRY`` and the config's ``registry`` are read there, and
+nowhere else) and passed explicitly to whatever looks a name up: the runner, its tasks, and the
+worker processes, which get it as an argument (it pickles). Nothing here keeps state between
+calls: building a registry again reads the files again.
 
 A malformed entry fails once, before any work starts, with one line naming the file, the entry
 and the field.
@@ -23,19 +30,17 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.resources
-import inspect
-import json
 import os
 import re
 import sys
-import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from pathlib import Path
 
 import yaml
 
 from rfbench import config
+from rfbench.contract import conforming, is_classifier_class, unknown_arguments
 from rfbench.errors import UsageError
 
 PACKAGE_DIR = Path(__file__).resolve().parent
@@ -49,7 +54,8 @@ PLACEMENTS = ("processes", "threads")
 #: libyaml's safe loader where PyYAML was built with it: the same documents, parsed ~8x faster (the
 #: registries are read by every command and every worker process)
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-ADHOC_ENV = "RFBENCH_ADHOC_REGISTRY"   # internal: entries named on the command line (JSON)
+#: the origin of the datasets and methods named on the command line
+COMMAND_LINE = "command line"
 # dataset and method names become file names (records/<dataset>__<method>__….json, folds/<dataset>.csv,
 # the download cache): letters, digits, '-', '_' and '.', not leading, never '..'
 _NAME = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9_.-]*")
@@ -78,7 +84,6 @@ def _inside_data_dir(value) -> bool:
 
 # -- where the built-in files are ----------------------------------------------------------------
 
-@lru_cache(maxsize=8)
 def _resource(*parts: str) -> Path:
     """A packaged file under rfbench/_data/, symlinks resolved (in a checkout: the top-level file)."""
     return Path(str(importlib.resources.files("rfbench").joinpath("_data", *parts))).resolve()
@@ -227,13 +232,12 @@ class Method:
         """The estimator class for a task (a regressor also serves classification via ±1 + sign).
 
         A user estimator that does not take rfbench's constructor arguments (n_features, cv,
-        random_state, n_jobs), or that has a ``grid``, is wrapped so that it does (ForeignEstimator)."""
+        random_state, n_jobs), or that has a ``grid``, is wrapped so that it does
+        (:func:`rfbench.contract.conforming`)."""
         if not self.supports(task):
             raise UsageError(f"method '{self.name}' has no estimator for {task} datasets")
         cls = self._resolve(self.estimators.get(task) or self.estimators["regression"])
-        if self.origin == "built-in" or (follows_contract(cls) and not self.grid):
-            return cls
-        return adapt(cls, self.grid)
+        return cls if self.origin == "built-in" else conforming(cls, self.grid)
 
     def _where(self, path: str) -> str:
         source = methods_file().name if self.origin == "built-in" else self.origin
@@ -258,6 +262,13 @@ class Method:
         return task in self.estimators
 
 
+def _check_arguments(cls, params: dict, grid, where: str) -> None:
+    unknown, names = unknown_arguments(cls, params, grid)
+    if unknown:
+        raise UsageError(f"{where}: {', '.join(unknown)} {'is not a parameter' if len(unknown) == 1 else 'are not parameters'} "
+                         f"of {cls.__name__} (it takes: {', '.join(sorted(names)) or 'none'})")
+
+
 def import_estimator(path: str, where: str, sys_path=()) -> type:
     module, _, cls = path.partition(":")
     for d in reversed(sys_path):
@@ -274,114 +285,6 @@ def import_estimator(path: str, where: str, sys_path=()) -> type:
     if not isinstance(found, type):
         raise UsageError(f"{where}: module '{module}' has no class '{cls}'")
     return found
-
-
-# -- user estimators: the adapter to rfbench's estimator contract ----------------------------------
-
-CONTRACT = ("n_features", "cv", "random_state", "n_jobs")
-
-
-def _init_params(cls) -> tuple[set, bool]:
-    """The constructor's named parameters, and whether it takes **kwargs."""
-    try:
-        sig = inspect.signature(cls.__init__)
-    except (TypeError, ValueError):
-        return set(), True
-    names = {p.name for p in sig.parameters.values()
-             if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY) and p.name != "self"}
-    return names, any(p.kind == p.VAR_KEYWORD for p in sig.parameters.values())
-
-
-def follows_contract(cls) -> bool:
-    """Whether the class takes every argument the runner passes (rfbench/methods/common.py)."""
-    names, _ = _init_params(cls)
-    return set(CONTRACT) <= names
-
-
-def _grid_keys(grid) -> set:
-    grids = grid if isinstance(grid, list) else [grid]
-    return {k for g in grids for k in g}
-
-
-def _check_arguments(cls, params: dict, grid, where: str) -> None:
-    names, var_kw = _init_params(cls)
-    if var_kw:
-        return
-    unknown = sorted((set(params) | (_grid_keys(grid) if grid else set())) - names)
-    if unknown:
-        raise UsageError(f"{where}: {', '.join(unknown)} {'is not a parameter' if len(unknown) == 1 else 'are not parameters'} "
-                         f"of {cls.__name__} (it takes: {', '.join(sorted(names)) or 'none'})")
-
-
-class ForeignEstimator:
-    """Runs any scikit-learn estimator under rfbench's estimator contract.
-
-    Of the runner's arguments, the estimator receives ``n_features``, ``random_state`` and ``n_jobs``
-    when its constructor has them. Hyper-parameters: with a ``grid``, a GridSearchCV over the inner
-    folds (scoring: mean squared error, or accuracy for classifiers) selects them; else the inner
-    folds are passed as ``cv`` when the constructor has a ``cv`` parameter; else the estimator is
-    fitted as it is. ``best_params_``: the grid's choice, else the estimator's own ``best_params_``."""
-
-    target: type = None      # set by adapt()
-    grid = None
-
-    def __init__(self, n_features=None, cv=None, random_state=None, n_jobs=None, **params):
-        self.n_features, self.cv, self.random_state, self.n_jobs = n_features, cv, random_state, n_jobs
-        self.params = params
-
-    def fit(self, X, y):
-        names, _ = _init_params(self.target)
-        kw = dict(self.params)
-        for key in ("n_features", "random_state", "n_jobs"):
-            if key in names and key not in kw and getattr(self, key) is not None:
-                kw[key] = getattr(self, key)
-        cv = self.cv if self.cv is None or isinstance(self.cv, int) else list(self.cv)
-        t0 = time.perf_counter()
-        if self.grid:
-            from sklearn.base import is_classifier
-            from sklearn.model_selection import GridSearchCV
-
-            est = self.target(**kw)
-            search = GridSearchCV(est, self.grid, cv=cv, refit=True, error_score="raise",
-                                  scoring="accuracy" if is_classifier(est) else "neg_mean_squared_error")
-            search.fit(X, y)
-            self.model_ = search.best_estimator_
-            self.best_params_ = dict(search.best_params_)
-            self.tune_time_ = max(time.perf_counter() - t0 - float(getattr(search, "refit_time_", 0.0)), 0.0)
-        else:
-            if "cv" in names and "cv" not in kw and cv is not None:
-                kw["cv"] = cv
-            self.model_ = self.target(**kw)
-            self.model_.fit(X, y)
-            self.best_params_ = dict(getattr(self.model_, "best_params_", None) or {})
-            self.tune_time_ = float(getattr(self.model_, "tune_time_", 0.0) or 0.0)
-        return self
-
-    def predict(self, X):
-        return self.model_.predict(X)
-
-
-@lru_cache(maxsize=64)
-def _adapt(cls: type, grid_json: str) -> type:
-    grid = json.loads(grid_json)
-    return type(f"Foreign{cls.__name__}", (ForeignEstimator,), {"target": cls, "grid": grid,
-                                                               "__module__": __name__})
-
-
-def adapt(cls: type, grid=None) -> type:
-    """The ForeignEstimator subclass that runs ``cls`` (with ``grid``, if any)."""
-    return _adapt(cls, json.dumps(grid or None, sort_keys=True, default=str))
-
-
-def _is_classifier(cls: type) -> bool:
-    from sklearn.base import ClassifierMixin, is_classifier
-
-    if issubclass(cls, ClassifierMixin):
-        return True
-    try:
-        return bool(is_classifier(cls()))
-    except Exception:  # noqa: BLE001 - a constructor that needs arguments
-        return getattr(cls, "_estimator_type", None) == "classifier"
 
 
 # -- parsing ------------------------------------------------------------------------------------
@@ -540,8 +443,8 @@ def _holdout(path: Path, name: str, value, rows: int):
     return HoldoutSizes(value["train"], value["test"], fixed=split == "files")
 
 
-@lru_cache(maxsize=4)
-def _datasets(path: Path) -> tuple[dict[str, Dataset], dict[str, str]]:
+def read_datasets_file(path: Path) -> tuple[dict[str, Dataset], dict[str, str]]:
+    """(datasets, suites) of a built-in datasets file (datasets.yaml's schema), read now."""
     data = load_yaml(path)
     entries = data.get("datasets")
     if not isinstance(entries, dict) or not entries:
@@ -565,7 +468,7 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
         kind = e.get("kind")
         if kind is None and user and _ESTIMATOR.fullmatch(est):   # a user estimator says what it is
             where = f"{origin or Path(path).name}: entry '{name}': estimator {est!r}"
-            kind = "classifier" if _is_classifier(import_estimator(est, where, sys_path)) else "regressor"
+            kind = "classifier" if is_classifier_class(import_estimator(est, where, sys_path)) else "regressor"
         est = {"regression": est} if (kind or "regressor") == "regressor" else {"classification": est}
     if not isinstance(est, dict) or not set(est) <= set(TASKS):
         _fail(path, name, "field 'estimator' must be 'module:Class' or a task -> 'module:Class' map")
@@ -598,39 +501,23 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
                   placement=placement, cost_scaling={k: float(v) for k, v in cost.items()})
 
 
-@lru_cache(maxsize=4)
-def _methods(path: Path) -> dict[str, Method]:
+def read_methods_file(path: Path) -> dict[str, Method]:
+    """The methods of a built-in methods file (methods.yaml's schema), read now."""
     data = load_yaml(path)
     return {name: _parse_method(path, name, e) for name, e in data.items()}
 
 
 # -- extensions: user registry files, entry points, the command line -------------------------------
 
-def user_registry_files() -> list[Path]:
-    """User registry files: $RFBENCH_REGISTRY (``--registry`` adds to it), then the config's."""
-    return list(_registry_files(os.environ.get("RFBENCH_REGISTRY", ""), config.load().registry))
+def settings_files() -> list[Path]:
+    """The user registry files of the settings: ``$RFBENCH_REGISTRY`` (several separated by
+    os.pathsep), then the config's ``registry``; read when a registry is built (:func:`load`)."""
+    env = os.environ.get("RFBENCH_REGISTRY", "")
+    return [Path(v.strip()).expanduser() for v in env.split(os.pathsep) if v.strip()] + list(config.load().registry)
 
 
-@lru_cache(maxsize=16)
-def _registry_files(env: str, configured: tuple[Path, ...]) -> tuple[Path, ...]:
-    files = [Path(v.strip()).expanduser() for v in env.split(os.pathsep) if v.strip()] + list(configured)
-    return tuple(dict.fromkeys(f.absolute() for f in files))
-
-
-def use_files(paths) -> None:
-    """``--registry FILE...``: add user registry files (for this process and its workers)."""
-    paths = [Path(p).expanduser().absolute() for p in paths or ()]
-    for p in paths:
-        if not p.is_file():
-            raise UsageError(f"--registry {p}: no such file")
-    if paths:
-        old = os.environ.get("RFBENCH_REGISTRY", "")
-        os.environ["RFBENCH_REGISTRY"] = os.pathsep.join([*map(str, paths), *([old] if old.strip() else [])])
-
-
-@lru_cache(maxsize=16)
-def _user_file(path: Path, mtime_ns: int) -> tuple[dict, dict, dict]:
-    """A user registry file: (datasets, suites, methods)."""
+def read_user_file(path: Path) -> tuple[dict, dict, dict]:
+    """A user registry file: (datasets, suites, methods), read now."""
     data = load_yaml(path)
     unknown = sorted(set(data) - {"datasets", "methods", "suites"})
     if unknown:
@@ -661,55 +548,9 @@ def _user_file(path: Path, mtime_ns: int) -> tuple[dict, dict, dict]:
     return datasets, suites, methods
 
 
-def _adhoc() -> dict:
-    raw = os.environ.get(ADHOC_ENV, "").strip()
-    if not raw:
-        return {}
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError:
-        raise UsageError(f"{ADHOC_ENV} is not valid JSON; unset it (rfbench sets it for its own workers)") from None
-    return data if isinstance(data, dict) else {}
-
-
-def command_line_entries(kind: str) -> dict:
-    """The entries of ``kind`` ('datasets' or 'methods') named on the command line of this process or
-    of the process that started it (:func:`add_adhoc`): name → the entry as registered."""
-    return dict(_adhoc().get(kind, {}))
-
-
-def add_adhoc(kind: str, name: str, entry: dict) -> None:
-    """Register a dataset or method named on the command line, for this process and its workers."""
-    state = _adhoc()
-    section = state.setdefault(kind, {})
-    if section.get(name) not in (None, entry):
-        raise UsageError(f"{kind[:-1]} '{name}' is named twice on the command line with different sources; "
-                         "give one of them another name in a --registry file")
-    section[name] = entry
-    os.environ[ADHOC_ENV] = json.dumps(state, sort_keys=True)
-
-
-@lru_cache(maxsize=16)
-def _adhoc_entries(raw: str) -> tuple[dict, dict]:
-    data = json.loads(raw) if raw.strip() else {}
-    where = Path("command line")
-    datasets = {check_name(where, name, "dataset"): parse_dataset(where, name, e, user=True)
-                for name, e in (data.get("datasets") or {}).items()}
-    methods = {name: _parse_method(where, name, {k: v for k, v in e.items() if k != "sys_path"}, user=True,
-                                   origin="command line", sys_path=tuple(e.get("sys_path") or ()))
-               for name, e in (data.get("methods") or {}).items()}
-    return datasets, methods
-
-
-_EP_CACHE: dict = {}
-
-
-def _entry_point_methods() -> dict[str, Method]:
-    """Methods of installed plugins: entry points of the group ``rfbench.methods``."""
+def entry_point_methods() -> dict[str, Method]:
+    """Methods of installed plugins: entry points of the group ``rfbench.methods``, read now."""
     fn = importlib.metadata.entry_points
-    hit = _EP_CACHE.get("eps")
-    if hit is not None and hit[0] is fn:
-        return hit[1]
     try:
         eps = fn(group=ENTRY_POINT_GROUP)
     except TypeError:                     # an entry_points() without selection (very old API)
@@ -721,8 +562,32 @@ def _entry_point_methods() -> dict[str, Method]:
         if ep.name in out:
             raise UsageError(f"{origin}: method '{ep.name}' is also registered by {out[ep.name].origin}")
         out[ep.name] = _parse_method(Path(origin), ep.name, {"estimator": ep.value}, user=True, origin=origin)
-    _EP_CACHE["eps"] = (fn, out)
     return out
+
+
+def command_line_dataset(name: str, entry: dict) -> Dataset:
+    """A dataset named on the command line (a data file, openml:ID), as registered."""
+    where = Path(COMMAND_LINE)
+    return parse_dataset(where, check_name(where, name, "dataset"), entry, user=True)
+
+
+def command_line_method(name: str, entry: dict) -> Method:
+    """A method named on the command line (``package.module:Class``; ``sys_path``: the directories its
+    module is imported from), as registered."""
+    return _parse_method(Path(COMMAND_LINE), name, {k: v for k, v in entry.items() if k != "sys_path"}, user=True,
+                         origin=COMMAND_LINE, sys_path=tuple(entry.get("sys_path") or ()))
+
+
+def _registered_by(entry) -> str:
+    """Where a registered dataset or method comes from, as the refusal of a second one says it."""
+    origin = entry.origin
+    if origin == "built-in":
+        return "the built-in registry"
+    if origin == COMMAND_LINE:
+        return "the command line"
+    if origin.startswith("entry point "):
+        return f"installed plugin {origin}"
+    return origin
 
 
 def _merge(kind: str, base: dict, layers: list[tuple[str, dict]]) -> dict:
@@ -738,78 +603,128 @@ def _merge(kind: str, base: dict, layers: list[tuple[str, dict]]) -> dict:
     return merged
 
 
-_MERGED: dict = {}
+class Entries(Mapping):
+    """A read-only mapping of names to registry entries, in registration order. Unlike
+    types.MappingProxyType it pickles: a :class:`Registry` goes to worker processes."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items=()):
+        self._items = dict(items)
+
+    def __getitem__(self, name):
+        return self._items[name]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Entries({self._items!r})"
+
+    def __reduce__(self):
+        return (Entries, (self._items,))
 
 
-def _mtime(path: Path) -> int:
-    try:
-        return os.stat(path).st_mtime_ns
-    except OSError:
-        return 0
+@dataclass(frozen=True)
+class Registry:
+    """The datasets, suites and methods a command may name: the built-in files, the user's registry
+    files, installed plugins and the command line's additions, merged and validated. Immutable: an
+    addition (:meth:`with_command_line`) is a new value. Built by :func:`load`, passed explicitly;
+    it pickles, so that worker processes get it as an argument."""
+
+    datasets: Entries
+    suites: Entries
+    methods: Entries
+
+    def dataset(self, name: str) -> Dataset:
+        if name not in self.datasets:
+            raise UsageError(f"unknown dataset '{name}'; known: {', '.join(sorted(self.datasets))}")
+        return self.datasets[name]
+
+    def method(self, name: str) -> Method:
+        if name not in self.methods:
+            hint = " (or a module path, package.module:Class)" if ":" not in name else ""
+            raise UsageError(f"unknown method '{name}'; known: {', '.join(sorted(self.methods))}{hint}")
+        return self.methods[name]
+
+    def suite(self, suite: str) -> list[Dataset]:
+        """The datasets of a suite, in registration order."""
+        if suite not in self.suites:
+            raise UsageError(f"unknown suite '{suite}'; known: {', '.join(sorted(self.suites))}")
+        return [d for d in self.datasets.values() if suite in d.suites]
+
+    def with_command_line(self, datasets: Mapping[str, dict] | None = None,
+                          methods: Mapping[str, dict] | None = None) -> Registry:
+        """This registry with datasets and methods named on the command line (name → entry, as
+        :func:`command_line_dataset` and :func:`command_line_method` read them). A name registered
+        elsewhere is refused; the same name given again must be the same entry."""
+        added = {"dataset": {n: command_line_dataset(n, e) for n, e in (datasets or {}).items()},
+                 "method": {n: command_line_method(n, e) for n, e in (methods or {}).items()}}
+        merged = {"dataset": dict(self.datasets), "method": dict(self.methods)}
+        for kind, entries in added.items():
+            for name, entry in entries.items():
+                held = merged[kind].get(name)
+                if held is not None and held.origin != COMMAND_LINE:
+                    raise UsageError(f"the command line: {kind} '{name}' is already registered by "
+                                     f"{_registered_by(held)}; give it another name (a user entry never "
+                                     "overrides a registered one)")
+                if held is not None and held != entry:
+                    raise UsageError(f"{kind} '{name}' is named twice on the command line with different sources; "
+                                     "give one of them another name in a --registry file")
+                merged[kind][name] = entry
+        return Registry(Entries(merged["dataset"]), self.suites, Entries(merged["method"]))
+
+    def only(self, dataset_names: Iterable[str], method_names: Iterable[str]) -> Registry:
+        """The part of this registry that a run of these datasets and methods needs (what its worker
+        processes are given: a few entries to pickle per task, not every one)."""
+        return Registry(Entries({n: self.dataset(n) for n in dataset_names}), self.suites,
+                        Entries({n: self.method(n) for n in method_names}))
+
+    @classmethod
+    def load(cls, files: Iterable[str | os.PathLike] = (), *, settings: bool = True,
+             command_line: Mapping[str, Mapping[str, dict]] | None = None) -> Registry:
+        """See :func:`load`."""
+        return load(files, settings=settings, command_line=command_line)
 
 
-def _extended(kind: str):
-    """The registry of ``kind`` ('datasets' or 'methods') with every extension (cached)."""
-    base = _datasets(datasets_file()) if kind == "datasets" else _methods(methods_file())
-    files = tuple((f, _mtime(f)) for f in user_registry_files())
-    adhoc = os.environ.get(ADHOC_ENV, "")
-    key = (kind, files, adhoc)
-    ep = _entry_point_methods() if kind == "methods" else None
-    hit = _MERGED.get(key)
-    if hit is not None and hit[0] is base and hit[1] is ep:
-        return hit[2]
-    layers_ds, layers_suites, layers_m = [], [], []
-    for f, mtime in files:
-        if not mtime:
+def load(files: Iterable[str | os.PathLike] = (), *, settings: bool = True,
+         command_line: Mapping[str, Mapping[str, dict]] | None = None) -> Registry:
+    """The registry, built now: the built-in datasets and methods files (``$RFBENCH_DATASETS_YAML`` and
+    ``$RFBENCH_METHODS_YAML`` replace them, for tests), installed plugins, the user registry files
+    ``files`` (``--registry``) and, with ``settings``, those of ``$RFBENCH_REGISTRY`` and the config's
+    ``registry``; then ``command_line``: {"datasets": {name: entry}, "methods": {name: entry}}
+    (:meth:`Registry.with_command_line`)."""
+    given = [Path(p).expanduser().absolute() for p in files or ()]
+    for p in given:
+        if not p.is_file():
+            raise UsageError(f"--registry {p}: no such file")
+    user_files = tuple(dict.fromkeys([*given, *(f.absolute() for f in (settings_files() if settings else ()))]))
+    base_ds, base_suites = read_datasets_file(datasets_file())
+    base_methods = read_methods_file(methods_file())
+    layers = []
+    for f in user_files:
+        if not f.is_file():
             raise UsageError(f"user registry file not found: {f} (from --registry, RFBENCH_REGISTRY or the "
                              "config's 'registry')")
-        d, s, m = _user_file(f, mtime)
-        layers_ds.append((str(f), d))
-        layers_suites.append((str(f), s))
-        layers_m.append((str(f), m))
-    ad_ds, ad_m = _adhoc_entries(adhoc)
-    if kind == "datasets":
-        datasets = _merge("dataset", base[0], [*layers_ds, ("the command line", ad_ds)])
-        suites = _merge("suite", base[1], layers_suites)
-        value = (datasets, suites)
-    else:
-        value = _merge("method", base, [*(("installed plugin " + m.origin, {n: m}) for n, m in ep.items()),
-                                        *layers_m, ("the command line", ad_m)])
-    _MERGED[key] = (base, ep, value)
-    return value
+        layers.append((str(f), read_user_file(f)))
+    datasets = _merge("dataset", base_ds, [(f, d) for f, (d, _, _) in layers])
+    suites = _merge("suite", base_suites, [(f, s) for f, (_, s, _) in layers])
+    methods = _merge("method", base_methods, [*(("installed plugin " + m.origin, {n: m})
+                                                for n, m in entry_point_methods().items()),
+                                              *((f, m) for f, (_, _, m) in layers)])
+    registry = Registry(Entries(datasets), Entries(suites), Entries(methods))
+    if command_line:
+        registry = registry.with_command_line(command_line.get("datasets"), command_line.get("methods"))
+    return registry
 
 
-def datasets() -> dict[str, Dataset]:
-    return _extended("datasets")[0]
-
-
-def suites() -> dict[str, str]:
-    return _extended("datasets")[1]
-
-
-def get_dataset(name: str) -> Dataset:
-    all_ds = datasets()
-    if name not in all_ds:
-        raise UsageError(f"unknown dataset '{name}'; known: {', '.join(sorted(all_ds))}")
-    return all_ds[name]
-
-
-def suite_datasets(suite: str) -> list[Dataset]:
-    if suite not in suites():
-        raise UsageError(f"unknown suite '{suite}'; known: {', '.join(sorted(suites()))}")
-    return [d for d in datasets().values() if suite in d.suites]
-
-
-def methods() -> dict[str, Method]:
-    return _extended("methods")
-
-
-def get_method(name: str) -> Method:
-    all_m = methods()
-    if name not in all_m:
-        hint = " (or a module path, package.module:Class)" if ":" not in name else ""
-        raise UsageError(f"unknown method '{name}'; known: {', '.join(sorted(all_m))}{hint}")
-    return all_m[name]
+def or_default(registry: Registry | None) -> Registry:
+    """``registry``, or when None the default one built now (:func:`load`: the built-in files, the
+    settings' user registries, plugins): for library calls that were given none."""
+    return registry if registry is not None else load()
 
 
 def method_name_of(path: str) -> str:
@@ -817,19 +732,21 @@ def method_name_of(path: str) -> str:
     return path.replace(":", ".")
 
 
-def resolve_method_names(names) -> list[str]:
-    """Method names of the command line: registered names as they are, ``package.module:Class``
-    registered as ``package.module.Class`` (imported from the current directory, then sys.path)."""
-    out = []
+def resolve_method_names(registry: Registry, names) -> tuple[Registry, list[str]]:
+    """(the registry with them, the method names) of the command line's methods: registered names as
+    they are, ``package.module:Class`` registered as ``package.module.Class`` (imported from the
+    current directory, then sys.path)."""
+    out, added = [], {}
     for n in names:
         if ":" in n:
             if not _ESTIMATOR.fullmatch(n):
                 raise UsageError(f"--methods {n!r}: a module path must be 'package.module:Class'")
             name = method_name_of(n)
-            if name not in command_line_entries("methods") and name in methods():
-                raise UsageError(f"--methods {n}: its name '{name}' is already registered by "
-                                 f"{methods()[name].origin}; use that name")
-            add_adhoc("methods", name, {"estimator": n, "sys_path": [str(Path.cwd())]})
+            held = registry.methods.get(name)
+            if held is not None and held.origin != COMMAND_LINE:
+                raise UsageError(f"--methods {n}: its name '{name}' is already registered by {held.origin}; "
+                                 "use that name")
+            added[name] = {"estimator": n, "sys_path": [str(Path.cwd())]}
             n = name
         out.append(n)
-    return out
+    return (registry.with_command_line(methods=added) if added else registry), out

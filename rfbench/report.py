@@ -65,7 +65,7 @@ from rfbench.errors import UsageError
 from rfbench.html_markup import document, esc, simple_table
 from rfbench.progress import hms
 from rfbench.protocol import Splits, read_key
-from rfbench.registry import datasets as registered_datasets
+from rfbench.registry import Registry, or_default
 
 FORMATS = ("text", "markdown", "latex", "csv", "html")
 DASH = "–"                   # an empty cell or a value that does not exist (never 'None' or 'nan')
@@ -280,9 +280,11 @@ def _random_splits(keys: pd.Series) -> pd.Series:
     return keys.map({key: isinstance(read_key(key), Splits) for key in keys.unique()})
 
 
-def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch"):
+def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch", registry: Registry | None = None):
+    """The cells of the results and their layout: datasets in the order of ``registry`` (default: the
+    one built now; datasets it lacks after them, by name), methods in their first appearance."""
     cells, errors, higher = summarise(df, alpha, test)
-    reg = registered_datasets()
+    reg = or_default(registry).datasets
     ds_order = [d for d in reg if any(k[0] == d for k in cells)]
     ds_order += sorted({k[0] for k in cells} - set(ds_order))
     ns = sorted({k[1] for k in cells})
@@ -550,22 +552,24 @@ def bold_rule(test: str, alpha: float, unit: str = "outer folds", seeds: int = 1
 
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons=(), test: str = "welch", *,
            names: dict[str, str] | None = None, width: int | None = None, label: str | None = None,
-           latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False) -> str:
+           latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False, registry: Registry | None = None) -> str:
     """The report in one format. names: display names of methods; width: characters a text line may
     take (None: the terminal's width, 0: no limit); label, latex_width: the LaTeX \\label and the
     text width (pt) its layout is chosen for; html_fragment: the HTML tables without the page
-    around them (for rfbench.html_page)."""
+    around them (for rfbench.html_page); registry: the order and shapes of the datasets (default:
+    the one built now)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
     names = dict(names or {})
-    cells, errors, ds_order, ns, methods, sizes, higher = build(df, alpha, test)
+    registry = or_default(registry)
+    cells, errors, ds_order, ns, methods, sizes, higher = build(df, alpha, test, registry)
     protocols = set(df["protocol"].astype(str)) if "protocol" in df else set()
     # the unit a task is run on: an outer fold of the nested CV, a random train/test split, the holdout
     unit = ("random splits" if protocols and _random_splits(pd.Series(sorted(protocols))).all()
             else "outer folds")
     seeds = max(c.seeds for c in cells.values())     # several: every cell pools its seeds
     rule = bold_rule(test, alpha, unit, seeds)
-    reg = registered_datasets()
+    reg = registry.datasets
     metrics = sorted(set(df.loc[df["status"] == "done", "metric"].dropna().astype(str))) if "metric" in df else []
     metric = " / ".join(cells_mod.metric(m).description for m in metrics or ["rmse100"])
     if fmt == "csv":
@@ -692,7 +696,7 @@ def _text(keys, cells, ns, methods, names, tests, times, caption, rule, score, o
     return "\n".join(out) + "\n"
 
 
-def _tex(s) -> str:
+def latex_text(s) -> str:
     """Plain text as LaTeX: the special characters the reports contain escaped, and the Unicode
     signs they use as math (pdflatex would need them declared); backslash commands pass through."""
     s = str(s)
@@ -703,7 +707,7 @@ def _tex(s) -> str:
 
 
 def _tex_walltime(seconds) -> str:
-    return _tex(fmt_walltime(seconds)).replace(" s", r"\,s")
+    return latex_text(fmt_walltime(seconds)).replace(" s", r"\,s")
 
 
 @dataclass
@@ -757,7 +761,7 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
                     tex[(d, n, meth)] = ("--", _pt("–"), "--", _pt("–"))
                     continue
                 mean, spread = f"{c.mean:.2f}", _spread(c)
-                err = (f"\\textbf{{{mean}}}" if c.bold else mean) + f" ({_tex(spread)})"
+                err = (f"\\textbf{{{mean}}}" if c.bold else mean) + f" ({latex_text(spread)})"
                 w = _pt(mean, c.bold) + _pt(f" ({spread})")
                 if c.partial:
                     err += f" [{c.folds}/{c.expected}]"
@@ -795,14 +799,14 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
             rules.append(f"\\cmidrule(lr){{{start}-{start + 2 * len(ms) - 1}}}")
             start += 2 * len(ms)
         lines.append(" ".join(rules))
-        lines.append(pad + " & " + " & ".join(f"\\multicolumn{{2}}{{c}}{{{_tex(_display(m, names))}}}"
+        lines.append(pad + " & " + " & ".join(f"\\multicolumn{{2}}{{c}}{{{latex_text(_display(m, names))}}}"
                                               for _, m in p.pairs) + r" \\")
         lines.append(" ".join(f"\\cmidrule(lr){{{k + 1 + 2 * i}-{k + 2 + 2 * i}}}" for i in range(len(p.pairs))))
         lines.append(("Dataset & $m$ & $d$ & " if p.with_md else "Dataset & ")
                      + " & ".join([f"{score.capitalize()} & Walltime"] * len(p.pairs)) + r" \\")
         lines.append(r"\midrule")
         for d, m, dd in keys:
-            row = [_tex(d)] + ([_tex(m), _tex(dd)] if p.with_md else [])
+            row = [latex_text(d)] + ([latex_text(m), latex_text(dd)] if p.with_md else [])
             for n, meth in p.pairs:
                 err, _, wall, _ = tex[(d, n, meth)]
                 row += [err, wall]
@@ -830,7 +834,7 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
            + (f", {label}-wilcoxon" if tests else "")]
     for j, members in enumerate(floats):
         out += [r"\begin{table}[tbp]", r"\centering"]
-        out.append(f"\\caption{{{_tex(caption)}}}" if j == 0 else f"\\caption{{Table~\\ref{{{label}}}, continued.}}")
+        out.append(f"\\caption{{{latex_text(caption)}}}" if j == 0 else f"\\caption{{Table~\\ref{{{label}}}, continued.}}")
         out.append(f"\\label{{{label}}}" if j == 0 else f"\\label{{{label}-{j + 1}}}")
         out.append(f"\\{size}")
         for i in members:
@@ -838,7 +842,7 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
                 out += ["", r"\medskip"]
             body = tabular(panels[i])
             out += ([r"\resizebox{\textwidth}{!}{%", *body, "}"] if scaled[i] else body)
-        out += ["", r"\smallskip", f"{{\\footnotesize {_tex(rule[0].upper() + rule[1:])}.\\par}}", r"\end{table}", ""]
+        out += ["", r"\smallskip", f"{{\\footnotesize {latex_text(rule[0].upper() + rule[1:])}.\\par}}", r"\end{table}", ""]
     if tests:
         out += _latex_wilcoxon(tests, test, label, width_pt)
     return "\n".join(out).rstrip("\n") + "\n"
@@ -851,7 +855,7 @@ def _wilcoxon_cells(tests, test) -> list[list[str]]:
     def pair(t):
         screen = t.get("protocol", FULL_PROTOCOL)
         return t["pair"] + ("" if screen == FULL_PROTOCOL else f" ({screen})")
-    return [[str(t["n"]), _tex(pair(t)), str(t["datasets"]), num(t["T"]), num(t["T_crit_95"]),
+    return [[str(t["n"]), latex_text(pair(t)), str(t["datasets"]), num(t["T"]), num(t["T_crit_95"]),
              num(t["T_crit_95_normal"]), num(t["p"], ".3g"), str(t.get(f"{test} W/T/L (a)", "--"))] for t in tests]
 
 

@@ -4,7 +4,9 @@ Everything derives from the spec (rfbench/spec.py): the run (datasets × methods
 its protocol and seed) goes to the spec's one results directory; the check against the published
 table and the report are written next to the records (``check.txt``, ``report.md``); the
 one-line counts of ``--list`` and the README's reproduction section are computed from the same
-check, never typed by hand.
+check, never typed by hand. The datasets and methods are those of the
+:class:`rfbench.registry.Registry` each function is given (default: the one
+:func:`rfbench.registry.load` builds).
 """
 
 from __future__ import annotations
@@ -18,9 +20,10 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from rfbench import cells, check, registry, runner, status
+from rfbench import cells, check, runner, status
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
+from rfbench.registry import ROOT, Registry, or_default
 from rfbench.runconfig import RunConfig
 from rfbench.spec import Spec
 from rfbench.store import COLUMNS, CombineError, atomic_write_text, load_results
@@ -61,39 +64,44 @@ def run_groups(spec: Spec, only_methods=None, only_datasets=None) -> list[tuple[
     return groups
 
 
-def run_spec(spec: Spec, config=None, *, progress=True, command=None, only_methods=None,
-             only_datasets=None) -> None:
+def run_spec(spec: Spec, config=None, *, registry: Registry | None = None, progress=True, command=None,
+             only_methods=None, only_datasets=None) -> None:
     """Run what the spec declares, as ``config`` says (a :class:`rfbench.runconfig.RunConfig`: workers,
     threads, time limit, folds, backend, data directory, device; default ``RunConfig()``); datasets
     that cannot be obtained are skipped (a spec's run is never strict)."""
     config = (config or RunConfig()).replace(strict=False)
+    registry = or_default(registry)
     p = spec.plan
     for group_ds, group_ms in run_groups(spec, only_methods, only_datasets):
-        runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), config, progress=progress,
-                   command=command, order=cheapest_first(spec), all_unavailable_ok=True)
+        runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), config, registry=registry,
+                   progress=progress, command=command, order=cheapest_first(spec, registry), all_unavailable_ok=True)
 
 
-def dry_run_spec(spec: Spec, config=None, *, only_methods=None, only_datasets=None) -> str:
+def dry_run_spec(spec: Spec, config=None, *, registry: Registry | None = None, only_methods=None,
+                 only_datasets=None) -> str:
     """What ``rfbench reproduce SPEC`` would run (:func:`rfbench.runner.dry_run` per runner call),
     without running or writing anything (of ``config``, the folds and the data directory count)."""
+    registry = or_default(registry)
     p = spec.plan
-    tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, config)
+    tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, config, registry=registry)
               for ds, ms in run_groups(spec, only_methods, only_datasets)]
     return runner.render_dry_run(pd.concat(tables, ignore_index=True), _rel(spec.results))
 
 
-def cheapest_first(spec: Spec):
+def cheapest_first(spec: Spec, registry: Registry | None = None):
     """Work items ordered by their estimated time (finished tasks of the same cell, else a size
     model of the method's other datasets), unknown ones last by rows × inputs × n: a spec's
     long run completes its cheap cells first instead of spending days on its largest set."""
+    registry = or_default(registry)
     results = results_of(spec)
-    estimate = status.task_seconds(results[results["status"] == "done"].astype({"n_features": int}))
+    estimate = status.task_seconds(results[results["status"] == "done"].astype({"n_features": int}),
+                                   registry=registry)
 
     def order(items):
         if not items:
             return items
         est, _ = estimate([(i.dataset, i.method, max(i.budgets)) for i in items])
-        size = [float(np.prod(registry.get_dataset(i.dataset).shape)) * max(i.budgets) for i in items]
+        size = [float(np.prod(registry.dataset(i.dataset).shape)) * max(i.budgets) for i in items]
         keys = [(bool(np.isnan(e)), s if np.isnan(e) else e, i.fold) for e, s, i in zip(est, size, items, strict=True)]
         return [items[k] for k in sorted(range(len(items)), key=keys.__getitem__)]
 
@@ -110,20 +118,23 @@ class Checked:
     wilcoxon: pd.DataFrame | None
 
 
-def check_spec(spec: Spec, data_dir=None) -> Checked:
+def check_spec(spec: Spec, data_dir=None, registry: Registry | None = None) -> Checked:
+    """The spec's records checked against its published table (or its tasks counted, for a spec of
+    a claim)."""
+    registry = or_default(registry)
     results = results_of(spec)
     if not spec.published:
-        return Checked(spec, results, None, "", _task_counts(spec, results), None)
-    table, text, wilcoxon = check_text(spec, results)
-    return Checked(spec, results, table, text, _cell_counts(table, data_dir), wilcoxon)
+        return Checked(spec, results, None, "", _task_counts(spec, results, registry), None)
+    table, text, wilcoxon = check_text(spec, results, registry=registry)
+    return Checked(spec, results, table, text, _cell_counts(table, data_dir, registry), wilcoxon)
 
 
-def check_text(spec: Spec, results: pd.DataFrame, methods=None, datasets=None
+def check_text(spec: Spec, results: pd.DataFrame, methods=None, datasets=None, *, registry: Registry | None = None
                ) -> tuple[pd.DataFrame, str, pd.DataFrame | None]:
     """The cell table, what `rfbench check` prints (cells, ranks, Wilcoxon claims, choices) and
     the Wilcoxon claims as data; with ``methods``/``datasets`` (rfbench names) only those cells,
     and the rank views and claims among those methods and datasets only."""
-    table = check.compare(spec, results)
+    table = check.compare(spec, results, registry)
     shown = spec
     if methods is not None or datasets is not None:
         table = cells.select(table, methods, datasets, where=f"the cells of spec {spec.name}")
@@ -139,25 +150,27 @@ def check_text(spec: Spec, results: pd.DataFrame, methods=None, datasets=None
     return table, text, wilcoxon
 
 
-def _cell_counts(table: pd.DataFrame, data_dir) -> dict:
+def _cell_counts(table: pd.DataFrame, data_dir, registry: Registry | None = None) -> dict:
+    registry = or_default(registry)
     table = check.paper_cells(table)
     status = table["status"]
-    avail = {d: offline(d, data_dir) for d in table["dataset"].unique()}
+    avail = {d: offline(registry.dataset(d), data_dir) for d in table["dataset"].unique()}
     return {"published": len(table), "offline": int(table["dataset"].map(avail).sum()),
             "present": int((status != "missing").sum()), "pass": int((status == "pass").sum()),
             "fail": int((status == "fail").sum()), "not comparable": int((status == "not comparable").sum()),
             "partial": int((status == "partial").sum()), "missing": int((status == "missing").sum())}
 
 
-def _task_counts(spec: Spec, results: pd.DataFrame) -> dict:
-    plan = status.spec_plan(spec)
+def _task_counts(spec: Spec, results: pd.DataFrame, registry: Registry) -> dict:
+    plan = status.spec_plan(spec, registry)
     done = results[results["status"] == "done"].astype({"n_features": int, "fold": int})
     done = plan.merge(done[status.KEY + ["protocol"]], on=status.KEY + ["protocol"])
     return {"published": None, "tasks": len(plan), "done": int(len(done))}
 
 
-def write_outputs(checked: Checked) -> list[Path]:
-    """check.txt and report.md into the spec's results directory."""
+def write_outputs(checked: Checked, registry: Registry | None = None) -> list[Path]:
+    """check.txt and report.md into the spec's results directory (the report's datasets in the order of
+    ``registry``, default: the one built now)."""
     from rfbench import report
 
     spec, written = checked.spec, []
@@ -170,7 +183,7 @@ def write_outputs(checked: Checked) -> list[Path]:
     if not done.empty:
         comparisons = [(w["a"], int(w["n_a"]), w["b"], int(w["n_b"])) for w in spec.wilcoxon
                        if int(w["n_a"]) != int(w["n_b"])]
-        body = report.render(done, "markdown", comparisons=comparisons, test=spec.test)
+        body = report.render(done, "markdown", comparisons=comparisons, test=spec.test, registry=registry)
         atomic_write_text(spec.results / REPORT_FILE, f"# {spec.title}\n\n{body}")
         written.append(spec.results / REPORT_FILE)
     return written
@@ -193,7 +206,7 @@ def _rel(path: Path | None) -> str:
     if path is None:
         return ""
     try:
-        return str(path.relative_to(registry.ROOT))
+        return str(path.relative_to(ROOT))
     except ValueError:
         return str(path)
 
@@ -293,7 +306,7 @@ def _invocations(directory: Path) -> list[dict]:
 
 def results_readme(specs: list[Spec]) -> str:
     """results/README.md: every results directory with its spec, command and code commits."""
-    root = registry.ROOT / "results"
+    root = ROOT / "results"
     by_dir = {s.results: s for s in specs if s.results is not None}
     lines = ["# results/", "",
              "Committed results, one directory per experiment. Generated by "
@@ -324,7 +337,7 @@ def results_readme(specs: list[Spec]) -> str:
 
 def benchmarks_markdown(root: Path | None = None) -> str:
     """The speed and scaling benchmarks of bench/perf/, rendered from their committed outputs."""
-    root = root or registry.ROOT / "results"
+    root = root or ROOT / "results"
     out = []
     path = root / "speed-cores.json"
     if path.is_file():

@@ -15,6 +15,10 @@ start in its worker) plus a grace period and records it as a timeout. ``--backen
 same work items on a dask.distributed cluster instead (dask_pool.py), through the same loop, with the
 same claims and records. With ``--device cuda``, the items of methods that take a ``device`` run on
 the GPU, at most ``--gpu-slots`` at once, the other workers running CPU items meanwhile.
+
+The datasets and methods a run names are those of the :class:`rfbench.registry.Registry` it is
+given (``registry=``; by default the one :func:`rfbench.registry.load` builds when the run starts);
+its workers get the part of it that the run needs, as an argument of each task.
 """
 
 from __future__ import annotations
@@ -35,10 +39,10 @@ from rfbench.errors import DataUnavailable, UsageError
 from rfbench.pool import run_pool
 from rfbench.progress import Progress, hms
 from rfbench.provenance import code_version, machine_info
-from rfbench.registry import get_dataset, get_method
+from rfbench.registry import Registry, or_default
 from rfbench.runconfig import RunConfig
 from rfbench.store import LEASE_S, RunDir, is_disk_full, record_key
-from rfbench.tasks import WorkItem, _prepared
+from rfbench.tasks import WorkItem, prepared
 
 #: seconds between two consolidations of results.csv during a run
 RESULTS_CSV_EVERY_S = 60.0
@@ -49,8 +53,8 @@ SYNC_EVERY_S = 5.0
 
 
 def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=None,
-         folds=None, device: str = "cpu") -> list[WorkItem]:
-    """Work items whose tasks are not all done yet (resume).
+         folds=None, device: str = "cpu", *, registry: Registry) -> list[WorkItem]:
+    """Work items whose tasks are not all done yet (resume), of datasets and methods of ``registry``.
 
     ``folds`` restricts the outer folds (splits) that are run; the splits themselves are unchanged,
     so a later run with more folds adds to the same results. ``device`` (the run's, "cpu" or
@@ -61,9 +65,9 @@ def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=
     done = run_dir.done_keys()
     items = []
     for dname in dataset_names:
-        ds = get_dataset(dname)
+        ds = registry.dataset(dname)
         for mname in method_names:
-            method = get_method(mname)
+            method = registry.method(mname)
             if not method.supports(ds.task):
                 if warn:
                     warn(f"skipping {mname} on {dname}: the method has no estimator for {ds.task}")
@@ -95,14 +99,15 @@ def interleaved(items: list[WorkItem]) -> list[WorkItem]:
     return sorted(items, key=lambda i: (i.fold != lowest[i.dataset, i.method], first[i.dataset], i.fold))
 
 
-def task_count(dataset_names, method_names, features, protocol, folds=None) -> int:
+def task_count(dataset_names, method_names, features, protocol, folds=None, *, registry: Registry) -> int:
     """The tasks (dataset, method, n, fold) a run asks for, done or not (as ``plan`` enumerates them)."""
     n_folds = protocol.n_outer if folds is None else len(folds)
     return sum(len(features) * n_folds for d in dataset_names for m in method_names
-               if get_method(m).supports(get_dataset(d).task))
+               if registry.method(m).supports(registry.dataset(d).task))
 
 
-def recorded_seconds(run_dir: RunDir, dataset_names, method_names, features, protocol) -> list[tuple]:
+def recorded_seconds(run_dir: RunDir, dataset_names, method_names, features, protocol, *,
+                     registry: Registry) -> list[tuple]:
     """((dataset, method, n), seconds) of the done tasks of these datasets and methods already in the
     directory (the ETA of a resumed run). Records of a fit shared by several budgets attribute its
     time in proportion to n (``shared_fit_s`` holds the whole); records written before that repeat
@@ -115,7 +120,7 @@ def recorded_seconds(run_dir: RunDir, dataset_names, method_names, features, pro
         if status != "done" or d not in datasets or m not in methods or prot != key or not _is_number(secs):
             continue
         if (d, m) not in shared:
-            cls = get_method(m).estimator_class(get_dataset(d).task)
+            cls = registry.method(m).estimator_class(registry.dataset(d).task)
             shared[(d, m)] = len(features) if contract.shares_budgets(cls) else 1
         out.append(((d, m, n), float(secs) / (1 if _is_number(whole) else shared[(d, m)])))
     return out
@@ -126,11 +131,14 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-def available_datasets(names, data_dir, strict: bool, warn) -> list[str]:
+def available_datasets(names, data_dir, strict: bool, warn, registry: Registry | None = None) -> list[str]:
+    """The datasets of ``names`` (of ``registry``, by default the one built now) whose data can be
+    obtained; the others said by ``warn`` (with ``strict``, the first one raises)."""
+    registry = or_default(registry)
     ok = []
     for name in names:
         try:
-            load(name, data_dir)
+            load(registry.dataset(name), data_dir)
             ok.append(name)
         except DataUnavailable as exc:
             if strict:
@@ -139,38 +147,40 @@ def available_datasets(names, data_dir, strict: bool, warn) -> list[str]:
     return ok
 
 
-def default_jobs(method_names, threads: int | None = None, cores: int | None = None) -> int:
+def default_jobs(method_names, threads: int | None = None, cores: int | None = None,
+                 registry: Registry | None = None) -> int:
     """Worker processes when --jobs is left out: one per core, one thread each (the faster placement
     measured for every built-in method), unless every method of the run is registered with
     ``placement: threads`` (then one worker with every core); with --threads, as many workers as
-    cores // threads."""
+    cores // threads. The methods are those of ``registry`` (by default the one built now)."""
     cores = cores or os.cpu_count() or 1
     if threads is not None:
         return max(1, cores // threads)
-    if method_names and all(get_method(m).placement == "threads" for m in method_names):
+    registry = or_default(registry) if method_names else registry
+    if method_names and all(registry.method(m).placement == "threads" for m in method_names):
         return 1
     return cores
 
 
-def _checked_request(method_names, features, protocol: proto.Protocol, config: RunConfig):
+def _checked_request(method_names, features, protocol: proto.Protocol, config: RunConfig, registry: Registry):
     """(one protocol per seed, the sorted folds or None) of a run's request, or a UsageError naming
     what is wrong with it (shared by :func:`run` and :func:`dry_run`)."""
     protocols, folds = config.request(protocol)     # each seed's protocol validated now
     for name in method_names:
-        get_method(name)                # an unknown name fails now; its module is imported by check_methods
+        registry.method(name)           # an unknown name fails now; its module is imported by check_methods
     if not features or any(n < 1 for n in features):
         raise UsageError("--features must be positive integers, e.g. --features 100,500")
     return protocols, folds
 
 
-def check_methods(method_names) -> None:
+def check_methods(method_names, registry: Registry) -> None:
     """Import every method's estimators: a missing module or class fails now, not in every task."""
     for name in method_names:
-        get_method(name).check()
+        registry.method(name).check()
 
 
 def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str,
-        config: RunConfig | None = None, *, progress: bool = True,
+        config: RunConfig | None = None, *, registry: Registry | None = None, progress: bool = True,
         warn=lambda msg: print(f"warning: {msg}", file=sys.stderr), command: str | None = None, order=None,
         all_unavailable_ok: bool = False) -> RunDir:
     """Run every task not done yet, as ``config`` says (:class:`rfbench.runconfig.RunConfig`: workers,
@@ -178,6 +188,10 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     in-process worker, the protocol's seed, every fold, the CPU); ``order`` (work items → work items)
     sets the sequence, e.g. cheapest first, so that an interrupted long run has completed as many
     cells as it could.
+
+    ``registry``: the :class:`rfbench.registry.Registry` the names are looked up in (the command's,
+    with what its command line added; default: :func:`rfbench.registry.load` now). The worker
+    processes get the part the run needs as an argument of each task.
 
     ``config.seeds`` (``--seeds 0,1,2``): run the protocol once per seed, one after the other, into
     the same directory (default: ``protocol.seed`` alone). The seed draws the outer splits, the inner
@@ -195,17 +209,20 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     config = config if config is not None else RunConfig()
     if not isinstance(config, RunConfig):
         raise TypeError(f"config must be a RunConfig, got {type(config).__name__}")
+    registry = or_default(registry)
+    if not isinstance(registry, Registry):
+        raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
     jobs = config.jobs
     if jobs is None:
-        jobs = 1 if config.scheduler is not None else default_jobs(method_names, config.threads)
-    protocols, folds = _checked_request(method_names, features, protocol, config)
+        jobs = 1 if config.scheduler is not None else default_jobs(method_names, config.threads, registry=registry)
+    protocols, folds = _checked_request(method_names, features, protocol, config, registry)
     run_dir = RunDir(out)
     if run_dir.path.is_dir():           # refused before the first line: bad input is that one line alone
         check_one_protocol(run_dir, protocol)
     # a first line at once: the method imports, data loading and worker start-up take seconds (not
     # with dask, whose connection may still be refused in one line)
     if progress and config.backend == "local":
-        asked = task_count(dataset_names, method_names, features, protocol, folds)
+        asked = task_count(dataset_names, method_names, features, protocol, folds, registry=registry)
         rounds = len(protocols)
         n_folds = len(folds) if folds is not None else protocol.n_outer
         Progress(True, jobs).note(
@@ -214,7 +231,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
             f"{n_folds} fold{'s' * (n_folds != 1)}"
             + (f" × {rounds} seeds" if rounds > 1 else "")
             + (f"; {jobs} workers)" if jobs > 1 else ")"))
-    check_methods(method_names)
+    check_methods(method_names, registry)
     threads = config.threads
     if config.scheduler is None:    # local workers or a LocalCluster: the cores shared among the jobs
         threads = threads or max(1, (os.cpu_count() or 1) // jobs)
@@ -224,7 +241,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         with _backend(config.backend, config.scheduler, jobs, threads) as cluster:
             for i, seeded in enumerate(protocols):
                 _Seed(dataset_names, method_names, features, seeded, run_dir, config, jobs, threads, folds,
-                      progress=progress, warn=warn, command=command, order=order, cluster=cluster,
+                      registry=registry, progress=progress, warn=warn, command=command, order=order, cluster=cluster,
                       first=i == 0, last=i == len(protocols) - 1, all_unavailable_ok=all_unavailable_ok).run()
         return run_dir
     except DataUnavailable:
@@ -253,51 +270,56 @@ def _backend(backend, scheduler, jobs, threads):
     return dask_pool.connect(scheduler, jobs, threads)
 
 
-def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None):
+def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None, registry: Registry | None = None):
     """(the outer (train, test) index pairs of a dataset, its row count): :func:`rfbench.protocol.outer_splits`
     on the data as the tasks prepare it (rfbench.tasks), so the splits every task runs on."""
-    _, _, y, _ = _prepared(name, data_dir, protocol.max_samples, protocol.seed)
-    return proto.outer_splits(protocol, y, get_dataset(name).task, get_dataset(name).holdout), len(y)
+    ds = or_default(registry).dataset(name)
+    _, _, y, _ = prepared(ds, data_dir, protocol.max_samples, protocol.seed)
+    return proto.outer_splits(protocol, y, ds.task, ds.holdout), len(y)
 
 
-def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | None = None):
-    """The outer fold of every row of a dataset under a cv protocol (what folds/<dataset>.csv holds,
-    and what rfbench.baselines fingerprints); None under the other protocols, whose splits are
-    computed (and so checked against the data) but not stored."""
-    splits, m = _outer_splits(name, protocol, data_dir)
+def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | None = None,
+                          registry: Registry | None = None):
+    """The outer fold of every row of a dataset (of ``registry``, by default the one built now) under a
+    cv protocol (what folds/<dataset>.csv holds, and what rfbench.baselines fingerprints); None under
+    the other protocols, whose splits are computed (and so checked against the data) but not stored."""
+    splits, m = _outer_splits(name, protocol, data_dir, registry)
     return proto.fold_assignment(splits, m) if isinstance(protocol, proto.CV) else None
 
 
-def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str | None = None) -> str:
+def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str | None = None,
+                             registry: Registry | None = None) -> str:
     """The fingerprint of a dataset's outer splits under any protocol, from the splits the runner
     uses: under cv :func:`rfbench.protocol.folds_fingerprint` of the fold assignment (the value of
     its folds/<dataset>.csv), under splits, holdout and fixed :func:`rfbench.protocol.splits_fingerprint`
     (those protocols store no splits file). Loads the data (a UsageError when it cannot be obtained)."""
     from rfbench.protocol import folds_fingerprint, splits_fingerprint
 
-    splits, m = _outer_splits(name, protocol, data_dir)
+    splits, m = _outer_splits(name, protocol, data_dir, registry)
     if isinstance(protocol, proto.CV):
         return folds_fingerprint(proto.fold_assignment(splits, m))
     return splits_fingerprint(splits)
 
 
-def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, config: RunConfig | None = None):
+def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, config: RunConfig | None = None,
+            *, registry: Registry | None = None):
     """What :func:`run` would do, without running or writing anything (no directory, no index, no
     data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
     already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
     the run downloads it or skips it) and the estimated seconds of the tasks to run (``est_s``, NaN:
     unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.status.task_seconds`, from
-    the finished tasks in ``out``). Of ``config``, the folds, seeds and data directory count."""
+    the finished tasks in ``out``). Of ``config``, the folds, seeds and data directory count; the names
+    are those of ``registry`` (default: the one built now)."""
     import pandas as pd
 
     from rfbench import status
     from rfbench.data.loader import offline
-    from rfbench.registry import datasets as registered
 
     config = config if config is not None else RunConfig()
+    registry = or_default(registry)
     data_dir = config.data_dir
-    protocols, folds = _checked_request(method_names, features, protocol, config)
-    check_methods(method_names)
+    protocols, folds = _checked_request(method_names, features, protocol, config, registry)
+    check_methods(method_names, registry)
     path = Path(out)
     if path.exists() and not path.is_dir():
         raise UsageError(f"--out {out} is a file, not a results directory; name a directory")
@@ -305,18 +327,18 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     if path.is_dir():
         check_one_protocol(run_dir, protocol)
     done_keys = run_dir.done_keys()
-    known = registered()
+    known = registry.datasets
     records = [r for r in run_dir.columns(["status", "dataset", "method", "n_features", "total_s", "protocol"])
                if r[0] == "done" and r[5] == protocol.key() and r[1] in known and _is_number(r[4])]
     finished = pd.DataFrame([r[1:5] for r in records], columns=["dataset", "method", "n_features", "total_s"])
-    estimate = status.task_seconds(finished.astype({"n_features": int}))
+    estimate = status.task_seconds(finished.astype({"n_features": int}), registry=registry)
     fold_ids = range(protocol.n_outer) if folds is None else folds
     rows = []
     for dname in dataset_names:
-        ds = get_dataset(dname)
-        here = offline(dname, data_dir)
+        ds = registry.dataset(dname)
+        here = offline(ds, data_dir)
         for mname in method_names:
-            if not get_method(mname).supports(ds.task):
+            if not registry.method(mname).supports(ds.task):
                 continue
             for n in features:
                 keys = [record_key(dname, mname, n, f, p.seed, p.key()) for p in protocols for f in fold_ids]
@@ -391,8 +413,9 @@ class _Seed:
     not around every seed: each consolidation reads the whole directory."""
 
     def __init__(self, dataset_names, method_names, features, protocol, run_dir: RunDir, config: RunConfig,
-                 jobs: int, threads: int, folds, *, progress, warn, command, order, cluster=None, first=True,
-                 last=True, all_unavailable_ok=False):
+                 jobs: int, threads: int, folds, *, registry: Registry, progress, warn, command, order, cluster=None,
+                 first=True, last=True, all_unavailable_ok=False):
+        self.registry = registry
         self.dataset_names, self.method_names, self.features = dataset_names, method_names, features
         self.protocol, self.run_dir, self.config = protocol, run_dir, config
         self.jobs, self.threads, self.folds = jobs, threads, folds
@@ -470,7 +493,7 @@ class _Seed:
         self.bar.note(f"loading {len(names_asked)} dataset{'s' * (len(names_asked) != 1)} "
                       f"({', '.join(names_asked)}) ...")
         skipped: list[str] = []
-        names = available_datasets(names_asked, config.data_dir, config.strict, skipped.append)
+        names = available_datasets(names_asked, config.data_dir, config.strict, skipped.append, self.registry)
         if names_asked and not names and not self.all_unavailable_ok:
             raise none_available(names_asked, config.data_dir)
         for line in skipped:
@@ -480,7 +503,8 @@ class _Seed:
                       f"{'its' if len(methods) == 1 else 'their'} datasets can be obtained here")
             return None
         for name in names:  # fold assignments, saved once and checked on resume
-            fold_of_row = outer_fold_assignment(name, protocol, config.data_dir)   # (validates the splits on the data)
+            # (validates the splits on the data)
+            fold_of_row = outer_fold_assignment(name, protocol, config.data_dir, self.registry)
             if fold_of_row is not None:
                 run_dir.write_folds(name, fold_of_row, seed=protocol.seed)
         run_dir.write_run_info({
@@ -493,10 +517,12 @@ class _Seed:
             "device": config.device, "gpu_slots": config.gpu_slots if config.device != "cpu" else None,
             "folds": folds,
             "data_dir": str(resolve_data_dir(config.data_dir) or ""),
-            "user_entries": data_provenance(names, methods), "machine": machine_info(), "code": code_version(),
+            "user_entries": data_provenance(self.registry, names, methods), "machine": machine_info(),
+            "code": code_version(),
         })
         self.dataset_names = names
-        items = plan(names, methods, features, protocol, run_dir, self.warn, folds, config.device)
+        items = plan(names, methods, features, protocol, run_dir, self.warn, folds, config.device,
+                     registry=self.registry)
         return self.order(items) if self.order is not None else interleaved(items)
 
     def run(self) -> RunDir:
@@ -507,24 +533,28 @@ class _Seed:
         names, methods, features, folds = self.dataset_names, self.method_names, self.features, self.folds
         todo = [(i.dataset, i.method, n) for i in items for n in i.budgets]
         # earlier invocations' task times feed the bar's time estimate only: not read for a quiet run
-        self.bar.start(todo, done=max(0, task_count(names, methods, features, protocol, folds) - len(todo)),
-                       history=recorded_seconds(run_dir, names, methods, features, protocol) if self.progress else ())
+        asked = task_count(names, methods, features, protocol, folds, registry=self.registry)
+        self.bar.start(todo, done=max(0, asked - len(todo)),
+                       history=recorded_seconds(run_dir, names, methods, features, protocol, registry=self.registry)
+                       if self.progress else ())
         if self.first:
             run_dir.write_results_csv()
         self.keys = {item: [record_key(item.dataset, item.method, n, item.fold, protocol.seed, protocol.key())
                             for n in item.budgets] for item in items}
         completed = False
+        # what the workers look the items up in: the run's datasets and methods, given with each task
+        needed = self.registry.only(dict.fromkeys(i.dataset for i in items), dict.fromkeys(i.method for i in items))
         try:
             if self.cluster is not None:
                 from rfbench.dask_pool import run_dask
 
                 run_dask(self.cluster, items, protocol, config.data_dir, config.timeout_s, self.take, self.collect,
-                         self.release, self.warn)
+                         self.release, self.warn, registry=needed)
             else:
                 # a time limit needs a process that can be killed: --jobs 1 runs in this process only without one
                 run_pool(items, protocol, config.data_dir, self.threads, config.timeout_s, self.jobs, self.take,
                          self.collect, self.release, in_process=self.jobs == 1 and not config.timeout_s,
-                         gpu_slots=config.device_slots)
+                         gpu_slots=config.device_slots, registry=needed)
             completed = True
         finally:
             self.bar.close()

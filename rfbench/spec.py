@@ -45,10 +45,18 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench import cells, config, registry
+from rfbench import cells, config
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
-from rfbench.registry import ROOT, bench_dir, is_packaged, load_yaml, packaged_published_dir
+from rfbench.registry import (
+    ROOT,
+    Registry,
+    bench_dir,
+    is_packaged,
+    load_yaml,
+    or_default,
+    packaged_published_dir,
+)
 from rfbench.runconfig import MAX_FEATURES
 
 TESTS = ("welch", "paired")
@@ -197,14 +205,16 @@ def spec_paths() -> list[Path]:
     return sorted(p for p in bench_dir().glob("*.yaml"))
 
 
-def all_specs() -> list[Spec]:
-    return [load_spec(str(p)) for p in spec_paths()]
+def all_specs(registry: Registry | None = None) -> list[Spec]:
+    """Every spec of bench/, its names checked against ``registry`` (default: the one built now)."""
+    registry = or_default(registry)
+    return [load_spec(str(p), registry) for p in spec_paths()]
 
 
-def spec_of_results(directory) -> Spec | None:
+def spec_of_results(directory, registry: Registry | None = None) -> Spec | None:
     """The spec whose results directory this is (None: a directory of no spec)."""
     path = Path(directory).resolve()
-    return next((s for s in all_specs() if s.results == path), None)
+    return next((s for s in all_specs(registry) if s.results == path), None)
 
 
 def find_spec(path_or_name: str) -> Path:
@@ -237,16 +247,16 @@ def _names(value, where: str) -> list:
     return value
 
 
-def _plan(raw: dict, protocol: Protocol, where: str) -> RunPlan:
+def _plan(raw: dict, protocol: Protocol, where: str, registry: Registry) -> RunPlan:
     if "suite" in raw:
-        datasets = [d.name for d in registry.suite_datasets(raw["suite"])]
+        datasets = [d.name for d in registry.suite(raw["suite"])]
     else:
         datasets = _names(raw.get("datasets"), f"{where}.datasets")
     for d in datasets:
-        registry.get_dataset(d)
+        registry.dataset(d)
     methods = _names(raw.get("methods"), f"{where}.methods")
     for m in methods:
-        registry.get_method(m)
+        registry.method(m)
     features = raw.get("features", [100])
     if not isinstance(features, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0
                                                  for n in features):
@@ -284,7 +294,9 @@ def _metric(raw: dict, path: Path) -> str | None:
     return code
 
 
-def load_spec(path_or_name: str) -> Spec:
+def load_spec(path_or_name: str, registry: Registry | None = None) -> Spec:
+    """The spec of a name (bench/NAME.yaml) or file, validated; the datasets and methods its run names
+    must be in ``registry`` (default: the one built now)."""
     path = find_spec(path_or_name)
     raw = load_yaml(path)
     _check_field_types(raw, path)
@@ -321,7 +333,8 @@ def load_spec(path_or_name: str) -> Spec:
     plan = ci = None
     if "run" in raw:
         protocol = _protocol(protocol_raw, f"{path.name}: protocol")
-        plan = _plan(raw["run"] or {}, protocol, f"{path.name}: run")
+        registry = or_default(registry)
+        plan = _plan(raw["run"] or {}, protocol, f"{path.name}: run", registry)
         if "ci" in raw:
             c = raw["ci"] or {}
             if "reference" not in c:
@@ -329,7 +342,7 @@ def load_spec(path_or_name: str) -> Spec:
             ci_protocol = _protocol(c.get("protocol") or {}, f"{path.name}: ci.protocol", protocol_raw)
             ci_run = {k: c.get(k, (raw["run"] or {}).get(k)) for k in ("datasets", "methods", "features")}
             ci_run["exclude"] = c.get("exclude")      # the run's exclusions do not carry over: ci names its own
-            ci = CIConfig(_plan(ci_run, ci_protocol, f"{path.name}: ci"), (here / c["reference"]).resolve(),
+            ci = CIConfig(_plan(ci_run, ci_protocol, f"{path.name}: ci", registry), (here / c["reference"]).resolve(),
                           float(c.get("atol", 1e-9)))
     not_comparable = raw.get("not_comparable") or {}
     if not isinstance(not_comparable, dict):

@@ -10,7 +10,8 @@ same (dataset, method, n); for a cell with none yet, from the same dataset and m
 budget (scaled by the method's time ratio between budgets), else from a power law in rows and
 inputs (the registry shape) fitted to the (method, n)'s finished datasets (proportional to
 rows × inputs with a single dataset), a rough guess (column ``by_size`` counts those tasks). One core per task, as the
-long runs use it.
+long runs use it. The datasets and methods are those of the :class:`rfbench.registry.Registry` given
+(by default the one :func:`rfbench.registry.load` builds).
 """
 
 from __future__ import annotations
@@ -27,42 +28,44 @@ from rfbench import cells as cells_mod
 from rfbench import protocol as proto
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
-from rfbench.registry import get_dataset, get_method
+from rfbench.registry import Registry, or_default
 from rfbench.spec import load_spec, spec_of_results
 from rfbench.store import claim_is_stale, load_results
 
 KEY = ["dataset", "method", "n_features", "fold"]
 
 
-def spec_plan(spec) -> pd.DataFrame:
+def spec_plan(spec, registry: Registry | None = None) -> pd.DataFrame:
     """(dataset, method, n_features, fold, protocol) of every task the spec's run declares."""
+    registry = or_default(registry)
     p = spec.plan
     rows = []
     for dname in p.datasets:
-        task = get_dataset(dname).task
+        task = registry.dataset(dname).task
         for mname in p.methods:
-            if get_method(mname).supports(task) and p.runs(mname, dname):
+            if registry.method(mname).supports(task) and p.runs(mname, dname):
                 rows.extend((dname, mname, int(n), f, p.protocol.key())
                             for n in p.features for f in range(p.protocol.n_outer))
     return pd.DataFrame(rows, columns=KEY + ["protocol"])
 
 
-def _target(arg: str):
+def _target(arg: str, registry: Registry):
     """(label, directory, plan, merge) of a spec name/file or a results directory."""
     path = Path(arg)
     if path.is_dir():
-        spec = spec_of_results(path)
+        spec = spec_of_results(path, registry)
         if spec is not None and spec.plan:
-            return spec.name, path, spec_plan(spec), "left"
-        return str(arg), path, planned_tasks(path), "outer"
-    spec = load_spec(arg)
+            return spec.name, path, spec_plan(spec, registry), "left"
+        return str(arg), path, planned_tasks(path, registry), "outer"
+    spec = load_spec(arg, registry)
     if spec.plan is None or spec.results is None:
         raise UsageError(f"spec {spec.name} declares no run")
-    return spec.name, spec.results, spec_plan(spec), "left"
+    return spec.name, spec.results, spec_plan(spec, registry), "left"
 
 
-def planned_tasks(path: Path) -> pd.DataFrame:
+def planned_tasks(path: Path, registry: Registry | None = None) -> pd.DataFrame:
     """(dataset, method, n_features, fold, protocol) of every task some invocation asked for."""
+    registry = or_default(registry)
     history = Path(path) / "runs.jsonl"
     rows = set()
     task_of: dict[str, str | None] = {}           # registry look-ups once per name, not per invocation
@@ -71,7 +74,7 @@ def planned_tasks(path: Path) -> pd.DataFrame:
     def task(dname):
         if dname not in task_of:
             try:
-                task_of[dname] = get_dataset(dname).task
+                task_of[dname] = registry.dataset(dname).task
             except UsageError:
                 task_of[dname] = None             # a dataset the registry no longer has
         return task_of[dname]
@@ -79,7 +82,7 @@ def planned_tasks(path: Path) -> pd.DataFrame:
     def runs(mname, task):
         if (mname, task) not in supports:
             try:
-                supports[(mname, task)] = bool(get_method(mname).supports(task))
+                supports[(mname, task)] = bool(registry.method(mname).supports(task))
             except UsageError:
                 supports[(mname, task)] = False
         return supports[(mname, task)]
@@ -100,14 +103,16 @@ def planned_tasks(path: Path) -> pd.DataFrame:
     return pd.DataFrame(sorted(rows), columns=KEY + ["protocol"])
 
 
-def status(targets, data_dir=None) -> pd.DataFrame:
+def status(targets, data_dir=None, registry: Registry | None = None) -> pd.DataFrame:
     """One row per (spec or directory, method, n): tasks asked for, done, failed, left (with data
-    offline), without data offline, and the estimated core-hours left."""
+    offline), without data offline, and the estimated core-hours left; the names are those of
+    ``registry`` (default: the one built now)."""
+    registry = or_default(registry)
     out = []
     for arg in targets:
         # a spec's plan is the whole question (records beyond it belong to other experiments);
         # a plain directory's plan is rebuilt from its history, so its records count too
-        label, path, plan, how = _target(str(arg))
+        label, path, plan, how = _target(str(arg), registry)
         try:
             res = load_results([path], mixed_protocols=True) if path.is_dir() else None
         except UsageError:                        # nothing finished yet
@@ -122,12 +127,12 @@ def status(targets, data_dir=None) -> pd.DataFrame:
             res = res[res["protocol"].isin(set(plan["protocol"]))]
         tasks = plan.merge(res[KEY + ["protocol", "status", "total_s"]], on=KEY + ["protocol"], how=how)
         tasks["status"] = tasks["status"].fillna("todo")
-        available = {name: offline(name, data_dir) for name in tasks["dataset"].unique()}
+        available = {name: offline(registry.dataset(name), data_dir) for name in tasks["dataset"].unique()}
         no_data = (tasks["status"] == "todo") & ~tasks["dataset"].map(available).astype(bool)
         tasks.loc[no_data, "status"] = "no data"
         done = tasks[tasks["status"] == "done"]
         per_mn = done.groupby(["method", "n_features"])["total_s"].median()
-        estimate = task_seconds(done)
+        estimate = task_seconds(done, registry=registry)
         running = sum(not claim_is_stale(p) for p in _claims(path / "records"))
         complete = cells_mod.completeness(done)["complete"] if len(done) else pd.Series(dtype=bool)
         for (meth, n), g in tasks.groupby(["method", "n_features"], sort=True):
@@ -157,19 +162,20 @@ def _claims(records: Path) -> list[Path]:
         return []
 
 
-def task_seconds(done: pd.DataFrame):
+def task_seconds(done: pd.DataFrame, *, registry: Registry):
     """A function [(dataset, method, n), ...] ↦ (estimated seconds of one task each, whether each
     came from finished tasks of the same cell): the median time of the cell's finished tasks; else
     the same dataset and method at another n, scaled by the method's median time ratio between the
     two budgets on datasets that have both (n / n' if none); else a power law in rows and inputs
-    fitted to the (method, n)'s finished datasets (:func:`_size_model`); else NaN."""
+    fitted to the (method, n)'s finished datasets (:func:`_size_model`); else NaN. Shapes and declared
+    cost scalings: those of ``registry``."""
     done = done.astype({"total_s": float})
     per_ds = done.groupby(["dataset", "method", "n_features"])["total_s"].median()
-    shape = {name: get_dataset(name).shape for name in done["dataset"].unique()}
+    shape = {name: registry.dataset(name).shape for name in done["dataset"].unique()}
     models = {}
     for cell in done.groupby(["method", "n_features"]).size().index:
         models[cell] = _size_model(per_ds.xs(cell, level=("method", "n_features")), shape,
-                                   get_method(cell[0]).cost_scaling)
+                                   registry.method(cell[0]).cost_scaling)
     by_method = {meth: g.droplevel("method").unstack("n_features")
                  for meth, g in per_ds.groupby(level="method")}   # dataset × n, per method
 
@@ -195,7 +201,7 @@ def task_seconds(done: pd.DataFrame):
                 continue
             scaled = from_other_budget(*c)
             est.append(scaled if scaled is not None else
-                       models.get(c[1:], lambda r, d: np.nan)(*get_dataset(c[0]).shape))
+                       models.get(c[1:], lambda r, d: np.nan)(*registry.dataset(c[0]).shape))
         return np.asarray(est, dtype=float), known
 
     return estimate

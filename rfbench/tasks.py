@@ -1,6 +1,9 @@
 """One work item, executed: an outer fold of a (dataset, method) for one or several n_features
 budgets, exactly as the runner runs it (scaled data, inner folds, seeds, thread budget), always
-returning one record per budget, whatever happens (done, error or timeout)."""
+returning one record per budget, whatever happens (done, error or timeout).
+
+The datasets and methods are looked up in the :class:`rfbench.registry.Registry` the caller passes
+(a worker process gets it with each work item, as an argument)."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from rfbench import contract
 from rfbench import protocol as proto
 from rfbench.data import load
 from rfbench.methods.device import is_out_of_memory
-from rfbench.registry import get_dataset, get_method
+from rfbench.registry import Dataset, Registry
 
 
 @dataclass(frozen=True)
@@ -71,10 +74,11 @@ def method_seed(seed: int, fold: int) -> int:
 
 
 @lru_cache(maxsize=4)
-def _prepared(dataset: str, data_dir: str | None, max_samples: int | None, seed: int):
-    """Loaded, subsampled, label-encoded data of a dataset (cached per worker process)."""
-    ds = get_dataset(dataset)
-    loaded = load(dataset, data_dir)
+def prepared(ds: Dataset, data_dir: str | None, max_samples: int | None, seed: int):
+    """(ds, X, y, source): the loaded, subsampled, label-encoded data of a dataset (its registry entry;
+    kept for the next tasks of the process, keyed by the entry itself, so that another entry of the
+    same name is another dataset)."""
+    loaded = load(ds, data_dir)
     idx = proto.subsample_index(loaded.X.shape[0], max_samples, seed)
     X, y = loaded.X[idx], loaded.y[idx]
     if ds.task == "classification":
@@ -139,8 +143,10 @@ def _first_line(exc: BaseException) -> str:
 
 
 def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, threads: int,
-            timeout_s: float | None, data: tuple | None = None, gpu_slots: int = 1) -> list[dict]:
-    """Run one work item (in a worker); returns one record per budget, whatever happens.
+            timeout_s: float | None, data: tuple | None = None, gpu_slots: int = 1, *,
+            registry: Registry) -> list[dict]:
+    """Run one work item (in a worker); returns one record per budget, whatever happens. Its dataset
+    and method are the entries of ``registry``.
 
     ``data``: the dataset's prepared (X, y, source), sent by a client whose workers cannot load it
     themselves (dask); by default the worker loads it from ``data_dir``. A device item (``item.device``
@@ -157,7 +163,7 @@ def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, thre
         if item.on_device:
             cap_gpu_memory(gpu_slots)
         with thread_limits(threads):
-            _execute(item, protocol, data_dir, threads, timeout_s, records, data)
+            _execute(item, registry, protocol, data_dir, threads, timeout_s, records, data)
     except Exception as exc:  # noqa: BLE001 - every failure becomes a record, never a crash
         status = "timeout" if isinstance(exc, TaskTimeout) else "error"
         if is_out_of_memory(exc):       # torch's line is long: cut it, so that the advice stays in the record
@@ -202,15 +208,17 @@ class FoldTask:
 
 
 def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protocol,
-              data_dir: str | None, threads: int = 1, data: tuple | None = None, device: str = "cpu") -> FoldTask:
+              data_dir: str | None, threads: int = 1, data: tuple | None = None, device: str = "cpu", *,
+              registry: Registry) -> FoldTask:
     """The data and estimator arguments of one outer fold exactly as the runner fits it (also for
-    diagnosis scripts that refit one task); ``data``: see :func:`execute`. ``device`` other than
-    "cpu" is passed to an estimator class that takes one (contract.accepts_device), never to another."""
+    diagnosis scripts that refit one task), the dataset and method being those of ``registry``;
+    ``data``: see :func:`execute`. ``device`` other than "cpu" is passed to an estimator class that
+    takes one (contract.accepts_device), never to another."""
     if data is None:
-        ds, source, X_tr, X_te, y_tr, y_te, cv = _fold_data(dataset, fold, protocol, data_dir)
+        ds, source, X_tr, X_te, y_tr, y_te, cv = _fold_data(registry.dataset(dataset), fold, protocol, data_dir)
     else:
-        ds, source, X_tr, X_te, y_tr, y_te, cv = _split_and_scale(get_dataset(dataset), *data, fold, protocol)
-    method = get_method(method_name)
+        ds, source, X_tr, X_te, y_tr, y_te, cv = _split_and_scale(registry.dataset(dataset), *data, fold, protocol)
+    method = registry.method(method_name)
     common = {"cv": cv, "random_state": method_seed(protocol.seed, fold), "n_jobs": threads, **method.params_for(dataset)}
     cls = method.estimator_class(ds.task)
     if device != "cpu" and contract.accepts_device(cls):
@@ -220,11 +228,11 @@ def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protoco
 
 
 @lru_cache(maxsize=1)
-def _fold_data(dataset: str, fold: int, protocol: proto.Protocol, data_dir: str | None):
+def _fold_data(ds: Dataset, fold: int, protocol: proto.Protocol, data_dir: str | None):
     """:func:`_split_and_scale` of the loaded data, kept for the next task: the runner plans the
     budgets of a fold (and often its methods) one after the other. Read-only arrays, so that an
     estimator writing into its input fails loudly instead of changing the next task's data."""
-    ds, X, y, source = _prepared(dataset, data_dir, protocol.max_samples, protocol.seed)
+    ds, X, y, source = prepared(ds, data_dir, protocol.max_samples, protocol.seed)
     out = _split_and_scale(ds, X, y, source, fold, protocol)
     for part in (*out[2:6], *(ix for pair in out[6] for ix in pair)):
         part.flags.writeable = False
@@ -241,8 +249,9 @@ def _split_and_scale(ds, X, y, source, fold: int, protocol: proto.Protocol):
     return ds, source, scaler.x(X[tr]), scaler.x(X[te]), y_tr, y_te, cv
 
 
-def _execute(item, protocol, data_dir, threads, timeout_s, records, data=None):
-    task = fold_task(item.dataset, item.method, item.fold, protocol, data_dir, threads, data, item.device)
+def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, data=None):
+    task = fold_task(item.dataset, item.method, item.fold, protocol, data_dir, threads, data, item.device,
+                     registry=registry)
     ds, cls, common, as_sign = task.ds, task.cls, task.common, task.as_sign
     X_tr, X_te, y_tr, y_te = task.X_tr, task.X_te, task.y_tr, task.y_te
     for rec in records.values():

@@ -99,7 +99,7 @@ def _copy_run(src: Path, dest: Path, n_records: int = 12) -> Path:
 
 def test_write_is_deterministic_and_a_changed_record_makes_the_file_stale(tmp_path, monkeypatch):
     run = _copy_run(ROOT / "results" / "gfc2016-table1", tmp_path / "results" / "mini")
-    monkeypatch.setattr(baselines, "sources", lambda: [("gfc2016-table1", run)])
+    monkeypatch.setattr(baselines, "sources", lambda registry=None: [("gfc2016-table1", run)])
     monkeypatch.setattr(baselines, "shipped_dir", lambda: tmp_path / "ship")
     dest = tmp_path / "ship"
     (written, changed), = baselines.write_all(dest)
@@ -160,7 +160,7 @@ def test_baselines_command_lists_what_ships_and_write_needs_a_checkout(monkeypat
     assert "rff-gauss-knn" in res.output                             # names wrapped whole
     wide = CliRunner().invoke(cli, ["baselines", "--width", "0"]).output
     assert "lgbm, rff-cauchy, rff-cauchy-grid, rff-gauss, rff-gauss-grid" in wide
-    monkeypatch.setattr(registry, "in_checkout", lambda: False)
+    monkeypatch.setattr(baselines, "in_checkout", lambda: False)
     with pytest.raises(UsageError, match="installed package"):
         baselines.write_all()
 
@@ -174,7 +174,7 @@ def test_splits_fingerprint_is_of_the_runners_test_rows_in_split_order(mirror_di
 
     settings = baselines.load("gbrff2020-table2").protocols["splits-r20-t0.3-i5"]
     p = Protocol(**settings, seed=0)
-    _, _, y, _ = tasks._prepared("wine", str(mirror_dir), None, 0)
+    _, _, y, _ = tasks.prepared(registry.load().dataset("wine"), str(mirror_dir), None, 0)
     splits = proto.outer_splits(p, y, "classification")
     assert len(splits) == 20 and {len(te) for _, te in splits} == {math.ceil(0.3 * len(y))}   # scikit-learn's size
     text = "".join(" ".join(map(str, te)) + "\n" for _, te in splits)
@@ -196,7 +196,7 @@ def test_a_wrong_splits_fingerprint_is_stale_with_the_mirror_and_unverified_with
     import pyarrow.parquet as pq
 
     results = ROOT / "results" / "salsa2016-table1"
-    monkeypatch.setattr(baselines, "sources", lambda: [("salsa2016-table1", results)])
+    monkeypatch.setattr(baselines, "sources", lambda registry=None: [("salsa2016-table1", results)])
     monkeypatch.setattr(baselines, "shipped_dir", lambda: tmp_path / "ship")
     (tmp_path / "ship").mkdir()
     table = pq.read_table(ROOT / "rfbench" / "_data" / "baselines" / "salsa2016-table1.parquet")
@@ -228,5 +228,5 @@ def test_a_wrong_splits_fingerprint_is_stale_with_the_mirror_and_unverified_with
     data = json.loads((copy / "records" / rec.name).read_text())
     data["error"] += 0.5
     (copy / "records" / rec.name).write_text(json.dumps(data))
-    monkeypatch.setattr(baselines, "sources", lambda: [("salsa2016-table1", copy)])
+    monkeypatch.setattr(baselines, "sources", lambda registry=None: [("salsa2016-table1", copy)])
     assert baselines.stale() == [f"salsa2016-table1.parquet: column(s) error differ from {copy}"]

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from fake_openml import serve_openml
 
-from rfbench import registry
+from rfbench import contract, registry
 from rfbench.data import loader
 from rfbench.errors import DataUnavailable, UsageError
 
@@ -28,8 +28,7 @@ TINY = ["--features", "5", "--outer-folds", "2", "--inner-folds", "2", "--quiet"
 
 @pytest.fixture(autouse=True)
 def clean_registry(monkeypatch):
-    """Command-line entries and user registries live in the environment: restored after each test."""
-    monkeypatch.setenv(registry.ADHOC_ENV, "")
+    """No user registry of the settings unless a test names one; the subprocesses import this rfbench."""
     monkeypatch.setenv("RFBENCH_REGISTRY", "")
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(p for p in [str(ROOT), os.environ.get("PYTHONPATH")] if p))
     yield
@@ -103,9 +102,10 @@ def test_user_registry_extends_the_built_in_one(tmp_path, monkeypatch):
                    "datasets:\n"
                    "  mydata: {file: data.csv, target: y}\n")
     monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
-    assert registry.get_method("my-ridge").origin == str(reg) and "rff-gauss" in registry.methods()
-    ds = registry.get_dataset("mydata")
-    assert ds.task == "regression" and ds.file == str(tmp_path / "data.csv") and "breiman" in registry.datasets()
+    built = registry.load()           # reads $RFBENCH_REGISTRY now
+    assert built.method("my-ridge").origin == str(reg) and "rff-gauss" in built.methods
+    ds = built.dataset("mydata")
+    assert ds.task == "regression" and ds.file == str(tmp_path / "data.csv") and "breiman" in built.datasets
     assert loader.load("mydata").X.shape == (60, 3)
     # through the CLI: --registry on methods, datasets and run
     assert "my-ridge" in rfbench("methods", "--registry", str(reg), cwd=tmp_path).stdout
@@ -140,7 +140,7 @@ def test_module_path_method_name_cannot_shadow_a_registered_one(tmp_path, monkey
     reg.write_text("methods:\n  sklearn.linear_model.Ridge: {estimator: 'sklearn.linear_model:Lasso'}\n")
     monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
     with pytest.raises(UsageError, match="already registered by .*my.yaml; use that name"):
-        registry.resolve_method_names(["sklearn.linear_model:Ridge"])
+        registry.resolve_method_names(registry.load(), ["sklearn.linear_model:Ridge"])
 
 
 # -- plugins: entry points of the group rfbench.methods ----------------------------------------------
@@ -160,10 +160,10 @@ def test_entry_point_plugins_are_discovered(monkeypatch):
 
     ep = EntryPoint(name="plug-ridge", value="sklearn.linear_model:Ridge", group="rfbench.methods")
     monkeypatch.setattr(importlib.metadata, "entry_points", _fake_entry_points(ep))
-    m = registry.get_method("plug-ridge")
+    m = registry.load().method("plug-ridge")
     assert "entry point 'plug-ridge'" in m.origin and m.estimators == {"regression": "sklearn.linear_model:Ridge"}
     cls = m.estimator_class("regression")
-    assert issubclass(cls, registry.ForeignEstimator)        # Ridge does not take n_features/cv: wrapped
+    assert issubclass(cls, contract.ForeignEstimator)        # Ridge does not take n_features/cv: wrapped
     rng = np.random.default_rng(0)
     X, y = rng.normal(size=(30, 2)), rng.normal(size=30)
     est = cls(n_features=10, cv=[(np.arange(15), np.arange(15, 30))], random_state=0, n_jobs=1).fit(X, y)
@@ -172,13 +172,13 @@ def test_entry_point_plugins_are_discovered(monkeypatch):
     dup = EntryPoint(name="lgbm", value="sklearn.linear_model:Ridge", group="rfbench.methods")
     monkeypatch.setattr(importlib.metadata, "entry_points", _fake_entry_points(dup))
     with pytest.raises(UsageError, match="method 'lgbm' is already registered by the built-in registry"):
-        registry.methods()
+        registry.load()
 
 
 def test_estimator_with_cv_receives_the_inner_folds():
     from sklearn.linear_model import RidgeCV
 
-    cls = registry.adapt(RidgeCV)
+    cls = contract.adapt(RidgeCV)
     folds = [(np.arange(10, 20), np.arange(10)), (np.arange(10), np.arange(10, 20))]
     est = cls(n_features=5, cv=iter(folds), random_state=1, n_jobs=1, alphas=[0.1, 1.0])
     est.fit(np.random.default_rng(0).normal(size=(20, 2)), np.arange(20.0))
@@ -192,28 +192,34 @@ def test_data_file_task_is_inferred_or_given(tmp_path):
     reg = _table(tmp_path / "r.parquet")
     cls = _table(tmp_path / "c.csv", classes=("yes", "no"))
     two = _table(tmp_path / "two.csv", classes=(1, 0))
-    assert loader.resolve_dataset_names([str(reg), str(cls)], "y", note=notes.append) == ["r", "c"]
-    assert registry.get_dataset("r").task == "regression" and registry.get_dataset("c").task == "classification"
+    base = registry.load()
+    built, names = loader.resolve_dataset_names(base, [str(reg), str(cls)], "y", note=notes.append)
+    assert names == ["r", "c"] and not {"r", "c"} & set(base.datasets)       # a new value; the base is unchanged
+    assert built.dataset("r").task == "regression" and built.dataset("c").task == "classification"
+    assert built.dataset("c").origin == "command line"
     assert notes == ["dataset 'c': target 'y' is not numeric: classification (no → −1, yes → +1); give --task "
                      "regression to predict it as a number"]
-    y = loader.load("c").y
+    y = loader.load("c", registry=built).y
     assert set(y) == {-1.0, 1.0}
-    assert loader.resolve_dataset_names([str(two)], "y", note=notes.append) == ["two"]
-    assert registry.get_dataset("two").task == "classification" and "has two values" in notes[-1]
+    # the same file named again is the same entry; a name taken by another command-line entry is refused
+    assert loader.resolve_dataset_names(built, [str(reg)], "y")[1] == ["r"]
+    built, names = loader.resolve_dataset_names(built, [str(two)], "y", note=notes.append)
+    assert names == ["two"] and {"r", "c", "two"} <= set(built.datasets)
+    assert built.dataset("two").task == "classification" and "has two values" in notes[-1]
     with pytest.raises(UsageError, match="not numeric; regression needs a numeric target"):
-        loader.resolve_dataset_names([str(tmp_path / "c.csv")], "y", "regression")
+        loader.resolve_dataset_names(base, [str(tmp_path / "c.csv")], "y", "regression")
     with pytest.raises(UsageError, match="--target nope: no such column .*columns: a, b, c, y"):
-        loader.resolve_dataset_names([str(reg)], "nope")
+        loader.resolve_dataset_names(base, [str(reg)], "nope")
     with pytest.raises(UsageError, match="needs --target COLUMN"):
-        loader.resolve_dataset_names([str(reg)])
+        loader.resolve_dataset_names(base, [str(reg)])
     with pytest.raises(UsageError, match="missing.csv: no such file"):
-        loader.resolve_dataset_names([str(tmp_path / "missing.csv")], "y")
+        loader.resolve_dataset_names(base, [str(tmp_path / "missing.csv")], "y")
     breiman = tmp_path / "breiman.csv"
     breiman.write_text("a,y\n1,2\n")
     with pytest.raises(UsageError, match="its name 'breiman' is already a registered dataset"):
-        loader.resolve_dataset_names([str(breiman)], "y")
+        loader.resolve_dataset_names(base, [str(breiman)], "y")
     with pytest.raises(UsageError, match="--target applies to data files and openml:ID"):
-        loader.resolve_dataset_names(["breiman-generated"], "y")
+        loader.resolve_dataset_names(base, ["breiman-generated"], "y")
 
 
 def _serve_openml(did: int, arff: str, target: str):
@@ -258,11 +264,12 @@ def test_method_that_cannot_serve_a_dataset_is_skipped_with_a_warning(tmp_path):
 def test_openml_id_parsing():
     for bad in ("openml:", "openml:x", "openml:-3", "openml:0"):
         with pytest.raises(UsageError, match="openml:ID with a positive integer ID"):
-            loader.resolve_dataset_names([bad])
+            loader.resolve_dataset_names(registry.load(), [bad])
     # unreachable server (conftest): registered as unavailable, raised when loaded
-    assert loader.resolve_dataset_names(["openml:77"], "y") == ["openml-77"]
+    built, names = loader.resolve_dataset_names(registry.load(), ["openml:77"], "y")
+    assert names == ["openml-77"]
     with pytest.raises(DataUnavailable, match="dataset 'openml-77' is not available"):
-        loader.load("openml-77")
+        loader.load("openml-77", registry=built)
 
 
 # -- a user registry of ARFF files: checksums, info, report -----------------------------------------
@@ -302,12 +309,12 @@ def test_unquoted_all_digit_sha256_is_refused_with_how_to_quote_it(tmp_path, mon
                    f"  toy2: {{mirror: {{file: toy.arff, format: arff, sha256: {digits}}}, target: y}}\n")
     monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
     with pytest.raises(UsageError, match=r"entry 'toy': field 'sha256' was read as a number.*quote it: sha256: \""):
-        registry.datasets()
+        registry.load()
     reg.write_text(f"datasets:\n  toy: {{file: toy.arff, target: y, sha256: \"{digits}\"}}\n")
-    assert registry.get_dataset("toy").sha256 == digits          # quoted: kept as written, checked
+    assert registry.load().dataset("toy").sha256 == digits          # quoted: kept as written, checked
     reg.write_text(f"datasets:\n  toy2: {{mirror: {{file: toy.arff, format: arff, sha256: {digits}}}, target: y}}\n")
     with pytest.raises(UsageError, match=r"entry 'toy2': field 'mirror.sha256' was read as a number"):
-        registry.datasets()
+        registry.load()
 
 
 @pytest.mark.slow

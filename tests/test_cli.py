@@ -194,7 +194,7 @@ def test_datasets_commands():
 def test_methods_is_one_line_per_method_within_the_width():
     from rfbench import registry
 
-    methods = registry.methods()
+    methods = registry.load().methods
     for args, env, width in [(["--width", "60"], {}, 60), ([], {"COLUMNS": "100"}, 100)]:
         out = rfbench("methods", *args, env={**os.environ, **env}).stdout.splitlines()
         assert max(map(len, out)) <= width, max(out, key=len)

@@ -27,7 +27,6 @@ USER = "sklearn.linear_model:Ridge"
 
 @pytest.fixture(autouse=True)
 def clean_registry(monkeypatch):
-    monkeypatch.setenv(registry.ADHOC_ENV, "")
     monkeypatch.setenv("RFBENCH_REGISTRY", "")
 
 
@@ -317,7 +316,8 @@ def test_other_splits_than_the_gbrff_baselines_are_refused(gbrff_run, tmp_path, 
                     f"has no fingerprint of the {GBRFF_KEY} splits of {SMALLEST[1]} (seed 0) in its compare.json")
 
     cv_run = tmp_path / "cv"                                       # a plain results directory under cv
-    runner.run([SMALLEST[0]], registry.resolve_method_names([CLASSIFIER]), [100], Protocol(outer_folds=3, inner_folds=2), str(cv_run),
-               RunConfig(folds=[0], jobs=1), progress=False)
+    reg, methods = registry.resolve_method_names(registry.load(), [CLASSIFIER])
+    runner.run([SMALLEST[0]], methods, [100], Protocol(outer_folds=3, inner_folds=2), str(cv_run),
+               RunConfig(folds=[0], jobs=1), registry=reg, progress=False)
     _one_line_error(capsys, ["compare", "report", str(cv_run), "--against", GBRFF],
                     f"baseline {GBRFF} has no protocol cv-o3-i2 (it has {GBRFF_KEY})")

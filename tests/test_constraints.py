@@ -16,7 +16,7 @@ from rfbench.methods.rff import RFFRegressor
 
 
 def _builtin():
-    return {name: m for name, m in registry.methods().items() if m.origin == "built-in"}
+    return {name: m for name, m in registry.load().methods.items() if m.origin == "built-in"}
 
 
 def _classes() -> list[type]:

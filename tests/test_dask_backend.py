@@ -179,11 +179,13 @@ def test_data_a_worker_cannot_load_is_scattered_from_the_client(cluster, mirror_
 
 
 def test_a_worker_loads_only_what_it_has_from_the_clients_kind_of_source(mirror_dir, tmp_path):
+    from rfbench import registry
     from rfbench.dask_pool import _loads_locally
 
     sources = {"friedman-generated": "generator", "wine": "mirror", "breiman": "cache"}
-    assert _loads_locally(sources, str(mirror_dir), {}) == ["friedman-generated", "wine"]
-    assert _loads_locally(sources, str(tmp_path / "absent"), {}) == ["friedman-generated"]
+    built = registry.load()
+    assert _loads_locally(sources, str(mirror_dir), built) == ["friedman-generated", "wine"]
+    assert _loads_locally(sources, str(tmp_path / "absent"), built) == ["friedman-generated"]
 
 
 @pytest.mark.slow

@@ -16,18 +16,18 @@ GFC_NAMES = ["parkinsons-tm", "ujindoorloc", "ct-slice", "year-msd", "delta-aile
 
 
 def test_registry_has_the_16_gfc_datasets_and_suites():
-    assert [d.name for d in registry.suite_datasets("gfc")] == GFC_NAMES
-    assert [d.name for d in registry.suite_datasets("uci")] == GFC_NAMES[:4]
-    assert [d.name for d in registry.suite_datasets("torgo")] == GFC_NAMES[4:]
-    assert [d.name for d in registry.suite_datasets("synthetic")] == ["breiman-generated", "friedman-generated"]
+    assert [d.name for d in registry.load().suite("gfc")] == GFC_NAMES
+    assert [d.name for d in registry.load().suite("uci")] == GFC_NAMES[:4]
+    assert [d.name for d in registry.load().suite("torgo")] == GFC_NAMES[4:]
+    assert [d.name for d in registry.load().suite("synthetic")] == ["breiman-generated", "friedman-generated"]
     # a published comparison never falls back to a generator: the Torgo names have none
-    assert not any(d.generator for d in registry.suite_datasets("gfc"))
+    assert not any(d.generator for d in registry.load().suite("gfc"))
 
 
 def test_registered_sha256_match_the_manifest(mirror_dir):
     manifest = {line.split(",")[0]: line.split(",")[2]
                 for line in (mirror_dir / "MANIFEST.csv").read_text().splitlines()[1:]}
-    for ds in registry.datasets().values():
+    for ds in registry.load().datasets.values():
         if ds.mirror:
             assert manifest[ds.mirror.file] == ds.mirror.sha256, ds.name
 
@@ -38,7 +38,7 @@ def test_registered_sha256_match_the_manifest(mirror_dir):
 def test_mirror_files_load_with_registered_shape(mirror_dir, name):
     loaded = load(name, mirror_dir)
     assert loaded.source == "mirror"
-    assert loaded.X.shape == registry.get_dataset(name).shape
+    assert loaded.X.shape == registry.load().dataset(name).shape
     assert np.isfinite(loaded.X).all() and np.isfinite(loaded.y).all()
 
 
@@ -132,7 +132,6 @@ def _custom_registry(tmp_path, monkeypatch, entry: str, extra_files=None):
     path = tmp_path / "datasets.yaml"
     path.write_text("suites: {s: test}\ndatasets:\n" + entry)
     monkeypatch.setenv("RFBENCH_DATASETS_YAML", str(path))
-    registry._datasets.cache_clear()
     return path
 
 
@@ -149,11 +148,8 @@ def _custom_registry(tmp_path, monkeypatch, entry: str, extra_files=None):
 ])
 def test_malformed_registry_entry_names_entry_and_field(tmp_path, monkeypatch, entry, message):
     _custom_registry(tmp_path, monkeypatch, entry)
-    try:
-        with pytest.raises(UsageError, match=message.replace("(", r"\(")):
-            registry.datasets()
-    finally:
-        registry._datasets.cache_clear()
+    with pytest.raises(UsageError, match=message.replace("(", r"\(")):
+        registry.load()
 
 
 def test_nan_in_data_is_refused(tmp_path, monkeypatch):
@@ -165,11 +161,8 @@ def test_nan_in_data_is_refused(tmp_path, monkeypatch):
     sha = hashlib.sha256(csv.read_bytes()).hexdigest()
     _custom_registry(tmp_path, monkeypatch, "  withnan:\n    task: regression\n    suites: [s]\n"
                      f"    shape: [3, 2]\n    target: y\n    mirror: {{file: nan.csv, format: csv, sha256: {sha}}}\n")
-    try:
-        with pytest.raises(UsageError, match="withnan.*1 missing or non-finite values"):
-            load("withnan", tmp_path / "mirror")
-    finally:
-        registry._datasets.cache_clear()
+    with pytest.raises(UsageError, match="withnan.*1 missing or non-finite values"):
+        load("withnan", tmp_path / "mirror")
 
 
 GBRFF_TABLE1 = {  # GBRFF paper Table 1: n, d (and the published positive-class label)
@@ -181,7 +174,7 @@ GBRFF_TABLE1 = {  # GBRFF paper Table 1: n, d (and the published positive-class 
 
 
 def test_gbrff_suite_matches_table1_and_binarises(mirror_dir):
-    names = [d.name for d in registry.suite_datasets("gbrff")]
+    names = [d.name for d in registry.load().suite("gbrff")]
     assert names == [*GBRFF_TABLE1, "bankmarketing"]           # the 16 of Table 1, its order
     for name, shape in GBRFF_TABLE1.items():
         loaded = load(name, mirror_dir)
@@ -204,8 +197,5 @@ def test_unmapped_class_label_is_refused(tmp_path, monkeypatch):
     _custom_registry(tmp_path, monkeypatch, "  cls:\n    task: classification\n    suites: [s]\n"
                      "    shape: [3, 2]\n    target: c2\n    labels: {negative: [a], positive: [b]}\n"
                      f"    mirror: {{file: c.csv, format: csv-noheader, sha256: {sha}}}\n")
-    try:
-        with pytest.raises(UsageError, match=r"labels \['c'\] that the registry maps to neither class"):
-            load("cls", tmp_path / "mirror")
-    finally:
-        registry._datasets.cache_clear()
+    with pytest.raises(UsageError, match=r"labels \['c'\] that the registry maps to neither class"):
+        load("cls", tmp_path / "mirror")

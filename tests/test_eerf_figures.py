@@ -39,17 +39,15 @@ def test_joint_scaling_is_one_mean_and_std_over_every_entry():
 
 
 def test_registry_scale_inputs_field(tmp_path):
-    assert registry.get_dataset("eerf-mnist-joint").scale_inputs == "joint"
-    assert registry.get_dataset("eerf-mnist").scale_inputs == "columns"
-    mnist, joint = registry.get_dataset("eerf-mnist"), registry.get_dataset("eerf-mnist-joint")
+    assert registry.load().dataset("eerf-mnist-joint").scale_inputs == "joint"
+    assert registry.load().dataset("eerf-mnist").scale_inputs == "columns"
+    mnist, joint = registry.load().dataset("eerf-mnist"), registry.load().dataset("eerf-mnist-joint")
     assert (joint.mirror, joint.holdout, joint.preprocess) == (mnist.mirror, mnist.holdout, mnist.preprocess)
     path = tmp_path / "datasets.yaml"
     path.write_text("suites: {}\ndatasets:\n  toy:\n    task: regression\n    suites: []\n    shape: [10, 2]\n"
                     "    target: y\n    generator: friedman\n    scale_inputs: rows\n")
-    registry._datasets.cache_clear()
     with pytest.raises(UsageError, match="scale_inputs' must be one of columns, joint"):
-        registry._datasets(path)
-    registry._datasets.cache_clear()
+        registry.read_datasets_file(path)
 
 
 def test_gaussian_features_follow_a_common_scale_of_the_inputs():

@@ -89,19 +89,18 @@ def test_registry_split_files_must_cover_the_rows(tmp_path, monkeypatch):
     entry = ("suites: {}\ndatasets:\n  toy:\n    task: regression\n    suites: []\n    shape: [10, 2]\n"
              "    target: y\n    generator: friedman\n    holdout: {train: 6, test: %s, split: %s}\n")
     path.write_text(entry % (4, "files"))
-    assert registry._datasets(path)[0]["toy"].holdout.fixed
+    assert registry.read_datasets_file(path)[0]["toy"].holdout.fixed
     for test, split, msg in ((3, "files", "must cover the 10 rows"), (4, "sideways", "random or files")):
         path.write_text(entry % (test, split))
-        registry._datasets.cache_clear()
         with pytest.raises(UsageError, match=msg):
-            registry._datasets(path)
+            registry.read_datasets_file(path)
 
 
 def test_multiclass_runs_only_native_estimators_and_per_dataset_parameters():
-    assert registry.get_method("eerf-paper").supports("multiclass")
-    assert not registry.get_method("rff-gauss").supports("multiclass")       # a regressor: skipped
-    assert not registry.get_method("eerf-paper-centred").supports("multiclass")
-    m = registry.get_method("eerf-paper")
+    assert registry.load().method("eerf-paper").supports("multiclass")
+    assert not registry.load().method("rff-gauss").supports("multiclass")       # a regressor: skipped
+    assert not registry.load().method("eerf-paper-centred").supports("multiclass")
+    m = registry.load().method("eerf-paper")
     assert m.params_for("eerf-letter") == {"feature_map": "arccos", "arccos_order": 2, "n_candidates": 500,
                                             "n0_fraction": 1.0}
     assert m.params_for("eerf-mnist") == {"n_candidates": 10000, "n0_fraction": 0.2}
@@ -197,7 +196,7 @@ def test_adult_encoding_is_built_from_the_training_file():
     from rfbench.data import load
     from rfbench.data.prepare import _adult_frame, adult_encoding
 
-    ds = registry.get_dataset("eerf-adult")
+    ds = registry.load().dataset("eerf-adult")
     loaded = load("eerf-adult")
     assert loaded.X.shape == (48842, 121) == ds.shape and ds.holdout == (32561, 16281) and ds.holdout.fixed
     train = _adult_frame(MIRROR / "adult" / "adult.data", False)
@@ -224,7 +223,7 @@ def test_mnist_and_letter_are_multiclass_in_file_order():
     assert letter.X.shape == (20000, 16) and len(np.unique(letter.y)) == 26
     first = (MIRROR / "letter" / "letter-recognition.data").read_text().split("\n", 1)[0]
     assert letter.y[0] == ord(first[0]) - ord("A")          # codes follow the sorted letters
-    assert registry.get_dataset("eerf-letter").holdout == (15000, 5000)
+    assert registry.load().dataset("eerf-letter").holdout == (15000, 5000)
 
 
 # ---- the check against the published tables -------------------------------------------------------
@@ -283,7 +282,7 @@ def test_committed_check_matches_the_records(name):
     checked = check_spec(spec)
     assert out.read_text() == f"{spec.title}\n\n{checked.text}"
     pub = check.published_table(spec).drop_duplicates("dataset").set_index("dataset")
-    method = registry.get_method(spec.methods["EERF"])
+    method = registry.load().method(spec.methods["EERF"])
     for paper, ds in spec.datasets.items():
         params = method.params_for(ds)
         assert params["n_candidates"] == int(pub.loc[paper, "M0"])
@@ -318,4 +317,4 @@ def test_rfbench_run_takes_the_fixed_protocol_and_refuses_it_without_a_split(tmp
 
 
 def registry_metric(dataset: str) -> str:
-    return proto.metric_name(registry.get_dataset(dataset).task, "pm1")
+    return proto.metric_name(registry.load().dataset(dataset).task, "pm1")

@@ -120,16 +120,12 @@ def test_several_data_directories_are_searched_in_order(monkeypatch, tmp_path):
     reg.write_text("suites: {s: test}\ndatasets:\n  d:\n    task: regression\n    suites: [s]\n    shape: [20, 2]\n"
                    f"    target: y\n    mirror: {{file: sub/d.csv, format: csv, sha256: {sha}}}\n")
     monkeypatch.setenv("RFBENCH_DATASETS_YAML", str(reg))
-    registry._datasets.cache_clear()
-    try:
-        monkeypatch.setenv("RFBENCH_DATA_DIR", f"{first}{os.pathsep}{second}")
-        loaded = loader.load("d")
-        assert loaded.source == "mirror" and loaded.detail == str(csv) and loaded.X.shape == (20, 2)
-        monkeypatch.setenv("RFBENCH_DATA_DIR", f"{first}{os.pathsep}{tmp_path / 'nope'}")
-        with pytest.raises(UsageError, match=r"RFBENCH_DATA_DIR=.*nope is not a directory"):
-            loader.load("d")
-    finally:
-        registry._datasets.cache_clear()
+    monkeypatch.setenv("RFBENCH_DATA_DIR", f"{first}{os.pathsep}{second}")
+    loaded = loader.load("d")
+    assert loaded.source == "mirror" and loaded.detail == str(csv) and loaded.X.shape == (20, 2)
+    monkeypatch.setenv("RFBENCH_DATA_DIR", f"{first}{os.pathsep}{tmp_path / 'nope'}")
+    with pytest.raises(UsageError, match=r"RFBENCH_DATA_DIR=.*nope is not a directory"):
+        loader.load("d")
 
 
 # -- the built wheel, installed into a fresh venv ---------------------------------------------------

@@ -146,11 +146,8 @@ def test_the_reader_sees_function_level_imports_and_packages():
     assert "rfbench.data" not in GRAPH["rfbench.data.loader"]        # a module of the package itself
 
 
-#: private names still imported across modules, in files being rewritten elsewhere (issue 37): the
-#: list may only shrink
-PRIVATE_IMPORTS_LEFT = {("rfbench.dask_pool", "rfbench.pool._failed_records"),
-                        ("rfbench.dask_pool", "rfbench.tasks._prepared"),
-                        ("rfbench.runner", "rfbench.tasks._prepared")}
+#: private names imported across modules: none may be (the list was emptied by issue 37 item 2)
+PRIVATE_IMPORTS_LEFT: set = set()
 
 
 def test_no_module_imports_another_modules_private_names():
@@ -161,6 +158,36 @@ def test_no_module_imports_another_modules_private_names():
                 found |= {(module, f"{node.module}.{a.name}") for a in node.names
                           if a.name.startswith("_") and not a.name.startswith("__")}
     assert found <= PRIVATE_IMPORTS_LEFT, sorted(found - PRIVATE_IMPORTS_LEFT)
+
+
+def _module_aliases(tree: ast.AST) -> dict[str, str]:
+    """name → rfbench module, for the names a module binds to other rfbench modules (``import
+    rfbench.x as y``, ``from rfbench import x``, ``from rfbench.a import b`` where b is a module)."""
+    out = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name in MODULES and a.asname:
+                    out[a.asname] = a.name
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("rfbench") and not node.level:
+            for a in node.names:
+                if f"{node.module}.{a.name}" in MODULES:
+                    out[a.asname or a.name] = f"{node.module}.{a.name}"
+    return out
+
+
+def test_no_module_uses_another_modules_private_names():
+    """Nor through the module: ``report._tex(...)`` in another module is the same reach inside."""
+    found = []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        aliases = _module_aliases(tree)
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in aliases
+                    and aliases[node.value.id] != module and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                found.append(f"{module}:{node.lineno} uses {aliases[node.value.id]}.{node.attr}")
+    assert not found, "\n".join(found)
 
 
 def test_every_module_starts_with_a_docstring_saying_what_it_is_for():

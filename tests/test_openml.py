@@ -66,7 +66,6 @@ def test_download_from_original_url_archive(mirror_dir, tmp_path, monkeypatch):
     import io
     import tarfile
 
-    from rfbench import registry
 
     df = read_arff(mirror_dir / "torgo" / "delta_ailerons.arff")
     text = "\n".join(" ".join(repr(float(v)) for v in row) for row in df.to_numpy()) + "\n"
@@ -97,7 +96,6 @@ def test_download_from_original_url_archive(mirror_dir, tmp_path, monkeypatch):
                        "    shape: [7129, 5]\n    target: class\n"
                        f"    url: {url}\n    download: {{format: whitespace, member: Ailerons/delta_ailerons.data}}\n")
         monkeypatch.setenv("RFBENCH_DATASETS_YAML", str(reg))
-        registry._datasets.cache_clear()
         got = load("da")
         assert got.source == "url"
         np.testing.assert_allclose(got.X, df.to_numpy()[:, :-1])
@@ -105,7 +103,6 @@ def test_download_from_original_url_archive(mirror_dir, tmp_path, monkeypatch):
     finally:
         server.shutdown()
         server.server_close()
-        registry._datasets.cache_clear()
 
 
 # OpenML 1461 (bank marketing): 7 numeric and 9 nominal inputs, class 1/2 = no/yes

@@ -362,7 +362,7 @@ def test_latex_fits_the_page_width_under_pdflatex(tmp_path, width):
 
 
 def test_status_scales_a_cell_without_finished_tasks_from_the_same_dataset_at_another_budget():
-    from rfbench import status
+    from rfbench import registry, status
 
     done = pd.DataFrame([
         {"dataset": "kinematics", "method": "alc", "n_features": 100, "total_s": 10.0},
@@ -370,7 +370,8 @@ def test_status_scales_a_cell_without_finished_tasks_from_the_same_dataset_at_an
         {"dataset": "bank", "method": "alc", "n_features": 100, "total_s": 30.0},
         {"dataset": "bank", "method": "gfc", "n_features": 100, "total_s": 5.0},
     ])
-    est, known = status.task_seconds(done)([("bank", "alc", 500), ("bank", "gfc", 500), ("kinematics", "alc", 500)])
+    estimate = status.task_seconds(done, registry=registry.load())
+    est, known = estimate([("bank", "alc", 500), ("bank", "gfc", 500), ("kinematics", "alc", 500)])
     # bank at n = 500: its n = 100 time × alc's 500/100 ratio on kinematics (8×); gfc has no dataset
     # with both budgets, so n/n' = 5×; the finished cell keeps its own median
     assert list(est) == pytest.approx([240.0, 25.0, 80.0]) and known == [False, False, True]
@@ -398,10 +399,11 @@ def test_status_size_model_is_a_power_law_in_rows_and_inputs():
 def test_status_size_model_uses_a_methods_declared_cost_scaling():
     """With declared exponents (BMKR: rows²), the estimate is scaled from the largest finished set,
     not fitted to small sets whose times are mostly fixed costs."""
-    from rfbench.registry import get_method
+    from rfbench import registry
     from rfbench.status import _size_model
 
-    assert get_method("bmkr").cost_scaling == {"rows": 2.0} and get_method("gfc").cost_scaling == {}
+    methods = registry.load().methods
+    assert methods["bmkr"].cost_scaling == {"rows": 2.0} and methods["gfc"].cost_scaling == {}
     # sonar has the most rows × inputs, pima the most rows: rows² is scaled from pima
     shape = {"wine": (178, 13), "sonar": (208, 60), "pima": (768, 8)}
     times = pd.Series({"wine": 13.0, "sonar": 13.0, "pima": 45.0})
@@ -417,7 +419,7 @@ def test_a_bad_cost_scaling_is_one_line(tmp_path, monkeypatch):
     reg = tmp_path / "my.yaml"
     reg.write_text("methods:\n  my-svr:\n    estimator: sklearn.svm:SVR\n    cost_scaling: {rows: 2}\n")
     monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
-    assert registry.get_method("my-svr").cost_scaling == {"rows": 2.0}
+    assert registry.load().method("my-svr").cost_scaling == {"rows": 2.0}
     reg.write_text("methods:\n  my-svr:\n    estimator: sklearn.svm:SVR\n    cost_scaling: {rows: fast}\n")
     with pytest.raises(UsageError, match="field 'cost_scaling' must map rows and/or inputs to exponents"):
-        registry.methods()
+        registry.load()

@@ -218,8 +218,6 @@ raise ImportError("no torch in this test")
 @pytest.fixture
 def devmod(tmp_path, monkeypatch):
     """The test estimators importable here and in worker processes; returns the log directory."""
-    from rfbench import registry
-
     code = tmp_path / "code"
     code.mkdir()
     (code / "devmod.py").write_text(DEVMOD)
@@ -228,7 +226,6 @@ def devmod(tmp_path, monkeypatch):
     log.mkdir()
     monkeypatch.setenv("RFBENCH_TEST_LOG", str(log))
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(code), os.environ.get("PYTHONPATH", "")]))
-    monkeypatch.setenv(registry.ADHOC_ENV, "")
     monkeypatch.syspath_prepend(str(code))
     monkeypatch.chdir(code)
     yield log
@@ -250,25 +247,23 @@ def test_accepts_device_reads_the_constructor_once_for_every_estimator():
             pass
 
     assert contract.accepts_device(Takes) and not contract.accepts_device(KeywordsOnly)
-    from rfbench.registry import ForeignEstimator
-
-    assert not contract.accepts_device(ForeignEstimator)      # a wrapped user estimator: the CPU
+    assert not contract.accepts_device(contract.ForeignEstimator)      # a wrapped user estimator: the CPU
 
 
 def test_a_device_item_gives_its_estimator_the_device_and_records_it(devmod):
     from rfbench import registry
 
-    dev, cpu = registry.resolve_method_names(["devmod:DevEst", "devmod:CpuEst"])
-    [on_gpu] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None)
-    [user] = execute(WorkItem("friedman-generated", cpu, 0, (10,), "cuda"), SMALL, None, 1, None)
-    [plain] = execute(WorkItem("friedman-generated", dev, 1, (10,)), SMALL, None, 1, None)
+    reg, (dev, cpu) = registry.resolve_method_names(registry.load(), ["devmod:DevEst", "devmod:CpuEst"])
+    [on_gpu] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, registry=reg)
+    [user] = execute(WorkItem("friedman-generated", cpu, 0, (10,), "cuda"), SMALL, None, 1, None, registry=reg)
+    [plain] = execute(WorkItem("friedman-generated", dev, 1, (10,)), SMALL, None, 1, None, registry=reg)
     assert (on_gpu["status"], on_gpu["device"]) == ("done", "cuda")
     assert (user["status"], user["device"]) == ("done", "cpu")        # no device parameter: the CPU as it is
     assert (plain["status"], plain["device"]) == ("done", "cpu")
     assert [f["device"] for f in _fits(devmod)] == ["cuda", None, "cpu"]
     # the run's plan: only the estimators that take a device are device items
     items = runner.plan(["friedman-generated"], [dev, cpu], [10], SMALL, runner.RunDir(devmod / "r").ensure(),
-                        device="cuda")
+                        device="cuda", registry=reg)
     assert {(i.method, i.device) for i in items} == {(dev, "cuda"), (cpu, "cpu")}
 
 
@@ -276,14 +271,16 @@ def test_a_gpu_out_of_memory_error_is_the_tasks_one_line_error_record(devmod, mo
     from rfbench import registry
 
     monkeypatch.setenv("RFBENCH_TEST_OOM", ".")
-    [dev] = registry.resolve_method_names(["devmod:DevEst"])
-    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, gpu_slots=4)
+    reg, [dev] = registry.resolve_method_names(registry.load(), ["devmod:DevEst"])
+    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, gpu_slots=4,
+                    registry=reg)
     assert rec["status"] == "error" and rec["device"] == "cuda"
     assert rec["message"] == ("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 GiB "
                               "total).; lower --gpu-slots or the budget")
     # torch's one line is long (its advice on fragmentation): cut, so that ours stays in the record
     monkeypatch.setenv("RFBENCH_TEST_OOM", " Of the allocated memory ..." * 30)
-    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, gpu_slots=4)
+    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, gpu_slots=4,
+                    registry=reg)
     assert rec["message"].startswith("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB")
     assert rec["message"].endswith("; lower --gpu-slots or the budget") and len(rec["message"]) <= 500
 
@@ -291,10 +288,12 @@ def test_a_gpu_out_of_memory_error_is_the_tasks_one_line_error_record(devmod, mo
 def test_the_device_is_recorded_but_not_part_of_the_protocol_key(devmod, fake_gpu, tmp_path):
     from rfbench import registry
 
-    dev = registry.resolve_method_names(["devmod:DevEst"])
+    reg, dev = registry.resolve_method_names(registry.load(), ["devmod:DevEst"])
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], dev, [10], SMALL, str(out), RunConfig(device="cuda", folds=[0]), progress=False)
-    runner.run(["friedman-generated"], dev, [10], SMALL, str(out), RunConfig(folds=[0, 1]), progress=False)
+    runner.run(["friedman-generated"], dev, [10], SMALL, str(out), RunConfig(device="cuda", folds=[0]), registry=reg,
+               progress=False)
+    runner.run(["friedman-generated"], dev, [10], SMALL, str(out), RunConfig(folds=[0, 1]), registry=reg,
+               progress=False)
     recs = sorted(runner.RunDir(out).records(), key=lambda r: r["fold"])
     assert [(r["fold"], r["device"], r["protocol"]) for r in recs] == [(0, "cuda", SMALL.key()),
                                                                        (1, "cpu", SMALL.key())]
@@ -432,11 +431,11 @@ def test_worker_lanes_run_at_most_gpu_slots_device_tasks_and_cpu_tasks_beside_th
     from rfbench import registry
 
     monkeypatch.setenv("RFBENCH_TEST_FIT_S", "0.8")
-    methods = registry.resolve_method_names(["devmod:DevEst", "devmod:CpuEst"])
+    reg, methods = registry.resolve_method_names(registry.load(), ["devmod:DevEst", "devmod:CpuEst"])
     protocol = Protocol("cv", outer_folds=4, inner_folds=2, seed=0, max_samples=200)
     out = tmp_path / "run"
     runner.run(["friedman-generated"], methods, [10], protocol, str(out),
-               RunConfig(jobs=3, threads=1, device="cuda", gpu_slots=1), progress=False)
+               RunConfig(jobs=3, threads=1, device="cuda", gpu_slots=1), registry=reg, progress=False)
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 8 and set(df["status"]) == {"done"}
     recs = runner.RunDir(out).records()
@@ -452,6 +451,6 @@ def test_worker_lanes_run_at_most_gpu_slots_device_tasks_and_cpu_tasks_beside_th
     for p in devmod.glob("torch-imported-*"):
         p.unlink()
     runner.run(["friedman-generated"], methods, [10], protocol, str(tmp_path / "cpu"),
-               RunConfig(jobs=2, threads=1), progress=False)
+               RunConfig(jobs=2, threads=1), registry=reg, progress=False)
     assert not list(devmod.glob("torch-imported-*"))      # the CPU never imports torch
     tasks._gpu_capped.clear()

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench import pool, provenance, runner, tasks
+from rfbench import pool, provenance, registry, runner, tasks
 from rfbench import protocol as proto
 from rfbench.errors import UsageError
 from rfbench.protocol import Protocol
@@ -14,6 +14,8 @@ from rfbench.runconfig import RunConfig
 from rfbench.tasks import WorkItem, execute
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
+#: the built-in registry (what the tasks below look their names up in, as the runner passes it)
+REG = registry.load(settings=False)
 
 
 def test_folds_identical_for_every_method_and_saved(tmp_path):
@@ -27,22 +29,22 @@ def test_folds_identical_for_every_method_and_saved(tmp_path):
     folds = pd.read_csv(out / "folds" / "friedman-generated.csv")
     assert len(folds) == 300 and sorted(folds["fold"].unique()) == [0, 1, 2]
     # the stored assignment is the protocol's split
-    _, _, y, _ = tasks._prepared("friedman-generated", None, 300, 0)
+    _, _, y, _ = tasks.prepared(REG.dataset("friedman-generated"), None, 300, 0)
     for k, (_, te) in enumerate(proto.outer_splits(SMALL, y, "regression")):
         assert (folds["fold"].to_numpy()[te] == k).all()
 
 
 def test_test_fold_values_do_not_leak_into_training(monkeypatch):
-    _, X, y, src = tasks._prepared("friedman-generated", None, 300, 0)
+    _, X, y, src = tasks.prepared(REG.dataset("friedman-generated"), None, 300, 0)
     _, te = proto.outer_splits(SMALL, y, "regression")[0]
     X2, y2 = X.copy(), y.copy()
     X2[te] *= 1000.0
     y2[te] += 1e6
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
-    base = execute(item, SMALL, None, 1, None)[0]
-    monkeypatch.setattr(tasks, "_prepared", lambda *a: (tasks.get_dataset("friedman-generated"), X2, y2, src))
+    base = execute(item, SMALL, None, 1, None, registry=REG)[0]
+    monkeypatch.setattr(tasks, "prepared", lambda ds, *a: (ds, X2, y2, src))
     tasks._fold_data.cache_clear()          # the runner keeps a fold's data for the next task
-    poisoned = execute(item, SMALL, None, 1, None)[0]
+    poisoned = execute(item, SMALL, None, 1, None, registry=REG)[0]
     assert base["status"] == poisoned["status"] == "done"
     # identical training statistics ⇒ identical selection, to the last digit of the CV error
     assert json.loads(base["params"]) == json.loads(poisoned["params"])
@@ -59,7 +61,7 @@ def test_scaler_uses_training_rows_only():
 
 def test_error_and_timeout_become_records(tmp_path, monkeypatch):
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
-    recs = execute(item, SMALL, None, 1, timeout_s=1e-3)
+    recs = execute(item, SMALL, None, 1, timeout_s=1e-3, registry=REG)
     assert recs[0]["status"] == "timeout" and "timeout" in recs[0]["message"]
     from rfbench.methods import rff
 
@@ -67,7 +69,7 @@ def test_error_and_timeout_become_records(tmp_path, monkeypatch):
         raise RuntimeError("synthetic failure")
 
     monkeypatch.setattr(rff.RFFRegressor, "fit", boom)
-    recs = execute(item, SMALL, None, 1, None)
+    recs = execute(item, SMALL, None, 1, None, registry=REG)
     assert recs[0]["status"] == "error" and "synthetic failure" in recs[0]["message"]
 
 
@@ -77,10 +79,10 @@ def test_a_task_off_the_main_thread_runs_without_an_alarm_and_on_supplied_data()
     from concurrent.futures import ThreadPoolExecutor
 
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
-    _, X, y, src = tasks._prepared("friedman-generated", None, 300, 0)
+    _, X, y, src = tasks.prepared(REG.dataset("friedman-generated"), None, 300, 0)
     with ThreadPoolExecutor(1) as threads:
-        [rec] = threads.submit(execute, item, SMALL, None, 1, 60.0).result()
-        [sent] = threads.submit(execute, item, SMALL, "/nonexistent", 1, 60.0, (X, y, src)).result()
+        [rec] = threads.submit(execute, item, SMALL, None, 1, 60.0, registry=REG).result()
+        [sent] = threads.submit(execute, item, SMALL, "/nonexistent", 1, 60.0, (X, y, src), registry=REG).result()
     assert rec["status"] == sent["status"] == "done", rec["message"]
     assert (sent["error"], sent["params"], sent["source"]) == (rec["error"], rec["params"], rec["source"])
 
@@ -97,7 +99,7 @@ def test_failed_tasks_are_retried_done_ones_skipped(tmp_path, monkeypatch):
     runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 3 and set(df["status"]) == {"done"}
-    items = runner.plan(["friedman-generated"], ["rff-gauss"], [10], SMALL, runner.RunDir(out))
+    items = runner.plan(["friedman-generated"], ["rff-gauss"], [10], SMALL, runner.RunDir(out), registry=REG)
     assert items == []
 
 
@@ -189,7 +191,8 @@ def test_dataset_smaller_than_the_fold_count_is_a_clear_error():
 
 
 def test_lgbm_budgets_share_one_work_item(tmp_path):
-    items = runner.plan(["friedman-generated"], ["lgbm", "rff-gauss"], [10, 20], SMALL, runner.RunDir(tmp_path).ensure())
+    items = runner.plan(["friedman-generated"], ["lgbm", "rff-gauss"], [10, 20], SMALL, runner.RunDir(tmp_path).ensure(),
+                        registry=REG)
     lgbm = [i for i in items if i.method == "lgbm"]
     assert len(lgbm) == 3 and all(i.budgets == (10, 20) for i in lgbm)
     assert len([i for i in items if i.method == "rff-gauss"]) == 6
@@ -214,7 +217,8 @@ def test_the_runner_reads_budget_sharing_and_fitted_attributes_through_the_writt
 
 
 def test_shared_fit_time_is_attributed_to_the_budgets_not_repeated():
-    recs = {r["n_features"]: r for r in execute(WorkItem("friedman-generated", "lgbm", 0, (10, 30)), SMALL, None, 1, None)}
+    recs = {r["n_features"]: r for r in execute(WorkItem("friedman-generated", "lgbm", 0, (10, 30)), SMALL, None, 1, None,
+                                                registry=REG)}
     assert {r["status"] for r in recs.values()} == {"done"}
     whole = recs[10]["shared_fit_s"]
     assert whole == recs[30]["shared_fit_s"] > 0
@@ -224,7 +228,7 @@ def test_shared_fit_time_is_attributed_to_the_budgets_not_repeated():
     assert fits[30] == pytest.approx(3 * fits[10])
     assert recs[10]["tune_s"] + recs[30]["tune_s"] <= whole
     # a budget fitted alone keeps its whole time and has no shared part
-    alone = execute(WorkItem("friedman-generated", "rff-gauss", 0, (10,)), SMALL, None, 1, None)[0]
+    alone = execute(WorkItem("friedman-generated", "rff-gauss", 0, (10,)), SMALL, None, 1, None, registry=REG)[0]
     assert "shared_fit_s" not in alone
 
 
@@ -395,8 +399,8 @@ def test_an_interrupted_task_releases_its_claim(tmp_path, monkeypatch):
 def test_unobtainable_dataset_is_skipped_with_one_line_or_fails_under_strict(monkeypatch):
     from rfbench.errors import DataUnavailable
 
-    def fake_load(name, data_dir):
-        if name == "bankmarketing":
+    def fake_load(ds, data_dir):
+        if ds.name == "bankmarketing":
             raise DataUnavailable("dataset 'bankmarketing' is not available (OpenML unreachable)")
 
     monkeypatch.setattr(runner, "load", fake_load)
@@ -411,20 +415,19 @@ def test_default_jobs_is_one_process_per_core_unless_every_method_prefers_thread
     """--jobs left out: the placement measured faster (bench/perf/thread_placement.py: processes for
     every built-in method) decides; a user method registered with placement: threads runs alone on
     one worker with every core; --threads alone gives cores // threads workers."""
-    from rfbench import registry
 
-    assert {registry.get_method(m).placement for m in registry.methods()} == {"processes"}
+    assert {m.placement for m in registry.load().methods.values()} == {"processes"}
     assert runner.default_jobs(["gfc", "lgbm"], cores=4) == 4
     assert runner.default_jobs(["gfc"], threads=2, cores=4) == 2
     reg = tmp_path / "my.yaml"
     reg.write_text("methods:\n  my-ridge:\n    estimator: sklearn.linear_model:Ridge\n    placement: threads\n")
     monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
-    assert registry.get_method("my-ridge").placement == "threads"
+    assert registry.load().method("my-ridge").placement == "threads"
     assert runner.default_jobs(["my-ridge"], cores=4) == 1
     assert runner.default_jobs(["my-ridge", "gfc"], cores=4) == 4    # mixed: the cores as processes
     reg.write_text("methods:\n  my-ridge:\n    estimator: sklearn.linear_model:Ridge\n    placement: gpu\n")
     with pytest.raises(UsageError, match="field 'placement' must be one of processes, threads, got 'gpu'"):
-        registry.methods()
+        registry.load()
 
 
 def test_the_command_line_default_runs_one_single_threaded_worker_per_core(tmp_path, monkeypatch):
@@ -472,8 +475,8 @@ def test_a_run_without_any_obtainable_dataset_says_so_not_that_every_task_is_don
     spec's group (reproduce goes on with its other groups): the skipped lines and "nothing run"."""
     from rfbench.errors import DataUnavailable
 
-    def unavailable(name, data_dir):
-        raise DataUnavailable(f"dataset '{name}' is not available (no mirror)")
+    def unavailable(ds, data_dir):
+        raise DataUnavailable(f"dataset '{ds.name}' is not available (no mirror)")
 
     monkeypatch.setattr(runner, "load", unavailable)
     monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)

@@ -48,13 +48,13 @@ def _raw_rows(path, sep):
 # ------------------------------------------------------------------ registry (no mirror needed)
 
 def test_salsa_suite_lists_the_datasets():
-    assert "salsa" in registry.suites()
-    assert [d.name for d in registry.suite_datasets("salsa")] == SALSA_NAMES
+    assert "salsa" in registry.load().suites
+    assert [d.name for d in registry.load().suite("salsa")] == SALSA_NAMES
 
 
 @pytest.mark.parametrize("name", SALSA_NAMES)
 def test_salsa_entries_are_complete(name):
-    ds = registry.get_dataset(name)
+    ds = registry.load().dataset(name)
     assert ds.task == "regression" and ds.suites == ("salsa",)
     assert ds.preprocess == name and name in PREPARERS
     assert ds.mirror is not None and ds.mirror.file.startswith("uci-salsa/")
@@ -69,7 +69,7 @@ def test_salsa_d_and_n_match_table1_or_the_documented_difference():
         table = {row["dataset"]: (int(row["D"]), int(row["n"])) for row in csv.DictReader(fh)}
     covered = set()
     for name in SALSA_NAMES:
-        ds = registry.get_dataset(name)
+        ds = registry.load().dataset(name)
         if name in NOT_IN_TABLE1:
             assert ds.paper not in table
             continue
@@ -89,7 +89,7 @@ def test_salsa_d_and_n_match_table1_or_the_documented_difference():
 @pytest.mark.parametrize("name", SALSA_NAMES)
 def test_salsa_dataset_loads_with_registered_shape(mirror_dir, name):
     loaded = _load(name, mirror_dir)
-    ds = registry.get_dataset(name)
+    ds = registry.load().dataset(name)
     assert loaded.source == "mirror"
     assert loaded.X.shape == ds.shape and loaded.y.shape == (ds.m,)
     assert np.isfinite(loaded.X).all() and np.isfinite(loaded.y).all()
@@ -151,7 +151,7 @@ def test_salsa_mat_targets_and_inputs(mirror_dir):
 def test_telemonit_is_the_female_subset(mirror_dir):
     rows = _raw_rows(mirror_dir / "uci-salsa" / "telemonitoring.txt", ",")
     female = [r for r in rows if r[2] == 1]
-    assert len(rows) == 5875 and len(female) == 1867 == registry.get_dataset("salsa-telemonit").m
+    assert len(rows) == 5875 and len(female) == 1867 == registry.load().dataset("salsa-telemonit").m
     # motor_UPDRS (col 5) is not an input: no input column equals it
     X = _load("salsa-telemonit", mirror_dir).X
     motor = np.array([r[4] for r in female])
@@ -174,7 +174,7 @@ def test_blog_word_columns_are_the_38_most_frequent(mirror_dir):
 def test_extra_noise_columns_are_standard_normal_and_reproducible(mirror_dir, name):
     n_raw, k = NOISE[name]
     loaded = _load(name, mirror_dir)
-    ds = registry.get_dataset(name)
+    ds = registry.load().dataset(name)
     Z = loaded.X[:, n_raw:]
     m = len(Z)
     assert Z.shape == (m, k) and ds.d == n_raw + k
@@ -200,7 +200,7 @@ def test_extra_noise_columns_are_standard_normal_and_reproducible(mirror_dir, na
 
 @pytest.mark.parametrize("name", SALSA_NAMES)
 def test_holdout_split_with_registry_sizes_fits(mirror_dir, name):
-    ds = registry.get_dataset(name)
+    ds = registry.load().dataset(name)
     y = _load(name, mirror_dir).y
     for seed in (0, 1):
         (tr, te), = proto.outer_splits(proto.Protocol("holdout", seed=seed), y, "regression", ds.holdout)

@@ -46,11 +46,9 @@ def custom_registry(tmp_path, monkeypatch):
     def make(entries: str) -> Path:
         path = tmp_path / "datasets.yaml"
         path.write_text("suites: {s: test}\ndatasets:\n" + entries)
-        monkeypatch.setenv("RFBENCH_DATASETS_YAML", str(path))
-        registry._datasets.cache_clear()
+        monkeypatch.setenv("RFBENCH_DATASETS_YAML", str(path))     # read whenever a registry is built
         return path
-    yield make
-    registry._datasets.cache_clear()
+    return make
 
 
 def generated(name: str) -> str:
@@ -70,12 +68,12 @@ def mirrored(name: str, file: str, append: str = "") -> str:
 def test_unsafe_dataset_name_is_refused_when_the_registry_loads(custom_registry, name):
     custom_registry(generated(name))
     with pytest.raises(UsageError, match="dataset name .* is not allowed"):
-        registry.datasets()
+        registry.load()
 
 
 def test_safe_names_still_load(custom_registry):
     custom_registry(generated("a.b-c_9") + generated("Z"))
-    assert set(registry.datasets()) == {"a.b-c_9", "Z"}
+    assert set(registry.load().datasets) == {"a.b-c_9", "Z"}
 
 
 def test_escaping_dataset_name_through_the_cli_writes_nothing_outside_out(custom_registry, tmp_path):
@@ -121,7 +119,7 @@ def test_store_refuses_every_path_outside_the_run_directory(tmp_path):
 def test_mirror_path_leaving_the_data_directory_is_refused_when_the_registry_loads(custom_registry, file, append):
     custom_registry(mirrored("leaky", file, append))
     with pytest.raises(UsageError, match="entry 'leaky': field 'mirror.file' must be a path relative to the data"):
-        registry.datasets()
+        registry.load()
 
 
 def test_mirror_path_outside_through_the_cli(custom_registry):
@@ -145,7 +143,7 @@ def test_loader_refuses_a_mirror_path_outside_the_data_directory(tmp_path):
 def test_unknown_generator_is_refused_when_the_registry_loads(custom_registry):
     custom_registry(generated("g").replace("friedman", "nosuch"))
     with pytest.raises(UsageError, match="entry 'g': field 'generator' must be one of breiman, friedman"):
-        registry.datasets()
+        registry.load()
 
 
 # -- 3. a methods.yaml module or class that does not exist ------------------------------------------

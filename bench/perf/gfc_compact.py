@@ -22,6 +22,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from rfbench import protocol as proto
+from rfbench import registry
 from rfbench.methods.cvgrad import OneFrequencyCV, inverted_blocks
 from rfbench.methods.moderows import ModeCentredRows, column_modes
 from rfbench.tasks import fold_task
@@ -45,7 +46,7 @@ def main() -> None:
     ap.add_argument("--output", default="results/gfc-compact.json")
     args = ap.parse_args()
 
-    task = fold_task(args.dataset, "gfc", args.fold, proto.Protocol(), args.data_dir, 1)
+    task = fold_task(args.dataset, "gfc", args.fold, proto.Protocol(), args.data_dir, 1, registry=registry.load())
     X_all, y_all = np.asarray(task.X_tr), np.asarray(task.y_tr, dtype=float)
     modes, off = column_modes(X_all)
     compact_all = ModeCentredRows.from_dense(X_all, modes)

@@ -66,14 +66,14 @@ def fit_fold(dataset: str, method: str, n: int, fold: int, device: str, data_dir
     """Fit one outer fold as the runner does, on ``device`` when the estimator takes one."""
     from threadpoolctl import threadpool_limits
 
-    from rfbench import contract
+    from rfbench import contract, registry
     from rfbench import protocol as proto
     from rfbench.tasks import fold_task
 
     row = {"dataset": dataset, "method": method, "n": n, "fold": fold, "device": "cpu"}
     try:
         protocol = proto.Protocol(name="cv", outer_folds=OUTER_FOLDS, inner_folds=5, seed=0)
-        task = fold_task(dataset, method, fold, protocol, data_dir, threads=1)
+        task = fold_task(dataset, method, fold, protocol, data_dir, threads=1, registry=registry.load())
         params = dict(task.common)
         if device != "cpu" and "device" in inspect.signature(task.cls).parameters:
             params["device"] = device
@@ -97,10 +97,10 @@ def fit_fold(dataset: str, method: str, n: int, fold: int, device: str, data_dir
 # plans
 
 def accepts_device(method: str) -> bool:
-    from rfbench.registry import get_method
+    from rfbench import registry
 
     try:
-        cls = get_method(method).estimator_class("regression")
+        cls = registry.load().method(method).estimator_class("regression")
     except Exception:  # noqa: BLE001
         return False
     return "device" in inspect.signature(cls).parameters

@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from rfbench import protocol as proto
+from rfbench import registry
 from rfbench.tasks import WorkItem, execute
 
 
@@ -34,10 +35,11 @@ def main() -> None:
     args = ap.parse_args()
     item = WorkItem(args.dataset, args.method, args.fold, (args.features,))
     protocol = proto.Protocol()
+    reg = registry.load()
     profiler = cProfile.Profile()
     t0 = time.perf_counter()
     profiler.enable()
-    (record,) = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), args.threads, None)
+    (record,) = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), args.threads, None, registry=reg)
     profiler.disable()
     wall = time.perf_counter() - t0
     out = io.StringIO()

@@ -23,7 +23,10 @@ import os
 import time
 from pathlib import Path
 
-from rfbench import check  # first: rfbench sets the BLAS thread timeout before NumPy loads
+from rfbench import (
+    check,  # first: rfbench sets the BLAS thread timeout before NumPy loads
+    registry,
+)
 from rfbench import protocol as proto
 from rfbench.tasks import WorkItem, execute
 
@@ -49,6 +52,7 @@ def main() -> None:
     args = ap.parse_args()
     published = published_walltimes()
     protocol = proto.Protocol()
+    reg = registry.load()
     rows = []
     for spec in args.task or DEFAULT_TASKS:
         method, n, dataset = spec.split(":")
@@ -57,7 +61,7 @@ def main() -> None:
                "published_walltime_s": published.get((dataset, method, int(n)))}
         for threads in (1, 2):
             t0 = time.perf_counter()
-            (rec,) = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), threads, None)
+            (rec,) = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), threads, None, registry=reg)
             wall = time.perf_counter() - t0
             if rec["status"] != "done":
                 raise SystemExit(f"{spec} with {threads} thread(s): {rec['status']}: {rec['message']}")

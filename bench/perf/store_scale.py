@@ -103,13 +103,14 @@ def expected_records() -> int:
 
 def write_synthetic(path: Path) -> int:
     """The synthetic directory (see the module docstring); returns the number of records."""
-    from rfbench.registry import get_dataset
+    from rfbench import registry
     from rfbench.store import RunDir
 
     run = RunDir(path).ensure()
     rng = np.random.default_rng(0)
     t0 = datetime(2026, 11, 1, tzinfo=UTC)
     written = 0
+    reg = registry.load()
     for seed in range(SEEDS):
         invocation = uuid.UUID(int=int(rng.integers(2**63))).hex[:12]
         started = t0 + timedelta(hours=30 * seed)
@@ -122,7 +123,7 @@ def write_synthetic(path: Path) -> int:
         })
         at = started
         for d_i, dname in enumerate(DATASETS):
-            m_rows = get_dataset(dname).shape[0]
+            m_rows = reg.dataset(dname).shape[0]
             n_test = m_rows // FOLDS
             for m_i, meth in enumerate(METHODS):
                 base_err = 3.0 + d_i * 0.7 + m_i * 0.05

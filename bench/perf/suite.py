@@ -161,7 +161,8 @@ def main() -> None:
         merge(Path(args.output), [Path(m) for m in args.merge], args.label, args.carry_from, protocol.n_outer,
               [c.split(":", 1) for c in args.compare])
         return
-    datasets = [d.name for d in registry.suite_datasets(args.suite)]
+    reg = registry.load()
+    datasets = [d.name for d in reg.suite(args.suite)]
     if args.datasets:
         datasets = [d for d in datasets if d in args.datasets.split(",")]
     budgets = tuple(sorted(int(n) for n in args.features.split(",")))
@@ -169,7 +170,7 @@ def main() -> None:
     state = json.loads(out.read_text()) if out.is_file() else {"labels": {}}
     rows = state["labels"].setdefault(args.label, {"rows": []})["rows"]
     for method in args.methods.split(","):
-        shares = contract.shares_budgets(registry.get_method(method).estimator_class("regression"))
+        shares = contract.shares_budgets(reg.method(method).estimator_class("regression"))
         for dataset in datasets:
             items = [WorkItem(dataset, method, args.fold, budgets)] if shares else \
                     [WorkItem(dataset, method, args.fold, (n,)) for n in budgets]
@@ -178,7 +179,7 @@ def main() -> None:
                                        for r in rows):
                     continue
                 t0, cpu0 = time.perf_counter(), time.process_time()
-                recs = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), args.threads, None)
+                recs = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), args.threads, None, registry=reg)
                 row = {"dataset": dataset, "method": method, "budgets": list(item.budgets), "fold": args.fold,
                        "threads": args.threads, "seconds": time.perf_counter() - t0,
                        "cpu_seconds": time.process_time() - cpu0,

@@ -104,7 +104,8 @@ def main() -> None:
     bench = json.loads(Path(args.benchmark).read_text())
     label = bench["current"]
     rows = bench["labels"][label]["rows"]
-    datasets = [d.name for d in registry.suite_datasets(args.suite)]
+    reg = registry.load()
+    datasets = [d.name for d in reg.suite(args.suite)]
     if args.datasets:
         datasets = [d for d in datasets if d in args.datasets.split(",")]
     data_dir = os.environ.get("RFBENCH_DATA_DIR")
@@ -114,9 +115,9 @@ def main() -> None:
         measured = {d: {"alc": {int(n): v for n, v in m["alc"].items()}, "lgbm": m["lgbm"]} for d, m in kept.items()}
     with threadpool_limits(limits=1):
         for dataset in (d for d in datasets if d not in measured):
-            task = fold_task(dataset, "alc", 0, protocol, data_dir, 1)
+            task = fold_task(dataset, "alc", 0, protocol, data_dir, 1, registry=reg)
             measured[dataset] = {"alc": {n: alc_share(task, n) for n in (100, 500)},
-                                 "lgbm": lgbm_share(fold_task(dataset, "lgbm", 0, protocol, data_dir, 1))}
+                                 "lgbm": lgbm_share(fold_task(dataset, "lgbm", 0, protocol, data_dir, 1, registry=reg))}
             a, g = measured[dataset]["alc"], measured[dataset]["lgbm"]
             print(f"{dataset:16s} alc share n=100 {a[100]['share']:.2f}, n=500 {a[500]['share']:.2f} "
                   f"(evaluation {a[500]['evaluation_s'] * 1e3:.0f} ms); lgbm fit share {g['share']:.2f}", flush=True)

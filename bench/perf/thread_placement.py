@@ -36,7 +36,8 @@ SUITE_METHODS = ["gfc", "alc", "rff-gauss", "eerf", "lkrf", "gbrff", "lgbm", "sa
 
 
 def _items(method: str, dataset: str, budgets: tuple[int, ...], fold: int) -> list[WorkItem]:
-    cls = registry.get_method(method).estimator_class(registry.get_dataset(dataset).task)
+    reg = registry.load()
+    cls = reg.method(method).estimator_class(reg.dataset(dataset).task)
     shares = contract.shares_budgets(cls)     # as the runner plans work items
     return [WorkItem(dataset, method, fold, budgets)] if shares else [WorkItem(dataset, method, fold, (n,)) for n in budgets]
 
@@ -44,9 +45,10 @@ def _items(method: str, dataset: str, budgets: tuple[int, ...], fold: int) -> li
 def _run_items(items: list[WorkItem], threads: int) -> list[dict]:
     """The items one after the other in this process (a fresh worker: data loaded inside)."""
     data_dir = os.environ.get("RFBENCH_DATA_DIR")
+    reg = registry.load()
     out = []
     for item in items:
-        out += execute(item, proto.Protocol(), data_dir, threads, None)
+        out += execute(item, proto.Protocol(), data_dir, threads, None, registry=reg)
     return out
 
 

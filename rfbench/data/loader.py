@@ -7,7 +7,11 @@ one-line hint on how to supply the data offline. Mirror files are checked agains
 sha256; a mismatch is refused (user entries may leave the checksum out).
 
 Datasets named on the command line (``--datasets file.csv --target y``, ``openml:ID``) are turned
-into registry entries by :func:`resolve_dataset_names`.
+into registry entries by :func:`resolve_dataset_names`, which returns the registry with them.
+
+The functions take the registry's entry of a dataset (a :class:`rfbench.registry.Dataset`); ``load``
+and ``offline`` also take a name, looked up in the registry they are given (by default the one
+:func:`rfbench.registry.load` builds then).
 """
 
 from __future__ import annotations
@@ -29,15 +33,13 @@ from rfbench.data.arff import read_arff
 from rfbench.data.generators import GENERATORS
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.registry import (
+    COMMAND_LINE,
     FILE_FORMATS,
     Dataset,
-    add_adhoc,
+    Registry,
     check_name,
-    command_line_entries,
-    datasets,
-    get_dataset,
-    get_method,
-    parse_dataset,
+    command_line_dataset,
+    or_default,
 )
 
 CACHE_VERSION = 1
@@ -129,11 +131,18 @@ def where_found(ds: Dataset, override=None) -> str:
     return "absent (no source registered)"
 
 
-def offline(name: str, data_dir=None) -> bool:
+def entry(dataset: Dataset | str, registry: Registry | None = None) -> Dataset:
+    """The registry entry of a dataset given by its entry or its name (looked up in ``registry``, by
+    default the one built now)."""
+    return dataset if isinstance(dataset, Dataset) else or_default(registry).dataset(dataset)
+
+
+def offline(dataset: Dataset | str, data_dir=None, registry: Registry | None = None) -> bool:
     """Whether a dataset can be obtained here without the network: its own file (user data) or its
     mirror files are present, a generator makes it, or an earlier download is cached (files are not
     hashed: the loader checks them when it reads them)."""
-    ds = get_dataset(name)
+    ds = entry(dataset, registry)
+    name = ds.name
     if ds.file and Path(ds.file).is_file():     # a user dataset's own file
         return True
     if mirror_root(ds, data_dir) is not None:
@@ -426,9 +435,12 @@ def _write_cache(ds: Dataset, loaded: Loaded) -> None:
         pass  # a read-only cache only costs speed
 
 
-def load(name: str, data_dir_override=None, allow_download: bool = True, use_cache: bool = True) -> Loaded:
-    """(X, y) of a registered dataset, from the first source that has it."""
-    ds = get_dataset(name)
+def load(dataset: Dataset | str, data_dir_override=None, allow_download: bool = True, use_cache: bool = True,
+         registry: Registry | None = None) -> Loaded:
+    """(X, y) of a registered dataset (its entry, or its name in ``registry``), from the first source
+    that has it."""
+    ds = entry(dataset, registry)
+    name = ds.name
     if ds.unavailable:
         raise DataUnavailable(ds.unavailable)
     if use_cache:
@@ -539,8 +551,10 @@ def _infer(name: str, df: pd.DataFrame, target: str, task: str | None, origin: s
     return entry
 
 
-def resolve_dataset_names(names, target: str | None = None, task: str | None = None, note=_note) -> list[str]:
-    """Dataset names of the command line: registered names as they are; a data file (csv, tsv, arff,
+def resolve_dataset_names(registry: Registry, names, target: str | None = None, task: str | None = None,
+                          note=_note) -> tuple[Registry, list[str]]:
+    """(the registry with them, the dataset names) of the command line's datasets (the registry
+    itself is not changed: the one returned is a new value): registered names as they are; a data file (csv, tsv, arff,
     parquet) registered under its file name's stem with ``target`` (required but for ARFF, whose
     default is the last attribute); ``openml:ID`` registered as ``openml-ID`` (target: ``target`` or
     the dataset's default target attribute). The task is ``task``, else inferred (one note line).
@@ -548,23 +562,28 @@ def resolve_dataset_names(names, target: str | None = None, task: str | None = N
     warning (an error with --strict)."""
     out, user = [], False
     for n in names:
+        added = None
         if n.lower().startswith("openml:"):
-            n, user = _register_openml(n, target, task, note), True
-        elif n not in datasets() and _is_file_spec(n):
-            n, user = _register_file(n, target, task, note), True
+            added = _register_openml(registry, n, target, task, note)
+        elif n not in registry.datasets and _is_file_spec(n):
+            added = _register_file(registry, n, target, task, note)
+        if added is not None:
+            n, user = added[0], True
+            registry = registry.with_command_line(datasets=dict([added]))
         if n not in out:
             out.append(n)
     if (target or task) and not user:
         raise UsageError(f"{'--target' if target else '--task'} applies to data files and openml:ID in --datasets "
                          "only (a registered dataset has its target and task in its registry entry)")
-    return out
+    return registry, out
 
 
-def _check_new(name: str, source: str) -> None:
-    check_name(Path("command line"), name, "dataset")
-    if name in datasets() and name not in command_line_entries("datasets"):
+def _check_new(registry: Registry, name: str, source: str) -> None:
+    check_name(Path(COMMAND_LINE), name, "dataset")
+    held = registry.datasets.get(name)
+    if held is not None and held.origin != COMMAND_LINE:
         raise UsageError(f"--datasets {source}: its name '{name}' is already a registered dataset "
-                         f"({get_dataset(name).origin}); rename the file, or register it under another name in a "
+                         f"({held.origin}); rename the file, or register it under another name in a "
                          "--registry file")
 
 
@@ -581,14 +600,15 @@ def _refuse_duplicate_header(path: Path, fmt: str) -> None:
                          "give every column its own name")
 
 
-def _register_file(spec: str, target: str | None, task: str | None, note) -> str:
+def _register_file(registry: Registry, spec: str, target: str | None, task: str | None, note) -> tuple[str, dict]:
+    """(name, entry) of a data file named on the command line."""
     path = Path(spec).expanduser().absolute()
     if not path.is_file():
         raise UsageError(f"--datasets {spec}: no such file (a data file: csv, tsv, arff or parquet; or a "
                          "registered dataset name, see `rfbench datasets list`)")
     fmt = FILE_FORMATS.get(path.suffix.lower(), "csv")
     name = _file_dataset_name(path)
-    _check_new(name, spec)
+    _check_new(registry, name, spec)
     df = read_table(path, fmt)
     _refuse_duplicate_header(path, fmt)
     if not target:
@@ -599,51 +619,49 @@ def _register_file(spec: str, target: str | None, task: str | None, note) -> str
     entry = {"file": str(path), "format": fmt, "target": target, "sha256": sha256_of(path),
              **_infer(name, df, target, task, str(path), note)}
     shape = _shape(name, entry, df, target, str(path))
-    add_adhoc("datasets", name, {**entry, "shape": list(shape)})
-    return name
+    return name, {**entry, "shape": list(shape)}
 
 
 def _shape(name: str, entry: dict, df: pd.DataFrame, target: str, origin: str) -> tuple[int, int]:
-    ds = parse_dataset(Path("command line"), name, entry, user=True)
+    ds = command_line_dataset(name, entry)
     X, y = _frame_to_arrays(ds, df, target, origin)
     validate_arrays(ds, X, y, origin)
     return X.shape
 
 
-def _register_openml(spec: str, target: str | None, task: str | None, note) -> str:
+def _register_openml(registry: Registry, spec: str, target: str | None, task: str | None, note) -> tuple[str, dict]:
+    """(name, entry) of ``openml:ID`` named on the command line (an unavailable one when it cannot be
+    downloaded)."""
     raw = spec.partition(":")[2].strip()
     if not raw.isdigit() or int(raw) < 1:
         raise UsageError(f"--datasets {spec}: an OpenML dataset is openml:ID with a positive integer ID, "
                          "e.g. openml:4531")
     did = int(raw)
     name = f"openml-{did}"
-    _check_new(name, spec)
+    _check_new(registry, name, spec)
     from rfbench.data.openml_source import fetch_openml_frame
 
     try:
         df = fetch_openml_frame(did, cache_dir() / "openml")
     except DataUnavailable as exc:
-        add_adhoc("datasets", name, {"openml": {"id": did, "target": target}, "target": target or "",
-                                     "task": task or "regression",
-                                     "unavailable": f"dataset '{name}' is not available ({exc}); to run "
-                                                    f"offline: fetch OpenML id {did} once with network"})
-        return name
+        return name, {"openml": {"id": did, "target": target}, "target": target or "", "task": task or "regression",
+                      "unavailable": f"dataset '{name}' is not available ({exc}); to run offline: fetch OpenML id "
+                                     f"{did} once with network"}
     tgt = target or df.attrs.get("openml_default_target") or ""
     if not tgt or "," in tgt:
         raise UsageError(f"--datasets {spec}: OpenML {did} has {'several default targets' if tgt else 'no default target'}"
                          f"; give --target COLUMN")
     entry = {"openml": {"id": did, "target": tgt}, "target": tgt, **_infer(name, df, tgt, task, f"OpenML {did}", note)}
     shape = _shape(name, entry, df, tgt, f"OpenML {did}")
-    add_adhoc("datasets", name, {**entry, "shape": list(shape)})
-    return name
+    return name, {**entry, "shape": list(shape)}
 
 
-def provenance(dataset_names, method_names=()) -> dict:
+def provenance(registry: Registry, dataset_names, method_names=()) -> dict:
     """What run.json records of the user datasets and methods of a run (built-in ones: nothing):
     where each comes from, a data file's sha256 and the shape; an estimator's module path."""
     out: dict = {}
     for name in dataset_names:
-        ds = get_dataset(name)
+        ds = registry.dataset(name)
         if not ds.user:
             continue
         info = {"origin": ds.origin, "task": ds.task, "target": ds.target or None,
@@ -657,7 +675,7 @@ def provenance(dataset_names, method_names=()) -> dict:
             info["openml"] = ds.openml_id
         out.setdefault("datasets", {})[name] = info
     for name in method_names:
-        m = get_method(name)
+        m = registry.method(name)
         if m.origin != "built-in":
             out.setdefault("methods", {})[name] = {"origin": m.origin, "estimators": m.estimators,
                                                    "params": m.params, "grid": m.grid}
