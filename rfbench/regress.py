@@ -303,12 +303,13 @@ def device_methods(spec: Spec) -> set[tuple[str, str]]:
     (:func:`rfbench.contract.accepts_device`): the pairs a device run computes with the torch code."""
     from rfbench import contract, registry
 
+    reg = registry.load()
     pairs = set()
     for datasets, methods in _ci(spec).plan.method_groups():
         for dname in datasets:
-            task = registry.get_dataset(dname).task
+            task = reg.dataset(dname).task
             for mname in methods:
-                method = registry.get_method(mname)
+                method = reg.method(mname)
                 if method.supports(task) and contract.accepts_device(method.estimator_class(task)):
                     pairs.add((dname, mname))
     return pairs
