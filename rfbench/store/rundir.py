@@ -21,6 +21,7 @@ or the new version of each, never a partial one. Re-running resumes: ``done`` re
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import stat
@@ -48,32 +49,16 @@ class RunDir:
         self.read_only = read_only
         self.records_dir = self.path / "records"
         self.index_path = self.path / INDEX_NAME
-        self._index = RecordIndex(self.records_dir, self.index_path, self.inside, read_only)
         self._inside_dirs: set[Path] = set()                # directories already resolved to inside the run
         self._unsynced: list[Path] = []                     # records written with durable=False since sync()
+        # the index checks its own writes with the same rule, through a function that holds no
+        # reference to this object: a RunDir let go of is freed at once with its records
+        self._index = RecordIndex(self.records_dir, self.index_path,
+                                  functools.partial(inside, self.path, self._inside_dirs), read_only)
 
     def inside(self, path: Path) -> Path:
-        """``path`` when it lies inside the run directory (after resolving '..' and links), else a
-        UsageError: nothing the store writes may land outside ``--out`` (the registry refuses unsafe
-        names already; this is defence in depth). A plain name in a directory already found inside
-        costs one ``lstat`` (is it a link?) instead of resolving every component again: the store
-        asks this several times per task."""
-        path = Path(path)
-        if path.parent in self._inside_dirs and path.name not in ("", ".", ".."):
-            try:
-                if not stat.S_ISLNK(os.lstat(path).st_mode):
-                    return path
-            except FileNotFoundError:
-                return path
-            except OSError:
-                pass
-        root = self.path.resolve()
-        if not path.resolve().is_relative_to(root):
-            raise UsageError(f"refusing to write {path}: it lies outside the results directory {self.path} "
-                             "(a dataset or method name with '/' or '..'?)")
-        if path.parent.resolve().is_relative_to(root):
-            self._inside_dirs.add(path.parent)
-        return path
+        """``path`` when it lies inside the run directory, else a UsageError (see :func:`inside`)."""
+        return inside(self.path, self._inside_dirs, path)
 
     def ensure(self) -> RunDir:
         try:
@@ -186,6 +171,30 @@ class RunDir:
         lines = history.read_text() if history.is_file() else ""
         atomic_write_text(history, lines + json.dumps(info, default=str) + "\n")
         atomic_write_text(self.inside(self.path / "run.json"), json.dumps(info, indent=2, default=str))
+
+
+def inside(root: Path, inside_dirs: set[Path], path: Path) -> Path:
+    """``path`` when it lies inside the run directory ``root`` (after resolving '..' and links), else
+    a UsageError: nothing the store writes may land outside ``--out`` (the registry refuses unsafe
+    names already; this is defence in depth). A plain name in a directory already found inside
+    (``inside_dirs``, which this adds to) costs one ``lstat`` (is it a link?) instead of resolving
+    every component again: the store asks this several times per task."""
+    path = Path(path)
+    if path.parent in inside_dirs and path.name not in ("", ".", ".."):
+        try:
+            if not stat.S_ISLNK(os.lstat(path).st_mode):
+                return path
+        except FileNotFoundError:
+            return path
+        except OSError:
+            pass
+    resolved = root.resolve()
+    if not path.resolve().is_relative_to(resolved):
+        raise UsageError(f"refusing to write {path}: it lies outside the results directory {root} "
+                         "(a dataset or method name with '/' or '..'?)")
+    if path.parent.resolve().is_relative_to(resolved):
+        inside_dirs.add(path.parent)
+    return path
 
 
 #: the RunDir of each path (absolute) that open_run gave out in this process
