@@ -131,11 +131,35 @@ def test_no_import_cycle_among_rfbench_modules():
     assert not lines, "\n".join(lines)
 
 
+def _in(layer: set[str], module: str) -> bool:
+    """Whether ``module`` is one of ``layer`` or a module of a package of it (rfbench.store.index)."""
+    return any(module == m or module.startswith(m + ".") for m in layer)
+
+
 def test_the_methods_import_nothing_of_the_runner_and_reporting_layers():
     assert not (RUNNER_LAYER | REPORTING_LAYER) - set(MODULES), "a layer names a module that does not exist"
     upward = [f"{m} imports {t} (line {line})" for m in MODULES if m.startswith("rfbench.methods")
-              for t, line in sorted(GRAPH[m].items()) if t in RUNNER_LAYER | REPORTING_LAYER]
+              for t, line in sorted(GRAPH[m].items()) if _in(RUNNER_LAYER | REPORTING_LAYER, t)]
     assert not upward, "\n".join(upward)
+
+
+def _reaches(module: str) -> set[str]:
+    """Every module ``module`` imports, directly or through others."""
+    seen, todo = set(), [module]
+    while todo:
+        for t in GRAPH[todo.pop()]:
+            if t not in seen:
+                seen.add(t)
+                todo.append(t)
+    return seen
+
+
+def test_the_store_s_claims_and_record_need_neither_the_index_nor_a_results_directory():
+    """rfbench.store.claims works on a claim file's path, rfbench.store.record on one record: neither
+    reaches the index, RunDir or the pooling rules (tests/test_store_modules.py runs them so)."""
+    for module in ("rfbench.store.claims", "rfbench.store.record", "rfbench.store.atomic"):
+        assert not _reaches(module) & {"rfbench.store", "rfbench.store.index", "rfbench.store.rundir",
+                                       "rfbench.store.merging", "rfbench.store.walltime"}, module
 
 
 def test_the_reader_sees_function_level_imports_and_packages():

@@ -143,7 +143,7 @@ def test_records_are_group_committed_not_fsynced_one_by_one(tmp_path, monkeypatc
     monkeypatch.setattr(os, "fsync", lambda fd: events.append("fsync"))
     monkeypatch.setattr(store.RunDir, "write_record",
                         lambda self, rec, durable=True: events.append(("write", durable)) or real_write(self, rec, durable))
-    monkeypatch.setattr(store, "sync_files", lambda paths, d: events.append(("sync", len(paths))) or real_sync(paths, d))
+    monkeypatch.setattr(store.rundir, "sync_files", lambda paths, d: events.append(("sync", len(paths))) or real_sync(paths, d))
     runner.run(["friedman-generated"], ["rff-gauss", "rff-laplace"], [10, 20], SMALL, str(tmp_path / "run"),
                progress=False)
     writes = [e for e in events if e[0] == "write"]
@@ -163,7 +163,7 @@ def test_sync_files_falls_back_to_an_fsync_of_each_file_and_the_directory(tmp_pa
         run.write_record({"dataset": "d", "method": "m", "n_features": 1, "fold": fold, "seed": 0,
                           "protocol": "p", "status": "done", "error": 1.0, "total_s": 0.1}, durable=False)
     synced = []
-    monkeypatch.setattr(store, "_syncfs", lambda d: False)        # no syncfs (not Linux)
+    monkeypatch.setattr(store.atomic, "_syncfs", lambda d: False)  # no syncfs (not Linux)
     monkeypatch.setattr(os, "fsync", lambda fd: synced.append(os.readlink(f"/proc/self/fd/{fd}")))
     run.sync()
     assert sorted(synced) == sorted([str(p) for p in (tmp_path / "run" / "records").glob("*.json")]

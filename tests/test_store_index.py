@@ -75,8 +75,8 @@ def from_files(path) -> list[dict]:
 
 def count_file_reads(monkeypatch) -> list[str]:
     reads = []
-    real = RunDir._read_record
-    monkeypatch.setattr(RunDir, "_read_record", lambda self, key: reads.append(key) or real(self, key))
+    real = store.RecordIndex._read_record
+    monkeypatch.setattr(store.RecordIndex, "_read_record", lambda self, key: reads.append(key) or real(self, key))
     return reads
 
 
@@ -192,7 +192,7 @@ def test_an_unwritable_index_is_no_error(tmp_path, monkeypatch):
             raise OSError(30, "Read-only file system", str(target))
         return real(target, text)
 
-    monkeypatch.setattr(store, "atomic_write_text", refuse)
+    monkeypatch.setattr(store.index, "atomic_write_text", refuse)      # what the index writes with
     assert fresh(path).records() == from_files(path) and not (path / INDEX_NAME).exists()
 
 
@@ -269,8 +269,8 @@ def test_status_and_report_print_the_same_with_and_without_the_index(tmp_path, c
     assert "In all: " in fast[0] and "Wall time of the run" in fast[1]
     # the slow path: every record parsed from its file, the table built from a list of dicts
     (tmp_path / "run" / INDEX_NAME).unlink()
-    monkeypatch.setattr(RunDir, "_read_index", lambda self: (None, {}, 0))
-    monkeypatch.setattr(RunDir, "_write_index", lambda self: None)
+    monkeypatch.setattr(store.RecordIndex, "_read_index", lambda self: (None, {}, 0))
+    monkeypatch.setattr(store.RecordIndex, "_write_index", lambda self: None)
     monkeypatch.setattr(RunDir, "frame", lambda self: records_frame(self.records()))
     store._OPEN.clear()
     slow = [cli_output(capsys, *c) for c in commands]
@@ -291,7 +291,7 @@ def test_the_latest_finish_time_is_the_latest_parsed_time(values):
 
 
 def test_the_end_of_a_run_leaves_the_index_as_columns(tmp_path, monkeypatch):
-    monkeypatch.setattr(store, "INDEX_APPENDED_MIN", 100)
+    monkeypatch.setattr(store.index, "INDEX_APPENDED_MIN", 100)
     run = RunDir(tmp_path / "run").ensure()
     run.write_results_csv()                                  # as the runner does when it starts
     rng = np.random.default_rng(4)

@@ -1,0 +1,142 @@
+"""The store's modules on their own: the claims on a bare directory (no records, no index), and the
+record (its fields, its dict and JSON forms, the rule that refuses one that cannot be counted)."""
+
+import dataclasses
+import json
+import os
+import pickle
+import socket
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from rfbench.protocol import Protocol
+from rfbench.store import (
+    COLUMNS,
+    Record,
+    RunDir,
+    UnreadableRecord,
+    claims,
+    load_results,
+    record_problem,
+)
+from rfbench.tasks import WorkItem, execute
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_claims_work_on_a_bare_directory_without_records_or_index(tmp_path):
+    mine, theirs = tmp_path / "a.claim", tmp_path / "b.claim"
+    assert claims.take(mine) and not claims.take(mine)                 # exclusive: this process holds it
+    holder = json.loads(mine.read_text())
+    assert holder["host"] == socket.gethostname() and holder["pid"] == os.getpid()
+    old = time.time() - claims.LEASE_S - 5
+    os.utime(mine, (old, old))
+    claims.HEARTBEAT.beat()                                            # what its thread does every HEARTBEAT_S
+    assert time.time() - mine.stat().st_mtime < 5 and not claims.claim_is_stale(mine)
+    claims.release(mine)
+    assert not mine.exists() and mine not in claims.HEARTBEAT.held
+    theirs.write_text(json.dumps({"host": "another-machine", "pid": 1, "start": None}))
+    assert not claims.claim_is_stale(theirs) and not claims.take(theirs)   # a live lease elsewhere
+    os.utime(theirs, (old, old))                                       # ... without a heartbeat since
+    assert claims.claim_is_stale(theirs) and claims.take(theirs)
+    claims.release(theirs)
+    assert list(tmp_path.iterdir()) == []                              # no records/, no index was made
+
+
+TASK = {"dataset": "friedman-generated", "method": "rff-gauss", "n_features": 10, "fold": 1, "seed": 0,
+        "protocol": "cv-o3-i3-max300"}
+
+
+def test_the_columns_are_the_record_s_fields_and_the_committed_tables_header():
+    assert COLUMNS == [f.name for f in dataclasses.fields(Record)][:len(COLUMNS)]
+    tables = sorted(ROOT.glob("results/*/results.csv"))
+    if not tables:
+        pytest.skip("no committed results in this checkout")
+    for path in tables:
+        assert pd.read_csv(path, nrows=0).columns.tolist() == COLUMNS, path
+
+
+def test_a_worker_s_failed_records_are_records_with_every_field():
+    """What rfbench.tasks.execute returns for a task that fails at once is a record of every column
+    (and its traceback), which Record reads and writes back unchanged."""
+    records = execute(WorkItem("no-such-dataset", "rff-gauss", 1, (10, 20)), Protocol("cv", outer_folds=3),
+                      None, 1, None)
+    for rec in records:
+        rec = rec.to_dict() if isinstance(rec, Record) else rec
+        assert rec["status"] == "error" and rec["traceback"]
+        assert set(rec) == {*COLUMNS, "traceback"}
+        assert Record.from_dict(rec).to_dict() == rec
+
+
+def test_record_dict_and_json_forms_round_trip_and_keep_unknown_fields():
+    rec = Record(**TASK, status="done", error=1.25, total_s=0.5, n_train=200, n_test=100, invocation="abc",
+                 finished_at="2026-01-01T10:00:00+00:00", extra={"future_field": [1, 2]})
+    d = rec.to_dict()
+    assert set(d) == {*COLUMNS, "invocation", "future_field"}         # a file-only field only when set
+    assert Record.from_dict(d) == rec and Record.from_json(rec.to_json()) == rec
+    assert pickle.loads(pickle.dumps(rec)) == rec                      # what a worker process sends back
+    assert rec.key == Path(RunDir("x").record_path(TASK)).stem
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        rec.status = "error"
+    assert rec.replace(status="error").status == "error" and rec.status == "done"
+
+
+@pytest.mark.parametrize("text", ['{"dataset": "d"}', "[1, 2]", '{"dataset": "d", "method": "m", "n_feat',
+                                  json.dumps({**TASK, "status": "done", "error": "nan?"})])
+def test_a_record_that_cannot_be_counted_is_refused_naming_why(text):
+    with pytest.raises(UnreadableRecord) as err:
+        Record.from_json(text)
+    try:
+        expected = record_problem(json.loads(text))
+    except ValueError:
+        expected = "not a JSON record (JSONDecodeError)"
+    assert str(err.value) == expected
+
+
+def test_a_failed_record_and_the_pool_s_dict_load_as_the_same_table(tmp_path):
+    """Record.failed in place of the dict the local pool writes for a worker that died (it lacks
+    the outcome columns; the Record has them, empty): the same table either way."""
+    literal = {**TASK, "status": "error", "threads": 1, "message": "worker failed: boom",
+               "finished_at": "2026-01-01T10:00:00+00:00"}
+    built = Record.failed(**TASK, threads=1, status="error", message="worker failed: boom",
+                          finished_at="2026-01-01T10:00:00+00:00")
+    assert {k: v for k, v in built.to_dict().items() if v is not None} == literal
+    frames = []
+    for name, rec in (("dict", literal), ("record", built)):
+        run = RunDir(tmp_path / name).ensure()
+        run.write_record(rec)
+        done = dict(TASK, fold=0, status="done", error=1.0, total_s=0.1, n_train=200, n_test=100)
+        run.write_record(done)
+        frames.append(load_results([run.path]))
+        assert run.read(built.key) == built and not run.is_done(built.key) and run.is_done(Record(**done).key)
+    pd.testing.assert_frame_equal(*frames)
+
+
+def test_a_written_record_s_file_is_its_json_text(tmp_path):
+    rec = Record.base(**TASK, threads=2).replace(status="done", error=2.0, total_s=0.3)
+    run = RunDir(tmp_path / "run").ensure()
+    run.write_record(rec)
+    path = run.record_path(rec)
+    assert path.read_text() == rec.to_json() == json.dumps(rec.to_dict(), sort_keys=True)
+    assert run.records() == [rec.to_dict()]
+
+
+def test_a_run_directory_let_go_of_is_freed_at_once_with_its_records(tmp_path):
+    """No reference cycle through the index: 100 000 records held by a dropped RunDir would stay
+    in memory until the cyclic collector runs (and slow every collection until then)."""
+    import gc
+    import weakref
+
+    run = RunDir(tmp_path / "run").ensure()
+    run.write_record(Record.base(**TASK, threads=1))
+    assert len(run.records()) == 1
+    gone = weakref.ref(run)
+    gc.disable()
+    try:
+        del run
+        assert gone() is None
+    finally:
+        gc.enable()
