@@ -21,9 +21,9 @@ import time
 from collections import Counter, deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Protocol
 
+from rfbench.store.record import Record
 from rfbench.tasks import WorkItem
 
 #: times a work item may kill its worker before it is recorded as an error
@@ -35,10 +35,9 @@ TIMEOUT_GRACE = (1.2, 5.0)     # × the limit, + seconds
 def failed_records(item: WorkItem, protocol, threads, message: str) -> list[dict]:
     """One error record per budget of an item that produced none itself (its worker died, its result
     could not be read)."""
-    return [{"dataset": item.dataset, "method": item.method, "n_features": n, "fold": item.fold,
-             "seed": protocol.seed, "protocol": protocol.key(), "status": "error", "threads": threads,
-             "device": item.device, "message": message[:500],
-             "finished_at": datetime.now(UTC).isoformat(timespec="seconds")}
+    return [Record.failed(dataset=item.dataset, method=item.method, n_features=n, fold=item.fold,
+                          seed=protocol.seed, protocol=protocol.key(), threads=threads, status="error",
+                          message=message).replace(device=item.device).to_dict()
             for n in item.budgets]
 
 

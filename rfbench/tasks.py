@@ -25,6 +25,7 @@ from rfbench import protocol as proto
 from rfbench.data import load
 from rfbench.methods.device import is_out_of_memory
 from rfbench.registry import Dataset, Registry
+from rfbench.store.record import Record
 
 
 @dataclass(frozen=True)
@@ -152,12 +153,9 @@ def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, thre
     themselves (dask); by default the worker loads it from ``data_dir``. A device item (``item.device``
     not "cpu") first caps this process's GPU memory (:func:`cap_gpu_memory` of ``gpu_slots``); a GPU
     out-of-memory error is its error record (:data:`GPU_OOM`), never a crash."""
-    base = {"dataset": item.dataset, "method": item.method, "fold": item.fold, "seed": protocol.seed,
-            "protocol": protocol.key(), "threads": threads, "device": "cpu", "metric": None, "error": None,
-            "tune_s": None, "fit_s": None, "predict_s": None, "total_s": None, "cpu_s": None, "preprocess_s": None,
-            "params": None,
-            "message": "", "source": None, "task": None, "n_train": None, "n_test": None}
-    records = {n: dict(base, n_features=n, status="error") for n in item.budgets}
+    records = {n: Record.base(dataset=item.dataset, method=item.method, n_features=n, fold=item.fold,
+                              seed=protocol.seed, protocol=protocol.key(), threads=threads)
+                  .replace(device="cpu", message="").to_dict() for n in item.budgets}
     t_start = time.perf_counter()
     try:
         if item.on_device:
