@@ -7,7 +7,7 @@
 #   rfbench reproduce SPEC --ci --write-reference
 # Then the device regression (issue 38): the same ci configurations with the device code on the CPU
 # (torch-cpu), each (dataset, method, n) cell's mean error within the table's check tolerance of the
-# same reference and the CPU-only methods' tasks still exact (rfbench/regress.py); only the specs with
+# same reference and the CPU-only methods' tasks still exact (rfbench/experiments/regress.py); only the specs with
 # a method that takes a device run, the others are skipped with a note. Skipped without torch. It adds
 # about 1.5 minutes (94 s on the 2-core development machine; 185 s with it loaded by other work;
 # docs/device.md), most of it à la carte, whose torch code is 2-3x slower than NumPy on one core.
@@ -17,7 +17,7 @@ args=(--all --jobs "${RFBENCH_CI_JOBS:-1}")
 if [[ -n "${RFBENCH_CI_OUT:-}" ]]; then args+=(--out "$RFBENCH_CI_OUT"); fi
 rfbench reproduce --ci "${args[@]}"
 if python -c 'import torch' 2>/dev/null; then
-  python -m rfbench.regress --device torch-cpu "${args[@]}"
+  python -m rfbench.experiments.regress --device torch-cpu "${args[@]}"
 else
   echo "device regression skipped: torch is not installed (pip install 'rfbench[gpu]')"
 fi

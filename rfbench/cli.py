@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from rfbench.errors import UsageError
-from rfbench.runconfig import (  # noqa: F401 - MAX_TIMEOUT_S: the old name
+from rfbench.execution.runconfig import (  # noqa: F401 - MAX_TIMEOUT_S: the old name
     DEFAULT_GPU_SLOTS,
     MAX_FEATURES,
     MAX_TIMEOUT_S,
@@ -171,7 +171,7 @@ def run_config(*, jobs=None, threads=None, timeout=None, seeds=None, fold_list=N
     left out: the device setting. The note of ``--device auto`` falling back to the CPU is shown here,
     once."""
     from rfbench import config as settings
-    from rfbench.runconfig import RunConfig
+    from rfbench.execution.runconfig import RunConfig
 
     origin = ""
     if device is None:
@@ -264,8 +264,9 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     """Run the protocol for datasets × methods × n_features; resumes an existing --out."""
     # the report (scipy.stats, ~0.5 s) is imported to render it: the first progress line comes before
     # that import (the method checks import scipy.stats through sklearn later anyway)
-    from rfbench import registry, runner
+    from rfbench import registry
     from rfbench.data.loader import resolve_dataset_names
+    from rfbench.execution import runner
     from rfbench.protocol import Protocol
     from rfbench.store import load_results
 
@@ -309,7 +310,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     if not no_report and (df["status"] == "done").any():
         import shlex
 
-        from rfbench import report
+        from rfbench.reporting import report
 
         click.echo(report.render(df, "text", registry=reg))
         click.echo(f"files: {run_dir.path / 'results.csv'} (one record per task in {run_dir.records_dir}/); "
@@ -355,13 +356,14 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label, latex_width, width, protocol_key,
                method_filter, dataset_filter, registry_files):
     """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
-    from rfbench import cells, registry, report
+    from rfbench import registry
+    from rfbench.reporting import cells, report
     from rfbench.store import atomic_write_text, load_results
 
     reg = registry.load(registry_files)
     if all_specs:
-        from rfbench import html_page
-        from rfbench.spec import all_specs as every_spec
+        from rfbench.experiments import html_page
+        from rfbench.experiments.spec import all_specs as every_spec
 
         if dirs or fmt != "html" or output is None or method_filter or dataset_filter:
             raise UsageError("--all writes a page per spec: give --format html --output DIR, and no DIRS, "
@@ -382,7 +384,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
     if fmt == "html":
         text = _html_page(dirs, results, text, protocol_key, _names(method_filter), _names(dataset_filter), reg)
     if fmt in ("text", "markdown"):
-        from rfbench.report import fmt_walltime
+        from rfbench.reporting.report import fmt_walltime
         from rfbench.store import run_walltime
 
         for d in dict.fromkeys(dirs):           # a directory named twice is one run
@@ -401,8 +403,8 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
 def _html_page(dirs, results, fragment: str, protocol_key, methods, datasets, reg) -> str:
     """The page of `rfbench report DIR --format html`: with the check when DIR is a spec's results
     directory (on the records `rfbench check DIR` reads)."""
-    from rfbench import html_page
-    from rfbench.spec import spec_of_results
+    from rfbench.experiments import html_page
+    from rfbench.experiments.spec import spec_of_results
     from rfbench.store import load_results
 
     spec = spec_of_results(dirs[0], reg) if len(dict.fromkeys(dirs)) == 1 else None
@@ -421,8 +423,9 @@ def status_cmd(targets, data_dir):
     """Progress per experiment: tasks asked for (by the spec), done, failed, left, core-hours left.
 
     TARGETS are spec names or files, or results directories (default: every spec in bench/)."""
-    from rfbench import registry, status
-    from rfbench.spec import spec_paths
+    from rfbench import registry
+    from rfbench.experiments import status
+    from rfbench.experiments.spec import spec_paths
 
     targets = targets or [p.stem for p in spec_paths()]
     click.echo(status.render(status.status(targets, data_dir, registry.load())), nl=False)
@@ -439,8 +442,9 @@ def status_cmd(targets, data_dir):
 def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
     """Compare results with a published table; exit 1 if any present cell fails (a cell the spec
     marks not comparable is shown and counted apart, never failed)."""
-    from rfbench import check, registry, reproduce
-    from rfbench.spec import spec_of_results
+    from rfbench import registry
+    from rfbench.experiments import check, reproduce
+    from rfbench.experiments.spec import spec_of_results
     from rfbench.store import load_results
 
     reg = registry.load()
@@ -487,8 +491,9 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
                   device, gpu_slots):
     """Run what each experiment spec declares, then check it against the published table and
     write check.txt and report.md into the spec's results directory (resumable)."""
-    from rfbench import registry, reproduce
-    from rfbench.spec import load_spec, spec_paths
+    from rfbench import registry
+    from rfbench.experiments import reproduce
+    from rfbench.experiments.spec import load_spec, spec_paths
 
     if specs and not all_specs:
         names = list(specs)
@@ -526,15 +531,15 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
         raise UsageError("--ci runs its fast configurations locally; leave out --backend and --scheduler")
     if ci and device not in (None, "cpu"):
         raise UsageError("--ci compares exactly with references computed on the CPU; leave out --device (the device "
-                         "code against them, within each table's tolerance: python -m rfbench.regress --device "
+                         "code against them, within each table's tolerance: python -m rfbench.experiments.regress --device "
                          "torch-cpu SPEC)")
     if ci:
-        from rfbench import regress
+        from rfbench.experiments import regress
 
         failed = 0
         for spec in loaded:
             if spec.ci is None:
-                raise UsageError(f"spec {spec.name} has no ci block; add one (see rfbench/spec.py) to regress it")
+                raise UsageError(f"spec {spec.name} has no ci block; add one (see rfbench/experiments/spec.py) to regress it")
             target = Path(out) / spec.name if out else None
             failed += regress.run_and_compare(spec, target, write_reference=write_reference, jobs=jobs,
                                               threads=threads)
@@ -588,12 +593,12 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
 @click.pass_context
 def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_name, method_filter, dataset_filter):
     """Figures of one or more results directories, or a spec's own figures (matplotlib, headless)."""
-    from rfbench import plot
+    from rfbench.reporting import plot
     from rfbench.store import load_results
 
     if spec_name is not None:
-        from rfbench.reproduce import results_of
-        from rfbench.spec import load_spec
+        from rfbench.experiments.reproduce import results_of
+        from rfbench.experiments.spec import load_spec
 
         if dirs or kind != "all" or method_filter or dataset_filter:
             raise UsageError("--spec plots the spec's declared figures from its own results: give no DIRS, --kind, "
@@ -605,7 +610,7 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
         return
     if not dirs:
         raise UsageError("give the results directories to plot (or --spec SPEC)")
-    from rfbench import cells
+    from rfbench.reporting import cells
 
     results = cells.select(load_results(dirs, protocol_key), _names(method_filter), _names(dataset_filter))
     written, notes = plot.make_plots(results, kind, output_dir(output), fmt, alpha, cd_test)
@@ -628,7 +633,8 @@ def baselines_cmd(width, write, check_only):
     task (see docs/baselines.md); compare a method with them through `rfbench compare`."""
     from tabulate import tabulate
 
-    from rfbench import baselines, registry
+    from rfbench import registry
+    from rfbench.experiments import baselines
 
     if write and check_only:
         raise UsageError("give --write (regenerate) or --check (compare), not both")
@@ -658,7 +664,7 @@ def baselines_cmd(width, write, check_only):
     if not rows:
         raise UsageError(f"no baselines in {baselines.shipped_dir()}; in a checkout, `rfbench baselines --write` "
                          "writes them")
-    from rfbench.report import terminal_width
+    from rfbench.reporting.report import terminal_width
 
     width = terminal_width() if width is None else width
     table = tabulate(rows, headers="keys")
@@ -722,7 +728,8 @@ def compare_run(baseline, method_names, dataset_names, features, fold_list, prot
     BASELINE: a shipped baseline (`rfbench baselines`), its spec's name, or a results directory."""
     import shlex
 
-    from rfbench import compare, registry
+    from rfbench import registry
+    from rfbench.experiments import compare
 
     out = results_dir_option(out)
     reg = registry.load(registry_files)
@@ -740,7 +747,7 @@ def compare_run(baseline, method_names, dataset_names, features, fold_list, prot
 
 
 def _report_width(width):
-    from rfbench import report
+    from rfbench.reporting import report
 
     return report.terminal_width() if width is None else width
 
@@ -767,7 +774,8 @@ def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha,
                    width):
     """Your run beside the baselines in the papers' table layout (t-tests, Wilcoxon), on the folds
     that every shown method has finished, labelled so (a screen over folds 0-2 says it is)."""
-    from rfbench import compare, report
+    from rfbench.experiments import compare
+    from rfbench.reporting import report
     from rfbench.store import atomic_write_text
 
     output_path = output_file(output)
@@ -799,7 +807,8 @@ def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha,
 def compare_plot(dirs, against, method_list, dataset_list, kind, fmt, output, alpha, cd_test):
     """Figures of your run beside the baselines, on the folds every shown method has finished (the
     same rows as `rfbench compare report`)."""
-    from rfbench import compare, plot
+    from rfbench.experiments import compare
+    from rfbench.reporting import plot
 
     output = output_dir(output)
     c = compare.compare(list(dirs), split_names(against) or None, _names(method_list), _names(dataset_list))
@@ -966,7 +975,7 @@ def main(argv=None):
         try:
             cli.main(args=argv, prog_name="rfbench", standalone_mode=False)
         finally:
-            if (dask_pool := sys.modules.get("rfbench.dask_pool")) is not None:
+            if (dask_pool := sys.modules.get("rfbench.execution.dask_pool")) is not None:
                 dask_pool.silence_until_exit()
     except UsageError as exc:
         click.echo(f"rfbench: error: {exc}", err=True)

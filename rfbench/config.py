@@ -17,7 +17,7 @@ environment variable, the config file, the default.
 ``os.pathsep`` (':' on Linux and macOS), as in the environment; directories are searched in order.
 
 ``device`` is a word, not a path: ``cpu``, ``cuda`` or ``auto`` (the GPU when torch sees one, else
-the CPU with a note); rfbench.runconfig resolves it.
+the CPU with a note); rfbench.execution.runconfig resolves it.
 
 Config files (TOML, top-level keys above): ``$RFBENCH_CONFIG`` alone when it is set (empty or
 ``none``: no config file), else ``./rfbench.toml`` and ``$XDG_CONFIG_HOME/rfbench/config.toml``

@@ -57,7 +57,7 @@ def isolated_cache(tmp_path, monkeypatch):
     # unless it asks for workers (test_runner tests the default itself)
     monkeypatch.setenv("RFBENCH_JOBS", "1")
     yield
-    from rfbench import tasks
+    from rfbench.execution import tasks
 
     tasks._fold_data.cache_clear()     # a fold's data kept by one test (maybe monkeypatched) stays there
 

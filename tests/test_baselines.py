@@ -12,10 +12,11 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from rfbench import baselines, registry
 from rfbench import protocol as proto
+from rfbench import registry
 from rfbench.cli import cli
 from rfbench.errors import UsageError
+from rfbench.experiments import baselines
 from rfbench.store import COLUMNS, TASK_KEY, load_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -169,7 +170,7 @@ def test_splits_fingerprint_is_of_the_runners_test_rows_in_split_order(mirror_di
     """The non-cv fingerprint recomputed naively from protocol.outer_splits on the data as the tasks
     prepare it: one line per split, its test row indices as outer_splits orders them; it is the
     shipped gbrff2020-table2 value, and another seed or test size gives another fingerprint."""
-    from rfbench import runner, tasks
+    from rfbench.execution import runner, tasks
     from rfbench.protocol import Protocol
 
     settings = baselines.load("gbrff2020-table2").protocols["splits-r20-t0.3-i5"]
@@ -217,7 +218,7 @@ def test_a_wrong_splits_fingerprint_is_stale_with_the_mirror_and_unverified_with
     b = baselines.read_file(written)
     assert b.frame["folds_sha256"].isna().all() and b.fingerprints == {}
     assert baselines.listing([b])[0]["compare"] == "no"
-    from rfbench import compare
+    from rfbench.experiments import compare
 
     with pytest.raises(UsageError, match="baseline salsa2016-table1 has no fingerprint of the splits of"):
         compare.run(str(written), ["sklearn.linear_model:Ridge"], None, None, [0], str(tmp_path / "out"))

@@ -1,4 +1,4 @@
-"""Result cells (rfbench/cells.py): the metric table, completeness, common folds and screens, the
+"""Result cells (rfbench/reporting/cells.py): the metric table, completeness, common folds and screens, the
 --methods/--datasets filters, and how report and plot use them on a screen (3 of 10 folds)."""
 
 import subprocess
@@ -9,8 +9,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from rfbench import cells, plot, report
 from rfbench.errors import UsageError
+from rfbench.reporting import cells, plot, report
 from rfbench.store import RunDir
 
 DATASETS = ("kinematics", "bank", "pumadyn", "ailerons", "elevators", "friedman")
@@ -205,8 +205,8 @@ def test_subset_keeps_the_declared_order_and_refuses_unknown_or_empty_requests()
         cells.subset([7], [100, 500], "--features", "baseline t")
     with pytest.raises(UsageError, match="--datasets names nothing"):
         cells.subset([], ["a"], "--datasets", "x")
-    from rfbench import reproduce
-    from rfbench.spec import load_spec
+    from rfbench.experiments import reproduce
+    from rfbench.experiments.spec import load_spec
 
     spec = load_spec("gfc2016-table1")
     assert reproduce.run_groups(spec, ["alc"], ["bank"]) == [(["bank"], ["alc"])]

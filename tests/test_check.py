@@ -6,9 +6,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench import check
-from rfbench import stats as check_stats
 from rfbench.errors import UsageError
+from rfbench.experiments import check
+from rfbench.reporting import stats as check_stats
 from rfbench.store import RunDir
 
 SPECS = sorted(p.name for p in (Path(__file__).resolve().parent.parent / "bench").glob("*.yaml"))
@@ -294,7 +294,7 @@ def test_wilcoxon_claims_name_the_better_side_for_the_published_means_and_ours(t
 def test_spec_variants_are_judged_against_the_same_cell_but_not_counted(tmp_path):
     """An ablation spec: every variant gets its own row against the paper's cell; the pass/fail
     counts and the exit status are the paper method's alone."""
-    from rfbench import reproduce
+    from rfbench.experiments import reproduce
     from rfbench.store import load_results
 
     spec = check.load_spec("gfc2016-ablation")

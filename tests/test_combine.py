@@ -13,8 +13,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench import check, report
 from rfbench.cli import main
+from rfbench.experiments import check
+from rfbench.reporting import report
 from rfbench.store import CombineError, RunDir, load_results, record_key
 
 PROTOCOL = "cv-o3-i2"

@@ -15,10 +15,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench import baselines, compare, registry, runner
+from rfbench import registry
 from rfbench.cli import main
+from rfbench.execution import runner
+from rfbench.execution.runconfig import RunConfig
+from rfbench.experiments import baselines, compare
 from rfbench.protocol import Protocol
-from rfbench.runconfig import RunConfig
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ["breiman-generated", "friedman-generated"]      # no mirror needed
@@ -84,7 +86,7 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     # the screen keeps its protocol key, so the one model of cells labels every statistic as a screen
     assert set(c.frame["protocol"]) == {"cv-o3-i2-max300"}
     assert "Screen: folds 0-1 of 3" in text and "screen: folds 0-1 of 3" in text    # caption, Wilcoxon rows
-    from rfbench import plot
+    from rfbench.reporting import plot
 
     assert plot.cd_analysis(c.frame, 10).screen == "screen: folds 0-1 of 3"
 

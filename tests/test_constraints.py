@@ -45,7 +45,7 @@ def test_every_parameter_has_a_constraint_and_bad_values_are_refused(cls):
 
 
 def _runner_arguments(cls, params: dict) -> dict:
-    """What the runner passes (rfbench/tasks.py fold_task), over the registry's parameters."""
+    """What the runner passes (rfbench/execution/tasks.py fold_task), over the registry's parameters."""
     folds = [(np.arange(5, 20), np.arange(5)), (np.arange(0, 15), np.arange(15, 20))]
     common = {"n_features": 100, "cv": folds, "random_state": 2**31 - 2, "n_jobs": 2}
     if shares_budgets(cls):

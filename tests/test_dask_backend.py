@@ -18,7 +18,7 @@ pytest.importorskip("distributed")
 
 from test_cli import POISON, RUN, SLEEPER, _alive, _children, _wait_for  # noqa: E402
 
-from rfbench.runconfig import RunConfig  # noqa: E402
+from rfbench.execution.runconfig import RunConfig  # noqa: E402
 
 SMALL = ["--features", "10,20", "--outer-folds", "3", "--inner-folds", "3", "--max-samples", "300", "--quiet",
          "--no-report"]
@@ -140,7 +140,7 @@ def test_records_on_the_cluster_equal_a_local_run(cluster, mirror_dir, tmp_path)
     hyper-parameters as local workers; each task's threads come from its worker's cores."""
     from dask.system import CPU_COUNT
 
-    from rfbench import runner
+    from rfbench.execution import runner
     from rfbench.protocol import Protocol
 
     threads = max(1, CPU_COUNT // 2)     # two single-slot workers on this host
@@ -161,7 +161,7 @@ def test_records_on_the_cluster_equal_a_local_run(cluster, mirror_dir, tmp_path)
 def test_data_a_worker_cannot_load_is_scattered_from_the_client(cluster, mirror_dir, tmp_path, monkeypatch):
     """Workers that see no data directory get the prepared data from the client: the same records
     (the data directory they are given does not exist, so they could not have loaded it)."""
-    from rfbench import dask_pool, runner
+    from rfbench.execution import dask_pool, runner
     from rfbench.protocol import Protocol
 
     monkeypatch.setattr(dask_pool, "_loaded_everywhere", lambda *a: set())
@@ -180,7 +180,7 @@ def test_data_a_worker_cannot_load_is_scattered_from_the_client(cluster, mirror_
 
 def test_a_worker_loads_only_what_it_has_from_the_clients_kind_of_source(mirror_dir, tmp_path):
     from rfbench import registry
-    from rfbench.dask_pool import _loads_locally
+    from rfbench.execution.dask_pool import _loads_locally
 
     sources = {"friedman-generated": "generator", "wine": "mirror", "breiman": "cache"}
     built = registry.load()
@@ -347,7 +347,7 @@ def test_dask_stays_quiet_after_a_cli_command_has_ended():
 
     import distributed  # noqa: F401 - creates dask's loggers
 
-    import rfbench.dask_pool  # noqa: F401 - a command that used the backend has imported it
+    import rfbench.execution.dask_pool  # noqa: F401 - a command that used the backend has imported it
     from rfbench import cli
 
     logger = logging.getLogger("distributed.client")
@@ -363,7 +363,7 @@ def test_dask_stays_quiet_after_a_cli_command_has_ended():
 def test_a_task_never_gets_the_cores_of_a_worker_that_is_away():
     """Threads per task from the host's task slots: the count is a high-water mark, so a worker
     restarting beside this one (or a scheduler that does not answer) never hands its cores over."""
-    from rfbench.dask_pool import threads_for_slots
+    from rfbench.execution.dask_pool import threads_for_slots
 
     assert threads_for_slots(8, 2, 1, 0) == (4, 2)            # two single-slot workers on 8 cores
     assert threads_for_slots(8, 1, 1, 2) == (4, 2)            # the other one is restarting: still 4

@@ -12,12 +12,13 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from rfbench import plot, registry
 from rfbench import protocol as proto
+from rfbench import registry
 from rfbench.cli import cli
 from rfbench.errors import UsageError
+from rfbench.experiments.spec import load_spec
 from rfbench.methods.rff import RKSClassifier
-from rfbench.spec import load_spec
+from rfbench.reporting import plot
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -181,7 +182,7 @@ def test_committed_figures_spec_plots_from_its_results(tmp_path):
 # ---- dataset variants in the check (MNIST with its pixels scaled jointly) ----------------------------
 
 def test_dataset_variant_rows_are_judged_but_not_counted():
-    from rfbench import check
+    from rfbench.experiments import check
     from tests.test_eerf_tables import _records
 
     spec = load_spec("eerf2018-table5")

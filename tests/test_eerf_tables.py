@@ -10,15 +10,16 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench import check, registry
 from rfbench import protocol as proto
+from rfbench import registry
 from rfbench.errors import UsageError
+from rfbench.experiments import check
+from rfbench.experiments.spec import load_spec
 from rfbench.methods import featuremaps as fm
 from rfbench.methods.eerf import EERFClassifier
 from rfbench.methods.lkrf import LKRFClassifier
 from rfbench.methods.rff import RKSClassifier
 from rfbench.methods.rfkit import multiclass_cv_curves, ridge_fit
-from rfbench.spec import load_spec
 
 MIRROR = Path(__import__("os").environ.get("RFBENCH_DATA_DIR", "")) / "uci-eerf"
 needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason="the uci-eerf mirror (RFBENCH_DATA_DIR) is not here")
@@ -277,7 +278,7 @@ def test_committed_check_matches_the_records(name):
     out = spec.results / "check.txt"
     if not out.is_file():
         pytest.skip(f"{name} has no committed results yet")
-    from rfbench.reproduce import check_spec
+    from rfbench.experiments.reproduce import check_spec
 
     checked = check_spec(spec)
     assert out.read_text() == f"{spec.title}\n\n{checked.text}"

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from rfbench.errors import UsageError
-from rfbench.figures_gbrff import (
+from rfbench.reporting.figures_gbrff import (
     fitted_slope,
     load_surfaces,
     make_toy,

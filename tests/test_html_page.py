@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 from test_cells import frame
 
-from rfbench import html_page, report
 from rfbench.errors import UsageError
+from rfbench.experiments import html_page
+from rfbench.reporting import report
 from rfbench.store import RunDir
 
 HOSTILE = 'm<script>alert("x")</script>&'          # a display name that must stay text
@@ -176,8 +177,8 @@ def test_provenance_lists_the_newest_runs_and_folds_the_rest(tmp_path):
 
 
 def test_check_section_is_the_check_table_row_for_row():
-    from rfbench import check, reproduce
-    from rfbench.spec import load_spec
+    from rfbench.experiments import check, reproduce
+    from rfbench.experiments.spec import load_spec
 
     spec = load_spec("salsa2016-table1")
     results = reproduce.results_of(spec)

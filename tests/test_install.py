@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from rfbench import config, registry, spec
+from rfbench import config, registry
 from rfbench.data import loader
 from rfbench.errors import UsageError
+from rfbench.experiments import spec
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -9,7 +9,7 @@ import sys
 import pandas as pd
 import pytest
 
-from rfbench.tasks import method_seed
+from rfbench.execution.tasks import method_seed
 
 RUN = [sys.executable, "-m", "rfbench.cli"]
 

@@ -15,11 +15,11 @@ PACKAGE_DIR = Path(rfbench.__file__).resolve().parent
 
 #: the layers that run tasks and report results: rfbench.methods imports none of them (an estimator
 #: runs under any runner: scikit-learn's, the user's, rfbench's)
-RUNNER_LAYER = {"rfbench.runner", "rfbench.tasks", "rfbench.pool", "rfbench.dask_pool", "rfbench.progress",
+RUNNER_LAYER = {"rfbench.execution.runner", "rfbench.execution.tasks", "rfbench.execution.pool", "rfbench.execution.dask_pool", "rfbench.execution.progress",
                 "rfbench.store"}
-REPORTING_LAYER = {"rfbench.status", "rfbench.report", "rfbench.html_page", "rfbench.html_markup", "rfbench.plot",
-                   "rfbench.check", "rfbench.reproduce", "rfbench.compare", "rfbench.baselines", "rfbench.regress",
-                   "rfbench.figures_gbrff", "rfbench.cells", "rfbench.stats", "rfbench.spec", "rfbench.cli"}
+REPORTING_LAYER = {"rfbench.experiments.status", "rfbench.reporting.report", "rfbench.experiments.html_page", "rfbench.reporting.html_markup", "rfbench.reporting.plot",
+                   "rfbench.experiments.check", "rfbench.experiments.reproduce", "rfbench.experiments.compare", "rfbench.experiments.baselines", "rfbench.experiments.regress",
+                   "rfbench.reporting.figures_gbrff", "rfbench.reporting.cells", "rfbench.reporting.stats", "rfbench.experiments.spec", "rfbench.cli"}
 
 
 def _modules() -> dict[str, Path]:
@@ -165,8 +165,8 @@ def test_the_store_s_claims_and_record_need_neither_the_index_nor_a_results_dire
 def test_the_reader_sees_function_level_imports_and_packages():
     """The graph counts an import inside a function, and importing rfbench.data.X from outside the
     package runs rfbench.data (its __init__) too."""
-    assert "rfbench.runner" in GRAPH["rfbench.reproduce"]            # `from rfbench import runner` in run_spec
-    assert "rfbench.data" in GRAPH["rfbench.reproduce"]              # `from rfbench.data.loader import ...`
+    assert "rfbench.execution.runner" in GRAPH["rfbench.experiments.reproduce"]            # `from rfbench import runner` in run_spec
+    assert "rfbench.data" in GRAPH["rfbench.experiments.reproduce"]              # `from rfbench.data.loader import ...`
     assert "rfbench.data" not in GRAPH["rfbench.data.loader"]        # a module of the package itself
 
 

@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from rfbench import plot
 from rfbench.errors import UsageError
+from rfbench.reporting import plot
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 PDF_MAGIC = b"%PDF-"

@@ -6,11 +6,11 @@ import re
 import numpy as np
 import pytest
 
-from rfbench import runner
-from rfbench.progress import Progress
+from rfbench.execution import runner
+from rfbench.execution.progress import Progress
+from rfbench.execution.runconfig import RunConfig
+from rfbench.execution.tasks import WorkItem
 from rfbench.protocol import Protocol
-from rfbench.runconfig import RunConfig
-from rfbench.tasks import WorkItem
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
 

@@ -10,9 +10,10 @@ import pickle
 import numpy as np
 import pytest
 
-from rfbench import baselines, runner
 from rfbench import protocol as proto
 from rfbench.errors import UsageError
+from rfbench.execution import runner
+from rfbench.experiments import baselines
 from rfbench.protocol import CV, PROTOCOL_CLASSES, Fixed, Holdout, HoldoutSizes, Protocol, Splits
 from rfbench.registry import ROOT
 
@@ -30,7 +31,7 @@ def committed_result_keys() -> set[str]:
 
 
 def test_every_committed_key_round_trips_through_its_class():
-    from rfbench.spec import all_specs
+    from rfbench.experiments.spec import all_specs
 
     keys = committed_result_keys()
     assert {"cv-o10-i5", "splits-r20-t0.3-i5", "holdout-t0.3-i5", "fixed-r10-i5"} <= keys

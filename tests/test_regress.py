@@ -1,4 +1,4 @@
-"""Exact CI regression (rfbench.regress): the comparison of a run with a reference, its verdict,
+"""Exact CI regression (rfbench.experiments.regress): the comparison of a run with a reference, its verdict,
 usage errors, and a tiny end-to-end run that writes a reference and matches it (determinism)."""
 
 import csv
@@ -8,9 +8,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rfbench import regress
 from rfbench.errors import UsageError
-from rfbench.spec import all_specs, load_spec
+from rfbench.experiments import regress
+from rfbench.experiments.spec import all_specs, load_spec
 
 
 def _record(dataset="d1", method="m", n=10, fold=0, error=1.5, params=None, status="done", message=""):

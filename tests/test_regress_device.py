@@ -1,4 +1,4 @@
-"""The device regression (rfbench.regress --device, issue 38 item 4): a ci configuration run with the
+"""The device regression (rfbench.experiments.regress --device, issue 38 item 4): a ci configuration run with the
 device code on the CPU (torch-cpu) against the NumPy path's committed reference, each device cell
 within the table's check tolerance, the CPU-only methods' tasks still exactly."""
 
@@ -9,8 +9,8 @@ import math
 import pandas as pd
 import pytest
 
-from rfbench import check, regress
-from rfbench.spec import load_spec
+from rfbench.experiments import check, regress
+from rfbench.experiments.spec import load_spec
 
 
 def _record(dataset="d1", method="dev", n=10, fold=0, error=1.5, status="done", device="torch-cpu", message=""):
@@ -202,4 +202,4 @@ def test_reproduce_ci_refuses_a_device_and_names_the_device_regression(capsys):
         main(["reproduce", "gfc2016-table1", "--ci", "--device", "cuda"])
     err = capsys.readouterr().err
     assert exc.value.code == 2 and "leave out --device" in err
-    assert "python -m rfbench.regress --device torch-cpu" in err
+    assert "python -m rfbench.experiments.regress --device torch-cpu" in err

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sps
 
-from rfbench import report
 from rfbench.errors import UsageError
+from rfbench.reporting import report
 
 
 def frame():
@@ -90,7 +90,7 @@ def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path, m
     """(Needs the mirror: tasks of a dataset that cannot be had offline are counted apart, not left.)"""
     import json as _json
 
-    from rfbench import status
+    from rfbench.experiments import status
     from rfbench.store import RunDir
 
     run = RunDir(tmp_path / "run").ensure()
@@ -362,7 +362,8 @@ def test_latex_fits_the_page_width_under_pdflatex(tmp_path, width):
 
 
 def test_status_scales_a_cell_without_finished_tasks_from_the_same_dataset_at_another_budget():
-    from rfbench import registry, status
+    from rfbench import registry
+    from rfbench.experiments import status
 
     done = pd.DataFrame([
         {"dataset": "kinematics", "method": "alc", "n_features": 100, "total_s": 10.0},
@@ -381,7 +382,7 @@ def test_status_size_model_is_a_power_law_in_rows_and_inputs():
     """Four or more finished datasets that vary in rows and inputs: t = a·rows^b·inputs^c is recovered
     (here quadratic in rows, blind to inputs, as an SVR), where a line through the small sets would
     miss a large one; fewer sets fall back to a power of rows × inputs, one set to proportionality."""
-    from rfbench.status import _size_model
+    from rfbench.experiments.status import _size_model
 
     shape = {"a": (200, 5), "b": (400, 60), "c": (800, 8), "d": (300, 13), "e": (600, 30)}
     times = pd.Series({k: 1e-4 * r**2 for k, (r, _) in shape.items()})
@@ -400,7 +401,7 @@ def test_status_size_model_uses_a_methods_declared_cost_scaling():
     """With declared exponents (BMKR: rows²), the estimate is scaled from the largest finished set,
     not fitted to small sets whose times are mostly fixed costs."""
     from rfbench import registry
-    from rfbench.status import _size_model
+    from rfbench.experiments.status import _size_model
 
     methods = registry.load().methods
     assert methods["bmkr"].cost_scaling == {"rows": 2.0} and methods["gfc"].cost_scaling == {}

@@ -9,9 +9,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from rfbench import reproduce, status
 from rfbench.errors import UsageError
-from rfbench.spec import all_specs, load_spec
+from rfbench.experiments import reproduce, status
+from rfbench.experiments.spec import all_specs, load_spec
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = [sys.executable, "-m", "rfbench.cli"]
@@ -154,8 +154,8 @@ def test_readme_reproduction_section_is_generated(monkeypatch, tmp_path, mirror_
 
 
 def test_cheapest_first_runs_known_cheap_cells_before_expensive_and_unknown_ones(tiny_spec):
+    from rfbench.execution.tasks import WorkItem
     from rfbench.store import RunDir
-    from rfbench.tasks import WorkItem
 
     spec = load_spec(str(tiny_spec))
     run = RunDir(spec.results).ensure()
@@ -207,7 +207,7 @@ def test_readme_benchmarks_show_the_suite_projection_and_side_by_side_speedups(t
     label named current (per method and in total) and every side-by-side comparison."""
     import json
 
-    from rfbench.reproduce import benchmarks_markdown
+    from rfbench.experiments.reproduce import benchmarks_markdown
 
     cells = [{"method": "gbrff", "n_features": 100, "projected_core_hours": 0.25},
              {"method": "gbrff", "n_features": 500, "projected_core_hours": 1.5},
@@ -243,7 +243,7 @@ def test_readme_peer_sentence_states_the_measured_range(tmp_path):
     """The peer benchmark's claim is computed from results/peer-rff-<n>.json, every budget pooled."""
     import json
 
-    from rfbench.reproduce import benchmarks_markdown
+    from rfbench.experiments.reproduce import benchmarks_markdown
 
     row = {"dataset": "ailerons", "fold": 0, "rfbench_s": 1.0, "rfbench_error": 4.5, "peer_error": 4.6}
     (tmp_path / "peer-rff-100.json").write_text(json.dumps([dict(row, n=100, peer_s=40.0, ratio=40.0),
@@ -255,7 +255,7 @@ def test_readme_peer_sentence_states_the_measured_range(tmp_path):
 
 
 def test_a_specs_direction_comes_from_its_metric(tiny_spec):
-    """'higher is better' is defined once, by the metric table (rfbench.cells): a spec names its
+    """'higher is better' is defined once, by the metric table (rfbench.reporting.cells): a spec names its
     published cells' metric, and the retired higher_is_better key or an unknown metric is one line."""
     assert load_spec("gbrff2020-table2").higher_is_better and not load_spec("gfc2016-table1").higher_is_better
     text = tiny_spec.read_text()

@@ -11,14 +11,15 @@ from collections import Counter
 import pandas as pd
 import pytest
 
-from rfbench import contract, executor, runner, tasks
+from rfbench import contract
 from rfbench.cli import main
 from rfbench.errors import UsageError
-from rfbench.executor import Died, Dispatch, Failed, Finished, Started
+from rfbench.execution import executor, runner, tasks
+from rfbench.execution.executor import Died, Dispatch, Failed, Finished, Started
+from rfbench.execution.runconfig import MAX_TIMEOUT_S, RunConfig
+from rfbench.execution.tasks import WorkItem, execute
 from rfbench.methods import device as devices
 from rfbench.protocol import Protocol
-from rfbench.runconfig import MAX_TIMEOUT_S, RunConfig
-from rfbench.tasks import WorkItem, execute
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=2, seed=0, max_samples=200)
 TINY = ["--features", "10", "--outer-folds", "3", "--inner-folds", "2", "--max-samples", "200", "--quiet",
@@ -91,7 +92,7 @@ def test_device_cuda_without_torch_or_gpu_is_one_line_and_auto_falls_back_with_a
 
 
 def test_torch_cpu_is_a_library_device_for_the_device_regression_and_needs_torch(monkeypatch):
-    """RunConfig(device="torch-cpu"): the device methods' torch code on the CPU (python -m rfbench.regress
+    """RunConfig(device="torch-cpu"): the device methods' torch code on the CPU (python -m rfbench.experiments.regress
     --device torch-cpu); no GPU needed, torch needed (one line without it)."""
     pytest.importorskip("torch")
     config = RunConfig(device="torch-cpu")

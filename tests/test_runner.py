@@ -6,12 +6,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench import pool, provenance, registry, runner, tasks
 from rfbench import protocol as proto
+from rfbench import provenance, registry
 from rfbench.errors import UsageError
+from rfbench.execution import pool, runner, tasks
+from rfbench.execution.runconfig import RunConfig
+from rfbench.execution.tasks import WorkItem, execute
 from rfbench.protocol import Protocol
-from rfbench.runconfig import RunConfig
-from rfbench.tasks import WorkItem, execute
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
 #: the built-in registry (what the tasks below look their names up in, as the runner passes it)

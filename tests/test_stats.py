@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from rfbench import stats
+from rfbench.reporting import stats
 
 
 def test_welch_hand_worked():

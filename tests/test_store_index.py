@@ -10,10 +10,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from rfbench import cells as cells_mod
-from rfbench import report, status, store
+from rfbench import store
 from rfbench.cli import main
+from rfbench.experiments import status
 from rfbench.protocol import Splits, outer_count_of_key, read_key
+from rfbench.reporting import cells as cells_mod
+from rfbench.reporting import report
 from rfbench.store import INDEX_NAME, RunDir, load_results, record_key, records_frame
 
 DATASETS = ("kinematics", "bank", "pumadyn", "elevators")

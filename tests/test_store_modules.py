@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from rfbench import registry
+from rfbench.execution.tasks import WorkItem, execute
 from rfbench.protocol import Protocol
 from rfbench.store import (
     COLUMNS,
@@ -23,7 +24,6 @@ from rfbench.store import (
     load_results,
     record_problem,
 )
-from rfbench.tasks import WorkItem, execute
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -61,7 +61,7 @@ def test_the_columns_are_the_record_s_fields_and_the_committed_tables_header():
 
 
 def test_a_worker_s_failed_records_are_records_with_every_field():
-    """What rfbench.tasks.execute returns for a task that fails at once is a record of every column
+    """What rfbench.execution.tasks.execute returns for a task that fails at once is a record of every column
     (and its traceback), which Record reads and writes back unchanged."""
     records = execute(WorkItem("no-such-dataset", "rff-gauss", 1, (10, 20)), Protocol("cv", outer_folds=3),
                       None, 1, None, registry=registry.load())

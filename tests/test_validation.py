@@ -527,7 +527,7 @@ def _spec_with(tmp_path, field: str, value) -> Path:
     ("metric", [1], "field 'metric' must be text, not list [1]"),
 ])
 def test_a_spec_field_of_the_wrong_type_is_one_line_naming_it(tmp_path, field, value, message):
-    from rfbench.spec import load_spec
+    from rfbench.experiments.spec import load_spec
 
     with pytest.raises(UsageError) as info:
         load_spec(str(_spec_with(tmp_path, field, value)))
@@ -542,7 +542,7 @@ def test_a_spec_field_of_the_wrong_type_is_one_line_naming_it(tmp_path, field, v
 ])
 def test_a_spec_feature_budget_is_bounded_like_the_command_line(tmp_path, field, value, message):
     from rfbench.cli import MAX_FEATURES
-    from rfbench.spec import load_spec
+    from rfbench.experiments.spec import load_spec
 
     assert MAX_FEATURES == 10**6
     with pytest.raises(UsageError) as info:

@@ -3,7 +3,7 @@
 Before, every record of a work item whose one fit served several n_features (LightGBM, GBRFF)
 repeated the whole tuning and fitting time, so n = 100 showed the cost of tuning 500 trees and sums
 counted it twice. The runner now writes ``tune_s``/``fit_s`` in proportion to n and the whole in
-``shared_fit_s`` (rfbench.tasks). This rewrites the older records the same way: the records of one
+``shared_fit_s`` (rfbench.execution.tasks). This rewrites the older records the same way: the records of one
 item are those of one (dataset, method, fold, seed, protocol) with the identical tune_s and fit_s
 the item wrote into each; a record fitted alone is left as is. Errors and parameters are untouched;
 running it twice changes nothing.

@@ -32,10 +32,10 @@ from threadpoolctl import threadpool_limits
 
 from rfbench import protocol as proto
 from rfbench import registry
+from rfbench.execution.tasks import fold_task
 from rfbench.methods import alc, cvgrad
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.cvgrad import Workspace, contiguous_folds
-from rfbench.tasks import fold_task
 
 F32 = np.finfo(np.float32).eps
 FLOAT64_KFOLD = cvgrad._ridge_cv_grad_kfold

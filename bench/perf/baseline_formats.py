@@ -9,7 +9,7 @@ takes on them, with the records index (the normal case) and without it (a fresh 
 
 Candidates: Parquet (pyarrow) with zstd at levels 3 and 19 and with snappy; Feather (Arrow IPC)
 with zstd and lz4; CSV compressed by gzip (level 9) and xz (preset 9). Every candidate holds the
-same table: :func:`rfbench.baselines.results_table`.
+same table: :func:`rfbench.experiments.baselines.results_table`.
 
     python bench/perf/baseline_formats.py [--repeat 5] [--output results/baseline-formats.json]
 """
@@ -84,7 +84,7 @@ def main():
     ap.add_argument("--output", default=None, help="write the measurements as JSON here (default: print)")
     args = ap.parse_args()
 
-    from rfbench import baselines
+    from rfbench.experiments import baselines
     from rfbench.store import INDEX_NAME, load_results, open_run
 
     sources = baselines.sources()

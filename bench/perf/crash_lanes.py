@@ -51,7 +51,7 @@ def main():
     ap.add_argument("--max-ratio", type=float, default=1.5)
     ap.add_argument("--pythonpath", default=None, help="import rfbench from this checkout (default: this one)")
     args = ap.parse_args()
-    from rfbench.tasks import method_seed
+    from rfbench.execution.tasks import method_seed
 
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)

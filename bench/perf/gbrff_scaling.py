@@ -11,7 +11,7 @@ LightGBM).
 
 Reports the time of every point and the slope of log(time) against log(m) fitted over the points
 with m ≥ ``--slope-from`` (below that, fixed per-iteration overheads dominate), or over a method's
-last three points when it stopped before (rfbench.figures_gbrff.fitted_slope); a slope of 1 means
+last three points when it stopped before (rfbench.reporting.figures_gbrff.fitted_slope); a slope of 1 means
 linear scaling. Writes ``results/gbrff-scaling.json`` (resumable: finished points are kept) and,
 with ``--plot``, the figure ``results/gbrff-fig4-time.png`` (and .pdf) from the JSON.
 
@@ -31,11 +31,11 @@ from sklearn.datasets import make_classification
 from threadpoolctl import threadpool_limits
 
 from rfbench.errors import UsageError
-from rfbench.figures_gbrff import fitted_slope, plot_scaling, read_json
 from rfbench.methods.bmkr import BMKRClassifier
 from rfbench.methods.gbrff import GBRFF1Classifier, GBRFF2Classifier
 from rfbench.methods.gfc_gbrff import GFCGBRFFClassifier
 from rfbench.methods.pbrff import PBRFFClassifier
+from rfbench.reporting.figures_gbrff import fitted_slope, plot_scaling, read_json
 from rfbench.store import atomic_write_text
 
 OUT = Path(__file__).resolve().parents[2] / "results" / "gbrff-scaling.json"

@@ -3,7 +3,7 @@
 Both run 1000 iterations with their hyper-parameters chosen by 5-fold CV on the training half (the
 paper's grids: LightGBM max_depth 1..10 × reg_lambda {0, 2^-5..2^-2}; GBRFF2 g 2^-2..2^2 × λ {0,
 2^-5..2^-2}); each set of n examples is split 50/50 (stratified). The sets are generated as the GBRFF
-reference code does (rfbench/figures_gbrff.py). Every (set, n, seed, method) is one point of the
+reference code does (rfbench/reporting/figures_gbrff.py). Every (set, n, seed, method) is one point of the
 accuracy-against-examples row; the n = SURFACE_N fit of the first seed also gives the decision surface.
 
 Writes ``results/gbrff-toys.json`` (accuracies, chosen parameters, seconds; resumable),
@@ -25,7 +25,7 @@ from pathlib import Path
 from threadpoolctl import threadpool_limits
 
 from rfbench.errors import UsageError
-from rfbench.figures_gbrff import (
+from rfbench.reporting.figures_gbrff import (
     SURFACE_N,
     TOY_SETS,
     load_surfaces,

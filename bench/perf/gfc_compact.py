@@ -23,9 +23,9 @@ from threadpoolctl import threadpool_limits
 
 from rfbench import protocol as proto
 from rfbench import registry
+from rfbench.execution.tasks import fold_task
 from rfbench.methods.cvgrad import OneFrequencyCV, inverted_blocks
 from rfbench.methods.moderows import ModeCentredRows, column_modes
-from rfbench.tasks import fold_task
 
 
 def _median_ms(fn, repeats: int) -> float:

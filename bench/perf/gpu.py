@@ -6,7 +6,7 @@ take there, its GPU and its cores working together (issue 38 item 6).
 
 What it does, inside ``--budget-s`` seconds of wall time:
 
-1. **device phase**: one outer fold (fold 0, exactly as the runner builds it: rfbench.tasks.fold_task)
+1. **device phase**: one outer fold (fold 0, exactly as the runner builds it: rfbench.execution.tasks.fold_task)
    of every (dataset, method, n) that the device serves, on ``--slots`` worker processes sharing the
    GPU (each capped at 0.9/slots of its memory): first the torgo suite (12 sets × n = 100, 500), then
    what the GFC tables add (the other sets, à la carte with Q = 1 and 2, the other RFF kernels);
@@ -68,7 +68,7 @@ def fit_fold(dataset: str, method: str, n: int, fold: int, device: str, data_dir
 
     from rfbench import contract, registry
     from rfbench import protocol as proto
-    from rfbench.tasks import fold_task
+    from rfbench.execution.tasks import fold_task
 
     row = {"dataset": dataset, "method": method, "n": n, "fold": fold, "device": "cpu"}
     try:
@@ -158,7 +158,7 @@ def reference_seconds(rows: list[dict]) -> dict[tuple[str, str, int], float]:
 
 def committed_seconds(spec_name: str) -> dict[tuple[str, str, int], float]:
     """(dataset, method, n) → total seconds of all outer folds in the spec's committed records."""
-    from rfbench.spec import load_spec
+    from rfbench.experiments.spec import load_spec
     from rfbench.store import load_results
 
     spec = load_spec(spec_name)
@@ -227,8 +227,8 @@ def project(out: dict, cores: int, slots: int) -> dict:
 
 def check_tolerances() -> dict[tuple[str, str, int], float]:
     """(dataset, method, n) → the GFC tables' check tolerance (stds × the published std)."""
-    from rfbench.check import published_table
-    from rfbench.spec import load_spec
+    from rfbench.experiments.check import published_table
+    from rfbench.experiments.spec import load_spec
 
     out = {}
     for name in TABLE_SPECS:
@@ -260,8 +260,8 @@ def per_fold_comparison(out: dict) -> list[dict]:
 # the summary that the README and docs/device.md quote
 
 def render(out: dict) -> str:
-    """Markdown summary of a results file (rfbench.reproduce renders the README's with it)."""
-    from rfbench.reproduce import gpu_benchmark_markdown
+    """Markdown summary of a results file (rfbench.experiments.reproduce renders the README's with it)."""
+    from rfbench.experiments.reproduce import gpu_benchmark_markdown
 
     return gpu_benchmark_markdown(out)
 
@@ -323,7 +323,7 @@ def main(argv=None) -> int:
         return 0
 
     from rfbench.data.loader import offline
-    from rfbench.spec import load_spec
+    from rfbench.experiments.spec import load_spec
 
     data_dir = os.environ.get("RFBENCH_DATA_DIR")
     table_ds = list(load_spec("gfc2016-table1").plan.datasets)

@@ -1,7 +1,7 @@
 """Where does the time of one task go? Profile one (dataset, method, n, outer fold) of the protocol.
 
 The task runs exactly as in ``rfbench run`` (same data preparation, folds, seeds and thread budget,
-through :func:`rfbench.tasks.execute`), under cProfile. Prints the error and time of the task and
+through :func:`rfbench.execution.tasks.execute`), under cProfile. Prints the error and time of the task and
 the functions with the largest own time, and writes the same text to ``--output``.
 
     python bench/perf/profile_task.py --dataset friedman --method gfc --features 500 [--fold 0]
@@ -20,7 +20,7 @@ from pathlib import Path
 
 from rfbench import protocol as proto
 from rfbench import registry
-from rfbench.tasks import WorkItem, execute
+from rfbench.execution.tasks import WorkItem, execute
 
 
 def main() -> None:

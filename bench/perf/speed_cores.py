@@ -3,7 +3,7 @@
 The long reproduction runs use one core per task (two lanes on the machine's two cores), which is
 the most work per hour; the GFC paper's walltimes are per outer fold with its methods parallelised
 over 5 (n = 100) or 25 (n = 500) cores. This measures what the second core buys one task: every
-(dataset, method, n, fold) runs exactly as in ``rfbench run`` (:func:`rfbench.tasks.execute`,
+(dataset, method, n, fold) runs exactly as in ``rfbench run`` (:func:`rfbench.execution.tasks.execute`,
 same folds, seeds and data) once with ``--threads 1`` and once with ``--threads 2`` (GFC: descents
 in two processes; à la carte: restarts in two processes, then two BLAS threads), one after the
 other, and the published walltime of the cell is read from the GFC paper's Table 1. Run it on an
@@ -23,12 +23,12 @@ import os
 import time
 from pathlib import Path
 
-from rfbench import (
-    check,  # first: rfbench sets the BLAS thread timeout before NumPy loads
-    registry,
-)
 from rfbench import protocol as proto
-from rfbench.tasks import WorkItem, execute
+from rfbench import registry
+from rfbench.execution.tasks import WorkItem, execute
+from rfbench.experiments import (
+    check,  # first: rfbench sets the BLAS thread timeout before NumPy loads
+)
 
 DEFAULT_TASKS = ["gfc:500:ailerons", "gfc:500:bank", "gfc:500:pumadyn", "gfc:500:elevators",
                  "gfc:500:cpu-activity", "alc:100:delta-ailerons", "alc:100:cal-housing",

@@ -36,7 +36,7 @@ meaningless: a 2 ms fit would make any fsync look like 100 % overhead. The run u
 ``salsa-housing`` (506 × 12, mirrored) subsampled to 300 rows, n = 50..140 in steps of 10, 10 outer
 folds, 20 seeds: 10 × 10 × 20 = 2 000 tasks of some 30–70 ms each (mean ~50 ms), the size of a
 real quick run's task; the overhead in ms per task is the number to compare across task sizes. ``--cached-threadpool`` times the same run once more with threadpoolctl's limits taken through
-one cached ``ThreadpoolController`` (what ``rfbench.tasks.execute`` would do instead of calling
+one cached ``ThreadpoolController`` (what ``rfbench.execution.tasks.execute`` would do instead of calling
 ``threadpool_limits()``, which lists the process's shared libraries again for every task: ~2 ms,
 the largest part of the overhead). ``--tasks-only`` / ``--store-only`` run one half.
 

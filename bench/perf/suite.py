@@ -1,7 +1,7 @@
 """Core-seconds of the whole torgo suite per (method, n), measured on one outer fold per dataset.
 
 `rfbench run --suite torgo --features 100,500` with every method is what a user waits on. This
-runs one outer fold of every (dataset, method) exactly as the runner does (:func:`rfbench.tasks.execute`:
+runs one outer fold of every (dataset, method) exactly as the runner does (:func:`rfbench.execution.tasks.execute`:
 same folds, seeds, data and thread budget; a method that fits all budgets in one model runs once
 for both), and projects each (method, n) to the full protocol: seconds × outer folds, summed over
 the datasets. A work item that serves several budgets is attributed to them in proportion to n
@@ -35,8 +35,8 @@ from rfbench import contract, registry
 from rfbench import (
     protocol as proto,  # rfbench first: it sets the BLAS thread timeout before NumPy loads
 )
+from rfbench.execution.tasks import WorkItem, execute
 from rfbench.store import atomic_write_text
-from rfbench.tasks import WorkItem, execute
 
 SUITE_METHODS = ["gfc", "alc", "rff-gauss", "eerf", "lkrf", "gbrff", "lgbm", "salsa"]
 

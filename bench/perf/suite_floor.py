@@ -35,12 +35,12 @@ from threadpoolctl import threadpool_limits
 
 from rfbench import protocol as proto
 from rfbench import registry
+from rfbench.execution.tasks import fold_task
 from rfbench.methods import alc, cvgrad
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.cvgrad import Workspace, contiguous_folds
 from rfbench.methods.lgbm import DEFAULT_GRID
 from rfbench.store import atomic_write_text
-from rfbench.tasks import fold_task
 
 
 def _median_s(fn, repeats: int = 3) -> float:

@@ -2,7 +2,7 @@
 
 A long run keeps every core busy either way; what differs is the throughput. For each method this
 runs the same two work items (outer folds 0 and 1 of one dataset, every budget, exactly as
-``rfbench run`` runs them through :func:`rfbench.tasks.execute`):
+``rfbench run`` runs them through :func:`rfbench.execution.tasks.execute`):
 
 * **2 × 1**: two worker processes at once, one thread each (``--jobs 2 --threads 1``);
 * **1 × 2**: one worker process, the two items one after the other, two threads each
@@ -29,8 +29,8 @@ from rfbench import contract, registry
 from rfbench import (
     protocol as proto,  # first: rfbench sets the BLAS thread timeout before NumPy loads
 )
+from rfbench.execution.tasks import WorkItem, execute
 from rfbench.store import atomic_write_text
-from rfbench.tasks import WorkItem, execute
 
 SUITE_METHODS = ["gfc", "alc", "rff-gauss", "eerf", "lkrf", "gbrff", "lgbm", "salsa"]
 

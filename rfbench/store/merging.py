@@ -48,7 +48,7 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
       nothing): select one with ``--protocol KEY``.
 
     Records of different seeds are distinct tasks and all count: a cell's statistics are pooled
-    over seeds by the report (rfbench.report.summarise) and the check."""
+    over seeds by the report (rfbench.reporting.report.summarise) and the check."""
     frames = []
     for d in dirs:
         run = open_run(d)

@@ -27,13 +27,13 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
                 <= holdout_ses standard errors of the difference of two test MSEs on the dataset's
                 holdout.test points: holdout_ses x 2/sqrt(n_test) x published mean)
     test:       {name: welch|paired, why: "..."}: the t-test the paper bolds cells with
-    metric:     the metric code of the published cells (rfbench.cells.METRICS; default: an error, lower
+    metric:     the metric code of the published cells (rfbench.reporting.cells.METRICS; default: an error, lower
                 is better): its direction (higher is better for accuracy) orders ranks and Wilcoxon wins
     not_comparable: {rfbench dataset: reason}: cells whose problem differs from the paper's
     wilcoxon:   the paper's Wilcoxon claims [{a, n_a, b, n_b, published_T, published_datasets}]
     published_summary: {file, method, mean, rank, note}: the paper's printed average ranks and means,
                 shown next to the same recomputed from its printed cells
-    ci:         the fast regression configuration (see rfbench.regress): {datasets, methods, features,
+    ci:         the fast regression configuration (see rfbench.experiments.regress): {datasets, methods, features,
                 protocol overrides, exclude (as run.exclude: a slow method kept to fewer datasets),
                 reference: CSV of every task's error and chosen hyper-parameters}
 """
@@ -45,8 +45,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench import cells, config
+from rfbench import config
 from rfbench.errors import UsageError
+from rfbench.execution.runconfig import MAX_FEATURES
 from rfbench.protocol import Protocol
 from rfbench.registry import (
     ROOT,
@@ -57,7 +58,7 @@ from rfbench.registry import (
     or_default,
     packaged_published_dir,
 )
-from rfbench.runconfig import MAX_FEATURES
+from rfbench.reporting import cells
 
 TESTS = ("welch", "paired")
 
@@ -166,7 +167,7 @@ class Spec:
     not_comparable: dict = field(default_factory=dict)
     protocol: dict = field(default_factory=dict)
     filters: dict = field(default_factory=dict)
-    metric: str | None = None            # the published cells' metric code (rfbench.cells.METRICS)
+    metric: str | None = None            # the published cells' metric code (rfbench.reporting.cells.METRICS)
     notes: str = ""
     rank_summary: bool = False           # also compare average ranks and mean scores over datasets
     wilcoxon: list = field(default_factory=list)   # the paper's Wilcoxon comparisons (T values)
@@ -196,7 +197,7 @@ class Spec:
 
     @property
     def higher_is_better(self) -> bool:
-        """The direction of the published cells' metric (rfbench.cells: defined once)."""
+        """The direction of the published cells' metric (rfbench.reporting.cells: defined once)."""
         return self.metric is not None and cells.metric(self.metric).higher_is_better
 
 

@@ -1,6 +1,6 @@
 """rfbench reproduce: run what an experiment spec declares, check it, and write its outputs.
 
-Everything derives from the spec (rfbench/spec.py): the run (datasets × methods × budgets under
+Everything derives from the spec (rfbench/experiments/spec.py): the run (datasets × methods × budgets under
 its protocol and seed) goes to the spec's one results directory; the check against the published
 table and the report are written next to the records (``check.txt``, ``report.md``); the
 one-line counts of ``--list`` and the README's reproduction section are computed from the same
@@ -20,12 +20,14 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from rfbench import cells, check, runner, status
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
+from rfbench.execution import runner
+from rfbench.execution.runconfig import RunConfig
+from rfbench.experiments import check, status
+from rfbench.experiments.spec import Spec
 from rfbench.registry import ROOT, Registry, or_default
-from rfbench.runconfig import RunConfig
-from rfbench.spec import Spec
+from rfbench.reporting import cells
 from rfbench.store import COLUMNS, CombineError, atomic_write_text, load_results
 
 CHECK_FILE, REPORT_FILE = "check.txt", "report.md"
@@ -66,7 +68,7 @@ def run_groups(spec: Spec, only_methods=None, only_datasets=None) -> list[tuple[
 
 def run_spec(spec: Spec, config=None, *, registry: Registry | None = None, progress=True, command=None,
              only_methods=None, only_datasets=None) -> None:
-    """Run what the spec declares, as ``config`` says (a :class:`rfbench.runconfig.RunConfig`: workers,
+    """Run what the spec declares, as ``config`` says (a :class:`rfbench.execution.runconfig.RunConfig`: workers,
     threads, time limit, folds, backend, data directory, device; default ``RunConfig()``); datasets
     that cannot be obtained are skipped (a spec's run is never strict)."""
     config = (config or RunConfig()).replace(strict=False)
@@ -79,7 +81,7 @@ def run_spec(spec: Spec, config=None, *, registry: Registry | None = None, progr
 
 def dry_run_spec(spec: Spec, config=None, *, registry: Registry | None = None, only_methods=None,
                  only_datasets=None) -> str:
-    """What ``rfbench reproduce SPEC`` would run (:func:`rfbench.runner.dry_run` per runner call),
+    """What ``rfbench reproduce SPEC`` would run (:func:`rfbench.execution.runner.dry_run` per runner call),
     without running or writing anything (of ``config``, the folds and the data directory count)."""
     registry = or_default(registry)
     p = spec.plan
@@ -171,7 +173,7 @@ def _task_counts(spec: Spec, results: pd.DataFrame, registry: Registry) -> dict:
 def write_outputs(checked: Checked, registry: Registry | None = None) -> list[Path]:
     """check.txt and report.md into the spec's results directory (the report's datasets in the order of
     ``registry``, default: the one built now)."""
-    from rfbench import report
+    from rfbench.reporting import report
 
     spec, written = checked.spec, []
     if spec.results is None:

@@ -24,12 +24,12 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from rfbench import cells as cells_mod
 from rfbench import protocol as proto
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
+from rfbench.experiments.spec import load_spec, spec_of_results
 from rfbench.registry import Registry, or_default
-from rfbench.spec import load_spec, spec_of_results
+from rfbench.reporting import cells as cells_mod
 from rfbench.store import claim_is_stale, load_results
 
 KEY = ["dataset", "method", "n_features", "fold"]

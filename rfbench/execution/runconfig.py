@@ -25,7 +25,7 @@ MAX_TIMEOUT_S = 30 * 86400
 MAX_FEATURES = 10**6
 BACKENDS = ("local", "dask")
 #: what a run computes on once resolved (``--device auto`` becomes "cpu" or "cuda"); "torch-cpu" (the
-#: device code on the CPU, for CI's device regression: ``python -m rfbench.regress --device torch-cpu``)
+#: device code on the CPU, for CI's device regression: ``python -m rfbench.experiments.regress --device torch-cpu``)
 #: is a library setting only, not a command-line choice
 RUN_DEVICES = ("cpu", "cuda", "torch-cpu")
 #: device tasks in flight at once with --device cuda (--gpu-slots)
@@ -72,7 +72,7 @@ class RunConfig:
     worker, cores // jobs threads, no time limit, the protocol's seed, every fold, the local backend,
     the dataset mirror of the settings, the CPU.
 
-    ``jobs=None``: one worker per core (:func:`rfbench.runner.default_jobs`, the command line's
+    ``jobs=None``: one worker per core (:func:`rfbench.execution.runner.default_jobs`, the command line's
     default). ``device``: "cpu", "cuda" or "auto" (resolved when the config is built: "auto" becomes
     "cuda" or "cpu", with ``device_note`` saying why; "cuda" without torch or a GPU is refused), or
     "torch-cpu": the device methods run their torch code on the CPU (refused without torch).

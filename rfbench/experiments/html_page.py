@@ -1,6 +1,6 @@
 """Self-contained HTML pages (``rfbench report --format html``): plain HTML with a little inline
 CSS, figures as PNG data URIs, no script and no external URL, so one file can be mailed or opened
-offline. Every text is escaped (rfbench.html_markup's building blocks); only the fragments built here
+offline. Every text is escaped (rfbench.reporting.html_markup's building blocks); only the fragments built here
 are trusted markup.
 
 * :func:`document` wraps fragments into a page;
@@ -21,10 +21,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench import check, plot, report, reproduce
 from rfbench.errors import UsageError
-from rfbench.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
+from rfbench.experiments import check, reproduce
 from rfbench.registry import Registry, or_default
+from rfbench.reporting import plot, report
+from rfbench.reporting.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
 from rfbench.store import atomic_write_text
 
 # -- one results directory --------------------------------------------------------------------------------------------

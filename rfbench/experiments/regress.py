@@ -1,7 +1,7 @@
 """Exact regression of every published table's fast CI configuration against a reviewed run.
 
 Every spec (``bench/<name>.yaml``) has a ``ci:`` block (parsed into ``Spec.ci``, see
-:mod:`rfbench.spec`): a fast configuration of the spec's run (a few datasets, subsampled, small n,
+:mod:`rfbench.experiments.spec`): a fast configuration of the spec's run (a few datasets, subsampled, small n,
 2-3 outer folds) and ``reference``, the committed CSV of a reviewed run of that configuration, one
 row per task::
 
@@ -17,16 +17,16 @@ CI runs every task on one thread (``threads=1``, whatever the machine's core cou
 references were written, so that no BLAS or OpenMP reduction order depends on the machine's core
 count; ``jobs`` only spreads tasks over processes and does not change a number.
 
-    python -m rfbench.regress --all                 # CI: run and compare every spec's ci block
-    python -m rfbench.regress gfc2016-table4        # one spec
-    python -m rfbench.regress SPEC --write-reference  # after reviewing a change that moves numbers
+    python -m rfbench.experiments.regress --all                 # CI: run and compare every spec's ci block
+    python -m rfbench.experiments.regress gfc2016-table4        # one spec
+    python -m rfbench.experiments.regress SPEC --write-reference  # after reviewing a change that moves numbers
 
 The device regression (issue 38) runs the same ci configurations with the device code on the CPU
 (``--device torch-cpu``: the torch path of every method whose estimator takes a ``device``,
 :func:`rfbench.contract.accepts_device`) against the same references, which are the NumPy path's.
 The torch path agrees with NumPy to rounding, not bit for bit (a flat CV curve can pick another λ,
 à la carte's L-BFGS-B magnifies 1e-13 into a test error 0.3 % off), so a device cell is judged by
-the table's own check rule (:func:`rfbench.check.tolerance`) with the reference cell in place of the
+the table's own check rule (:func:`rfbench.experiments.check.tolerance`) with the reference cell in place of the
 published one: per (dataset, method, n) of the ci configuration,
 
     |mean device error − mean reference error| ≤ stds × the reference cell's std over its folds
@@ -38,7 +38,7 @@ its chosen hyper-parameters are not compared. The tasks of the methods that take
 the NumPy path in that run too and must still match exactly. Specs whose ci configuration has no
 device method are skipped with a note. The runs go into a temporary directory, never results/.
 
-    python -m rfbench.regress --device torch-cpu --all    # CI (bench/ci-check.sh), when torch is installed
+    python -m rfbench.experiments.regress --device torch-cpu --all    # CI (bench/ci-check.sh), when torch is installed
 
 Exit status: 0 when every task matches, 1 when a cell differs (or a task is missing or extra),
 2 on a usage error (no ci block, no reference file, unknown spec).
@@ -58,9 +58,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench import cells, check
 from rfbench.errors import UsageError
-from rfbench.spec import CIConfig, Spec, all_specs, load_spec
+from rfbench.experiments import check
+from rfbench.experiments.spec import CIConfig, Spec, all_specs, load_spec
+from rfbench.reporting import cells
 from rfbench.store import RunDir, atomic_write_text
 
 KEY = ["dataset", "method", "n_features", "fold"]
@@ -72,13 +73,13 @@ STATUSES = ("match", "differ", "missing", "extra")
 def _fix(spec: Spec) -> str:
     return (f"review a run of its ci configuration and write the reference with "
             f"`rfbench reproduce {spec.name} --ci --write-reference` "
-            f"(or `python -m rfbench.regress {spec.name} --write-reference`)")
+            f"(or `python -m rfbench.experiments.regress {spec.name} --write-reference`)")
 
 
 def _ci(spec: Spec) -> CIConfig:
     if spec.ci is None:
         raise UsageError(f"{spec.name}: the spec has no ci block; add one (a fast configuration of its run, "
-                         f"see rfbench/spec.py) and then {_fix(spec)}")
+                         f"see rfbench/experiments/spec.py) and then {_fix(spec)}")
     return spec.ci
 
 
@@ -91,8 +92,8 @@ def ci_run(spec: Spec, out: Path, jobs: int = 1, threads: int | None = None, *, 
     regression, see :func:`device_compare`).
     ``out`` must hold no records yet unless ``resume``: records of an earlier run (another code
     version) would be compared instead of this code's numbers."""
-    from rfbench import runner
-    from rfbench.runconfig import RunConfig
+    from rfbench.execution import runner
+    from rfbench.execution.runconfig import RunConfig
 
     ci = _ci(spec)
     out = Path(out)
@@ -103,7 +104,7 @@ def ci_run(spec: Spec, out: Path, jobs: int = 1, threads: int | None = None, *, 
     for datasets, methods in plan.method_groups():    # ci.exclude: a slow method on fewer datasets
         runner.run(datasets, methods, plan.features, plan.protocol, str(out),
                    RunConfig(jobs=jobs, threads=threads or 1, strict=True, device=device), progress=progress,
-                   command=f"rfbench.regress ci_run {spec.name}")
+                   command=f"rfbench.experiments.regress ci_run {spec.name}")
     return out
 
 
@@ -317,7 +318,7 @@ def device_methods(spec: Spec) -> set[tuple[str, str]]:
 
 def reference_spread(spec: Spec, errors: pd.Series) -> tuple[float, float]:
     """(mean, spread) of a reference cell's fold errors, measured as the check measures a reproduced
-    cell (:func:`rfbench.cells.pooled`): the spread is the std over the folds (splits, repeats), or
+    cell (:func:`rfbench.reporting.cells.pooled`): the spread is the std over the folds (splits, repeats), or
     its standard error (std / √folds) where the spec's published spread is one (``columns.std_is: se``):
     the reference's analogue of the published std that the check's tolerance scales."""
     errors = errors.astype(float).reset_index(drop=True)
@@ -330,7 +331,7 @@ def reference_spread(spec: Spec, errors: pd.Series) -> tuple[float, float]:
 
 def device_tolerance(spec: Spec, dataset: str, reference_mean: float, spread: float) -> float:
     """The largest |mean device error − mean reference error| of a cell that passes: the check's
-    tolerance (:func:`rfbench.check.tolerance`) of the reference cell as if it were the published one,
+    tolerance (:func:`rfbench.experiments.check.tolerance`) of the reference cell as if it were the published one,
     at least :data:`DEVICE_FLOOR` × |reference mean|."""
     return max(check.tolerance(spec, dataset, reference_mean, spread), DEVICE_FLOOR * abs(reference_mean))
 
@@ -478,7 +479,7 @@ def device_run_and_compare(spec: Spec, out: Path | None = None, *, device: str =
     return 0 if device_passed(cell_table, cpu_table) else 1
 
 # ---------------------------------------------------------------------------------------------
-# command line: `rfbench reproduce SPEC... --ci [--write-reference]` and `python -m rfbench.regress`
+# command line: `rfbench reproduce SPEC... --ci [--write-reference]` and `python -m rfbench.experiments.regress`
 
 
 def run_and_compare(spec: Spec, out: Path | None = None, *, write_reference: bool = False, jobs: int = 1,
@@ -505,7 +506,7 @@ def run_and_compare(spec: Spec, out: Path | None = None, *, write_reference: boo
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(prog="python -m rfbench.regress",
+    ap = argparse.ArgumentParser(prog="python -m rfbench.experiments.regress",
                                  description="Run each spec's fast ci configuration and compare every error and "
                                              "chosen hyper-parameter exactly with its committed reference; with "
                                              "--device, run the device code and compare each cell within the "
@@ -534,7 +535,7 @@ def main(argv=None) -> int:
             if not args.write_reference:
                 read_reference(spec)
         if args.device:
-            from rfbench.runconfig import RunConfig
+            from rfbench.execution.runconfig import RunConfig
 
             RunConfig(device=args.device)       # no torch (or no GPU for cuda): one line, before anything runs
             if args.out:

@@ -3,14 +3,14 @@
 ``run``: only the user's methods, on a baseline's datasets, under its protocol (key, seed, outer and
 inner folds, or splits) and feature budgets, into the user's ``--out``. Before anything runs, the
 outer splits the run will use are computed for every dataset and their fingerprint
-(:func:`rfbench.runner.outer_splits_fingerprint`) compared with the baseline's: different splits
+(:func:`rfbench.execution.runner.outer_splits_fingerprint`) compared with the baseline's: different splits
 (another data version, seed, fold count, test size) are refused. Under cv the run's
 ``folds/*.csv`` is checked again after the run; the splits, holdout and fixed protocols store no
 splits, so there is nothing of the run's to re-check after it: the fingerprints computed before it
 ran are what ``compare.json`` records. That file names the baseline, so that ``report`` finds it.
 
 ``report``: the run's results beside the baselines' in the papers' table layout, by
-:func:`rfbench.report.render` (t-tests, Wilcoxon), on the (dataset, n, fold) that every shown method
+:func:`rfbench.reporting.report.render` (t-tests, Wilcoxon), on the (dataset, n, fold) that every shown method
 has finished (the ``fold`` of a non-cv protocol is its split index): a screen over folds 0-2 gives
 statistics over those three folds, and the output says so. The fingerprints are checked again
 (under cv the run's ``folds/*.csv``, otherwise those its ``compare.json`` recorded): a run whose
@@ -26,11 +26,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from rfbench import baselines, cells, runner
 from rfbench.errors import UsageError
+from rfbench.execution import runner
+from rfbench.execution.runconfig import RunConfig
+from rfbench.experiments import baselines
 from rfbench.protocol import CV, Protocol
 from rfbench.registry import Registry, or_default, resolve_method_names
-from rfbench.runconfig import RunConfig
+from rfbench.reporting import cells
 from rfbench.store import RunDir, atomic_write_text, load_results, pool_frames
 
 MARKER = "compare.json"
@@ -59,7 +61,7 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
         out: str, config=None, *, registry: Registry | None = None, protocol_key: str | None = None,
         progress: bool = True, command: str | None = None):
     """Run ``methods`` on the baseline's outer folds (see the module notes); returns (RunDir, Baseline,
-    datasets run). ``config`` (a :class:`rfbench.runconfig.RunConfig`) sets the workers, threads, time
+    datasets run). ``config`` (a :class:`rfbench.execution.runconfig.RunConfig`) sets the workers, threads, time
     limit and data directory; the folds and seeds are the baseline's (``folds``: a subset of them) and a
     dataset that cannot be obtained is an error. ``registry``: the registry the names are looked up in
     (default: the one built now), ``package.module:Class`` methods added to it."""
@@ -214,7 +216,7 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
         by_range.setdefault(fs, []).append(d)
     where = "; ".join(f"{unit} {r} of {outer} on {', '.join(ds)}" for r, ds in by_range.items())
     full = all(r == cells.fold_ranges(range(outer)) for r in by_range)     # (a holdout's one split: "0")
-    # a screen keeps its protocol key: rfbench.cells sees cells with fewer folds than the protocol's
+    # a screen keeps its protocol key: rfbench.reporting.cells sees cells with fewer folds than the protocol's
     # and labels the caption, the Wilcoxon rows and the CD diagram as a screen over these folds
     what = f"all outer {unit}" if full else "a screen"
     notes = [f"Compared: {', '.join(sorted(mine))} against the baseline(s) {', '.join(b.name for b in loaded)} under "
@@ -247,10 +249,10 @@ def common_folds(df: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
 
 
 def html_page(c: Comparison, **report_options) -> str:
-    """One self-contained page: the notes, the tables (rfbench.report), every figure of rfbench plot
+    """One self-contained page: the notes, the tables (rfbench.reporting.report), every figure of rfbench plot
     drawn on the compared folds (the critical-difference diagram among them) and the run's provenance."""
-    from rfbench import html_page as page
-    from rfbench import report
+    from rfbench.experiments import html_page as page
+    from rfbench.reporting import report
 
     title = f"{', '.join(map(str, c.run_dirs))} against {', '.join(c.baselines)}"
     fragment = report.render(c.frame, "html", html_fragment=True, **report_options)
@@ -261,8 +263,8 @@ def html_page(c: Comparison, **report_options) -> str:
 
 
 def render(c: Comparison, fmt: str, **report_options) -> str:
-    """rfbench.report.render of the comparison, with its notes in every format (CSV: a column)."""
-    from rfbench import report
+    """rfbench.reporting.report.render of the comparison, with its notes in every format (CSV: a column)."""
+    from rfbench.reporting import report
 
     if fmt == "html":
         return html_page(c, **report_options)

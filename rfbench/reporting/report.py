@@ -7,7 +7,7 @@ at the same n (Welch's t-test over the outer folds, p = 0.05, or with ``test="pa
 t-test on the per-fold differences); a line under the table says which. Below the table: the
 Wilcoxon signed-rank test across datasets for every method pair and n.
 
-Partial cells (a run in progress, a ``--folds 0-2`` screen; completeness as :mod:`rfbench.cells`
+Partial cells (a run in progress, a ``--folds 0-2`` screen; completeness as :mod:`rfbench.reporting.cells`
 defines it) are marked ``[3/10]``: a t-test against one runs on the (seed, fold) tasks both cells
 have; a Wilcoxon row runs on the complete cells when two datasets have them, else on the tasks both
 methods have in common per dataset, labelled in its column ``protocol`` ("screen: folds 0-2 of 10").
@@ -59,13 +59,13 @@ import pandas as pd
 import yaml
 from tabulate import tabulate
 
-from rfbench import cells as cells_mod
-from rfbench import stats
 from rfbench.errors import UsageError
-from rfbench.html_markup import document, esc, simple_table
-from rfbench.progress import hms
+from rfbench.execution.progress import hms
 from rfbench.protocol import Splits, read_key
 from rfbench.registry import Registry, or_default
+from rfbench.reporting import cells as cells_mod
+from rfbench.reporting import stats
+from rfbench.reporting.html_markup import document, esc, simple_table
 
 FORMATS = ("text", "markdown", "latex", "csv", "html")
 DASH = "–"                   # an empty cell or a value that does not exist (never 'None' or 'nan')
@@ -556,7 +556,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     """The report in one format. names: display names of methods; width: characters a text line may
     take (None: the terminal's width, 0: no limit); label, latex_width: the LaTeX \\label and the
     text width (pt) its layout is chosen for; html_fragment: the HTML tables without the page
-    around them (for rfbench.html_page); registry: the order and shapes of the datasets (default:
+    around them (for rfbench.experiments.html_page); registry: the order and shapes of the datasets (default:
     the one built now)."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
@@ -892,7 +892,7 @@ def _latex_wilcoxon(tests, test, label, width_pt) -> list[str]:
 
 
 def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, one, screen=None) -> str:
-    """The report as an HTML fragment (rfbench.html_page wraps it into a page): a banner when the
+    """The report as an HTML fragment (rfbench.experiments.html_page wraps it into a page): a banner when the
     whole report is a screen, one table per n with a column group per method (error, walltime), bold
     and shaded where significantly best; then the Wilcoxon and timing tables. Every text is escaped."""
     at = _methods_at(cells, keys, ns, methods)

@@ -5,7 +5,7 @@ A task is one (dataset, method, n_features, outer fold). Tasks of a method whose
 executed together as one work item, but still produce one record per n_features.
 
 How a run runs (workers, threads, time limit, seeds, folds, backend, data, device) is one validated
-:class:`rfbench.runconfig.RunConfig`. Work items run on local worker lanes (``--jobs N``, or
+:class:`rfbench.execution.runconfig.RunConfig`. Work items run on local worker lanes (``--jobs N``, or
 ``--jobs 1`` with a ``--timeout``; pool.py) or in-process (``--jobs 1``), each under an explicit
 thread budget (threadpoolctl for BLAS/OpenMP, ``n_jobs`` for the estimator) so that workers × threads
 ≤ cores. ``--timeout`` is enforced twice: inside the worker by a real-time alarm that raises in the
@@ -36,13 +36,13 @@ from rfbench.data import load
 from rfbench.data.loader import data_dir as resolve_data_dir
 from rfbench.data.loader import provenance as data_provenance
 from rfbench.errors import DataUnavailable, UsageError
-from rfbench.pool import run_pool
-from rfbench.progress import Progress, hms
+from rfbench.execution.pool import run_pool
+from rfbench.execution.progress import Progress, hms
+from rfbench.execution.runconfig import RunConfig
+from rfbench.execution.tasks import WorkItem, prepared
 from rfbench.provenance import code_version, machine_info
 from rfbench.registry import Registry, or_default
-from rfbench.runconfig import RunConfig
 from rfbench.store import LEASE_S, RunDir, is_disk_full, record_key
-from rfbench.tasks import WorkItem, prepared
 
 #: seconds between two consolidations of results.csv during a run
 RESULTS_CSV_EVERY_S = 60.0
@@ -183,7 +183,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         config: RunConfig | None = None, *, registry: Registry | None = None, progress: bool = True,
         warn=lambda msg: print(f"warning: {msg}", file=sys.stderr), command: str | None = None, order=None,
         all_unavailable_ok: bool = False) -> RunDir:
-    """Run every task not done yet, as ``config`` says (:class:`rfbench.runconfig.RunConfig`: workers,
+    """Run every task not done yet, as ``config`` says (:class:`rfbench.execution.runconfig.RunConfig`: workers,
     threads, time limit, seeds, folds, backend, data directory, device; default ``RunConfig()``: one
     in-process worker, the protocol's seed, every fold, the CPU); ``order`` (work items → work items)
     sets the sequence, e.g. cheapest first, so that an interrupted long run has completed as many
@@ -265,14 +265,14 @@ def _backend(backend, scheduler, jobs, threads):
 
     if backend != "dask":
         return contextlib.nullcontext()
-    from rfbench import dask_pool
+    from rfbench.execution import dask_pool
 
     return dask_pool.connect(scheduler, jobs, threads)
 
 
 def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None, registry: Registry | None = None):
     """(the outer (train, test) index pairs of a dataset, its row count): :func:`rfbench.protocol.outer_splits`
-    on the data as the tasks prepare it (rfbench.tasks), so the splits every task runs on."""
+    on the data as the tasks prepare it (rfbench.execution.tasks), so the splits every task runs on."""
     ds = or_default(registry).dataset(name)
     _, _, y, _ = prepared(ds, data_dir, protocol.max_samples, protocol.seed)
     return proto.outer_splits(protocol, y, ds.task, ds.holdout), len(y)
@@ -281,7 +281,7 @@ def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = No
 def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | None = None,
                           registry: Registry | None = None):
     """The outer fold of every row of a dataset (of ``registry``, by default the one built now) under a
-    cv protocol (what folds/<dataset>.csv holds, and what rfbench.baselines fingerprints); None under
+    cv protocol (what folds/<dataset>.csv holds, and what rfbench.experiments.baselines fingerprints); None under
     the other protocols, whose splits are computed (and so checked against the data) but not stored."""
     splits, m = _outer_splits(name, protocol, data_dir, registry)
     return proto.fold_assignment(splits, m) if isinstance(protocol, proto.CV) else None
@@ -307,13 +307,13 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
     already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
     the run downloads it or skips it) and the estimated seconds of the tasks to run (``est_s``, NaN:
-    unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.status.task_seconds`, from
+    unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.experiments.status.task_seconds`, from
     the finished tasks in ``out``). Of ``config``, the folds, seeds and data directory count; the names
     are those of ``registry`` (default: the one built now)."""
     import pandas as pd
 
-    from rfbench import status
     from rfbench.data.loader import offline
+    from rfbench.experiments import status
 
     config = config if config is not None else RunConfig()
     registry = or_default(registry)
@@ -546,7 +546,7 @@ class _Seed:
         needed = self.registry.only(dict.fromkeys(i.dataset for i in items), dict.fromkeys(i.method for i in items))
         try:
             if self.cluster is not None:
-                from rfbench.dask_pool import run_dask
+                from rfbench.execution.dask_pool import run_dask
 
                 run_dask(self.cluster, items, protocol, config.data_dir, config.timeout_s, self.take, self.collect,
                          self.release, self.warn, registry=needed)

@@ -14,7 +14,7 @@ sizes and message (every field of :data:`rfbench.store.COLUMNS`), and three deri
 * ``folds_sha256``: the fingerprint of the outer splits of the task's dataset, seed and protocol:
   under cv :func:`rfbench.protocol.folds_fingerprint` of the stored ``folds/<dataset>.csv``; under
   splits, holdout and fixed, which store no splits, :func:`rfbench.protocol.splits_fingerprint` of the
-  splits computed from the data (:func:`rfbench.runner.outer_splits_fingerprint`, the runner's own
+  splits computed from the data (:func:`rfbench.execution.runner.outer_splits_fingerprint`, the runner's own
   computation), null where the data could not be obtained offline when the file was written.
 
 The schema metadata holds the spec's name and the protocol of each protocol key
@@ -34,12 +34,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench import runner
 from rfbench.data.loader import offline
 from rfbench.errors import DataUnavailable, UsageError
+from rfbench.execution import runner
+from rfbench.experiments.spec import all_specs, spec_paths
 from rfbench.protocol import CV, Protocol, folds_fingerprint
 from rfbench.registry import PACKAGE_DIR, Registry, in_checkout, load_yaml, or_default
-from rfbench.spec import all_specs, spec_paths
 from rfbench.store import COLUMNS, TASK_KEY, RunDir, parse_timestamp, read_results_csv
 
 FORMAT = "rfbench-baseline-1"
@@ -157,7 +157,7 @@ def _text(value):
 def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str | None,
                            unavailable: list | None, registry: Registry | None) -> dict[tuple, str | None]:
     """(protocol key, dataset, seed) → fingerprint of the splits of every non-cv protocol the rows
-    hold, computed from the data (:func:`rfbench.runner.outer_splits_fingerprint`); None where the
+    hold, computed from the data (:func:`rfbench.execution.runner.outer_splits_fingerprint`); None where the
     data cannot be obtained offline (nothing is downloaded), each such key appended to ``unavailable``."""
     out = {}
     rows = frame[["protocol", "dataset", "seed"]].dropna().drop_duplicates()

@@ -18,7 +18,7 @@ Kinds (one file each, the critical-difference diagram one file per feature budge
                   Pareto front (no other point is both faster and better) as a dashed line.
 
 The records' ``metric`` says which way is better and what the axes are called (the one table of
-metrics, :data:`rfbench.cells.METRICS`: accuracy is higher-is-better, the errors lower-is-better).
+metrics, :data:`rfbench.reporting.cells.METRICS`: accuracy is higher-is-better, the errors lower-is-better).
 
 The statistics come from scipy (Friedman) and scikit-posthocs (Nemenyi, Wilcoxon–Holm, the
 diagram itself); this module only selects the cells and lays out the figures.
@@ -35,10 +35,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from rfbench import cells
 from rfbench.errors import UsageError
+from rfbench.experiments.spec import published_dir, read_published
 from rfbench.registry import load_yaml
-from rfbench.spec import published_dir, read_published
+from rfbench.reporting import cells
 from rfbench.store import atomic_write_text
 
 KINDS = ("cd", "error-vs-n", "walltime", "pareto")

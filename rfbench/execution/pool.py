@@ -1,5 +1,5 @@
 """Work items on local worker processes, or in this process: the two local
-:class:`rfbench.executor.Executor` s, run by :class:`rfbench.executor.Dispatch` (see there for the
+:class:`rfbench.execution.executor.Executor` s, run by :class:`rfbench.execution.executor.Dispatch` (see there for the
 time limits, deaths and the GPU slots, which are the same for every executor).
 
 Local workers are *lanes*: one loky executor of a single worker process each, running one task at a
@@ -19,8 +19,8 @@ import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 
-from rfbench.executor import Died, Dispatch, Failed, Finished, Started
-from rfbench.tasks import WorkItem, execute
+from rfbench.execution.executor import Died, Dispatch, Failed, Finished, Started
+from rfbench.execution.tasks import WorkItem, execute
 
 #: seconds between two looks for the start files of tasks submitted but not started yet
 START_POLL_S = 0.05
@@ -103,7 +103,7 @@ class _Lane:
 
 class Lanes:
     """``jobs`` lanes of one worker each (see the module notes); ``args``/``kwargs`` follow the item
-    in :func:`rfbench.tasks.execute`. ``track_starts`` (a run with a time limit): each task reports its
+    in :func:`rfbench.execution.tasks.execute`. ``track_starts`` (a run with a time limit): each task reports its
     start; without a limit nothing needs it, and no file is written or polled."""
 
     def __init__(self, jobs: int, args: tuple, kwargs: dict | None = None, track_starts: bool = True):
@@ -207,7 +207,7 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
     item's records as they complete, ``release`` frees an item that will not complete (interrupted).
     Each task is given ``registry`` (a :class:`rfbench.registry.Registry`: the workers look the
     items' datasets and methods up in it) as an argument. Returns the
-    :class:`rfbench.executor.Dispatch` that ran them."""
+    :class:`rfbench.execution.executor.Dispatch` that ran them."""
     args = (protocol, data_dir, threads, timeout_s)
     kwargs = {"registry": registry, **({"gpu_slots": gpu_slots} if gpu_slots else {})}
     executor = InProcess(args, kwargs) if in_process else Lanes(jobs, args, kwargs, track_starts=bool(timeout_s))

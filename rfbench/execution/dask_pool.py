@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rfbench.errors import UsageError
-from rfbench.executor import MAX_WORKER_DEATHS, Dispatch, Failed, Finished, Started
-from rfbench.tasks import execute, prepared
+from rfbench.execution.executor import MAX_WORKER_DEATHS, Dispatch, Failed, Finished, Started
+from rfbench.execution.tasks import execute, prepared
 
 INSTALL = "pip install 'rfbench[dask]'"
 #: seconds to reach a scheduler before giving up with one line
@@ -222,7 +222,7 @@ def _loaded_everywhere(client, sources: dict, worker_dir, registry) -> set[str]:
 
 
 class DaskExecutor:
-    """The cluster as an :class:`rfbench.executor.Executor`: as many items in flight as it has task
+    """The cluster as an :class:`rfbench.execution.executor.Executor`: as many items in flight as it has task
     slots; a task has started when the scheduler has placed it on a worker (again after a rerun on
     another one); the scheduler reruns a task whose worker died by itself, and ``KilledWorker`` (a task
     that killed ``allowed-failures + 1`` workers) is the item's ``worker died`` failure."""
@@ -324,7 +324,7 @@ class DaskExecutor:
 
 def run_dask(cluster: Cluster, items, protocol, data_dir, timeout_s, take, collect, release, warn, *,
              registry) -> None:
-    """Run the items on the cluster through :class:`rfbench.executor.Dispatch`, at most as many in
+    """Run the items on the cluster through :class:`rfbench.execution.executor.Dispatch`, at most as many in
     flight as it has task slots: ``take`` claims an item when a slot is free for it, ``collect`` gets
     its records, ``release`` frees an item that will not complete (interrupted); the unfinished ones
     are cancelled. Each task is given ``registry`` (the client's :class:`rfbench.registry.Registry`)

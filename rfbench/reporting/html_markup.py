@@ -1,6 +1,6 @@
 """HTML building blocks of rfbench's pages: escaping (:func:`esc`, :func:`attr`), tables, the page
-wrapper with its inline CSS, and PNG figures as data URIs. Used by rfbench.report (the report as an
-HTML fragment) and rfbench.html_page (whole pages); every text is escaped, only :class:`Markup`
+wrapper with its inline CSS, and PNG figures as data URIs. Used by rfbench.reporting.report (the report as an
+HTML fragment) and rfbench.experiments.html_page (whole pages); every text is escaped, only :class:`Markup`
 built by rfbench passes through as it is.
 """
 
@@ -94,7 +94,7 @@ def png_uri(data: bytes) -> str:
 
 
 def figure_png(fig, dpi: int = 110) -> bytes:
-    """A matplotlib figure (made by rfbench.plot, on its Agg backend) as PNG bytes, closed afterwards."""
+    """A matplotlib figure (made by rfbench.reporting.plot, on its Agg backend) as PNG bytes, closed afterwards."""
     from matplotlib import pyplot
 
     buf = io.BytesIO()

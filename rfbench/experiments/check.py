@@ -28,7 +28,7 @@ A spec may say why cells miss: ``reasons: {rfbench dataset: {paper method: text}
 spec file), printed under the table for every cell of that dataset and method that fails; the text
 points at what measures it (a variant's row, the other methods' rows), it types no number.
 
-Several seeds (``rfbench run --seeds``) are pooled (see :func:`rfbench.cells.pooled`): the reproduced mean is over
+Several seeds (``rfbench run --seeds``) are pooled (see :func:`rfbench.reporting.cells.pooled`): the reproduced mean is over
 every (seed, fold) error and is judged against the published mean; the ± next to it is the spread
 across folds (one seed's std over its folds, mean over seeds), comparable with the published std
 over folds, and the spread across seeds is shown apart (``3.92 ± 0.36 (±0.05 seeds)``, column
@@ -46,10 +46,10 @@ import numpy as np
 import pandas as pd
 from tabulate import tabulate
 
-from rfbench import cells
 from rfbench.errors import UsageError
+from rfbench.experiments.spec import Spec, load_spec, published_dir, published_path, read_published  # noqa: F401
 from rfbench.registry import Registry, load_yaml, or_default
-from rfbench.spec import Spec, load_spec, published_dir, published_path, read_published  # noqa: F401
+from rfbench.reporting import cells
 
 
 def published_table(spec: Spec) -> pd.DataFrame:
@@ -346,7 +346,7 @@ def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
     unprefixed ones ours; ``paper_T``/``paper_datasets`` what the paper printed on all its sets."""
     if not spec.wilcoxon:
         return None
-    from rfbench import stats
+    from rfbench.reporting import stats
 
     c = spec.columns
     pub = published_table(spec)

@@ -1,7 +1,7 @@
 """Where work items run, behind one interface, and the loop that feeds them.
 
-An :class:`Executor` runs work items somewhere (this process, local worker lanes: rfbench.pool; a
-dask cluster: rfbench.dask_pool) and reports what happened to them as events: a task started in its
+An :class:`Executor` runs work items somewhere (this process, local worker lanes: rfbench.execution.pool; a
+dask cluster: rfbench.execution.dask_pool) and reports what happened to them as events: a task started in its
 worker (:class:`Started`), finished with its records (:class:`Finished`), killed its worker
 (:class:`Died`), or failed for good (:class:`Failed`). It can stop one task's worker
 (``kill``) and shut down.
@@ -23,8 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from rfbench.execution.tasks import WorkItem
 from rfbench.store.record import Record
-from rfbench.tasks import WorkItem
 
 #: times a work item may kill its worker before it is recorded as an error
 MAX_WORKER_DEATHS = 2
