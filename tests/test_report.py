@@ -363,7 +363,7 @@ def test_latex_fits_the_page_width_under_pdflatex(tmp_path, width):
 
 def test_status_scales_a_cell_without_finished_tasks_from_the_same_dataset_at_another_budget():
     from rfbench import registry
-    from rfbench.experiments import status
+    from rfbench.execution import estimate
 
     done = pd.DataFrame([
         {"dataset": "kinematics", "method": "alc", "n_features": 100, "total_s": 10.0},
@@ -371,8 +371,8 @@ def test_status_scales_a_cell_without_finished_tasks_from_the_same_dataset_at_an
         {"dataset": "bank", "method": "alc", "n_features": 100, "total_s": 30.0},
         {"dataset": "bank", "method": "gfc", "n_features": 100, "total_s": 5.0},
     ])
-    estimate = status.task_seconds(done, registry=registry.load())
-    est, known = estimate([("bank", "alc", 500), ("bank", "gfc", 500), ("kinematics", "alc", 500)])
+    estimator = estimate.task_seconds(done, registry=registry.load())
+    est, known = estimator([("bank", "alc", 500), ("bank", "gfc", 500), ("kinematics", "alc", 500)])
     # bank at n = 500: its n = 100 time × alc's 500/100 ratio on kinematics (8×); gfc has no dataset
     # with both budgets, so n/n' = 5×; the finished cell keeps its own median
     assert list(est) == pytest.approx([240.0, 25.0, 80.0]) and known == [False, False, True]
@@ -382,7 +382,7 @@ def test_status_size_model_is_a_power_law_in_rows_and_inputs():
     """Four or more finished datasets that vary in rows and inputs: t = a·rows^b·inputs^c is recovered
     (here quadratic in rows, blind to inputs, as an SVR), where a line through the small sets would
     miss a large one; fewer sets fall back to a power of rows × inputs, one set to proportionality."""
-    from rfbench.experiments.status import _size_model
+    from rfbench.execution.estimate import _size_model
 
     shape = {"a": (200, 5), "b": (400, 60), "c": (800, 8), "d": (300, 13), "e": (600, 30)}
     times = pd.Series({k: 1e-4 * r**2 for k, (r, _) in shape.items()})
@@ -401,7 +401,7 @@ def test_status_size_model_uses_a_methods_declared_cost_scaling():
     """With declared exponents (BMKR: rows²), the estimate is scaled from the largest finished set,
     not fitted to small sets whose times are mostly fixed costs."""
     from rfbench import registry
-    from rfbench.experiments.status import _size_model
+    from rfbench.execution.estimate import _size_model
 
     methods = registry.load().methods
     assert methods["bmkr"].cost_scaling == {"rows": 2.0} and methods["gfc"].cost_scaling == {}

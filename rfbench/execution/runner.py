@@ -307,13 +307,13 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
     already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
     the run downloads it or skips it) and the estimated seconds of the tasks to run (``est_s``, NaN:
-    unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.experiments.status.task_seconds`, from
+    unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.execution.estimate.task_seconds`, from
     the finished tasks in ``out``). Of ``config``, the folds, seeds and data directory count; the names
     are those of ``registry`` (default: the one built now)."""
     import pandas as pd
 
     from rfbench.data.loader import offline
-    from rfbench.experiments import status
+    from rfbench.execution.estimate import task_seconds
 
     config = config if config is not None else RunConfig()
     registry = or_default(registry)
@@ -331,7 +331,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     records = [r for r in run_dir.columns(["status", "dataset", "method", "n_features", "total_s", "protocol"])
                if r[0] == "done" and r[5] == protocol.key() and r[1] in known and _is_number(r[4])]
     finished = pd.DataFrame([r[1:5] for r in records], columns=["dataset", "method", "n_features", "total_s"])
-    estimate = status.task_seconds(finished.astype({"n_features": int}), registry=registry)
+    estimate = task_seconds(finished.astype({"n_features": int}), registry=registry)
     fold_ids = range(protocol.n_outer) if folds is None else folds
     rows = []
     for dname in dataset_names:

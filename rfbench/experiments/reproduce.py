@@ -23,6 +23,7 @@ from tabulate import tabulate
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
 from rfbench.execution import runner
+from rfbench.execution.estimate import task_seconds
 from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import check, status
 from rfbench.experiments.spec import Spec
@@ -96,8 +97,8 @@ def cheapest_first(spec: Spec, registry: Registry | None = None):
     long run completes its cheap cells first instead of spending days on its largest set."""
     registry = or_default(registry)
     results = results_of(spec)
-    estimate = status.task_seconds(results[results["status"] == "done"].astype({"n_features": int}),
-                                   registry=registry)
+    estimate = task_seconds(results[results["status"] == "done"].astype({"n_features": int}),
+                            registry=registry)
 
     def order(items):
         if not items:

@@ -9,9 +9,10 @@ every seed has every fold), of ``cells`` asked for. The time left is estimated p
 same (dataset, method, n); for a cell with none yet, from the same dataset and method at another
 budget (scaled by the method's time ratio between budgets), else from a power law in rows and
 inputs (the registry shape) fitted to the (method, n)'s finished datasets (proportional to
-rows × inputs with a single dataset), a rough guess (column ``by_size`` counts those tasks). One core per task, as the
-long runs use it. The datasets and methods are those of the :class:`rfbench.registry.Registry` given
-(by default the one :func:`rfbench.registry.load` builds).
+rows × inputs with a single dataset), a rough guess (column ``by_size`` counts those tasks): the
+estimator of :mod:`rfbench.execution.estimate`, which ``rfbench run --dry-run`` shares. One core per
+task, as the long runs use it. The datasets and methods are those of the :class:`rfbench.registry.Registry`
+given (by default the one :func:`rfbench.registry.load` builds).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from tabulate import tabulate
 from rfbench import protocol as proto
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
+from rfbench.execution.estimate import task_seconds
 from rfbench.experiments.spec import load_spec, spec_of_results
 from rfbench.registry import Registry, or_default
 from rfbench.reporting import cells as cells_mod
@@ -160,85 +162,6 @@ def _claims(records: Path) -> list[Path]:
             return [records / e.name for e in entries if e.name.endswith(".claim")]
     except OSError:
         return []
-
-
-def task_seconds(done: pd.DataFrame, *, registry: Registry):
-    """A function [(dataset, method, n), ...] ↦ (estimated seconds of one task each, whether each
-    came from finished tasks of the same cell): the median time of the cell's finished tasks; else
-    the same dataset and method at another n, scaled by the method's median time ratio between the
-    two budgets on datasets that have both (n / n' if none); else a power law in rows and inputs
-    fitted to the (method, n)'s finished datasets (:func:`_size_model`); else NaN. Shapes and declared
-    cost scalings: those of ``registry``."""
-    done = done.astype({"total_s": float})
-    per_ds = done.groupby(["dataset", "method", "n_features"])["total_s"].median()
-    shape = {name: registry.dataset(name).shape for name in done["dataset"].unique()}
-    models = {}
-    for cell in done.groupby(["method", "n_features"]).size().index:
-        models[cell] = _size_model(per_ds.xs(cell, level=("method", "n_features")), shape,
-                                   registry.method(cell[0]).cost_scaling)
-    by_method = {meth: g.droplevel("method").unstack("n_features")
-                 for meth, g in per_ds.groupby(level="method")}   # dataset × n, per method
-
-    def from_other_budget(dataset, method, n):
-        """The cell's time from the same dataset and method at the nearest other budget, or None."""
-        times = by_method.get(method)
-        if times is None or dataset not in times.index:
-            return None
-        known = times.loc[dataset].dropna()
-        if known.empty:
-            return None
-        other = min(known.index, key=lambda b: abs(np.log(b / n)))
-        both = times[[n, other]].dropna() if n in times.columns else times.iloc[:0]
-        ratio = float(np.median(both[n] / both[other])) if len(both) else n / other
-        return float(known[other]) * ratio
-
-    def estimate(cells):
-        known = [c in per_ds.index for c in cells]
-        est = []
-        for c, k in zip(cells, known, strict=True):
-            if k:
-                est.append(per_ds[c])
-                continue
-            scaled = from_other_budget(*c)
-            est.append(scaled if scaled is not None else
-                       models.get(c[1:], lambda r, d: np.nan)(*registry.dataset(c[0]).shape))
-        return np.asarray(est, dtype=float), known
-
-    return estimate
-
-
-def _size_model(times: pd.Series, shape: dict, declared: dict | None = None):
-    """(rows, inputs) ↦ task time from the median times of finished datasets (index: dataset names).
-
-    A power law, fitted in logs: t = a·rows^b·inputs^c with four or more datasets that vary in both
-    (b, c within [0, 3]); else t = a·(rows·inputs)^b; with one size, proportional to rows·inputs.
-    A method that declares its exponents (methods.yaml ``cost_scaling``) is scaled with them from
-    its largest finished dataset, whose time is the least diluted by fixed costs.
-    Why powers, not a line: costs are superlinear (SVR) or nearly blind to inputs (a fixed number of
-    random features), and a line through small sets misjudges a large one by 10× either way (the
-    ujindoorloc à la carte fold: a line said 2 h; measured ≈ 10 min).
-    """
-    rows = np.log([shape[name][0] for name in times.index])
-    inputs = np.log([shape[name][1] for name in times.index])
-    log_t = np.log(times.to_numpy(dtype=float))
-    if declared:  # the method's declared exponents, scaled from its largest finished dataset
-        b, c = declared.get("rows", 0.0), declared.get("inputs", 0.0)
-        big = int(np.argmax(b * rows + c * inputs))  # largest by the declared measure of size
-        return _power_law(log_t[big] - b * rows[big] - c * inputs[big], b, c, log_t.min())
-    if len(log_t) >= 4 and len(np.unique(rows)) >= 2 and len(np.unique(inputs)) >= 2:
-        A = np.column_stack([np.ones_like(rows), rows, inputs])
-        b, c = np.clip(np.linalg.lstsq(A, log_t, rcond=None)[0][1:], 0.0, 3.0)
-    elif len(np.unique(rows + inputs)) >= 2:
-        b = c = float(np.clip(np.polyfit(rows + inputs, log_t, 1)[0], 0.0, 3.0))
-    else:  # one size: proportional to rows × inputs, no floor
-        return _power_law(float(np.median(log_t - rows - inputs)), 1.0, 1.0, -np.inf)
-    # the level refitted after clipping the exponents
-    return _power_law(float(np.median(log_t - b * rows - c * inputs)), b, c, log_t.min())
-
-
-def _power_law(log_a: float, b: float, c: float, log_floor: float):
-    """(rows, inputs) ↦ max(a·rows^b·inputs^c, floor), from logs."""
-    return lambda r, d: float(np.exp(max(log_a + b * np.log(r) + c * np.log(d), log_floor)))
 
 
 def render(table: pd.DataFrame) -> str:
