@@ -14,6 +14,7 @@ from rfbench import config, registry
 from rfbench.data import loader
 from rfbench.errors import UsageError
 from rfbench.experiments import spec
+from rfbench.reporting import published
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -35,7 +36,7 @@ def test_package_data_points_at_the_top_level_files():
 def test_published_tables_ship_and_are_the_default(monkeypatch):
     for var in ("RFBENCH_PUBLISHED_DIR", "RFBENCH_CONFIG"):
         monkeypatch.delenv(var, raising=False)
-    assert spec.published_dir() == registry.packaged_published_dir() == (ROOT / "published").resolve()
+    assert published.published_dir() == registry.packaged_published_dir() == (ROOT / "published").resolve()
     # every table a spec names is there: reproduce --list / check / report need nothing beside the package
     for s in spec.all_specs():
         if s.published and not s.published.startswith(("bench/", "results/")):
@@ -79,14 +80,14 @@ def test_config_file_sets_directories_and_environment_overrides_it(monkeypatch, 
         monkeypatch.delenv(var, raising=False)
     monkeypatch.chdir(tmp_path)
     assert [p.resolve() for p in loader.data_dirs()] == [a, b]      # relative: to the config file
-    assert spec.published_dir() == pub and loader.cache_dir() == cache
+    assert published.published_dir() == pub and loader.cache_dir() == cache
     assert config.results_root() == cfg.parent / "out"
     # ./rfbench.toml overrides the user config key by key; the environment overrides both
     (tmp_path / "rfbench.toml").write_text(f'data_dirs = "{b}{os.pathsep}{a}"\n')
-    assert loader.data_dirs() == [b, a] and spec.published_dir() == pub
+    assert loader.data_dirs() == [b, a] and published.published_dir() == pub
     monkeypatch.setenv("RFBENCH_DATA_DIR", str(a))
     monkeypatch.setenv("RFBENCH_PUBLISHED_DIR", str(b))
-    assert loader.data_dirs() == [a] and spec.published_dir() == b
+    assert loader.data_dirs() == [a] and published.published_dir() == b
     assert loader.data_dirs(str(b)) == [b]                          # --data-dir over everything
     monkeypatch.setenv("RFBENCH_CONFIG", "none")
     monkeypatch.delenv("RFBENCH_DATA_DIR")

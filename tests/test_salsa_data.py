@@ -13,7 +13,7 @@ from rfbench import protocol as proto
 from rfbench import registry
 from rfbench.data import load
 from rfbench.data.prepare import PREPARERS, SALSA_NOISE_SEED, blog_word_columns, salsa_noise
-from rfbench.experiments.check import published_dir
+from rfbench.reporting.published import published_dir
 
 SALSA_NAMES = ["salsa-housing", "salsa-galaxy", "salsa-insulin", "salsa-skillcraft", "salsa-ccpp",
                "salsa-speech", "salsa-music", "salsa-telemonit", "salsa-propulsion", "salsa-airfoil",

@@ -23,12 +23,12 @@ import os
 import time
 from pathlib import Path
 
-from rfbench import protocol as proto
+from rfbench import (
+    protocol as proto,  # first: rfbench sets the BLAS thread timeout before NumPy loads
+)
 from rfbench import registry
 from rfbench.execution.tasks import WorkItem, execute
-from rfbench.experiments import (
-    check,  # first: rfbench sets the BLAS thread timeout before NumPy loads
-)
+from rfbench.experiments import check
 
 DEFAULT_TASKS = ["gfc:500:ailerons", "gfc:500:bank", "gfc:500:pumadyn", "gfc:500:elevators",
                  "gfc:500:cpu-activity", "alc:100:delta-ailerons", "alc:100:cal-housing",

@@ -47,9 +47,10 @@ import pandas as pd
 from tabulate import tabulate
 
 from rfbench.errors import UsageError
-from rfbench.experiments.spec import Spec, load_spec, published_dir, published_path, read_published  # noqa: F401
+from rfbench.experiments.spec import Spec, load_spec, published_path  # noqa: F401
 from rfbench.registry import Registry, load_yaml, or_default
 from rfbench.reporting import cells
+from rfbench.reporting.published import published_dir, read_published
 
 
 def published_table(spec: Spec) -> pd.DataFrame:

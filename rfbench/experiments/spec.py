@@ -43,8 +43,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pandas as pd
-
 from rfbench import config
 from rfbench.errors import UsageError
 from rfbench.execution.runconfig import MAX_FEATURES
@@ -56,9 +54,9 @@ from rfbench.registry import (
     is_packaged,
     load_yaml,
     or_default,
-    packaged_published_dir,
 )
 from rfbench.reporting import cells
+from rfbench.reporting.published import published_dir
 
 TESTS = ("welch", "paired")
 
@@ -95,14 +93,6 @@ def _check_field_types(raw: dict, path: Path) -> None:
             wanted = " or ".join(dict.fromkeys(TYPE_NAMES[k] for k in kinds))
             raise UsageError(f"{path.name}: field '{field_name}' must be {wanted}, not {type(value).__name__} "
                              f"{value!r:.40}")
-
-
-def published_dir() -> Path:
-    """The published tables: $RFBENCH_PUBLISHED_DIR, else the config's published_dir, else the copy
-    that ships with the package (rfbench/_data/published: the papers' cells and their provenance
-    notes, the same files as the project's shared/published)."""
-    path, _ = config.setting("RFBENCH_PUBLISHED_DIR", "published_dir")
-    return path if path is not None else packaged_published_dir()
 
 
 def results_path(spec_file: Path, value: str) -> Path:
@@ -381,12 +371,3 @@ def published_path(spec: Spec) -> Path:
         return results_path(spec.path, spec.published) if spec.path and is_packaged(spec.path) \
             else ROOT / spec.published
     return published_dir() / spec.published
-
-
-def read_published(path: Path) -> pd.DataFrame:
-    """A published CSV as strings, or the one-line error that says where it was looked for."""
-    if not path.is_file():
-        raise UsageError(f"published table not found: {path} (the package ships them in "
-                         f"{packaged_published_dir()}; unset RFBENCH_PUBLISHED_DIR / published_dir in the "
-                         "config file to use them, or point it at a directory that has this file)")
-    return pd.read_csv(path, dtype=str)

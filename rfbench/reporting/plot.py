@@ -36,9 +36,9 @@ import numpy as np
 import pandas as pd
 
 from rfbench.errors import UsageError
-from rfbench.experiments.spec import published_dir, read_published
 from rfbench.registry import load_yaml
 from rfbench.reporting import cells
+from rfbench.reporting.published import published_dir, read_published
 from rfbench.store import atomic_write_text
 
 KINDS = ("cd", "error-vs-n", "walltime", "pareto")
