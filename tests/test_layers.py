@@ -1,6 +1,6 @@
-"""The import structure of the rfbench package, read from its import statements: no module imports
-another that imports it back (at module level or inside a function), and the methods import nothing
-of the layers that run and report them."""
+"""The import structure of the rfbench package, read from its import statements (at module level
+and inside functions): the package is layered (docs/architecture.md), a module imports only its own
+layer and the layers below it, and no module imports another that imports it back."""
 
 import ast
 import importlib
@@ -13,13 +13,22 @@ import rfbench
 
 PACKAGE_DIR = Path(rfbench.__file__).resolve().parent
 
-#: the layers that run tasks and report results: rfbench.methods imports none of them (an estimator
-#: runs under any runner: scikit-learn's, the user's, rfbench's)
-RUNNER_LAYER = {"rfbench.execution.runner", "rfbench.execution.tasks", "rfbench.execution.pool", "rfbench.execution.dask_pool", "rfbench.execution.progress",
-                "rfbench.store"}
-REPORTING_LAYER = {"rfbench.experiments.status", "rfbench.reporting.report", "rfbench.experiments.html_page", "rfbench.reporting.html_markup", "rfbench.reporting.plot",
-                   "rfbench.experiments.check", "rfbench.experiments.reproduce", "rfbench.experiments.compare", "rfbench.experiments.baselines", "rfbench.experiments.regress",
-                   "rfbench.reporting.figures_gbrff", "rfbench.reporting.cells", "rfbench.reporting.stats", "rfbench.experiments.spec", "rfbench.cli"}
+#: the layers, lowest first, and where each module belongs: a package of rfbench (its modules with
+#: it) or a module at the top of it. A module imports its own layer and the layers of lower rank only;
+#: layers of one rank import nothing of each other (an estimator runs under any runner: scikit-learn's,
+#: the user's, rfbench's; the store keeps the records of any run; the data layer loads for anyone).
+RANK = {"shared": 0, "methods": 1, "data": 1, "store": 1, "execution": 2, "reporting": 3, "experiments": 4,
+        "entry point": 5}
+LAYERS = {
+    # the shared definitions: errors, settings, protocols, registries, the estimator contract, provenance
+    "rfbench": "shared", "rfbench.errors": "shared", "rfbench.config": "shared", "rfbench.protocol": "shared",
+    "rfbench.registry": "shared", "rfbench.contract": "shared", "rfbench.provenance": "shared",
+    "rfbench.methods": "methods", "rfbench.data": "data", "rfbench.store": "store",
+    "rfbench.execution": "execution",
+    "rfbench.reporting": "reporting",
+    "rfbench.experiments": "experiments",
+    "rfbench.cli": "entry point",
+}
 
 
 def _modules() -> dict[str, Path]:
@@ -131,16 +140,48 @@ def test_no_import_cycle_among_rfbench_modules():
     assert not lines, "\n".join(lines)
 
 
-def _in(layer: set[str], module: str) -> bool:
-    """Whether ``module`` is one of ``layer`` or a module of a package of it (rfbench.store.index)."""
-    return any(module == m or module.startswith(m + ".") for m in layer)
+def layer_of(module: str) -> str | None:
+    """The layer of a module: that of the longest name in LAYERS that is it or a package above it
+    (the package rfbench itself is no package above its modules here)."""
+    name = module
+    while name not in LAYERS and "." in name:
+        name = name.rpartition(".")[0]
+    return LAYERS[name] if name in LAYERS and (name != "rfbench" or module == "rfbench") else None
 
 
-def test_the_methods_import_nothing_of_the_runner_and_reporting_layers():
-    assert not (RUNNER_LAYER | REPORTING_LAYER) - set(MODULES), "a layer names a module that does not exist"
-    upward = [f"{m} imports {t} (line {line})" for m in MODULES if m.startswith("rfbench.methods")
-              for t, line in sorted(GRAPH[m].items()) if _in(RUNNER_LAYER | REPORTING_LAYER, t)]
-    assert not upward, "\n".join(upward)
+def test_every_module_is_in_a_layer():
+    """A new module at the top of the package, or a new subpackage, is placed in a layer on purpose."""
+    assert not set(LAYERS) - set(MODULES), "LAYERS names a module that does not exist"
+    assert set(LAYERS.values()) == set(RANK)
+    outside = sorted(m for m in MODULES if layer_of(m) is None)
+    assert not outside, f"in no layer (place them in LAYERS and docs/architecture.md): {', '.join(outside)}"
+
+
+def test_no_module_imports_a_layer_above_its_own_nor_beside_it():
+    wrong = []
+    for module in sorted(MODULES):
+        here = layer_of(module)
+        for target, line in sorted(GRAPH[module].items()):
+            there = layer_of(target)
+            if there != here and RANK[there] >= RANK[here]:
+                wrong.append(f"{module} ({here}) imports {target} ({there}) at "
+                             f"{MODULES[module].relative_to(PACKAGE_DIR.parent)}:{line}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_methods_data_and_store_import_only_the_shared_definitions():
+    """The bottom layers know nothing of what runs, reports or drives them."""
+    found = sorted(f"{m} imports {t}" for m in MODULES if layer_of(m) in ("methods", "data", "store")
+                   for t in GRAPH[m] if layer_of(t) not in ("shared", layer_of(m)))
+    assert not found, found
+
+
+def test_the_layer_packages_export_nothing():
+    """A layer package's __init__ is its docstring: its modules are imported by their own names
+    (rfbench.data keeps its entry point ``load``)."""
+    for name in ("rfbench.execution", "rfbench.reporting", "rfbench.experiments", "rfbench.methods"):
+        tree = ast.parse(MODULES[name].read_text(encoding="utf-8"))
+        assert all(isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) for node in tree.body), name
 
 
 def _reaches(module: str) -> set[str]:
@@ -165,9 +206,11 @@ def test_the_store_s_claims_and_record_need_neither_the_index_nor_a_results_dire
 def test_the_reader_sees_function_level_imports_and_packages():
     """The graph counts an import inside a function, and importing rfbench.data.X from outside the
     package runs rfbench.data (its __init__) too."""
-    assert "rfbench.execution.runner" in GRAPH["rfbench.experiments.reproduce"]            # `from rfbench import runner` in run_spec
-    assert "rfbench.data" in GRAPH["rfbench.experiments.reproduce"]              # `from rfbench.data.loader import ...`
-    assert "rfbench.data" not in GRAPH["rfbench.data.loader"]        # a module of the package itself
+    assert "rfbench.execution.runner" in GRAPH["rfbench.experiments.reproduce"]   # `from rfbench.execution import runner`
+    assert "rfbench.data" in GRAPH["rfbench.experiments.reproduce"]      # `from rfbench.data.loader import ...`
+    assert "rfbench.execution" in GRAPH["rfbench.experiments.reproduce"]  # the package of a module it imports
+    assert "rfbench.data" not in GRAPH["rfbench.data.loader"]            # a module of the package itself
+    assert "rfbench.execution" not in GRAPH["rfbench.execution.runner"]
 
 
 #: private names imported across modules: none may be (the list was emptied by issue 37 item 2)
