@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
+from cli_errors import one_line_error
 
 from rfbench import registry
 from rfbench.cli import main
@@ -41,13 +42,6 @@ def base_dir(tmp_path_factory):
     return out
 
 
-def _one_line_error(capsys, argv, message):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    err = capsys.readouterr().err.strip().splitlines()
-    assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("rfbench: error: "), err
-    assert message in err[0], err[0]
-    return err[0]
 
 
 def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
@@ -104,7 +98,7 @@ def test_compare_plot_draws_the_cd_diagram_of_a_screen(base_dir, tmp_path, capsy
     assert "a screen, folds 0-1 of 3" in captured.err
     png = tmp_path / "plots" / "cd-diagram-n10.png"
     assert f"wrote {png}" in captured.out and png.read_bytes().startswith(b"\x89PNG")
-    _one_line_error(capsys, ["compare", "plot", str(out), "--methods", "nosuch", "--output", str(tmp_path / "p2")],
+    one_line_error(capsys, ["compare", "plot", str(out), "--methods", "nosuch", "--output", str(tmp_path / "p2")],
                     "--methods: nosuch not in")
     assert not (tmp_path / "p2").exists()
 
@@ -119,13 +113,13 @@ def test_other_splits_are_refused_before_and_after_the_run(base_dir, tmp_path, c
     lines[1], lines[int(row2[0]) + 1] = f"{row1[0]},{row2[1]}", f"{row2[0]},{row1[1]}"   # two rows swap folds
     folds.write_text("\n".join(lines) + "\n")
     out = tmp_path / "mine"
-    line = _one_line_error(capsys, ["compare", "run", str(tampered), "--methods", USER, "--folds", "0",
+    line = one_line_error(capsys, ["compare", "run", str(tampered), "--methods", USER, "--folds", "0",
                                     "--out", str(out), "--quiet", "--jobs", "1"],
                            f"outer folds of {GENERATED[0]} (seed 0) differ")
     assert "the data here" in line and not (out / "records").exists()        # refused before anything ran
     # a run made against the real baseline, then reported against the tampered one
     compare.run(str(base_dir), [USER], None, None, [0], str(out), RunConfig(jobs=1), progress=False)
-    _one_line_error(capsys, ["compare", "report", str(out), "--against", str(tampered)],
+    one_line_error(capsys, ["compare", "report", str(out), "--against", str(tampered)],
                     f"outer folds of {GENERATED[0]} (seed 0) differ: {out} has sha256:")
 
 
@@ -142,22 +136,22 @@ def test_common_folds_are_those_every_method_finished():
 
 def test_bad_requests_are_one_line(capsys, tmp_path):
     out = str(tmp_path / "x")
-    _one_line_error(capsys, ["compare", "run", "gbrff2020-table2", "--methods", "gbrff2", "--out", out],
+    one_line_error(capsys, ["compare", "run", "gbrff2020-table2", "--methods", "gbrff2", "--out", out],
                     "baseline gbrff2020-table2 already holds gbrff2")
-    _one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", "gfc", "--out", out],
+    one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", "gfc", "--out", out],
                     "baseline gfc2016-table1 already holds gfc")
-    _one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", USER, "--datasets", "year-msd",
+    one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", USER, "--datasets", "year-msd",
                              "--out", out], "--datasets: year-msd not in baseline gfc2016-table1")
-    _one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", USER, "--features", "300",
+    one_line_error(capsys, ["compare", "run", "gfc2016-table1", "--methods", USER, "--features", "300",
                              "--out", out], "--features: 300 not in baseline gfc2016-table1 (they have 100, 500)")
-    _one_line_error(capsys, ["compare", "run", "nope", "--methods", USER, "--out", out], "no baseline named 'nope'")
+    one_line_error(capsys, ["compare", "run", "nope", "--methods", USER, "--out", out], "no baseline named 'nope'")
     (tmp_path / "x").mkdir()
-    _one_line_error(capsys, ["compare", "report", out], "no results in")
+    one_line_error(capsys, ["compare", "report", out], "no results in")
     from rfbench.store import RunDir
 
     RunDir(out).ensure().write_record({"dataset": "kinematics", "method": "m", "n_features": 100, "fold": 0, "seed": 0,
                                        "protocol": "cv-o10-i5", "status": "error", "message": "boom"})
-    _one_line_error(capsys, ["compare", "report", out, "--against", "gfc2016-table1"], "no finished tasks in")
+    one_line_error(capsys, ["compare", "report", out, "--against", "gfc2016-table1"], "no finished tasks in")
     shutil.rmtree(tmp_path / "x" / "records")
     (tmp_path / "x" / "records.index.jsonl").unlink()
     assert not list(tmp_path.glob("x/*"))                   # nothing written where it was refused
@@ -168,9 +162,9 @@ def test_report_filters_by_methods_and_datasets(base_dir, tmp_path, capsys):
     compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False)
     c = compare.compare([str(out)], None, None, [GENERATED[1]])
     assert set(c.frame["dataset"]) == {GENERATED[1]}
-    _one_line_error(capsys, ["compare", "report", str(out), "--methods", "gfc"],
+    one_line_error(capsys, ["compare", "report", str(out), "--methods", "gfc"],
                     "--methods: gfc not in the run or baseline(s) base at its n (they have rff-gauss, sklearn")
-    _one_line_error(capsys, ["compare", "report", str(out), "--methods", "rff-gauss"],
+    one_line_error(capsys, ["compare", "report", str(out), "--methods", "rff-gauss"],
                     "--methods names none of the run's methods")
 
 
@@ -295,7 +289,7 @@ def test_other_splits_than_the_gbrff_baselines_are_refused(gbrff_run, tmp_path, 
     other_size = tmp_path / "other-size.parquet"
     baselines.write_table(table.replace_schema_metadata({baselines.METADATA_KEY: json.dumps(meta)}), other_size)
     out = tmp_path / "refused"
-    line = _one_line_error(capsys, ["compare", "run", str(other_size), "--methods", CLASSIFIER, "--datasets",
+    line = one_line_error(capsys, ["compare", "run", str(other_size), "--methods", CLASSIFIER, "--datasets",
                                     SMALLEST[0], "--folds", "0", "--out", str(out), "--quiet", "--jobs", "1"],
                            f"outer folds of {SMALLEST[0]} (seed 0) differ: the data here has sha256:")
     assert "test size" in line and not out.exists()                # refused before anything ran
@@ -309,17 +303,17 @@ def test_other_splits_than_the_gbrff_baselines_are_refused(gbrff_run, tmp_path, 
 
     baselines.write_table(table.set_column(column, table.schema.field(column), pa.array(prints, pa.string())),
                           tampered)
-    _one_line_error(capsys, ["compare", "report", str(gbrff_run), "--against", str(tampered)],
+    one_line_error(capsys, ["compare", "report", str(gbrff_run), "--against", str(tampered)],
                     f"outer folds of {SMALLEST[1]} (seed 0) differ: {gbrff_run} has sha256:")
 
     plain = tmp_path / "plain"                                     # the same records, not made by compare run
     shutil.copytree(gbrff_run, plain, ignore=shutil.ignore_patterns("compare.json"))
-    _one_line_error(capsys, ["compare", "report", str(plain), "--against", GBRFF],
+    one_line_error(capsys, ["compare", "report", str(plain), "--against", GBRFF],
                     f"has no fingerprint of the {GBRFF_KEY} splits of {SMALLEST[1]} (seed 0) in its compare.json")
 
     cv_run = tmp_path / "cv"                                       # a plain results directory under cv
     reg, methods = registry.resolve_method_names(registry.load(), [CLASSIFIER])
     runner.run([SMALLEST[0]], methods, [100], Protocol(outer_folds=3, inner_folds=2), str(cv_run),
                RunConfig(folds=[0], jobs=1), registry=reg, progress=False)
-    _one_line_error(capsys, ["compare", "report", str(cv_run), "--against", GBRFF],
+    one_line_error(capsys, ["compare", "report", str(cv_run), "--against", GBRFF],
                     f"baseline {GBRFF} has no protocol cv-o3-i2 (it has {GBRFF_KEY})")

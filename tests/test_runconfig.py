@@ -10,6 +10,7 @@ from collections import Counter
 
 import pandas as pd
 import pytest
+from cli_errors import one_line_error
 
 from rfbench import contract
 from rfbench.cli import main
@@ -26,13 +27,6 @@ TINY = ["--features", "10", "--outer-folds", "3", "--inner-folds", "2", "--max-s
         "--no-report"]
 
 
-def _one_line_error(capsys, argv, message):
-    with pytest.raises(SystemExit) as exc:
-        main(argv)
-    err = capsys.readouterr().err.strip().splitlines()
-    assert exc.value.code == 2 and len(err) == 1 and err[0].startswith("rfbench: error: "), err
-    assert message in err[0], err[0]
-    return err[0]
 
 
 @pytest.fixture
@@ -119,13 +113,13 @@ def test_the_command_line_refuses_a_device_it_cannot_use_in_one_line(tmp_path, m
 
     monkeypatch.setattr(devices, "torch_module", no_torch)
     out = tmp_path / "run"
-    _one_line_error(capsys, ["run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY,
+    one_line_error(capsys, ["run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY,
                              "--device", "cuda", "--out", str(out)],
                     "--device cuda: the GPU path needs torch: pip install 'rfbench[gpu]'")
-    _one_line_error(capsys, ["reproduce", "gfc2016-table1", "--dry-run", "--device", "cuda"],
+    one_line_error(capsys, ["reproduce", "gfc2016-table1", "--dry-run", "--device", "cuda"],
                     "--device cuda: the GPU path needs torch")
     assert not out.exists()
-    _one_line_error(capsys, ["run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY,
+    one_line_error(capsys, ["run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY,
                              "--gpu-slots", "0", "--out", str(out)], "--gpu-slots 0 must be at least 1")
 
 
@@ -153,10 +147,10 @@ def test_device_auto_runs_on_the_cpu_with_the_note_once_and_the_config_file_sets
     main(argv)
     assert "--device auto" not in capsys.readouterr().err
     monkeypatch.setenv("RFBENCH_DEVICE", "gpu")
-    _one_line_error(capsys, argv, "RFBENCH_DEVICE=gpu must be one of cpu, cuda, auto")
+    one_line_error(capsys, argv, "RFBENCH_DEVICE=gpu must be one of cpu, cuda, auto")
     monkeypatch.delenv("RFBENCH_DEVICE")
     settings.write_text('device = "gpu"\n')
-    _one_line_error(capsys, argv, "'device' must be one of cpu, cuda, auto, got 'gpu'")
+    one_line_error(capsys, argv, "'device' must be one of cpu, cuda, auto, got 'gpu'")
 
 
 # -- 1. the device reaches the estimators that take one -----------------------------------------------
