@@ -48,7 +48,7 @@ from tabulate import tabulate
 
 from rfbench.errors import UsageError
 from rfbench.experiments.spec import Spec, load_spec, published_path  # noqa: F401
-from rfbench.registry import Registry, load_yaml, or_default
+from rfbench.registry import Registry, or_default
 from rfbench.reporting import cells
 from rfbench.reporting.published import published_dir, read_published
 
@@ -525,21 +525,8 @@ def _time_columns(shown: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def spec_reasons(spec: Spec) -> dict:
-    """``reasons`` of the spec file: {rfbench dataset: {paper method: why its cells miss}}."""
-    if spec.path is None:
-        return {}
-    raw = load_yaml(spec.path).get("reasons") or {}
-    if not (isinstance(raw, dict) and all(isinstance(v, dict) for v in raw.values())):
-        raise UsageError(f"{spec.path.name}: reasons must map datasets to {{paper method: text}}")
-    unknown = sorted(set(map(str, raw)) - set(map(str, spec.datasets.values())))
-    if unknown:
-        raise UsageError(f"{spec.path.name}: reasons names {', '.join(unknown)}, not among the spec's datasets")
-    return {str(d): {str(m): str(t) for m, t in v.items()} for d, v in raw.items()}
-
-
 def _reason_lines(table: pd.DataFrame, spec: Spec) -> list[str]:
-    reasons = spec_reasons(spec)
+    reasons = spec.reasons
     if not reasons:
         return []
     paper_of = {m: p for p, names in spec.method_alternates.items() for m in names}

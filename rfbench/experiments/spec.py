@@ -31,6 +31,7 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     metric:     the metric code of the published cells (rfbench.reporting.cells.METRICS; default: an error, lower
                 is better): its direction (higher is better for accuracy) orders ranks and Wilcoxon wins
     not_comparable: {rfbench dataset: reason}: cells whose problem differs from the paper's
+    reasons:    {rfbench dataset: {paper method: text}}: why those cells miss the published number
     wilcoxon:   the paper's Wilcoxon claims [{a, n_a, b, n_b, published_T, published_datasets}]
     published_summary: {file, method, mean, rank, note}: the paper's printed average ranks and means,
                 shown next to the same recomputed from its printed cells
@@ -227,6 +228,7 @@ class Spec:
     tolerance: Tolerance = field(default_factory=Tolerance)
     test: TTest = field(default_factory=TTest)
     not_comparable: dict = field(default_factory=dict)
+    reasons: dict = field(default_factory=dict)    # rfbench dataset -> {paper method: why its cells miss}
     protocol: dict = field(default_factory=dict)
     filters: dict = field(default_factory=dict)
     metric: str | None = None            # the published cells' metric code (rfbench.reporting.cells.METRICS)
@@ -389,6 +391,16 @@ def _test(raw: dict, path: Path) -> TTest:
     return t
 
 
+def _reasons(raw: dict, path: Path) -> dict:
+    value = raw.get("reasons") or {}
+    if not (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())):
+        raise UsageError(f"{path.name}: reasons must map datasets to {{paper method: text}}")
+    unknown = sorted(set(map(str, value)) - set(map(str, (raw.get("datasets") or {}).values())))
+    if unknown:
+        raise UsageError(f"{path.name}: reasons names {', '.join(unknown)}, not among the spec's datasets")
+    return {str(d): {str(m): str(t) for m, t in v.items()} for d, v in value.items()}
+
+
 def _metric(raw: dict, path: Path) -> str | None:
     if "higher_is_better" in raw:
         raise UsageError(f"{path}: 'higher_is_better' is now derived from the metric: write metric: accuracy (or "
@@ -457,7 +469,7 @@ def load_spec(path_or_name: str, registry: Registry | None = None) -> Spec:
                 also_reads=[results_path(path, d) for d in raw.get("also_reads") or []],
                 plan=plan, ci=ci, n_features=raw.get("n_features", []),
                 tolerance=tolerance, test=test,
-                not_comparable={str(k): str(v) for k, v in not_comparable.items()},
+                not_comparable={str(k): str(v) for k, v in not_comparable.items()}, reasons=_reasons(raw, path),
                 protocol=protocol_raw, filters=raw.get("filters") or {},
                 metric=_metric(raw, path), notes=str(raw.get("notes", "")),
                 rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=_wilcoxon(raw, path),
