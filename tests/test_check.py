@@ -214,7 +214,7 @@ def test_salsa_cells_pass_within_k_standard_errors_and_not_comparable_ones_are_c
     from rfbench.store import load_results
 
     spec = check.load_spec("salsa2016-table1")
-    assert spec.holdout_ses == 3 and "sqrt(2/n_test)" in spec.tolerance_why
+    assert spec.tolerance.holdout_ses == 3 and "sqrt(2/n_test)" in spec.tolerance.why
     assert set(spec.not_comparable) == {"salsa-speech", "salsa-telemonit", "salsa-propulsion", "salsa-forestfires"}
     se_housing, se_galaxy = 2 / np.sqrt(250), 2 / np.sqrt(2000)
     shifts = {("salsa-housing", "SALSA"): 0.37 / 0.26241 - 1,           # ≤ the paper's KRR (0.3769): 3.2 SE off

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from rfbench.experiments import check, regress
-from rfbench.experiments.spec import load_spec
+from rfbench.experiments.spec import Columns, load_spec
 
 
 def _record(dataset="d1", method="dev", n=10, fold=0, error=1.5, status="done", device="torch-cpu", message=""):
@@ -70,7 +70,7 @@ def test_a_device_cell_passes_just_inside_the_checks_tolerance_and_fails_just_ou
 
 
 def test_the_spread_is_a_standard_error_where_the_published_one_is(tmp_path):
-    spec = dataclasses.replace(_spec(tmp_path), columns={"std_is": "se"})     # the EERF tables
+    spec = dataclasses.replace(_spec(tmp_path), columns=Columns(std_is="se"))     # the EERF tables
     mean, spread = regress.reference_spread(spec, pd.Series([1.0, 2.0, 3.0, 4.0]))
     assert mean == 2.5 and spread == pytest.approx(pd.Series([1.0, 2.0, 3.0, 4.0]).std() / 2)
     assert "2 reference standard errors" in regress.device_rule_text(spec)

@@ -51,7 +51,7 @@ def tiny_spec(tmp_path, monkeypatch):
 @pytest.mark.slow
 def test_reproduce_runs_checks_writes_and_resumes(tiny_spec):
     spec = load_spec(str(tiny_spec))
-    assert spec.protocol_key == "cv-o3-i2-max300" and spec.test == "paired"
+    assert spec.protocol_key == "cv-o3-i2-max300" and spec.test.name == "paired"
     res = rfbench("reproduce", str(tiny_spec), "--quiet")
     assert "skipped" in res.stderr and "ct-slice" in res.stderr       # no network: skipped, named
     out = tiny_spec.parent.parent / "results" / "tiny"
@@ -138,7 +138,7 @@ def test_every_spec_declares_a_run_into_its_own_directory():
     assert len(set(dirs)) == len(dirs)                 # one table = one directory
     for s in specs:
         assert s.plan is not None and s.results.parent == ROOT / "results", s.name
-        assert s.tolerance_why or not s.published, s.name
+        assert s.tolerance.why or not s.published, s.name
 
 
 @pytest.mark.slow

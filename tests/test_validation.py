@@ -2,6 +2,7 @@
 never a silent surprise: registry names and mirror paths, methods.yaml estimators, numeric options,
 empty lists, data directories, empty or damaged results directories, and a disk that fills up."""
 
+import dataclasses
 import errno
 import io
 import json
@@ -525,6 +526,10 @@ def _spec_with(tmp_path, field: str, value) -> Path:
     ("methods", 5, "field 'methods' must be a mapping, not int 5"),
     ("also_reads", 5, "field 'also_reads' must be a list, not int 5"),
     ("metric", [1], "field 'metric' must be text, not list [1]"),
+    ("columns.std", 5, "field 'columns.std' must be text, not int 5"),
+    ("chosen.param", 5, "field 'chosen.param' must be text, not int 5"),
+    ("tolerance.holdout_ses", "x", "field 'tolerance.holdout_ses' must be a number, not str 'x'"),
+    ("test.why", 5, "field 'test.why' must be text, not int 5"),
 ])
 def test_a_spec_field_of_the_wrong_type_is_one_line_naming_it(tmp_path, field, value, message):
     from rfbench.experiments.spec import load_spec
@@ -532,6 +537,43 @@ def test_a_spec_field_of_the_wrong_type_is_one_line_naming_it(tmp_path, field, v
     with pytest.raises(UsageError) as info:
         load_spec(str(_spec_with(tmp_path, field, value)))
     assert str(info.value) == f"wrong.yaml: {message}"
+
+
+@pytest.mark.parametrize("field, value, message", [
+    ("tolerance.sds", 2, "unknown field(s) tolerance.sds; allowed: stds, relative, holdout_ses, why"),
+    ("columns.men", "m", "unknown field(s) columns.men; allowed: dataset, method, mean, n_features, std, walltime, "
+                         "std_is, wide, times"),
+    ("chosen.param", "order", "chosen needs published, dataset_column, value_column, method"),
+    ("published_summary.file", "x.csv", "published_summary needs file, mean and rank (and method) columns"),
+    ("wilcoxon", [{"a": "x", "n_a": 1, "b": "y"}], "wilcoxon[0] needs n_b"),
+    ("wilcoxon", [{"a": "x", "n_a": "1", "b": "y", "n_b": 2}], "wilcoxon[0] needs a, n_a, b, n_b (n_a and n_b whole "
+                                                               "numbers)"),
+    ("wilcoxon", [5], "field 'wilcoxon[0]' must be a mapping, not int 5"),
+    ("reasons", {"x": 5}, "reasons must map datasets to {paper method: text}"),
+    ("reasons", {"nope": {"A": "why"}}, "reasons names nope, not among the spec's datasets"),
+])
+def test_a_spec_section_is_built_and_checked_in_one_place(tmp_path, field, value, message):
+    """Each section (tolerance, test, columns, chosen, published_summary, wilcoxon) is a frozen
+    dataclass of spec.py, and reasons a checked mapping, all built in load_spec: an unknown or
+    missing field is one line naming it."""
+    from rfbench.experiments.spec import load_spec
+
+    with pytest.raises(UsageError) as info:
+        load_spec(str(_spec_with(tmp_path, field, value)))
+    assert str(info.value) == f"wrong.yaml: {message}"
+
+
+def test_a_spec_reads_its_sections_as_attributes():
+    from rfbench.experiments.spec import Columns, TTest, WilcoxonClaim, load_spec
+
+    spec = load_spec("gfc2016-table1")
+    assert spec.columns == Columns(dataset="dataset", n_features="n_features", method="method", mean="error_mean",
+                                   std="error_std", walltime="walltime_s")
+    assert spec.test.name == "welch" and isinstance(spec.test, TTest) and spec.tolerance.stds == 2.0
+    assert spec.wilcoxon[0] == WilcoxonClaim("gfc", 500, "alc", 100, published_T=28, published_datasets=16)
+    assert spec.chosen is None and spec.published_summary is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.tolerance.stds = 3.0
 
 
 @pytest.mark.parametrize("field, value, message", [

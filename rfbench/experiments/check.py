@@ -48,7 +48,7 @@ from tabulate import tabulate
 
 from rfbench.errors import UsageError
 from rfbench.experiments.spec import Spec, load_spec, published_path  # noqa: F401
-from rfbench.registry import Registry, load_yaml, or_default
+from rfbench.registry import Registry, or_default
 from rfbench.reporting import cells
 from rfbench.reporting.published import published_dir, read_published
 
@@ -59,7 +59,7 @@ def published_table(spec: Spec) -> pd.DataFrame:
     pub = read_published(published_path(spec))
     for col, value in spec.filters.items():
         pub = pub[pub[col].astype(str) == str(value)]
-    wide = spec.columns.get("wide")
+    wide = spec.columns.wide
     if wide:
         pub = melt_wide(pub, wide)
     return pub
@@ -84,7 +84,7 @@ def melt_wide(pub: pd.DataFrame, wide: dict) -> pd.DataFrame:
 
 def method_column(spec: Spec) -> str:
     """The published column of the paper's method names (``method`` in a melted wide table)."""
-    return spec.columns.get("method", "method")
+    return spec.columns.method
 
 
 def finished_results(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
@@ -119,21 +119,23 @@ def tolerance(spec: Spec, dataset: str, published_mean: float, published_std: fl
               registry: Registry | None = None) -> float:
     """The largest |reproduced − published| that passes (the loosest of the spec's criteria); the
     dataset's holdout sizes are those of ``registry`` (default: the one built now)."""
-    tol = spec.stds * published_std
-    if spec.relative is not None:
-        tol = max(tol, float(spec.relative) * abs(published_mean))
-    if spec.holdout_ses is not None:
-        tol = max(tol, spec.holdout_ses * holdout_se(dataset, or_default(registry)) * abs(published_mean))
+    t = spec.tolerance
+    tol = t.stds * published_std
+    if t.relative is not None:
+        tol = max(tol, float(t.relative) * abs(published_mean))
+    if t.holdout_ses is not None:
+        tol = max(tol, t.holdout_ses * holdout_se(dataset, or_default(registry)) * abs(published_mean))
     return tol
 
 
 def tolerance_text(spec: Spec) -> str:
     """The pass criterion in words (the check header, the README summary)."""
-    parts = [f"{spec.stds:g} published std"] if spec.stds or not (spec.relative or spec.holdout_ses) else []
-    if spec.relative:
-        parts.append(f"{spec.relative:.0%} of the published mean")
-    if spec.holdout_ses:
-        parts.append(f"{spec.holdout_ses:g} standard errors of the difference of two test MSEs on n_test points "
+    t = spec.tolerance
+    parts = [f"{t.stds:g} published std"] if t.stds or not (t.relative or t.holdout_ses) else []
+    if t.relative:
+        parts.append(f"{t.relative:.0%} of the published mean")
+    if t.holdout_ses:
+        parts.append(f"{t.holdout_ses:g} standard errors of the difference of two test MSEs on n_test points "
                      "(2/√n_test of the published mean each; per cell, column tolerance)")
     return "|Δ| ≤ " + " or ≤ ".join(parts)
 
@@ -164,12 +166,12 @@ def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_fol
     e = sel["error"].astype(float).to_numpy()
     pool = cells.pooled(sel["error"], cells.seeds_of(sel))      # one seed: mean and std over the folds, as before
     rm, rs = pool["mean"], pool["fold_std"]
-    if spec.columns.get("std_is") == "se":       # the published spread is a standard error: ours too
+    if spec.columns.std_is == "se":       # the published spread is a standard error: ours too
         rs = rs / np.sqrt(pool["min_folds"]) if pool["min_folds"] > 0 else rs
     tol = row["tolerance"]
     row |= {"reproduced": f"{rm:.4g} ± {rs:.2f}" if e.size > 1 else f"{rm:.4g}", "folds": int(e.size),
             "diff_stds": (rm - pm) / ps if ps > 0 else np.nan,
-            "diff_se": (rm - pm) / (holdout_se(ds, registry) * abs(pm)) if spec.holdout_ses and pm else np.nan,
+            "diff_se": (rm - pm) / (holdout_se(ds, registry) * abs(pm)) if spec.tolerance.holdout_ses and pm else np.nan,
             "walltime_s": float(sel["total_s"].astype(float).median()),
             "status": "pass" if abs(rm - pm) <= tol else "fail"}
     if pool["seeds"] > 1:      # the std next to the published one is across folds; seeds apart
@@ -208,17 +210,17 @@ def compare(spec: Spec, results: pd.DataFrame, registry: Registry | None = None)
     n_folds = expected_folds(spec)
     rows = []
     for _, p in pub.iterrows():
-        paper_ds, paper_m = p[c["dataset"]], p[method_column(spec)]
+        paper_ds, paper_m = p[c.dataset], p[method_column(spec)]
         if paper_ds not in spec.datasets or paper_m not in spec.methods:
             continue
-        n = int(p[c["n_features"]]) if "n_features" in c else None
+        n = int(p[c.n_features]) if c.n_features else None
         if spec.n_features and n not in spec.n_features:
             continue
         ds = spec.datasets[paper_ds]
-        if not p[c["mean"]] or pd.isna(p[c["mean"]]):
+        if not p[c.mean] or pd.isna(p[c.mean]):
             continue
-        pm = float(p[c["mean"]])
-        ps = float(p[c["std"]]) if "std" in c and p[c["std"]] else 0.0  # some tables print no std
+        pm = float(p[c.mean])
+        ps = float(p[c.std]) if c.std and p[c.std] else 0.0  # some tables print no std
         for meth in spec.method_alternates.get(paper_m, [spec.methods[paper_m]]):   # first with results
             sel = _cell(done, ds, meth, n)
             if not sel.empty:
@@ -226,11 +228,11 @@ def compare(spec: Spec, results: pd.DataFrame, registry: Registry | None = None)
         else:
             meth = spec.methods[paper_m]
         row = {"dataset": ds, "method": meth, "n": n,
-               "published": f"{pm:.4g} ± {ps:.2f}" if "std" in c else f"{pm:.4g}",
+               "published": f"{pm:.4g} ± {ps:.2f}" if c.std else f"{pm:.4g}",
                "tolerance": tolerance(spec, ds, pm, ps, registry)}
-        if "walltime" in c and c["walltime"] in p and p[c["walltime"]]:
-            row["published_walltime_s"] = float(p[c["walltime"]])
-        for label, field in (c.get("times") or {}).items():
+        if c.walltime and c.walltime in p and p[c.walltime]:
+            row["published_walltime_s"] = float(p[c.walltime])
+        for label, field in c.times.items():
             if label not in TIME_FIELDS:
                 raise UsageError(f"spec {spec.name}: columns.times keys must be among {', '.join(TIME_FIELDS)}, "
                                  f"got {label!r}")
@@ -257,10 +259,10 @@ def _rank_means(spec: Spec, results: pd.DataFrame) -> tuple[pd.DataFrame, pd.Dat
     c = spec.columns
     pub = published_table(spec)
     mc = method_column(spec)
-    pub = pub[pub[c["dataset"]].isin(spec.datasets) & pub[mc].isin(spec.methods)].copy()
-    pub = pub[pd.to_numeric(pub[c["mean"]], errors="coerce").notna()]
-    pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[mc].map(spec.methods),
-                            mean=pub[c["mean"]].astype(float))
+    pub = pub[pub[c.dataset].isin(spec.datasets) & pub[mc].isin(spec.methods)].copy()
+    pub = pub[pd.to_numeric(pub[c.mean], errors="coerce").notna()]
+    pub_means = (pub.assign(dataset=pub[c.dataset].map(spec.datasets), method=pub[mc].map(spec.methods),
+                            mean=pub[c.mean].astype(float))
                  .pivot_table(index="dataset", columns="method", values="mean"))
     done = cells.complete_cells(finished_results(spec, results), expected_folds(spec))
     rep_means = done.astype({"error": float}).pivot_table(index="dataset", columns="method", values="error")
@@ -321,19 +323,19 @@ def printed_ranks(spec: Spec) -> pd.DataFrame | None:
     info = spec.published_summary
     if not info:
         return None
-    summary = read_published(published_dir() / info["file"])
+    summary = read_published(published_dir() / info.file)
     pub_means, _ = _rank_means(spec, pd.DataFrame(columns=["status", "protocol", "dataset", "method",
                                                            "n_features", "fold", "error"]))
     complete = pub_means.dropna()
     ranks = complete.rank(axis=1, ascending=not spec.higher_is_better).mean()
     rows = []
     for _, row in summary.iterrows():
-        m = spec.methods.get(str(row[info.get("method", "method")]))
+        m = spec.methods.get(str(row[info.method]))
         if m is None or m not in complete.columns:
             continue
         rows.append({"method": m, "datasets": len(complete),
-                     "printed_mean": float(row[info["mean"]]), "recomputed_mean": float(complete[m].mean()),
-                     "printed_avg_rank": float(row[info["rank"]]), "recomputed_avg_rank": float(ranks[m])})
+                     "printed_mean": float(row[info.mean]), "recomputed_mean": float(complete[m].mean()),
+                     "printed_avg_rank": float(row[info.rank]), "recomputed_avg_rank": float(ranks[m])})
     return pd.DataFrame(rows) if rows else None
 
 
@@ -352,9 +354,9 @@ def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
     c = spec.columns
     pub = published_table(spec)
     mc = method_column(spec)
-    pub = pub[pub[c["dataset"]].isin(spec.datasets) & pub[mc].isin(spec.methods)]
-    pub_means = (pub.assign(dataset=pub[c["dataset"]].map(spec.datasets), method=pub[mc].map(spec.methods),
-                            n=pub[c["n_features"]].astype(int), mean=pd.to_numeric(pub[c["mean"]], errors="coerce"))
+    pub = pub[pub[c.dataset].isin(spec.datasets) & pub[mc].isin(spec.methods)]
+    pub_means = (pub.assign(dataset=pub[c.dataset].map(spec.datasets), method=pub[mc].map(spec.methods),
+                            n=pub[c.n_features].astype(int), mean=pd.to_numeric(pub[c.mean], errors="coerce"))
                  .set_index(["dataset", "method", "n"])["mean"].dropna())
     done = cells.complete_cells(finished_results(spec, results), expected_folds(spec))
     rep = done.astype({"error": float, "n_features": int}).groupby(["dataset", "method", "n_features"])["error"].mean()
@@ -369,11 +371,11 @@ def wilcoxon_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
 
     rows = []
     for cmp in spec.wilcoxon:
-        a, na, b, nb = cmp["a"], int(cmp["n_a"]), cmp["b"], int(cmp["n_b"])
+        a, na, b, nb = cmp.a, cmp.n_a, cmp.b, cmp.n_b
         common = [d for d in dict.fromkeys(spec.datasets.values()) if d not in spec.not_comparable
                   and all((d, m, n) in idx for idx in (rep.index, pub_means.index) for m, n in ((a, na), (b, nb)))]
         row = {"comparison": f"{a}@{na} vs {b}@{nb}", "a": f"{a}@{na}", "b": f"{b}@{nb}",
-               "paper_T": cmp.get("published_T"), "paper_datasets": cmp.get("published_datasets"),
+               "paper_T": cmp.published_T, "paper_datasets": cmp.published_datasets,
                "datasets": len(common)}
         if len(common) >= 2:
             pub_side = side(pub_means, a, na, b, nb, common, "published_")
@@ -421,18 +423,18 @@ def chosen_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
     ch = spec.chosen
     if not ch:
         return None
-    pub = read_published(published_dir() / ch["published"])
+    pub = read_published(published_dir() / ch.published)
     done = finished_results(spec, results)
-    done = done[done["method"] == ch["method"]]
+    done = done[done["method"] == ch.method]
     rows = []
     for _, p in pub.iterrows():
-        ds = spec.datasets.get(p[ch["dataset_column"]])
+        ds = spec.datasets.get(p[ch.dataset_column])
         if ds is None:
             continue
-        values = [json.loads(v).get(ch["param"]) for v in done.loc[done["dataset"] == ds, "params"].dropna()]
+        values = [json.loads(v).get(ch.param) for v in done.loc[done["dataset"] == ds, "params"].dropna()]
         counts = pd.Series([v for v in values if v is not None], dtype=object).value_counts()
-        rows.append({"dataset": ds, f"published_{ch['param']}": p[ch["value_column"]],
-                     f"chosen_{ch['param']}": ", ".join(f"{v}" + (f" ×{k}" if k > 1 else "")
+        rows.append({"dataset": ds, f"published_{ch.param}": p[ch.value_column],
+                     f"chosen_{ch.param}": ", ".join(f"{v}" + (f" ×{k}" if k > 1 else "")
                                                         for v, k in counts.items()),
                      "folds": len(values)})
     return pd.DataFrame(rows) if rows else None
@@ -441,7 +443,7 @@ def chosen_summary(spec: Spec, results: pd.DataFrame) -> pd.DataFrame | None:
 def render_chosen(summary: pd.DataFrame | None, spec: Spec) -> str:
     if summary is None or summary.empty:
         return ""
-    return (f"\nSelected {spec.chosen['param']} of {spec.chosen['method']}, published next to ours "
+    return (f"\nSelected {spec.chosen.param} of {spec.chosen.method}, published next to ours "
             "(per finished fold; ×k = chosen on k folds):\n\n"
             + tabulate(summary, headers="keys", tablefmt="simple", showindex=False, disable_numparse=True) + "\n")
 
@@ -473,7 +475,7 @@ def render_rank_views(spec: Spec, results: pd.DataFrame) -> str:
         text += ("\nThe paper's printed average ranks and means against the same recomputed from its printed "
                  f"cells (all {len(printed)} methods):\n\n"
                  + tabulate(printed, headers="keys", tablefmt="simple", showindex=False, floatfmt=".2f") + "\n")
-        note = spec.published_summary.get("note")
+        note = spec.published_summary.note
         if note:
             text += "\n" + "\n".join(textwrap.wrap(str(note), 110)) + "\n"
     return text
@@ -523,21 +525,8 @@ def _time_columns(shown: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
-def spec_reasons(spec: Spec) -> dict:
-    """``reasons`` of the spec file: {rfbench dataset: {paper method: why its cells miss}}."""
-    if spec.path is None:
-        return {}
-    raw = load_yaml(spec.path).get("reasons") or {}
-    if not (isinstance(raw, dict) and all(isinstance(v, dict) for v in raw.values())):
-        raise UsageError(f"{spec.path.name}: reasons must map datasets to {{paper method: text}}")
-    unknown = sorted(set(map(str, raw)) - set(map(str, spec.datasets.values())))
-    if unknown:
-        raise UsageError(f"{spec.path.name}: reasons names {', '.join(unknown)}, not among the spec's datasets")
-    return {str(d): {str(m): str(t) for m, t in v.items()} for d, v in raw.items()}
-
-
 def _reason_lines(table: pd.DataFrame, spec: Spec) -> list[str]:
-    reasons = spec_reasons(spec)
+    reasons = spec.reasons
     if not reasons:
         return []
     paper_of = {m: p for p, names in spec.method_alternates.items() for m in names}
@@ -558,7 +547,7 @@ def render(table: pd.DataFrame, spec: Spec) -> str:
         if col in shown:
             shown[col] = shown[col].map(lambda v, f=f: "" if pd.isna(v) else f.format(v))
     # the tolerance is worth a column only where it is not a fixed number of published stds
-    if spec.relative or spec.holdout_ses:
+    if spec.tolerance.relative or spec.tolerance.holdout_ses:
         pm = pd.to_numeric(shown["published"].str.split(" ").str[0], errors="coerce")
         shown["tolerance"] = [f"±{t:.3g} ({t / abs(m):.0%})" if m else f"±{t:.3g}"
                               for t, m in zip(table["tolerance"], pm, strict=True)]
@@ -570,9 +559,9 @@ def render(table: pd.DataFrame, spec: Spec) -> str:
     shown = shown.loc[:, [c for c in shown if not (shown[c].isna() | (shown[c].astype(str) == "")).all()]]
     head = [f"check {spec.name} against {spec.published}; walltime = median seconds per outer fold; "
             "speedup = published / reproduced walltime",
-            *_wrap("tolerance", tolerance_text(spec) + (f". Why: {spec.tolerance_why}" if spec.tolerance_why else "")),
-            *_wrap("test", f"{spec.test} (the t-test that bolds cells in the report)"
-                   + (f". Why: {spec.test_why}" if spec.test_why else "")),
+            *_wrap("tolerance", tolerance_text(spec) + (f". Why: {spec.tolerance.why}" if spec.tolerance.why else "")),
+            *_wrap("test", f"{spec.test.name} (the t-test that bolds cells in the report)"
+                   + (f". Why: {spec.test.why}" if spec.test.why else "")),
             *(_wrap("variants", "; ".join(f"{', '.join(v)} checked against {m}'s cells too, shown but not counted"
                                           for m, v in spec.variants.items())) if spec.variants else []),
             *(_wrap("dataset variants", "; ".join(f"{', '.join(v)} (another reading of {d}) checked against {d}'s "
@@ -581,7 +570,7 @@ def render(table: pd.DataFrame, spec: Spec) -> str:
               if spec.dataset_variants else [])]
     if "diff_se" in shown:
         head += ["diff_se = (reproduced − published) / standard error of the difference of two test MSEs"]
-    if spec.columns.get("std_is") == "se":
+    if spec.columns.std_is == "se":
         head += ["± = standard error of the mean over the repeats (ours: std / √repeats; published: the paper's "
                  "standard errors); diff_stds = (reproduced − published) / published standard error"]
     if any(f"{t}_published_s" in table for t in TIME_FIELDS):

@@ -176,9 +176,9 @@ def spec_page(spec, figures: bool = True, registry: Registry | None = None) -> t
     done = results[results["status"] == "done"] if len(results) else results
     if done.empty:
         return None
-    comparisons = [(w["a"], int(w["n_a"]), w["b"], int(w["n_b"])) for w in spec.wilcoxon
-                   if int(w["n_a"]) != int(w["n_b"])]
-    fragment = report.render(done, "html", comparisons=comparisons, test=spec.test, html_fragment=True,
+    comparisons = [(w.a, w.n_a, w.b, w.n_b) for w in spec.wilcoxon
+                   if w.n_a != w.n_b]
+    fragment = report.render(done, "html", comparisons=comparisons, test=spec.test.name, html_fragment=True,
                              registry=registry)
     dirs = [d for d in spec.result_dirs() if (d / "records").is_dir()]
     page = directory_page(dirs, done, fragment, spec, figures, check_results=results, registry=registry)

@@ -324,7 +324,7 @@ def reference_spread(spec: Spec, errors: pd.Series) -> tuple[float, float]:
     errors = errors.astype(float).reset_index(drop=True)
     pool = cells.pooled(errors, pd.Series(0, index=errors.index))
     spread = pool["fold_std"]
-    if spec.columns.get("std_is") == "se" and pool["min_folds"] > 0:
+    if spec.columns.std_is == "se" and pool["min_folds"] > 0:
         spread /= math.sqrt(pool["min_folds"])
     return pool["mean"], spread
 
@@ -338,12 +338,13 @@ def device_tolerance(spec: Spec, dataset: str, reference_mean: float, spread: fl
 
 def device_rule_text(spec: Spec) -> str:
     """The device cells' pass rule in words (the check's rule, reference in place of published)."""
-    spread = "reference standard errors" if spec.columns.get("std_is") == "se" else "reference stds over the folds"
-    parts = [f"{spec.stds:g} {spread}"] if spec.stds or not (spec.relative or spec.holdout_ses) else []
-    if spec.relative:
-        parts.append(f"{spec.relative:.0%} of the reference mean")
-    if spec.holdout_ses:
-        parts.append(f"{spec.holdout_ses:g} standard errors of a test-MSE difference (2/√n_test of the reference mean)")
+    spread = "reference standard errors" if spec.columns.std_is == "se" else "reference stds over the folds"
+    t = spec.tolerance
+    parts = [f"{t.stds:g} {spread}"] if t.stds or not (t.relative or t.holdout_ses) else []
+    if t.relative:
+        parts.append(f"{t.relative:.0%} of the reference mean")
+    if t.holdout_ses:
+        parts.append(f"{t.holdout_ses:g} standard errors of a test-MSE difference (2/√n_test of the reference mean)")
     return f"|Δ mean| ≤ {' or '.join(parts)}, at least {DEVICE_FLOOR:g} of the reference mean"
 
 

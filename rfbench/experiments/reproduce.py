@@ -184,9 +184,9 @@ def write_outputs(checked: Checked, registry: Registry | None = None) -> list[Pa
         written.append(spec.results / CHECK_FILE)
     done = checked.results[checked.results["status"] == "done"]
     if not done.empty:
-        comparisons = [(w["a"], int(w["n_a"]), w["b"], int(w["n_b"])) for w in spec.wilcoxon
-                       if int(w["n_a"]) != int(w["n_b"])]
-        body = report.render(done, "markdown", comparisons=comparisons, test=spec.test, registry=registry)
+        comparisons = [(w.a, w.n_a, w.b, w.n_b) for w in spec.wilcoxon
+                       if w.n_a != w.n_b]
+        body = report.render(done, "markdown", comparisons=comparisons, test=spec.test.name, registry=registry)
         atomic_write_text(spec.results / REPORT_FILE, f"# {spec.title}\n\n{body}")
         written.append(spec.results / REPORT_FILE)
     return written
@@ -240,7 +240,7 @@ def summary_markdown(checked: list[Checked]) -> str:
                    f"{k['partial']} partial (run in progress), {k['missing']} missing.")
         t = check.paper_cells(c.table)
         out.append(f"Tolerance: {check.tolerance_text(spec)}"
-                   + (f" ({spec.tolerance_why})" if spec.tolerance_why else "") + ".")
+                   + (f" ({spec.tolerance.why})" if spec.tolerance.why else "") + ".")
         out.append("")
         fails = t[t["status"] == "fail"]
         if len(fails):

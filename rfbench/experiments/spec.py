@@ -16,6 +16,7 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     protocol:   {name: cv|splits|holdout|fixed, outer_folds, inner_folds, repeats, test_size, seed}
     published:  the published CSV (in the published directory) or a repo file (bench/...)
     columns:    which published columns hold dataset / n_features / method / mean / std / walltime
+                (std_is: se, wide: {paper method: prefix}, times: {label: time field}; class Columns)
     datasets:   paper dataset name -> rfbench dataset;  methods: paper method -> rfbench method(s)
     dataset_variants: rfbench dataset -> [rfbench datasets]: another reading of the same data (e.g.
                 MNIST with its pixels scaled jointly), each paper method's cell also checked on it, one
@@ -30,17 +31,24 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     metric:     the metric code of the published cells (rfbench.reporting.cells.METRICS; default: an error, lower
                 is better): its direction (higher is better for accuracy) orders ranks and Wilcoxon wins
     not_comparable: {rfbench dataset: reason}: cells whose problem differs from the paper's
+    reasons:    {rfbench dataset: {paper method: text}}: why those cells miss the published number
     wilcoxon:   the paper's Wilcoxon claims [{a, n_a, b, n_b, published_T, published_datasets}]
     published_summary: {file, method, mean, rank, note}: the paper's printed average ranks and means,
                 shown next to the same recomputed from its printed cells
+    chosen:     {published, dataset_column, value_column, method, param}: a published table of selected
+                hyper-parameters, next to those our runs chose
     ci:         the fast regression configuration (see rfbench.experiments.regress): {datasets, methods, features,
                 protocol overrides, exclude (as run.exclude: a slow method kept to fewer datasets),
                 reference: CSV of every task's error and chosen hyper-parameters}
+
+Every nested section (tolerance, test, columns, wilcoxon entries, published_summary, chosen; run and ci
+as RunPlan / CIConfig) is a frozen dataclass below, built and validated in load_spec alone (field types:
+FIELD_TYPES; unknown or missing fields: _section), and read as attributes everywhere else.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 
 from rfbench import config
@@ -71,7 +79,11 @@ FIELD_TYPES = {
     "also_reads": (list,), "n_features": (list,), "wilcoxon": (list,), "rank_summary": (bool,),
     "run.suite": (str,), "run.features": (list,), "ci.features": (list,), "ci.protocol": (dict,),
     "ci.reference": (str,), "ci.atol": NUMBER, "test.name": (str,), "tolerance.stds": NUMBER,
-    "tolerance.relative": NUMBER, "tolerance.why": (str,),
+    "tolerance.relative": NUMBER, "tolerance.holdout_ses": NUMBER, "tolerance.why": (str,), "test.why": (str,),
+    **{f"columns.{name}": (str,) for name in ("dataset", "method", "mean", "n_features", "std", "walltime", "std_is")},
+    "columns.wide": (dict,), "columns.times": (dict,),
+    **{f"published_summary.{name}": (str,) for name in ("file", "mean", "rank", "method", "note")},
+    **{f"chosen.{name}": (str,) for name in ("published", "dataset_column", "value_column", "method", "param")},
     **{f"{section}.{name}": NUMBER for section in ("protocol", "ci.protocol")
        for name in ("outer_folds", "inner_folds", "repeats", "test_size", "seed", "max_samples")},
     "protocol.name": (str,), "ci.protocol.name": (str,),
@@ -134,11 +146,76 @@ class CIConfig:
     atol: float = 1e-9
 
 
+@dataclass(frozen=True)
+class Tolerance:
+    """``tolerance``: a cell passes when |ours - published| <= stds x published std (or <= relative x
+    published mean, or <= holdout_ses standard errors of a holdout test-MSE difference x published mean)."""
+    stds: float = 2.0
+    relative: float | None = None
+    holdout_ses: float | None = None
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class TTest:
+    """``test``: the t-test the paper bolds cells with (a name of TESTS) and why."""
+    name: str = "welch"
+    why: str = ""
+
+
+@dataclass(frozen=True)
+class Columns:
+    """``columns``: the published columns holding each field (None: the table has no such column);
+    ``std_is: se`` when the published spread is a standard error; ``wide``: paper method -> column
+    prefix of a wide table; ``times``: label -> a field of TIME_FIELDS (rfbench.experiments.check)."""
+    dataset: str = "dataset"
+    method: str = "method"
+    mean: str = "mean"
+    n_features: str | None = None
+    std: str | None = None
+    walltime: str | None = None
+    std_is: str | None = None
+    wide: dict | None = None
+    times: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WilcoxonClaim:
+    """One of the paper's Wilcoxon claims: method a with n_a features against b with n_b."""
+    a: str
+    n_a: int
+    b: str
+    n_b: int
+    published_T: float | None = None
+    published_datasets: int | None = None
+
+
+@dataclass(frozen=True)
+class PublishedSummary:
+    """``published_summary``: the published file of the paper's printed mean and average-rank rows."""
+    file: str
+    mean: str
+    rank: str
+    method: str = "method"
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class Chosen:
+    """``chosen``: a published table of selected hyper-parameters (dataset and value columns) and
+    our method and the name of the parameter in its records' ``params``."""
+    published: str
+    dataset_column: str
+    value_column: str
+    method: str
+    param: str
+
+
 @dataclass
 class Spec:
     name: str
     published: str | None
-    columns: dict
+    columns: Columns
     datasets: dict
     methods: dict
     path: Path | None = None
@@ -148,23 +225,20 @@ class Spec:
     plan: RunPlan | None = None
     ci: CIConfig | None = None
     n_features: list = field(default_factory=list)
-    stds: float = 2.0
-    relative: float | None = None
-    holdout_ses: float | None = None     # tolerance in standard errors of a holdout test MSE difference
-    tolerance_why: str = ""
-    test: str = "welch"
-    test_why: str = ""
+    tolerance: Tolerance = field(default_factory=Tolerance)
+    test: TTest = field(default_factory=TTest)
     not_comparable: dict = field(default_factory=dict)
+    reasons: dict = field(default_factory=dict)    # rfbench dataset -> {paper method: why its cells miss}
     protocol: dict = field(default_factory=dict)
     filters: dict = field(default_factory=dict)
     metric: str | None = None            # the published cells' metric code (rfbench.reporting.cells.METRICS)
     notes: str = ""
     rank_summary: bool = False           # also compare average ranks and mean scores over datasets
-    wilcoxon: list = field(default_factory=list)   # the paper's Wilcoxon comparisons (T values)
-    chosen: dict = field(default_factory=dict)     # a published table of selected hyper-parameters
-    # the paper's printed summary rows: {file, method, mean, rank, note} (average ranks recomputed from
-    # the printed cells next to the printed ones)
-    published_summary: dict = field(default_factory=dict)
+    wilcoxon: list[WilcoxonClaim] = field(default_factory=list)   # the paper's Wilcoxon comparisons (T values)
+    chosen: Chosen | None = None         # a published table of selected hyper-parameters
+    # the paper's printed summary rows (average ranks recomputed from the printed cells next to the
+    # printed ones)
+    published_summary: PublishedSummary | None = None
     # paper method → every rfbench method name that holds its results, first preferred (e.g. the
     # GFC paper's à la carte Q = 5 is `alc-q5` in Tables 2-3 and `alc` in Table 1: one run serves
     # both); ``methods`` maps to the first name
@@ -268,11 +342,63 @@ def _plan(raw: dict, protocol: Protocol, where: str, registry: Registry) -> RunP
                    {str(m): {str(d): str(w) for d, w in excluded.items()} for m, excluded in exclude.items()})
 
 
-def _summary(raw: dict, path: Path) -> dict:
-    value = raw.get("published_summary") or {}
-    if not isinstance(value, dict) or (value and not {"file", "mean", "rank"} <= set(value)):
-        raise UsageError(f"{path.name}: published_summary needs file, mean and rank (and method) columns")
-    return dict(value)
+def _section(cls, value, path: Path, name: str, needs: str = ""):
+    """The frozen dataclass ``cls`` of the spec section ``name`` (a mapping, its field types already
+    checked against FIELD_TYPES; None where the section is absent): one line naming an unknown field
+    or (``needs``, else the missing fields) a missing one."""
+    if value is None or value == {}:
+        return None
+    if not isinstance(value, dict):
+        raise UsageError(f"{path.name}: field '{name}' must be a mapping, not {type(value).__name__} {value!r:.40}")
+    declared = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(map(str, value)) - set(declared))
+    if unknown:
+        raise UsageError(f"{path.name}: unknown field(s) {', '.join(f'{name}.{k}' for k in unknown)}; "
+                         f"allowed: {', '.join(declared)}")
+    missing = [k for k, f in declared.items()
+               if f.default is MISSING and f.default_factory is MISSING and value.get(k) is None]
+    if missing:
+        raise UsageError(f"{path.name}: {needs or f'{name} needs ' + ', '.join(missing)}")
+    return cls(**{k: v for k, v in value.items() if v is not None})
+
+
+def _wilcoxon(raw: dict, path: Path) -> list[WilcoxonClaim]:
+    claims = [_section(WilcoxonClaim, entry, path, f"wilcoxon[{i}]") for i, entry in enumerate(raw.get("wilcoxon") or [])]
+    for i, c in enumerate(claims):
+        if c is None or not all(isinstance(n, int) and not isinstance(n, bool) for n in (c.n_a, c.n_b)):
+            raise UsageError(f"{path.name}: wilcoxon[{i}] needs a, n_a, b, n_b (n_a and n_b whole numbers)")
+    return claims
+
+
+def _tolerance(raw: dict, path: Path) -> Tolerance:
+    tol = raw.get("tolerance") or {}
+    if "or_better_than" in tol:    # it passed cells 94x off the published number
+        raise UsageError(f"{path.name}: tolerance.or_better_than is no longer supported; a cell passes only near its "
+                         "own published number")
+    ses = tol.get("holdout_ses")
+    if ses is not None and not ses > 0:
+        raise UsageError(f"{path.name}: tolerance.holdout_ses must be a positive number, got {ses!r}")
+    t = _section(Tolerance, tol, path, "tolerance") or Tolerance()
+    return Tolerance(stds=float(t.stds), relative=t.relative, holdout_ses=None if ses is None else float(ses),
+                     why=str(t.why))
+
+
+def _test(raw: dict, path: Path) -> TTest:
+    test = raw.get("test") or {}
+    t = (_section(TTest, test, path, "test") or TTest()) if isinstance(test, dict) else TTest(str(test))
+    if t.name not in TESTS:
+        raise UsageError(f"{path.name}: test.name must be one of {', '.join(TESTS)}, got {t.name!r}")
+    return t
+
+
+def _reasons(raw: dict, path: Path) -> dict:
+    value = raw.get("reasons") or {}
+    if not (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())):
+        raise UsageError(f"{path.name}: reasons must map datasets to {{paper method: text}}")
+    unknown = sorted(set(map(str, value)) - set(map(str, (raw.get("datasets") or {}).values())))
+    if unknown:
+        raise UsageError(f"{path.name}: reasons names {', '.join(unknown)}, not among the spec's datasets")
+    return {str(d): {str(m): str(t) for m, t in v.items()} for d, v in value.items()}
 
 
 def _metric(raw: dict, path: Path) -> str | None:
@@ -296,10 +422,7 @@ def load_spec(path_or_name: str, registry: Registry | None = None) -> Spec:
     for key in needed:
         if key not in raw:
             raise UsageError(f"{path.name}: missing field '{key}'")
-    tol = raw.get("tolerance") or {}
-    if "or_better_than" in tol:    # it passed cells 94x off the published number
-        raise UsageError(f"{path.name}: tolerance.or_better_than is no longer supported; a cell passes only near its "
-                         "own published number")
+    tolerance, test = _tolerance(raw, path), _test(raw, path)
     alternates = {}
     for paper_m, names in (raw.get("methods") or {}).items():
         names = [names] if isinstance(names, str) else names
@@ -315,10 +438,6 @@ def load_spec(path_or_name: str, registry: Registry | None = None) -> Spec:
             k in (raw.get("datasets") or {}).values() and isinstance(v, list) and all(isinstance(n, str) for n in v)
             for k, v in dataset_variants.items()):
         raise UsageError(f"{path.name}: dataset_variants must map datasets of 'datasets' to lists of dataset names")
-    test = raw.get("test") or {}
-    test_name = test.get("name", "welch") if isinstance(test, dict) else str(test)
-    if test_name not in TESTS:
-        raise UsageError(f"{path.name}: test.name must be one of {', '.join(TESTS)}, got {test_name!r}")
     here = path.parent
     protocol_raw = raw.get("protocol") or {}
     plan = ci = None
@@ -341,25 +460,22 @@ def load_spec(path_or_name: str, registry: Registry | None = None) -> Spec:
     unknown = sorted(set(map(str, not_comparable)) - set(map(str, (raw.get("datasets") or {}).values())))
     if unknown:
         raise UsageError(f"{path.name}: not_comparable names {', '.join(unknown)}, not among the spec's datasets")
-    ses = tol.get("holdout_ses")
-    if ses is not None and not (isinstance(ses, (int, float)) and ses > 0):
-        raise UsageError(f"{path.name}: tolerance.holdout_ses must be a positive number, got {ses!r}")
     return Spec(name=path.stem, path=path, title=str(raw.get("title", path.stem)), published=raw.get("published"),
-                columns=raw.get("columns") or {}, datasets=raw.get("datasets") or {},
+                columns=_section(Columns, raw.get("columns"), path, "columns") or Columns(), datasets=raw.get("datasets") or {},
                 methods={k: v[0] for k, v in alternates.items()}, method_alternates=alternates,
                 variants={k: list(v) for k, v in variants.items()},
                 dataset_variants={k: list(v) for k, v in dataset_variants.items()},
                 results=results_path(path, raw["results"]) if raw.get("results") else None,
                 also_reads=[results_path(path, d) for d in raw.get("also_reads") or []],
                 plan=plan, ci=ci, n_features=raw.get("n_features", []),
-                stds=float(tol.get("stds", 2.0)), relative=tol.get("relative"),
-                holdout_ses=None if ses is None else float(ses), tolerance_why=str(tol.get("why", "")),
-                test=test_name, test_why=str(test.get("why", "")) if isinstance(test, dict) else "",
-                not_comparable={str(k): str(v) for k, v in not_comparable.items()},
+                tolerance=tolerance, test=test,
+                not_comparable={str(k): str(v) for k, v in not_comparable.items()}, reasons=_reasons(raw, path),
                 protocol=protocol_raw, filters=raw.get("filters") or {},
                 metric=_metric(raw, path), notes=str(raw.get("notes", "")),
-                rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=list(raw.get("wilcoxon") or []),
-                chosen=dict(raw.get("chosen") or {}), published_summary=_summary(raw, path))
+                rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=_wilcoxon(raw, path),
+                chosen=_section(Chosen, raw.get("chosen"), path, "chosen"),
+                published_summary=_section(PublishedSummary, raw.get("published_summary"), path, "published_summary",
+                                           needs="published_summary needs file, mean and rank (and method) columns"))
 
 
 def published_path(spec: Spec) -> Path:
