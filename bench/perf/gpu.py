@@ -235,9 +235,9 @@ def check_tolerances() -> dict[tuple[str, str, int], float]:
         spec = load_spec(name)
         col = spec.columns
         for _, row in published_table(spec).iterrows():
-            method, dataset = spec.methods.get(str(row[col["method"]])), spec.datasets.get(row[col["dataset"]])
+            method, dataset = spec.methods.get(str(row[col.method])), spec.datasets.get(row[col.dataset])
             if method and dataset:
-                out[(dataset, method, int(row[col["n_features"]]))] = spec.stds * float(row[col["std"]])
+                out[(dataset, method, int(row[col.n_features]))] = spec.tolerance.stds * float(row[col.std])
     return out
 
 
