@@ -24,9 +24,8 @@ import time
 import numpy as np
 
 from rfbench.methods import alc
-from rfbench.methods.cvgrad import contiguous_folds
 from rfbench.methods.common import resolve_cv
-
+from rfbench.methods.cvgrad import contiguous_folds
 
 #: what each library holds on the GPU after its runs (JAX preallocates a share of the card by default)
 MEMORY: dict = {}

@@ -28,7 +28,7 @@ measured. With ``--device torch-cpu`` (or cpu) the same script runs on a machine
 from __future__ import annotations
 
 import argparse
-import inspect
+import functools
 import json
 import multiprocessing as mp
 import os
@@ -75,7 +75,7 @@ def fit_fold(dataset: str, method: str, n: int, fold: int, device: str, data_dir
         protocol = proto.Protocol(name="cv", outer_folds=OUTER_FOLDS, inner_folds=5, seed=0)
         task = fold_task(dataset, method, fold, protocol, data_dir, threads=1, registry=registry.load())
         params = dict(task.common)
-        if device != "cpu" and "device" in inspect.signature(task.cls).parameters:
+        if device != "cpu" and contract.accepts_device(task.cls):
             params["device"] = device
             row["device"] = device
         if contract.shares_budgets(task.cls):
@@ -96,14 +96,24 @@ def fit_fold(dataset: str, method: str, n: int, fold: int, device: str, data_dir
 # --------------------------------------------------------------------------------------------
 # plans
 
-def accepts_device(method: str) -> bool:
+@functools.cache
+def _registry():
     from rfbench import registry
 
+    return registry.load()
+
+
+@functools.cache
+def accepts_device(method: str) -> bool:
+    """Whether the method's regressor takes a device (rfbench.contract's rule), asked once per method:
+    the plans and the projection ask for every cell."""
+    from rfbench import contract
+
     try:
-        cls = registry.load().method(method).estimator_class("regression")
+        cls = _registry().method(method).estimator_class("regression")
     except Exception:  # noqa: BLE001
         return False
-    return "device" in inspect.signature(cls).parameters
+    return contract.accepts_device(cls)
 
 
 def device_plan(available: set[str], table_datasets: list[str], only: list[str] | None = None,

@@ -155,7 +155,7 @@ def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, thre
     out-of-memory error is its error record (:data:`GPU_OOM`), never a crash."""
     records = {n: Record.base(dataset=item.dataset, method=item.method, n_features=n, fold=item.fold,
                               seed=protocol.seed, protocol=protocol.key(), threads=threads)
-                  .replace(device="cpu", message="").to_dict() for n in item.budgets}
+                  .replace(device="cpu").to_dict() for n in item.budgets}
     t_start = time.perf_counter()
     try:
         if item.on_device:
