@@ -30,3 +30,55 @@ def test_gpu_bench_runs_on_the_cpu(mirror_dir, tmp_path):
                              check=True, capture_output=True, text=True).stdout
     assert "no GPU (torch-cpu)" in summary and "| torgo suite" in summary
     assert list(tmp_path.iterdir()) == [out]          # nothing written beside the output
+
+
+def _gpu_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_bench", REPO / "bench/perf/gpu.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_projection_keeps_every_worker_busy_and_calibrates_each_cpu_method(monkeypatch):
+    """A worked example of the projection: LightGBM's core speed from its calibration fold (the
+    suite row's work item: both budgets in one fit), à la carte's device folds holding a worker
+    each, the wall the larger of the GPU's time and the workers' on every core."""
+    gpu = _gpu_module()
+    suite = [{"dataset": "kinematics", "method": "lgbm", "budgets": [100, 500], "seconds": 60.0},
+             {"dataset": "kinematics", "method": "alc", "budgets": [100], "seconds": 10.0},
+             {"dataset": "kinematics", "method": "alc", "budgets": [500], "seconds": 100.0}]
+    monkeypatch.setattr(gpu, "suite_rows", lambda: suite)
+    monkeypatch.setattr(gpu, "committed_seconds", lambda name: {})
+    done = {"status": "done", "dataset": "kinematics", "fold": 0}
+    out = {"slot_concurrency": 2.0,
+           "device_rows": [{**done, "method": "alc", "n": 500, "seconds": 10.0},
+                           {**done, "method": "alc", "n": 100, "seconds": 2.0}],
+           "cpu_rows": [{**done, "method": "lgbm", "n": 500, "budgets": [100, 500], "seconds": 120.0},
+                        {**done, "method": "lgbm", "n": 100, "budgets": [100], "seconds": 1.0},  # not the row's item
+                        {**done, "method": "alc", "n": 500, "seconds": 200.0}]}
+    p = gpu.project(out, cores=4, slots=2)
+    assert p["core_speed_per_method"] == {"lgbm": 0.5}
+    # n = 500 against this machine's core (200 / 10), n = 100 against the dev row at this core speed
+    # (10 / 0.5 / 2): the median
+    assert p["speedup_per_method"] == {"alc": 15.0}
+    suite_p = p["torgo_suite"]
+    assert suite_p["cpu_core_seconds"] == 60.0 * 10 / 0.5            # 10 outer folds at half the speed
+    assert suite_p["device_seconds"] == (10.0 + 2.0) * 10
+    assert suite_p["device_wall_s"] == 120.0 / 2.0
+    assert suite_p["workers_wall_s"] == (1200.0 + 120.0) / 4
+    assert suite_p["projected_wall_h"] == 330.0 / 3600
+
+
+def test_alone_folds_give_the_per_fold_speedup_beside_the_shared_one():
+    gpu = _gpu_module()
+    assert gpu.alone_plan([("kinematics", "alc", 500), ("kinematics", "alc", 100), ("bank", "alc", 500),
+                           ("kinematics", "rff-gauss", 500)]) == [("kinematics", "alc", 500)]
+    done = {"status": "done", "dataset": "kinematics", "method": "alc", "n": 500, "fold": 0}
+    out = {"alone_rows": [{**done, "seconds": 4.0, "error": 4.9}],
+           "device_rows": [{**done, "seconds": 8.0, "error": 4.8}],
+           "cpu_rows": [{**done, "seconds": 160.0, "error": 4.85}]}
+    (row,) = gpu.per_fold_comparison(out)
+    assert row["speedup"] == 20.0 and row["speedup_alone"] == 40.0
+    assert row["seconds_device_alone"] == 4.0 and row["error_device_alone"] == 4.9

@@ -10,14 +10,20 @@ What it does, inside ``--budget-s`` seconds of wall time:
    of every (dataset, method, n) that the device serves, on ``--slots`` worker processes sharing the
    GPU (each capped at 0.9/slots of its memory): first the torgo suite (12 sets × n = 100, 500), then
    what the GFC tables add (the other sets, à la carte with Q = 1 and 2, the other RFF kernels);
+   before that, à la carte's n = 500 folds of three sets one at a time (the GPU otherwise idle):
+   the per-fold speed-up, which the shared phase's folds do not show;
 2. **CPU phase, at the same time**: on the other cores (one thread each), a sample of the same
    folds on the NumPy path (errors side by side, time ratio per fold), plus calibration folds of
-   the CPU-only methods (GFC, GBRFF, LightGBM), whose times against ``results/suite-benchmark.json``
-   (measured on rfbench's 2-core development machine) give this machine's core speed;
-3. **projection**: the device methods' fold times × outer folds, divided by the concurrency the
-   slots measured; the CPU-only methods' core-seconds (suite: results/suite-benchmark.json; tables:
-   their committed records) × the core-speed factor ÷ the cores left to them; wall = the larger of
-   the two, since they run side by side. A device cell that was not measured in the budget is
+   the CPU-only methods (GFC, GBRFF, LightGBM: the same work items as their rows of
+   ``results/suite-benchmark.json``, measured on rfbench's 2-core development machine), whose
+   times give this machine's core speed per method, with every core busy;
+3. **projection**, for ``rfbench run --jobs <cores> --gpu-slots <slots>``, which keeps every worker
+   busy: the device methods' fold times (measured while sharing the GPU) × outer folds hold a
+   worker each, at most ``slots`` at a time; the CPU-only methods' core-seconds (suite:
+   results/suite-benchmark.json; tables: their committed records) ÷ their method's core speed fill
+   the other workers, all of them once the device tasks are done. Wall = the larger of the GPU's
+   time (device seconds ÷ the concurrency the slots measured) and the workers' (device seconds +
+   CPU core-seconds) ÷ cores. A device cell that was not measured in the budget is
    projected from its committed CPU time ÷ its method's median measured speed-up, and marked.
 
 The JSON is rewritten after every finished fold, so a run stopped at any point keeps what it
@@ -60,10 +66,16 @@ def _init_worker(device: str, slots: int) -> None:
 
         torch.cuda.set_per_process_memory_fraction(0.9 / slots)
         torch.set_num_threads(1)
+        # create the context and the cuBLAS / cuSOLVER handles now, so that no fold's time has them
+        A = torch.eye(8, dtype=torch.float64, device=device) * 2.0
+        torch.linalg.solve_triangular(torch.linalg.cholesky_ex(A @ A)[0], A, upper=False)
+        torch.cuda.synchronize()
 
 
-def fit_fold(dataset: str, method: str, n: int, fold: int, device: str, data_dir: str | None) -> dict:
-    """Fit one outer fold as the runner does, on ``device`` when the estimator takes one."""
+def fit_fold(dataset: str, method: str, n: int, fold: int, device: str, data_dir: str | None,
+             budgets: tuple[int, ...] | None = None) -> dict:
+    """Fit one outer fold as the runner does, on ``device`` when the estimator takes one; a method
+    that grows one model for several budgets grows it for ``budgets`` (default: n alone)."""
     from threadpoolctl import threadpool_limits
 
     from rfbench import contract, registry
@@ -79,7 +91,8 @@ def fit_fold(dataset: str, method: str, n: int, fold: int, device: str, data_dir
             params["device"] = device
             row["device"] = device
         if contract.shares_budgets(task.cls):
-            params["budgets"] = [n]
+            params["budgets"] = list(budgets or [n])
+            row["budgets"] = params["budgets"]
         with threadpool_limits(1):
             t0 = time.perf_counter()
             est = task.cls(n_features=n, **params)
@@ -132,9 +145,15 @@ def device_plan(available: set[str], table_datasets: list[str], only: list[str] 
     return sorted(plan, key=lambda t: (t not in suite, -t[2], not t[1].startswith("alc"), key[t]))
 
 
+#: the CPU-only methods' calibration folds: method → the budgets of its results/suite-benchmark.json
+#: work item (LightGBM and GBRFF grow one model for both budgets; the task's n is the largest)
+CALIBRATION = {"lgbm": (100, 500), "gbrff": (100, 500), "gfc": (500,)}
+
+
 def cpu_plan(available: set[str], device_tasks: list, budgets=BUDGETS) -> list[tuple[str, str, int]]:
     """The CPU sample: the same folds on the NumPy path for a spread of (method, n, dataset),
-    then calibration folds of the CPU-only methods. Longest first."""
+    then calibration folds of the CPU-only methods, each the same work item as the suite
+    benchmark's row (LightGBM and GBRFF on three sets, GFC on two). Longest first."""
     device_methods = sorted({m for _, m, _ in device_tasks if m in SUITE_METHODS})
     small = [d for d in ("delta-ailerons", "delta-elevators", "kinematics", "cpu-activity", "breiman",
                          "pumadyn") if d in available]
@@ -144,9 +163,17 @@ def cpu_plan(available: set[str], device_tasks: list, budgets=BUDGETS) -> list[t
             sample += [(d, m, n) for n in budgets for d in (small[:3] if n == max(BUDGETS) else small)]
         else:
             sample += [(d, m, n) for d in small[:3] for n in budgets]
-    calibration = [(d, m, 100) for m in ("lgbm", "gbrff", "gfc") for d in small[:2]]
+    calibration = [(d, m, max(b)) for m, b in CALIBRATION.items() for d in small[:2 if m == "gfc" else 3]]
     longest = [t for t in sample if t[1] == "alc" and t[2] == 500]
     return longest + calibration + [t for t in sample if t not in longest]
+
+
+def alone_plan(device_tasks: list, budgets=BUDGETS) -> list[tuple[str, str, int]]:
+    """À la carte's largest-n folds of the CPU sample's first three sets, to run one at a time on an
+    otherwise idle GPU before the shared phase: the per-fold speed-up, which sharing the GPU with
+    the other slots' folds hides (their throughput is the shared phase's)."""
+    small = ("delta-ailerons", "delta-elevators", "kinematics")
+    return [t for t in device_tasks if t[1] == "alc" and t[2] == max(budgets) and t[0] in small]
 
 
 # --------------------------------------------------------------------------------------------
@@ -178,13 +205,29 @@ def committed_seconds(spec_name: str) -> dict[tuple[str, str, int], float]:
     return {(d, m, int(n)): float(s) for (d, m, n), s in sums.items()}
 
 
+def core_factors(cpu_rows: list[dict], rows: list[dict]) -> dict[str, float]:
+    """Per CPU-only method, this machine's core speed against the development machine's: the median
+    over its calibration folds of dev seconds ÷ seconds here (> 1: these cores are faster). A
+    calibration fold repeats a suite benchmark row's work item (same budgets), with every core busy."""
+    suite = {(r["dataset"], r["method"], max(r["budgets"])): r for r in rows}
+    ratios: dict[str, list[float]] = {}
+    for r in cpu_rows:
+        ref = suite.get((r["dataset"], r["method"], r["n"]))
+        if (r["status"] == "done" and r["method"] in CALIBRATION and ref is not None
+                and list(r.get("budgets", [r["n"]])) == list(ref["budgets"])):
+            ratios.setdefault(r["method"], []).append(ref["seconds"] / r["seconds"])
+    return {m: statistics.median(v) for m, v in ratios.items()}
+
+
 def project(out: dict, cores: int, slots: int) -> dict:
     dev = {(r["dataset"], r["method"], r["n"]): r for r in out["device_rows"] if r["status"] == "done"}
     cpu = {(r["dataset"], r["method"], r["n"]): r for r in out["cpu_rows"] if r["status"] == "done"}
-    ref = reference_seconds(suite_rows())
-    # this machine's core speed: calibration folds against the development machine's rows
-    core = [ref[k] / r["seconds"] for k, r in cpu.items() if k in ref and k[1] in ("lgbm", "gbrff", "gfc")]
-    core_factor = statistics.median(core) if core else 1.0      # > 1: these cores are faster
+    rows = suite_rows()
+    ref = reference_seconds(rows)
+    # this machine's core speed per CPU-only method (calibration folds against the dev machine's
+    # rows); a method without calibration folds takes the median of the others
+    factors = core_factors(out["cpu_rows"], rows)
+    core_factor = statistics.median(factors.values()) if factors else 1.0
     # device speed-up per fold: against this machine's cores where sampled, else the dev machine
     ratios: dict[str, list[float]] = {}
     for k, r in dev.items():
@@ -194,7 +237,6 @@ def project(out: dict, cores: int, slots: int) -> dict:
             ratios.setdefault(k[1], []).append(ref[k] / core_factor / r["seconds"])
     speedup = {m: statistics.median(v) for m, v in ratios.items()}
     gain = out.get("slot_concurrency") or 1.0
-    cpu_cores = max(1, cores - slots)
 
     def wall(cells: dict[tuple, float], label: str) -> dict:
         """cells: (dataset, method, n) → seconds of the whole protocol on the dev machine's cores."""
@@ -208,13 +250,15 @@ def project(out: dict, cores: int, slots: int) -> dict:
                     device_s += s / core_factor / speedup.get(base, 1.0)
                     estimated.append(f"{d}/{m}/{n}")
             else:
-                cpu_core_s += s / core_factor
+                cpu_core_s += s / factors.get(m, core_factor)
+        # the runner (``--jobs cores --gpu-slots slots``) keeps every worker busy: a device task
+        # holds a worker for its (shared-GPU) seconds, at most ``slots`` at a time, and the other
+        # workers, all of them once the device tasks are done, run the CPU-only tasks
         gpu_wall = device_s / gain
-        cpu_wall = cpu_core_s / cpu_cores
+        lanes_wall = (cpu_core_s + device_s) / cores
         return {"what": label, "device_seconds": device_s, "device_wall_s": gpu_wall,
-                "cpu_core_seconds": cpu_core_s, "cpu_wall_s": cpu_wall,
-                "projected_wall_h": max(gpu_wall, cpu_wall) / 3600,
-                "projected_wall_h_if_serial": (gpu_wall + cpu_wall) / 3600,
+                "cpu_core_seconds": cpu_core_s, "workers_wall_s": lanes_wall,
+                "projected_wall_h": max(gpu_wall, lanes_wall) / 3600,
                 "device_cells_estimated": len(estimated), "estimated_cells": estimated[:40]}
 
     suite_cells = {(d, m, n): s * OUTER_FOLDS for (d, m, n), s in ref.items() if m in SUITE_METHODS}
@@ -229,8 +273,10 @@ def project(out: dict, cores: int, slots: int) -> dict:
         tables[spec_name] = wall(cells, spec_name)
         all_tables.update(cells)
     tables["gfc2016-tables1-4"] = wall(all_tables, "GFC Tables 1-4 together (one run of every cell)")
-    return {"core_speed_factor": core_factor, "core_factor_from": len(core), "speedup_per_method": speedup,
-            "slot_concurrency": gain, "cores_for_cpu_methods": cpu_cores,
+    return {"core_speed_factor": core_factor, "core_speed_per_method": factors,
+            "core_factor_from": sum(1 for r in out["cpu_rows"] if r["method"] in CALIBRATION
+                                    and r["status"] == "done"),
+            "speedup_per_method": speedup, "slot_concurrency": gain, "cores": cores, "slots": slots,
             "torgo_suite": wall(suite_cells, "torgo suite, 12 sets x 8 methods x n=100,500, 10 outer folds"),
             "tables": tables}
 
@@ -254,6 +300,7 @@ def check_tolerances() -> dict[tuple[str, str, int], float]:
 def per_fold_comparison(out: dict) -> list[dict]:
     tolerance = check_tolerances()
     cpu = {(r["dataset"], r["method"], r["n"]): r for r in out["cpu_rows"] if r["status"] == "done"}
+    alone = {(r["dataset"], r["method"], r["n"]): r for r in out.get("alone_rows", []) if r["status"] == "done"}
     rows = []
     for r in out["device_rows"]:
         k = (r["dataset"], r["method"], r["n"])
@@ -263,6 +310,9 @@ def per_fold_comparison(out: dict) -> list[dict]:
                          "error_cpu": c["error"], "error_diff": r["error"] - c["error"],
                          "seconds_device": r["seconds"], "seconds_cpu_core": c["seconds"],
                          "speedup": c["seconds"] / r["seconds"], "check_tolerance": tolerance.get(k)})
+            if k in alone:
+                rows[-1].update(seconds_device_alone=alone[k]["seconds"], error_device_alone=alone[k]["error"],
+                                speedup_alone=c["seconds"] / alone[k]["seconds"])
     return rows
 
 
@@ -303,7 +353,8 @@ def run_phase(pool: ProcessPoolExecutor, tasks: list, device: str, data_dir, dea
     while queue or pending:
         while queue and len(pending) < width and time.time() < deadline:
             d, m, n = queue.pop()
-            pending[pool.submit(fit_fold, d, m, n, 0, device, data_dir)] = (d, m, n)
+            budgets = CALIBRATION.get(m) if device == "cpu" else None
+            pending[pool.submit(fit_fold, d, m, n, 0, device, data_dir, budgets)] = (d, m, n)
         if not pending:
             break
         done, _ = wait(pending, timeout=max(0.1, deadline - time.time()), return_when=FIRST_COMPLETED)
@@ -342,11 +393,13 @@ def main(argv=None) -> int:
     cores = os.cpu_count() or 1
     cpu_workers = args.cpu_workers or max(1, cores - args.slots)
     out = {"environment": environment(args.device), "budget_s": args.budget_s, "slots": args.slots,
-           "cpu_workers": cpu_workers, "datasets": sorted(available), "device_rows": [], "cpu_rows": []}
+           "cpu_workers": cpu_workers, "datasets": sorted(available), "alone_rows": [], "device_rows": [],
+           "cpu_rows": []}
     budgets = tuple(int(v) for v in args.features.split(","))
     dtasks = device_plan(available, table_ds, args.methods.split(",") if args.methods else None, budgets)
     ctasks = cpu_plan(available, dtasks, budgets)
-    out["planned"] = {"device": len(dtasks), "cpu": len(ctasks)}
+    atasks = alone_plan(dtasks, budgets)
+    out["planned"] = {"alone": len(atasks), "device": len(dtasks), "cpu": len(ctasks)}
     output = Path(args.output)
 
     def save():
@@ -366,6 +419,7 @@ def main(argv=None) -> int:
     cpu_thread = threading.Thread(target=run_phase, args=(cpu_pool, ctasks, "cpu", data_dir, deadline,
                                                           cpu_workers, out["cpu_rows"], save), daemon=True)
     cpu_thread.start()
+    run_phase(dev_pool, atasks, args.device, data_dir, deadline, 1, out["alone_rows"], save)
     busy = run_phase(dev_pool, dtasks, args.device, data_dir, deadline, args.slots, out["device_rows"], save)
     done_dev = [r for r in out["device_rows"] if r["status"] == "done"]
     out["device_busy_wall_s"] = busy

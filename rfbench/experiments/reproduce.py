@@ -391,17 +391,29 @@ def gpu_benchmark_markdown(out: dict) -> str:
              f"{len([r for r in out['cpu_rows'] if r['status'] == 'done'])} CPU folds in {out['budget_s']:.0f} s.", ""]
     if "error" in p or not p:
         return "\n".join(lines + [f"projection failed: {p.get('error')}"])
-    lines += ["| what | device wall | CPU-only methods' wall | projected wall |", "|---|---|---|---|"]
+    lines += [f"Projected for `rfbench run --jobs {p.get('cores', env['cores'])} --gpu-slots {out['slots']}`: "
+              "the device tasks hold a worker each (at most one per slot), the CPU-only tasks keep the other "
+              "workers busy, all of them once the device tasks are done; the wall is the larger of the GPU's "
+              "time and the workers'.", "",
+              "| what | GPU's time | workers' time | projected wall |", "|---|---|---|---|"]
     for cell in [p["torgo_suite"], *[v for v in p["tables"].values() if "what" in v]]:
         est = f" ({cell['device_cells_estimated']} device cells estimated)" if cell["device_cells_estimated"] else ""
+        workers = cell.get("workers_wall_s", cell.get("cpu_wall_s", float("nan")))
         lines.append(f"| {cell['what']} | {cell['device_wall_s'] / 3600:.2f} h{est} | "
-                     f"{cell['cpu_wall_s'] / 3600:.2f} h | **{cell['projected_wall_h']:.2f} h** |")
-    lines += ["", f"Core speed against the development machine: ×{p['core_speed_factor']:.2f} "
-              f"({p['core_factor_from']} calibration folds); slot concurrency ×{p['slot_concurrency']:.2f}.", "",
-              "A device fold shares the GPU with the other slots' folds: its speed-up is per fold while "
-              "sharing; the GPU's throughput against one core is that × the slot concurrency (measured over the whole device phase, mostly à la carte).", "",
-              "| method | n | folds | median speed-up per fold (one core / device) | throughput (× one core) "
-              "| largest error difference | within the table's check tolerance |", "|---|---|---|---|---|---|---|"]
+                     f"{workers / 3600:.2f} h | **{cell['projected_wall_h']:.2f} h** |")
+    per_method = p.get("core_speed_per_method") or {}
+    speeds = ", ".join(f"{m} ×{v:.2f}" for m, v in sorted(per_method.items())) or \
+        f"×{p['core_speed_factor']:.2f}"
+    lines += ["", f"Core speed of the CPU-only methods against the development machine, every core busy: "
+              f"{speeds} ({p['core_factor_from']} calibration folds); "
+              f"slot concurrency ×{p['slot_concurrency']:.2f}.", "",
+              "A device fold of the shared phase shares the GPU with the other slots' folds: its speed-up is "
+              "per fold while sharing, and the GPU's throughput against one core is that × the slot "
+              "concurrency (measured over the whole device phase, mostly à la carte). \"alone\": the same "
+              "fold with the GPU to itself, before the shared phase.", "",
+              "| method | n | folds | median speed-up per fold, sharing (one core / device) | alone "
+              "| throughput (× one core) | largest error difference | within the table's check tolerance |",
+              "|---|---|---|---|---|---|---|---|"]
     groups: dict = {}
     for r in out.get("per_fold", []):
         groups.setdefault((r["method"], r["n"]), []).append(r)
@@ -410,7 +422,10 @@ def gpu_benchmark_markdown(out: dict) -> str:
         within = (f"{sum(abs(r['error_diff']) <= r['check_tolerance'] for r in checked)} of {len(checked)}"
                   if checked else "no published cell")
         speedup = float(np.median([r["speedup"] for r in rows]))
-        lines.append(f"| {m} | {n} | {len(rows)} | {speedup:.1f}× | {speedup * p['slot_concurrency']:.0f}× | "
+        alone = [r["speedup_alone"] for r in rows if "speedup_alone" in r]
+        alone_text = f"{float(np.median(alone)):.1f}× ({len(alone)} folds)" if alone else "–"
+        lines.append(f"| {m} | {n} | {len(rows)} | {speedup:.1f}× | {alone_text} | "
+                     f"{speedup * p['slot_concurrency']:.0f}× | "
                      f"{max(abs(r['error_diff']) for r in rows):.3g} | {within} |")
     return "\n".join(lines)
 
