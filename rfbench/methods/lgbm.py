@@ -79,7 +79,10 @@ class _LGBMCV(SharesBudgets, BaseEstimator):
         data = lightgbm.Dataset(X_tr, label, params={**objective, **self._fixed(seed)}).construct()
         out = np.empty((len(combos), len(budgets)))
         for i, params in enumerate(combos):
-            booster = lightgbm.train({**self._params(params, seed), **objective}, data, num_boost_round=budgets[-1])
+            # keep_training_booster: predict with the trees as grown, skipping the copy through the
+            # model text that train() otherwise makes (the text keeps every double exactly)
+            booster = lightgbm.train({**self._params(params, seed), **objective}, data, num_boost_round=budgets[-1],
+                                     keep_training_booster=True)
             for j, n in enumerate(budgets):
                 pred = booster.predict(X_va, num_iteration=n)
                 if self._objective == "regression":
