@@ -7,6 +7,11 @@ are compared by inner CV.
 Several tree budgets share one model per (combination, inner fold): boosting is sequential, so the
 model with max(budgets) trees evaluated with ``num_iteration=n`` *is* the model with n trees. Pass
 ``budgets=[100, 500]`` and read ``best_params_per_budget_`` / ``predict(X, budget=n)``.
+
+The inner CV bins each inner fold's training rows once (one ``lightgbm.Dataset``) and trains all 50
+combinations on it with ``lightgbm.train``: the scikit-learn wrapper would re-bin them for every fit.
+The binning depends only on the data, the seed and dataset parameters left at their defaults here, so
+the boosters, and the errors, are bit for bit those of the wrapper's fits (tests/test_lgbm.py).
 """
 
 from __future__ import annotations
@@ -43,19 +48,48 @@ class _LGBMCV(SharesBudgets, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
+    # LightGBM parameters under the scikit-learn wrapper's keyword names, which lightgbm.train takes as
+    # documented aliases (random_state = seed, n_jobs = num_threads, reg_lambda = lambda_l2); the
+    # wrapper's other keywords default to LightGBM's own defaults
+    def _fixed(self, seed: int) -> dict:
+        return {"random_state": seed, "n_jobs": self._threads, "verbose": -1}
+
+    def _params(self, params: dict, seed: int) -> dict:
+        return {"max_depth": params["max_depth"], "num_leaves": 2 ** params["max_depth"],
+                "reg_lambda": params["reg_lambda"], **self._fixed(seed)}
+
     def _model(self, params: dict, n_trees: int, seed: int):
         import lightgbm
 
         cls = lightgbm.LGBMRegressor if self._objective == "regression" else lightgbm.LGBMClassifier
-        return cls(n_estimators=n_trees, max_depth=params["max_depth"],
-                   num_leaves=2 ** params["max_depth"], reg_lambda=params["reg_lambda"],
-                   random_state=seed, n_jobs=self._threads, verbose=-1)
+        return cls(n_estimators=n_trees, **self._params(params, seed))
 
-    def _errors(self, model, X, y, budgets) -> np.ndarray:
-        out = np.empty(len(budgets))
-        for i, n in enumerate(budgets):
-            pred = model.predict(X, num_iteration=n)
-            out[i] = np.mean((pred - y) ** 2) if self._objective == "regression" else np.mean(pred != y)
+    def _fold_errors(self, combos, budgets, seed, X_tr, y_tr, X_va, y_va) -> np.ndarray:
+        """Validation errors (combination × budget) of one inner fold, as the wrapper's
+        ``fit(X_tr, y_tr).predict(X_va, num_iteration=n)`` gives them, from one binned Dataset."""
+        import lightgbm
+
+        if self._objective == "regression":
+            label, objective = y_tr, {"objective": "regression"}
+        else:  # the wrapper's label encoding (sorted classes of the fold) and its choice of objective
+            classes, label = np.unique(y_tr, return_inverse=True)
+            objective = ({"objective": "multiclass", "num_class": len(classes)} if len(classes) > 2
+                         else {"objective": "binary"})
+        # raw data freed: a later parameter that would change the binning raises instead of re-binning
+        data = lightgbm.Dataset(X_tr, label, params={**objective, **self._fixed(seed)}).construct()
+        out = np.empty((len(combos), len(budgets)))
+        for i, params in enumerate(combos):
+            # keep_training_booster: predict with the trees as grown, skipping the copy through the
+            # model text that train() otherwise makes (the text keeps every double exactly)
+            booster = lightgbm.train({**self._params(params, seed), **objective}, data, num_boost_round=budgets[-1],
+                                     keep_training_booster=True)
+            for j, n in enumerate(budgets):
+                pred = booster.predict(X_va, num_iteration=n)
+                if self._objective == "regression":
+                    out[i, j] = np.mean((pred - y_va) ** 2)
+                else:  # LGBMClassifier.predict: argmax over the class probabilities (ties: first class)
+                    proba = pred if pred.ndim == 2 else np.vstack((1.0 - pred, pred)).transpose()
+                    out[i, j] = np.mean(classes[np.argmax(proba, axis=1)] != y_va)
         return out
 
     def _fit(self, X, y):
@@ -70,10 +104,8 @@ class _LGBMCV(SharesBudgets, BaseEstimator):
         clock = Stopwatch()
         with clock:
             errors = np.zeros((len(combos), len(budgets)))
-            for i, params in enumerate(combos):
-                for tr, va in splits:
-                    model = self._model(params, budgets[-1], seed).fit(X[tr], y[tr])
-                    errors[i] += self._errors(model, X[va], y[va], budgets) / len(splits)
+            for tr, va in splits:  # every combination's sum over the folds in fold order, as before
+                errors += self._fold_errors(combos, budgets, seed, X[tr], y[tr], X[va], y[va]) / len(splits)
         best = errors.argmin(axis=0)  # first combination wins ties (grid order)
         self.best_params_per_budget_ = {n: dict(combos[b], cv_error=float(errors[b, j]))
                                         for j, (n, b) in enumerate(zip(budgets, best, strict=True))}
