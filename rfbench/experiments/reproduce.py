@@ -388,19 +388,23 @@ def gpu_benchmark_markdown(out: dict) -> str:
     lines = [f"Measured on {env.get('card') or 'no GPU (' + env['device'] + ')'} with {env['cores']} cores "
              f"(torch {env.get('torch')}), {out['slots']} GPU slots beside {out['cpu_workers']} CPU workers, "
              f"{len([r for r in out['device_rows'] if r['status'] == 'done'])} device folds and "
-             f"{len([r for r in out['cpu_rows'] if r['status'] == 'done'])} CPU folds in {out['budget_s']:.0f} s.", ""]
+             f"{len([r for r in out['cpu_rows'] if r['status'] == 'done'])} CPU folds within a "
+             f"{out['budget_s']:.0f} s budget (device phase {out.get('device_busy_wall_s', float('nan')):.0f} s).", ""]
     if "error" in p or not p:
         return "\n".join(lines + [f"projection failed: {p.get('error')}"])
     lines += [f"Projected for `rfbench run --jobs {p.get('cores', env['cores'])} --gpu-slots {out['slots']}`: "
               "the device tasks hold a worker each (at most one per slot), the CPU-only tasks keep the other "
               "workers busy, all of them once the device tasks are done; the wall is the larger of the GPU's "
               "time and the workers'.", "",
-              "| what | GPU's time | workers' time | projected wall |", "|---|---|---|---|"]
+              "| what | GPU's time | workers' time | projected wall | of which the CPU-only methods on every core |",
+              "|---|---|---|---|---|"]
+    cores = p.get("cores", env["cores"])
     for cell in [p["torgo_suite"], *[v for v in p["tables"].values() if "what" in v]]:
         est = f" ({cell['device_cells_estimated']} device cells estimated)" if cell["device_cells_estimated"] else ""
         workers = cell.get("workers_wall_s", cell.get("cpu_wall_s", float("nan")))
         lines.append(f"| {cell['what']} | {cell['device_wall_s'] / 3600:.2f} h{est} | "
-                     f"{workers / 3600:.2f} h | **{cell['projected_wall_h']:.2f} h** |")
+                     f"{workers / 3600:.2f} h | **{cell['projected_wall_h']:.2f} h** | "
+                     f"{cell['cpu_core_seconds'] / cores / 3600:.2f} h |")
     per_method = p.get("core_speed_per_method") or {}
     speeds = ", ".join(f"{m} ×{v:.2f}" for m, v in sorted(per_method.items())) or \
         f"×{p['core_speed_factor']:.2f}"
