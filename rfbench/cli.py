@@ -326,7 +326,8 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 @click.option("--output", default=None, help="write to this file instead of stdout (with --all: a directory)")
 @click.option("--all", "all_specs", is_flag=True,
               help="with --format html --output DIR: DIR/index.html and DIR/<spec>.html for every spec in bench/ "
-                   "with results")
+                   "with results (--names, --alpha and --test apply to every page; --test replaces each spec's "
+                   "own t-test)")
 @click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level")
 @click.option("--compare", default=None,
               help="extra Wilcoxon comparisons across n, e.g. gfc@500:alc@100 (comma-separated)")
@@ -368,8 +369,14 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
         if dirs or fmt != "html" or output is None or method_filter or dataset_filter:
             raise UsageError("--all writes a page per spec: give --format html --output DIR, and no DIRS, "
                              "--methods or --datasets")
-        for path in html_page.write_site(output_dir(output), lambda spec: html_page.spec_page(spec, registry=reg),
-                                         every_spec(reg)):
+        _refuse_with_all(compare, protocol_key)
+        display = report.parse_names(names)
+        # --names and --alpha as for `report DIR`; --test, when given, replaces each spec's own t-test
+        # (the one its paper bolds with)
+        given = click.get_current_context().get_parameter_source("ttest")
+        test = ttest if given == click.core.ParameterSource.COMMANDLINE else None
+        for path in html_page.write_site(output_dir(output), lambda spec: html_page.spec_page(
+                spec, registry=reg, names=display, test=test, alpha=alpha), every_spec(reg)):
             click.echo(f"wrote {path}")
         return
     if not dirs:
@@ -398,6 +405,18 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
         click.echo(f"wrote {output}")
     else:
         click.echo(text, nl=False)
+
+
+def _refuse_with_all(compare, protocol_key) -> None:
+    """The report options that name one run's cells or records, which --all's pages (each spec's own
+    methods and protocol) cannot take: refused in one line rather than ignored."""
+    if compare:
+        raise UsageError("--compare names cells of one run; with --all each spec's page has the Wilcoxon "
+                         "comparisons its spec declares: report one spec's directory with --compare instead "
+                         "(rfbench report DIR --format html --compare ...)")
+    if protocol_key:
+        raise UsageError("--protocol selects one run's records; with --all each spec's page reads its own "
+                         "protocol: report one spec's directory with --protocol instead")
 
 
 def _html_page(dirs, results, fragment: str, protocol_key, methods, datasets, reg) -> str:

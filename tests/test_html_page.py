@@ -121,6 +121,34 @@ def test_report_usage_errors_are_one_line(args, message):
     assert out.returncode == 2 and len(out.stderr.strip().splitlines()) == 1 and message in out.stderr
 
 
+def test_report_all_passes_names_test_and_alpha_to_every_page(tmp_path, monkeypatch, capsys):
+    """--names, --test and --alpha reach each spec's page as they reach `report DIR`'s; --compare and
+    --protocol (one run's cells and records) are refused in one line, never ignored."""
+    from cli_errors import one_line_error
+
+    from rfbench.cli import main
+    from rfbench.experiments import spec as spec_mod
+
+    one = spec_mod.load_spec("salsa2016-table1")
+    if html_page.reproduce.results_of(one).empty:
+        pytest.skip("no committed results for salsa2016-table1")
+    monkeypatch.setattr(spec_mod, "all_specs", lambda registry=None: [one])
+    site = tmp_path / "site"
+    main(["report", "--all", "--format", "html", "--output", str(site)])
+    plain = (site / "salsa2016-table1.html").read_text()
+    assert ">SALSA<" not in plain and "Welch" in plain
+    main(["report", "--all", "--format", "html", "--output", str(site), "--names", "salsa=SALSA,krr=KRR",
+          "--test", "paired", "--alpha", "0.01"])
+    page = (site / "salsa2016-table1.html").read_text()
+    tables = page.split('id="check"')[0]           # the check lists registered names, as `report DIR`'s does
+    assert ">SALSA<" in tables and ">KRR<" in tables and ">salsa<" not in tables
+    assert page != plain and "paired" in page and "0.01" in page
+    capsys.readouterr()
+    for extra, message in [(["--compare", "salsa@100:krr@100"], "--compare names cells of one run"),
+                           (["--protocol", "holdout"], "--protocol selects one run's records")]:
+        one_line_error(capsys, ["report", "--all", "--format", "html", "--output", str(site), *extra], message)
+
+
 def chromium() -> str | None:
     for name in ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome"):
         if path := shutil.which(name):

@@ -168,9 +168,12 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
     return document(title, parts)
 
 
-def spec_page(spec, figures: bool = True, registry: Registry | None = None) -> tuple[str, str] | None:
+def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, names: dict[str, str] | None = None,
+              test: str | None = None, alpha: float = 0.05) -> tuple[str, str] | None:
     """(page, one-line summary) of a spec's results directory, as ``rfbench reproduce`` writes its
-    report.md and check.txt from them; None before its first finished task."""
+    report.md and check.txt from them; None before its first finished task. ``names``: display names
+    of methods; ``test``: the t-test that bolds cells (default: the spec's own); ``alpha``: its level
+    (``rfbench report --all`` passes its options through)."""
     registry = or_default(registry)
     results = reproduce.results_of(spec)
     done = results[results["status"] == "done"] if len(results) else results
@@ -178,8 +181,8 @@ def spec_page(spec, figures: bool = True, registry: Registry | None = None) -> t
         return None
     comparisons = [(w.a, w.n_a, w.b, w.n_b) for w in spec.wilcoxon
                    if w.n_a != w.n_b]
-    fragment = report.render(done, "html", comparisons=comparisons, test=spec.test.name, html_fragment=True,
-                             registry=registry)
+    fragment = report.render(done, "html", alpha, comparisons=comparisons, test=test or spec.test.name,
+                             names=names, html_fragment=True, registry=registry)
     dirs = [d for d in spec.result_dirs() if (d / "records").is_dir()]
     page = directory_page(dirs, done, fragment, spec, figures, check_results=results, registry=registry)
     if spec.published:
