@@ -279,7 +279,8 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
                          f"out to run --suite (default {DEFAULT_SUITE})")
     if suite is not None and not suite.strip():
         raise UsageError("--suite is empty; name a suite (see `rfbench datasets list`), or leave the option out")
-    reg, names = resolve_dataset_names(reg, names, target, task_type)    # data files and openml:ID → registered
+    # data files and openml:ID → registered; a dry run fetches nothing: openml:ID is listed unresolved
+    reg, names = resolve_dataset_names(reg, names, target, task_type, fetch=not dry_run)
     for n in names:
         reg.dataset(n)
     if suite or not names:

@@ -252,6 +252,29 @@ def test_openml_id_through_the_cli_and_unavailable_ones_are_never_dropped_silent
         server.server_close()
 
 
+def test_dry_run_of_an_openml_id_contacts_nothing_and_writes_nothing(tmp_path, monkeypatch, capsys):
+    """A dry run lists openml:ID unresolved: no request reaches the (fake) OpenML server, no cache or
+    --out is written, and the output says its details are known only when the run obtains it."""
+    from rfbench.cli import main
+
+    server, calls = serve_openml({4321: ("toy", b"@relation toy\n@attribute u numeric\n@attribute y numeric\n"
+                                                b"@data\n1,2\n3,4\n", "y")})
+    monkeypatch.setenv("RFBENCH_OPENML_SERVER", f"http://127.0.0.1:{server.server_address[1]}/api/v1/xml")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    try:
+        main(["run", "--datasets", "openml:4321,breiman-generated", "--methods", "rff-gauss", "--features", "5",
+              "--outer-folds", "2", "--dry-run", "--out", str(tmp_path / "o")])
+    finally:
+        server.shutdown()
+        server.server_close()
+    out = capsys.readouterr().out
+    assert calls == []
+    assert not (tmp_path / "o").exists() and not (tmp_path / "cache").exists()
+    assert re.search(r"openml-4321 +rff-gauss +5 +2 +0 +needs network", out), out
+    assert "openml-4321: not resolved (a dry run does not contact OpenML)" in out
+    assert "dry run: 4 of 4 tasks would run" in out
+
+
 def test_method_that_cannot_serve_a_dataset_is_skipped_with_a_warning(tmp_path):
     _table(tmp_path / "my.csv")
     res = rfbench("run", "--methods", "sklearn.linear_model:LogisticRegression,rff-gauss", "--datasets", "my.csv",

@@ -552,19 +552,21 @@ def _infer(name: str, df: pd.DataFrame, target: str, task: str | None, origin: s
 
 
 def resolve_dataset_names(registry: Registry, names, target: str | None = None, task: str | None = None,
-                          note=_note) -> tuple[Registry, list[str]]:
+                          note=_note, fetch: bool = True) -> tuple[Registry, list[str]]:
     """(the registry with them, the dataset names) of the command line's datasets (the registry
     itself is not changed: the one returned is a new value): registered names as they are; a data file (csv, tsv, arff,
     parquet) registered under its file name's stem with ``target`` (required but for ARFF, whose
     default is the last attribute); ``openml:ID`` registered as ``openml-ID`` (target: ``target`` or
     the dataset's default target attribute). The task is ``task``, else inferred (one note line).
     An OpenML dataset that cannot be downloaded is registered as unavailable: the run skips it with a
-    warning (an error with --strict)."""
+    warning (an error with --strict). ``fetch=False`` (a dry run): ``openml:ID`` is registered without
+    contacting OpenML, its task ``task`` (regression when not given) and its target and shape unknown
+    (:func:`unresolved_openml` names them)."""
     out, user = [], False
     for n in names:
         added = None
         if n.lower().startswith("openml:"):
-            added = _register_openml(registry, n, target, task, note)
+            added = _register_openml(registry, n, target, task, note, fetch)
         elif n not in registry.datasets and _is_file_spec(n):
             added = _register_file(registry, n, target, task, note)
         if added is not None:
@@ -629,9 +631,22 @@ def _shape(name: str, entry: dict, df: pd.DataFrame, target: str, origin: str) -
     return X.shape
 
 
-def _register_openml(registry: Registry, spec: str, target: str | None, task: str | None, note) -> tuple[str, dict]:
+#: the notes of an ``openml:ID`` a dry run registered without resolving it
+UNRESOLVED = "not resolved: a dry run does not contact OpenML"
+TASK_UNKNOWN = "; task unknown"
+
+
+def unresolved_openml(registry: Registry, names) -> list[str]:
+    """The names among ``names`` of ``openml:ID`` datasets registered without contacting OpenML
+    (``resolve_dataset_names(..., fetch=False)``): their target, shape (and task, unless given) are
+    known only when a run downloads them."""
+    return [n for n in names if registry.datasets[n].notes.startswith(UNRESOLVED)]
+
+
+def _register_openml(registry: Registry, spec: str, target: str | None, task: str | None, note,
+                     fetch: bool = True) -> tuple[str, dict]:
     """(name, entry) of ``openml:ID`` named on the command line (an unavailable one when it cannot be
-    downloaded)."""
+    downloaded; without ``fetch``, one registered as it is named, OpenML not contacted)."""
     raw = spec.partition(":")[2].strip()
     if not raw.isdigit() or int(raw) < 1:
         raise UsageError(f"--datasets {spec}: an OpenML dataset is openml:ID with a positive integer ID, "
@@ -639,6 +654,9 @@ def _register_openml(registry: Registry, spec: str, target: str | None, task: st
     did = int(raw)
     name = f"openml-{did}"
     _check_new(registry, name, spec)
+    if not fetch:
+        return name, {"openml": {"id": did, "target": target}, "target": target or "", "task": task or "regression",
+                      "notes": UNRESOLVED + ("" if task else TASK_UNKNOWN)}
     from rfbench.data.openml_source import fetch_openml_frame
 
     try:

@@ -312,7 +312,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     are those of ``registry`` (default: the one built now)."""
     import pandas as pd
 
-    from rfbench.data.loader import offline
+    from rfbench.data.loader import TASK_UNKNOWN, offline, unresolved_openml
     from rfbench.execution.estimate import task_seconds
 
     config = config if config is not None else RunConfig()
@@ -334,11 +334,13 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     estimate = task_seconds(finished.astype({"n_features": int}), registry=registry)
     fold_ids = range(protocol.n_outer) if folds is None else folds
     rows = []
+    pending = unresolved_openml(registry, dataset_names)
     for dname in dataset_names:
         ds = registry.dataset(dname)
         here = offline(ds, data_dir)
+        task_unknown = dname in pending and ds.notes.endswith(TASK_UNKNOWN)
         for mname in method_names:
-            if not registry.method(mname).supports(ds.task):
+            if not task_unknown and not registry.method(mname).supports(ds.task):
                 continue
             for n in features:
                 keys = [record_key(dname, mname, n, f, p.seed, p.key()) for p in protocols for f in fold_ids]
@@ -347,7 +349,9 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
                 est = float(estimate([(dname, mname, n)])[0][0]) * to_run if to_run else 0.0
                 rows.append({"dataset": dname, "method": mname, "n": int(n), "to_run": to_run, "done": done,
                              "offline": here, "est_s": est})
-    return pd.DataFrame(rows, columns=["dataset", "method", "n", "to_run", "done", "offline", "est_s"])
+    table = pd.DataFrame(rows, columns=["dataset", "method", "n", "to_run", "done", "offline", "est_s"])
+    table.attrs["unresolved"] = pending
+    return table
 
 
 def render_dry_run(table, out) -> str:
@@ -380,6 +384,11 @@ def render_dry_run(table, out) -> str:
         lines.append(f"{int(away['to_run'].sum())} of them are of datasets without data offline "
                      f"({', '.join(dict.fromkeys(away['dataset']))}): a run downloads those it can and skips "
                      "the others (their files in a mirror: RFBENCH_DATA_DIR or --data-dir)")
+    pending = table.attrs.get("unresolved") or []
+    if pending:
+        lines.append(f"{', '.join(pending)}: not resolved (a dry run does not contact OpenML): the target and shape "
+                     "(and the task, unless --task gives it) are known only when the run obtains the data; a "
+                     "method without an estimator for its task is skipped then")
     return body + "\n\n" + "\n".join(lines) + "\n"
 
 
