@@ -277,6 +277,11 @@ def import_estimator(path: str, where: str, sys_path=()) -> type:
     try:
         mod = importlib.import_module(module)
     except ImportError as exc:
+        missing = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        if missing and not (module == missing or module.startswith(missing + ".")):
+            # the module is there, a package it imports is not (an optional dependency of the method)
+            raise UsageError(f"{where}: module '{module}' needs '{missing}', which is not installed here "
+                             f"({type(exc).__name__}: {exc}); install it, or leave the method out") from None
         raise UsageError(f"{where}: cannot import module '{module}' ({type(exc).__name__}: {exc})") from None
     except Exception as exc:  # noqa: BLE001 - a user module that fails on import: one line, no traceback
         first = str(exc).splitlines()[0] if str(exc) else ""

@@ -275,6 +275,27 @@ def test_dry_run_of_an_openml_id_contacts_nothing_and_writes_nothing(tmp_path, m
     assert "dry run: 4 of 4 tasks would run" in out
 
 
+@pytest.mark.parametrize("estimator, message", [
+    ("mine_needs_dep:Est", "module 'mine_needs_dep' needs 'rfbench_absent_optional_dep', which is not installed here"),
+    ("rfbench_absent_module:Est", "cannot import module 'rfbench_absent_module'"),
+])
+def test_a_method_whose_optional_dependency_is_missing_is_one_stderr_line(tmp_path, monkeypatch, capsys, estimator,
+                                                                         message):
+    """A user method whose module imports a package that is not installed (or whose module is not
+    there): one stderr line naming it and what to do, exit 2, before the progress line and before
+    --out is written; the run's own progress stays on (no --quiet)."""
+    from cli_errors import one_line_error
+
+    monkeypatch.setattr(sys, "path", list(sys.path))       # the registry's directory is put on it
+    (tmp_path / "mine_needs_dep.py").write_text("import rfbench_absent_optional_dep\n\nclass Est:\n    pass\n")
+    reg = tmp_path / "reg.yaml"
+    reg.write_text(f"methods:\n  mine:\n    estimator: {{regression: '{estimator}'}}\n")
+    one_line_error(capsys, ["run", "--registry", str(reg), "--methods", "mine,rff-gauss", "--datasets",
+                            "breiman-generated", "--features", "5", "--outer-folds", "2", "--inner-folds", "2",
+                            "--out", str(tmp_path / "o")], message)
+    assert not (tmp_path / "o").exists()
+
+
 def test_method_that_cannot_serve_a_dataset_is_skipped_with_a_warning(tmp_path):
     _table(tmp_path / "my.csv")
     res = rfbench("run", "--methods", "sklearn.linear_model:LogisticRegression,rff-gauss", "--datasets", "my.csv",

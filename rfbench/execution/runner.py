@@ -219,6 +219,12 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     run_dir = RunDir(out)
     if run_dir.path.is_dir():           # refused before the first line: bad input is that one line alone
         check_one_protocol(run_dir, protocol)
+    # a user method's module (a registry file, a plugin) is imported before the first line: one that
+    # cannot be imported (a missing dependency) is then that one line alone. The built-in methods'
+    # imports (scikit-learn, ~0.6 s; their packages are rfbench's own dependencies) come after it.
+    user = [m for m in method_names if registry.method(m).origin != "built-in"]
+    if user:
+        check_methods(user, registry)
     # a first line at once: the method imports, data loading and worker start-up take seconds (not
     # with dask, whose connection may still be refused in one line)
     if progress and config.backend == "local":
@@ -231,7 +237,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
             f"{n_folds} fold{'s' * (n_folds != 1)}"
             + (f" × {rounds} seeds" if rounds > 1 else "")
             + (f"; {jobs} workers)" if jobs > 1 else ")"))
-    check_methods(method_names, registry)
+    check_methods([m for m in method_names if m not in user], registry)
     threads = config.threads
     if config.scheduler is None:    # local workers or a LocalCluster: the cores shared among the jobs
         threads = threads or max(1, (os.cpu_count() or 1) // jobs)
