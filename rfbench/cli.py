@@ -225,14 +225,16 @@ def cli():
               help="comma-separated method names (see `rfbench methods`) or estimators as package.module:Class")
 @click.option("--features", default="100,500", show_default=True, help="feature budgets n (each at most 10^6)")
 @click.option("--protocol", "protocol_name", default="cv", show_default=True,
-              type=click.Choice(["cv", "splits", "holdout", "fixed"]),
-              help="evaluation protocol: nested cv (GFC), random splits (GBRFF), one holdout (SALSA), or the "
+              type=click.Choice(["cv", "splits", "holdout", "fixed", "published"]),
+              help="evaluation protocol: nested cv (GFC), random splits (GBRFF), one holdout (SALSA), the "
                    "dataset's own train/test split repeated over --repeats random-feature draws (EERF; datasets "
-                   "with a fixed split, e.g. eerf-adult)")
+                   "with a fixed split, e.g. eerf-adult), or the dataset's published fixed splits (the 10 90/10 "
+                   "splits of suite uci; error: test RMSE on the target as stored)")
 @click.option("--outer-folds", default=10, show_default=True, type=int)
 @click.option("--inner-folds", default=5, show_default=True, type=int)
-@click.option("--repeats", default=20, show_default=True, type=int,
-              help="random splits (--protocol splits) or random-feature draws (--protocol fixed)")
+@click.option("--repeats", default=None, type=int,
+              help="random splits (--protocol splits, default 20), random-feature draws (--protocol fixed, default "
+                   "20) or the first published splits to run (--protocol published, default 10: all)")
 @click.option("--test-size", default=0.3, show_default=True, type=float, help="test fraction (splits/holdout)")
 @click.option("--seed", default=0, show_default=True, type=int)
 @click.option("--seeds", "seed_list", default=None,
@@ -294,7 +296,8 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     if not methods:
         raise UsageError("--methods is empty")
     seeds = parse_seeds(seed_list, seed)
-    protocol = Protocol(protocol_name, outer_folds, inner_folds, seeds[0], repeats, test_size, max_samples)
+    protocol = Protocol(protocol_name, outer_folds, inner_folds, seeds[0], test_size=test_size,
+                        max_samples=max_samples, **({} if repeats is None else {"repeats": repeats}))
     budgets = parse_int_list(features, "--features", MAX_FEATURES)
     config = run_config(jobs=jobs, threads=threads, timeout=timeout, seeds=seeds, fold_list=fold_list,
                         backend=backend, scheduler=scheduler, data_dir=data_dir, strict=strict, device=device,

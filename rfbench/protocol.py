@@ -36,6 +36,43 @@ class HoldoutSizes(tuple):
         return f"HoldoutSizes({self[0]}, {self[1]}, fixed={self.fixed})"
 
 
+@dataclass(frozen=True, eq=False)
+class SplitAssignment:
+    """A dataset's published fixed splits, read from its masks file (one 0/1 column per split, row i
+    a test row of split j where column j is 1): ``split_of_row[i]`` is the one split that tests row i.
+    ``path`` and ``sha256`` name the file (the sha256 is the splits' fingerprint)."""
+
+    split_of_row: np.ndarray
+    n_splits: int
+    path: str
+    sha256: str
+
+    @classmethod
+    def from_masks(cls, masks, path: str, sha256: str) -> SplitAssignment:
+        """Checked masks (a 2-D array of "0"/"1" strings or numbers): a UsageError naming the file and
+        the first offending row otherwise."""
+        masks = np.asarray(masks)
+        if masks.ndim != 2 or masks.shape[0] == 0 or masks.shape[1] == 0:
+            raise UsageError(f"split masks {path}: no rows or no columns; expected one 0/1 column per split")
+        text = np.char.strip(masks.astype(str))
+        bad = ~np.isin(text, ("0", "1"))
+        if bad.any():
+            row, col = (int(v) for v in np.argwhere(bad)[0])
+            raise UsageError(f"split masks {path}: row {row + 1}, column {col + 1} is {str(text[row, col])!r}; every value "
+                             "must be 0 or 1 (1: a test row of that split)")
+        ones = text == "1"
+        per_row = ones.sum(axis=1)
+        wrong = np.flatnonzero(per_row != 1)
+        if wrong.size:
+            row = int(wrong[0])
+            what = "in no split" if per_row[row] == 0 else f"a test row of {int(per_row[row])} splits"
+            raise UsageError(f"split masks {path}: row {row + 1} is {what} ({wrong.size} such row"
+                             f"{'s' * (wrong.size != 1)}); each row must be a test row of exactly one split")
+        split = np.argmax(ones, axis=1).astype(np.int16)
+        split.flags.writeable = False
+        return cls(split, int(masks.shape[1]), str(path), f"sha256:{sha256}" if sha256 else "")
+
+
 #: protocol name → its class (filled by :func:`_register`)
 PROTOCOL_CLASSES: dict[str, type[Protocol]] = {}
 
@@ -267,6 +304,55 @@ class Fixed(Protocol):
         return [fixed_split(self, len(y), holdout_sizes)] * self.repeats
 
 
+@_register
+@dataclass(frozen=True)
+class Published(Protocol):
+    """The dataset's own published fixed splits (Yang et al. 2015, Wilson et al. 2016 and later GP
+    papers on the UCI sets of suite ``uci``): split j tests exactly the rows whose mask column j is 1
+    and trains on the rest (:class:`SplitAssignment`, read from the registry's ``splits`` file); the
+    first ``repeats`` splits (default 10, all of them) are the outer folds, the same for every seed
+    (the seed draws the inner folds and the estimators' random state). Hyper-parameters are chosen by
+    seeded inner k-fold CV inside each training part. Inputs standardised on the training part (the
+    mirror's inputs are centred but not scaled); the target is standardised on the training part for
+    fitting and the error is the test RMSE on the target as stored (the papers' unit, "stored").
+    Key: ``published-r<splits>-i<inner>``."""
+
+    name: str = "published"
+    repeats: int = 10
+    KEY_FIELDS: ClassVar = (("r", "repeats", ""),)
+    target_scaling: ClassVar[str] = "stored"
+
+    @property
+    def n_outer(self) -> int:
+        return self.repeats
+
+    def outer_splits(self, y, task, holdout_sizes=None):
+        own = holdout_sizes
+        if not isinstance(own, SplitAssignment):
+            raise UsageError("protocol published runs on a dataset's published splits, and this dataset has none "
+                             "(datasets.yaml: splits: {file, sha256}); use cv, splits or holdout")
+        m, total = len(y), len(own.split_of_row)
+        if m == total:
+            split = own.split_of_row
+        elif self.max_samples and m == min(self.max_samples, total):
+            split = own.split_of_row[subsample_index(total, self.max_samples, self.seed)]
+        else:
+            raise UsageError(f"split masks {own.path} have {total} rows and the data {m}; the masks belong to another "
+                             "version of the data: restore the registered files")
+        if self.repeats > own.n_splits:
+            raise UsageError(f"split index {self.repeats - 1} is out of range: {own.path} holds {own.n_splits} splits "
+                             f"(0-{own.n_splits - 1}); use --repeats {own.n_splits} or fewer")
+        out = []
+        for j in range(self.repeats):
+            test = np.flatnonzero(split == j)
+            if not 0 < test.size < m:
+                raise UsageError(f"split {j} of {own.path} leaves {test.size} test rows of {m}"
+                                 + (f" after --max-samples {self.max_samples}" if self.max_samples else "")
+                                 + "; keep both parts non-empty")
+            out.append((np.flatnonzero(split != j), test))
+        return out
+
+
 #: the protocol names, in the order the command line offers them
 PROTOCOLS = tuple(PROTOCOL_CLASSES)
 
@@ -396,7 +482,7 @@ class Scaler:
             std[std == 0] = 1.0  # constant inputs stay constant (zero) instead of dividing by zero
         else:
             raise UsageError(f"inputs must be scaled by 'columns' or 'joint', got {inputs!r}")
-        if task == "regression" and target_scaling == "standard":
+        if task == "regression" and target_scaling in ("standard", "stored"):
             return cls(mean, std, float(y.mean()), float(y.std(ddof=1)) or 1.0)
         if task == "regression" and target_scaling == "pm1":
             y_min, y_max = float(y.min()), float(y.max())
@@ -426,13 +512,20 @@ def metric_name(task: str, target_scaling: str = "range") -> str:
         return "mse100" if task == "regression" else "error"
     if task in ("classification", "multiclass"):
         return "accuracy"
+    if target_scaling == "stored":
+        return "rmse"
     return "mse" if target_scaling == "standard" else "rmse100"
 
 
-def score(task: str, y_true: np.ndarray, y_pred: np.ndarray, target_scaling: str = "range") -> float:
+def score(task: str, y_true: np.ndarray, y_pred: np.ndarray, target_scaling: str = "range",
+          y_unit: float = 1.0) -> float:
     """Regression: RMSE × 100 of range-normalised outputs, or MSE of standardised outputs
-    (holdout / SALSA), or 100 × MSE of [−1, 1] outputs (fixed / EERF). Classification (two or more
-    classes): accuracy in %, or the misclassification rate in % (fixed / EERF)."""
+    (holdout / SALSA), or 100 × MSE of [−1, 1] outputs (fixed / EERF), or the RMSE on the target as
+    stored ("stored", published: outputs fitted standardised, ``y_unit`` the training std that
+    takes them back). Classification (two or more classes): accuracy in %, or the misclassification
+    rate in % (fixed / EERF)."""
+    if target_scaling == "stored" and task == "regression":
+        return float(y_unit * np.sqrt(np.mean((y_true - y_pred) ** 2)))
     if target_scaling == "pm1":
         if task == "regression":
             return float(100.0 * np.mean((y_true - y_pred) ** 2))

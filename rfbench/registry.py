@@ -139,6 +139,16 @@ class Mirror:
 
 
 @dataclass(frozen=True)
+class SplitMasks:
+    """A dataset's published train/test splits (``splits: {file, sha256}``): a gzipped or plain CSV
+    with no header, one 0/1 column per split, one line per data row; row i is a test row of split j
+    where column j is 1 (each row a test row of exactly one split). Read by
+    :func:`rfbench.data.loader.load_split_masks` for the ``published`` protocol."""
+    file: str                                  # relative to the data directory (a user's: absolute)
+    sha256: str                                # "" (user entries only): not checked
+
+
+@dataclass(frozen=True)
 class Dataset:
     name: str
     task: str
@@ -172,6 +182,10 @@ class Dataset:
     sha256: str = ""                    # of ``file``; "" : not checked
     origin: str = "built-in"            # built-in | the user registry file | command line
     unavailable: str | None = None      # command line: why the data could not be obtained
+    # the published fixed train/test splits (``--protocol published``): the split masks' file
+    splits: SplitMasks | None = None
+    # other names the command line accepts for this dataset (a paper's name where it differs)
+    aliases: tuple[str, ...] = ()
 
     @property
     def m(self) -> int:
@@ -411,6 +425,10 @@ def parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
                   f"got {e['generator']!r}")
         if shape == [0, 0]:
             _fail(path, name, "a generator needs field 'shape' (its rows and inputs)")
+    splits = _split_masks(path, name, e.get("splits"), user)
+    aliases = e.get("aliases") or []
+    if not (isinstance(aliases, list) and all(isinstance(a, str) for a in aliases)):
+        _fail(path, name, "field 'aliases' must be a list of names")
     return Dataset(
         name=name, task=e["task"], suites=tuple(e["suites"]), shape=(shape[0], shape[1]),
         target=str(e["target"]), paper=str(e.get("paper", name)), mirror=mirror,
@@ -424,8 +442,30 @@ def parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
         scale_inputs=str(e.get("scale_inputs", "columns")), holdout=_holdout(path, name, e.get("holdout"), shape[0]),
         notes=str(e.get("notes", "")),
         file=file, file_format=file_format, sep=e.get("sep"), sha256=file_sha,
-        origin=str(path) if user else "built-in", unavailable=e.get("unavailable"),
+        origin=str(path) if user else "built-in", unavailable=e.get("unavailable"), splits=splits,
+        aliases=tuple(check_name(path, a, "dataset alias") for a in aliases),
     )
+
+
+def _split_masks(path: Path, name: str, value, user: bool) -> SplitMasks | None:
+    """``splits: {file, sha256}``: the published split masks, a file under the data directory."""
+    if value is None:
+        return None
+    if not (isinstance(value, dict) and "file" in value and set(value) <= {"file", "sha256"}):
+        _fail(path, name, "field 'splits' must be {file: path under the data directory, sha256: checksum}")
+    if user:        # a user's masks file: relative to the registry file (as its data 'file'), or absolute
+        if not isinstance(value["file"], str) or not value["file"].strip():
+            _fail(path, name, "field 'splits.file' must be a path (relative to this registry file or absolute)")
+        file = str((Path(path).parent / Path(value["file"]).expanduser()).absolute())
+    elif not _inside_data_dir(value["file"]):
+        _fail(path, name, "field 'splits.file' must be a path relative to the data directory that stays inside it "
+              f"(no absolute path, no '..'), got {value['file']!r}")
+    else:
+        file = str(value["file"])
+    sha = _sha256_field(path, name, value.get("sha256"), "splits.sha256")
+    if (sha or not user) and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
+        _fail(path, name, "field 'splits.sha256' must be 64 lowercase hex digits")
+    return SplitMasks(file, sha)
 
 
 def _holdout(path: Path, name: str, value, rows: int):
@@ -456,10 +496,15 @@ def read_datasets_file(path: Path) -> tuple[dict[str, Dataset], dict[str, str]]:
         raise UsageError(f"{path.name}: needs a non-empty 'datasets' mapping")
     datasets = {check_name(path, name, "dataset"): parse_dataset(path, name, e) for name, e in entries.items()}
     suites = dict(data.get("suites") or {})
+    taken = set(datasets)
     for ds in datasets.values():
         for s in ds.suites:
             if s not in suites:
                 _fail(path, ds.name, f"suite '{s}' is not declared under 'suites'")
+        for alias in ds.aliases:
+            if alias in taken:
+                _fail(path, ds.name, f"alias '{alias}' is already a dataset's name or alias")
+            taken.add(alias)
     return datasets, suites
 
 
@@ -646,8 +691,20 @@ class Registry:
 
     def dataset(self, name: str) -> Dataset:
         if name not in self.datasets:
+            known = self.canonical_name(name)
+            if known != name:
+                return self.datasets[known]
             raise UsageError(f"unknown dataset '{name}'; known: {', '.join(sorted(self.datasets))}")
         return self.datasets[name]
+
+    def canonical_name(self, name: str) -> str:
+        """The registered name of a dataset named by one of its aliases (``name`` itself otherwise)."""
+        if name in self.datasets:
+            return name
+        for ds in self.datasets.values():
+            if name in ds.aliases:
+                return ds.name
+        return name
 
     def method(self, name: str) -> Method:
         if name not in self.methods:

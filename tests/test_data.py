@@ -17,7 +17,7 @@ GFC_NAMES = ["parkinsons-tm", "ujindoorloc", "ct-slice", "year-msd", "delta-aile
 
 def test_registry_has_the_16_gfc_datasets_and_suites():
     assert [d.name for d in registry.load().suite("gfc")] == GFC_NAMES
-    assert [d.name for d in registry.load().suite("uci")] == GFC_NAMES[:4]
+    assert [d.name for d in registry.load().suite("gfc-uci")] == GFC_NAMES[:4]
     assert [d.name for d in registry.load().suite("torgo")] == GFC_NAMES[4:]
     assert [d.name for d in registry.load().suite("synthetic")] == ["breiman-generated", "friedman-generated"]
     # a published comparison never falls back to a generator: the Torgo names have none

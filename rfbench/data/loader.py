@@ -22,7 +22,9 @@ import os
 import re
 import sys
 import tempfile
+import zlib
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -32,6 +34,7 @@ from rfbench import config
 from rfbench.data.arff import read_arff
 from rfbench.data.generators import GENERATORS
 from rfbench.errors import DataUnavailable, UsageError
+from rfbench.protocol import SplitAssignment
 from rfbench.registry import (
     COMMAND_LINE,
     FILE_FORMATS,
@@ -128,6 +131,8 @@ def where_found(ds: Dataset, override=None) -> str:
         missing = next((f for f, _ in ds.mirror.files if not dirs or not (dirs[0] / f).is_file()), ds.mirror.file)
         return (f"absent (mirror file {missing} not found in {os.pathsep.join(map(str, dirs))})" if dirs
                 else f"absent (mirror file {missing}: no mirror set, RFBENCH_DATA_DIR or --data-dir)")
+    if ds.url:
+        return f"absent (not in the mirror; by hand from {ds.url})"
     return "absent (no source registered)"
 
 
@@ -334,6 +339,43 @@ def _from_mirror_dir(ds: Dataset, root: Path) -> Loaded | None:
     return Loaded(X, y, "mirror", " + ".join(map(str, paths)))
 
 
+def load_split_masks(ds: Dataset, data_dir_override=None) -> SplitAssignment:
+    """The published train/test splits of a dataset (its registry ``splits`` entry) as the split of
+    every row, read from the first data directory that holds the masks file and checked: its sha256,
+    0/1 values only, every row a test row of exactly one split. One line (UsageError) naming the file
+    and the problem otherwise; DataUnavailable when no data directory holds it."""
+    if ds.splits is None:
+        raise UsageError(f"dataset '{ds.name}' has no published splits (its registry entry has no 'splits' "
+                         "file); use --protocol cv, splits or holdout, or a dataset of suite uci")
+    roots = data_dirs(data_dir_override)
+    if Path(ds.splits.file).is_absolute():      # a user registry's masks file
+        path = Path(ds.splits.file) if Path(ds.splits.file).is_file() else None
+        if path is None:
+            raise UsageError(f"the split masks of dataset '{ds.name}' ({ds.splits.file}) are not found; restore "
+                             f"the file or fix 'splits.file' in {ds.origin}")
+    else:
+        path = next((Path(r) / ds.splits.file for r in roots if (Path(r) / ds.splits.file).is_file()), None)
+    if path is None:
+        where = os.pathsep.join(map(str, roots)) if roots else "no mirror: RFBENCH_DATA_DIR unset"
+        raise DataUnavailable(f"the split masks of dataset '{ds.name}' ({ds.splits.file}) are not available "
+                              f"({where}); put them under RFBENCH_DATA_DIR (or --data-dir)")
+    return _read_split_masks(ds, path)
+
+
+@lru_cache(maxsize=64)
+def _read_split_masks(ds: Dataset, path: Path) -> SplitAssignment:
+    digest = sha256_of(path)
+    if ds.splits.sha256 and digest != ds.splits.sha256:
+        raise UsageError(f"split masks {path} have sha256 {digest}, the registry expects {ds.splits.sha256}; the "
+                         "file is corrupt or another version: replace it with the registered file")
+    try:
+        masks = pd.read_csv(path, header=None, sep=",", dtype=str, keep_default_na=False).to_numpy()
+    except (EOFError, OSError, zlib.error, ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise UsageError(f"split masks {path} cannot be read ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else 'truncated or corrupt'}); restore the file") from None
+    return SplitAssignment.from_masks(masks, str(path), digest)
+
+
 def _read_mirror_file(ds: Dataset, path: Path) -> pd.DataFrame:
     return read_table(path, ds.mirror.format, ds.mirror.sep)
 
@@ -343,8 +385,14 @@ def read_table(path: Path, fmt: str, sep: str | None = None) -> pd.DataFrame:
     if fmt == "arff":
         return read_arff(path)
     if fmt == "csv-noheader":
-        # columns are named by position: c0, c1, ...; ``target: c0`` or the last column's name
-        df = pd.read_csv(path, header=None, sep=None, engine="python", skipinitialspace=True)
+        # columns are named by position: c0, c1, ...; ``target: c0`` or the last column's name. A
+        # gzipped file (.gz) is read as it is; a declared separator takes pandas' fast C parser
+        try:
+            df = (pd.read_csv(path, header=None, sep=sep) if sep else
+                  pd.read_csv(path, header=None, sep=None, engine="python", skipinitialspace=True))
+        except (EOFError, OSError, zlib.error, ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+            raise UsageError(f"{path}: cannot be read as csv without header ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else 'truncated or corrupt'}); restore the file") from None
         df.columns = [f"c{i}" for i in range(df.shape[1])]
         return df
     if fmt == "parquet":
@@ -572,6 +620,8 @@ def resolve_dataset_names(registry: Registry, names, target: str | None = None, 
         if added is not None:
             n, user = added[0], True
             registry = registry.with_command_line(datasets=dict([added]))
+        else:
+            n = registry.canonical_name(n)      # a paper's name (an alias) → the registered name
         if n not in out:
             out.append(n)
     if (target or task) and not user:

@@ -39,7 +39,7 @@ from rfbench.errors import DataUnavailable, UsageError
 from rfbench.execution.pool import run_pool
 from rfbench.execution.progress import Progress, hms
 from rfbench.execution.runconfig import RunConfig
-from rfbench.execution.tasks import WorkItem, prepared
+from rfbench.execution.tasks import WorkItem, own_splits, prepared
 from rfbench.provenance import code_version, machine_info
 from rfbench.registry import Registry, or_default
 from rfbench.store import LEASE_S, RunDir, is_disk_full, record_key
@@ -250,7 +250,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
                       registry=registry, progress=progress, warn=warn, command=command, order=order, cluster=cluster,
                       first=i == 0, last=i == len(protocols) - 1, all_unavailable_ok=all_unavailable_ok).run()
         return run_dir
-    except DataUnavailable:
+    except (DataUnavailable, UsageError):
         if created:                         # nothing was written into it: leave no empty directory behind
             for empty in (run_dir.records_dir, *created):
                 try:
@@ -281,7 +281,7 @@ def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = No
     on the data as the tasks prepare it (rfbench.execution.tasks), so the splits every task runs on."""
     ds = or_default(registry).dataset(name)
     _, _, y, _ = prepared(ds, data_dir, protocol.max_samples, protocol.seed)
-    return proto.outer_splits(protocol, y, ds.task, ds.holdout), len(y)
+    return proto.outer_splits(protocol, y, ds.task, own_splits(ds, protocol, data_dir)), len(y)
 
 
 def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | None = None,
@@ -297,13 +297,17 @@ def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str 
                              registry: Registry | None = None) -> str:
     """The fingerprint of a dataset's outer splits under any protocol, from the splits the runner
     uses: under cv :func:`rfbench.protocol.folds_fingerprint` of the fold assignment (the value of
-    its folds/<dataset>.csv), under splits, holdout and fixed :func:`rfbench.protocol.splits_fingerprint`
+    its folds/<dataset>.csv), under published the sha256 of the split masks file (with --max-samples
+    the splits' own fingerprint), under splits, holdout and fixed :func:`rfbench.protocol.splits_fingerprint`
     (those protocols store no splits file). Loads the data (a UsageError when it cannot be obtained)."""
     from rfbench.protocol import folds_fingerprint, splits_fingerprint
 
     splits, m = _outer_splits(name, protocol, data_dir, registry)
     if isinstance(protocol, proto.CV):
         return folds_fingerprint(proto.fold_assignment(splits, m))
+    if isinstance(protocol, proto.Published) and not protocol.max_samples:
+        # the published splits are a file: its sha256 names them (the same file, the same splits)
+        return own_splits(or_default(registry).dataset(name), protocol, data_dir).sha256
     return splits_fingerprint(splits)
 
 
@@ -517,9 +521,10 @@ class _Seed:
             self.warn(f"nothing run for {', '.join(methods)}: none of "
                       f"{'its' if len(methods) == 1 else 'their'} datasets can be obtained here")
             return None
-        for name in names:  # fold assignments, saved once and checked on resume
-            # (validates the splits on the data)
-            fold_of_row = outer_fold_assignment(name, protocol, config.data_dir, self.registry)
+        # fold assignments, saved once and checked on resume; every dataset's splits are computed (and
+        # so validated on the data: a bad split masks file is one line) before the first is written
+        assignments = {name: outer_fold_assignment(name, protocol, config.data_dir, self.registry) for name in names}
+        for name, fold_of_row in assignments.items():
             if fold_of_row is not None:
                 run_dir.write_folds(name, fold_of_row, seed=protocol.seed)
         run_dir.write_run_info({

@@ -203,6 +203,9 @@ class FoldTask:
     cls: type
     common: dict
     as_sign: bool
+    # the target's unit: what takes a standardised error back to the target as stored (the training
+    # std under the published protocol's "stored" scaling; 1 where the error is on scaled outputs)
+    y_unit: float = 1.0
 
 
 def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protocol,
@@ -213,16 +216,17 @@ def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protoco
     ``data``: see :func:`execute`. ``device`` other than "cpu" is passed to an estimator class that
     takes one (contract.accepts_device), never to another."""
     if data is None:
-        ds, source, X_tr, X_te, y_tr, y_te, cv = _fold_data(registry.dataset(dataset), fold, protocol, data_dir)
+        ds, source, X_tr, X_te, y_tr, y_te, cv, y_unit = _fold_data(registry.dataset(dataset), fold, protocol, data_dir)
     else:
-        ds, source, X_tr, X_te, y_tr, y_te, cv = _split_and_scale(registry.dataset(dataset), *data, fold, protocol)
+        ds, source, X_tr, X_te, y_tr, y_te, cv, y_unit = _split_and_scale(registry.dataset(dataset), *data, fold,
+                                                                          protocol, data_dir)
     method = registry.method(method_name)
     common = {"cv": cv, "random_state": method_seed(protocol.seed, fold), "n_jobs": threads, **method.params_for(dataset)}
     cls = method.estimator_class(ds.task)
     if device != "cpu" and contract.accepts_device(cls):
         common["device"] = device
     return FoldTask(ds, source, X_tr, X_te, y_tr, y_te, cls,
-                    common, ds.task == "classification" and not method.is_native(ds.task))
+                    common, ds.task == "classification" and not method.is_native(ds.task), y_unit)
 
 
 @lru_cache(maxsize=1)
@@ -231,20 +235,32 @@ def _fold_data(ds: Dataset, fold: int, protocol: proto.Protocol, data_dir: str |
     budgets of a fold (and often its methods) one after the other. Read-only arrays, so that an
     estimator writing into its input fails loudly instead of changing the next task's data."""
     ds, X, y, source = prepared(ds, data_dir, protocol.max_samples, protocol.seed)
-    out = _split_and_scale(ds, X, y, source, fold, protocol)
+    out = _split_and_scale(ds, X, y, source, fold, protocol, data_dir)
     for part in (*out[2:6], *(ix for pair in out[6] for ix in pair)):
         part.flags.writeable = False
     return out
 
 
-def _split_and_scale(ds, X, y, source, fold: int, protocol: proto.Protocol):
-    """(ds, source, X_tr, X_te, y_tr, y_te, inner splits) of one outer fold: the protocol's outer
-    split, training-part statistics for the scaling, the inner folds."""
-    tr, te = proto.outer_splits(protocol, y, ds.task, ds.holdout)[fold]
+def own_splits(ds: Dataset, protocol: proto.Protocol, data_dir: str | None):
+    """What a protocol's outer splits read of the dataset itself: its published split masks (the
+    published protocol; :func:`rfbench.data.loader.load_split_masks`), else its registry ``holdout``."""
+    if isinstance(protocol, proto.Published):
+        from rfbench.data.loader import load_split_masks
+
+        return load_split_masks(ds, data_dir)
+    return ds.holdout
+
+
+def _split_and_scale(ds, X, y, source, fold: int, protocol: proto.Protocol, data_dir: str | None = None):
+    """(ds, source, X_tr, X_te, y_tr, y_te, inner splits, y_unit) of one outer fold: the protocol's
+    outer split, training-part statistics for the scaling, the inner folds, and the target's unit
+    (see :class:`FoldTask`)."""
+    tr, te = proto.outer_splits(protocol, y, ds.task, own_splits(ds, protocol, data_dir))[fold]
     scaler = proto.Scaler.fit(X[tr], y[tr], ds.task, protocol.target_scaling, ds.scale_inputs)
     y_tr, y_te = (scaler.y(y[tr]), scaler.y(y[te])) if ds.task == "regression" else (y[tr], y[te])
     cv = proto.inner_splits(protocol, y_tr, ds.task, fold)
-    return ds, source, scaler.x(X[tr]), scaler.x(X[te]), y_tr, y_te, cv
+    y_unit = scaler.y_range if protocol.target_scaling == "stored" and ds.task == "regression" else 1.0
+    return ds, source, scaler.x(X[tr]), scaler.x(X[te]), y_tr, y_te, cv, y_unit
 
 
 def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, data=None):
@@ -271,7 +287,7 @@ def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, da
         if share != 1.0:
             rec["shared_fit_s"] = fit.wall
         rec.update(status="done", metric=proto.metric_name(ds.task, protocol.target_scaling),
-                   error=proto.score(ds.task, y_te, pred, protocol.target_scaling), tune_s=tune * share,
+                   error=proto.score(ds.task, y_te, pred, protocol.target_scaling, task.y_unit), tune_s=tune * share,
                    fit_s=max(fit.wall - tune, 0.0) * share, predict_s=pred_t.wall,
                    total_s=fit.wall * share + pred_t.wall, cpu_s=fit.cpu * share + pred_t.cpu,
                    params=json.dumps(params, default=float),
