@@ -359,11 +359,12 @@ def load_split_masks(ds: Dataset, data_dir_override=None) -> SplitAssignment:
         where = os.pathsep.join(map(str, roots)) if roots else "no mirror: RFBENCH_DATA_DIR unset"
         raise DataUnavailable(f"the split masks of dataset '{ds.name}' ({ds.splits.file}) are not available "
                               f"({where}); put them under RFBENCH_DATA_DIR (or --data-dir)")
-    return _read_split_masks(ds, path)
+    stat = path.stat()      # the file's stamp is part of the key: a changed file is read (and hashed) again
+    return _read_split_masks(ds, path, (stat.st_mtime_ns, stat.st_size))
 
 
 @lru_cache(maxsize=64)
-def _read_split_masks(ds: Dataset, path: Path) -> SplitAssignment:
+def _read_split_masks(ds: Dataset, path: Path, stamp: tuple[int, int]) -> SplitAssignment:
     digest = sha256_of(path)
     if ds.splits.sha256 and digest != ds.splits.sha256:
         raise UsageError(f"split masks {path} have sha256 {digest}, the registry expects {ds.splits.sha256}; the "
