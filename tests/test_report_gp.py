@@ -170,3 +170,15 @@ def test_the_uci_spec_asks_for_the_gp_layout(tmp_path):
     bad.write_text("title: x\nresults: r\nrun: {datasets: [uci-servo], methods: [rff-gauss]}\nlayout: wide\n")
     with pytest.raises(UsageError, match="layout must be one of default, gp"):
         load_spec(str(bad))
+
+
+def test_a_gp_spec_s_page_uses_its_layout(tmp_path):
+    write_dir(tmp_path / "r", frame())
+    spec_file = tmp_path / "gp.yaml"
+    spec_file.write_text("title: gp\nresults: r\nrun: {datasets: [uci-challenger], methods: [rff-gauss]}\n"
+                         "protocol: {name: published, repeats: 10, inner_folds: 5}\ntest: paired\nlayout: gp\n")
+    spec = load_spec(str(spec_file))
+    page, summary = html_page.spec_page(spec, figures=False)
+    assert '<table class="results gp">' in page and 'href="#wilcoxon"' not in page and "paired t-test" in page
+    page, _ = html_page.spec_page(spec, figures=False, layout="default")      # report --all --layout default
+    assert '<table class="results gp">' not in page and 'href="#wilcoxon"' in page

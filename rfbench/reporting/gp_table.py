@@ -209,10 +209,11 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: di
         sets = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
         screens = {t.rank_screen for t in tables_ranked}
         where = (f"{sets} datasets on which every method is complete" if screens == {None}
-                 else f"{sets} datasets on which every method has results, each mean over the {unit} all of them "
-                      f"have in common ({'; '.join(sorted(s or 'complete' for s in screens))}, not the full protocol)")
-        rank_rule = (f"{RANK_LABEL}: the methods ranked on each of the {where} (1 = {best} mean, ties share their "
-                     "average rank), mean over those datasets; the ranks of the critical-difference diagram")
+                 else f"{sets} datasets on which every method has results, a cell's mean taken over the {unit} all "
+                      f"methods have in common there ({'; '.join(sorted(s or 'complete' for s in screens))}, not the "
+                      "full protocol)")
+        rank_rule = (f"{RANK_LABEL}: the methods ranked on each dataset, 1 = the {best} mean, ties sharing their "
+                     f"average rank; the mean rank over the {where}; the ranks of the critical-difference diagram")
     else:
         rank_rule = f"{RANK_LABEL}: none (fewer than two datasets with results for every method)"
     return GPReport(tables, methods, dict(names or {}), caption, bold_rule, rank_rule, test, alpha, higher)
