@@ -183,6 +183,8 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: di
             for m, value in r.items():
                 if (d, m) in table_cells:
                     table_cells[(d, m)].rank = float(value)
+        if screen is not None and all(c.complete for (d, _), c in table_cells.items() if d in ranks.index):
+            screen = None        # fewer than two datasets, but every ranked cell is complete: no screen
         avg = {m: float(ranks[m].mean()) for m in ranks.columns} if len(ranks) else {}
         tables.append(GPTable(n, shown, rows, table_cells, avg, list(ranks.index), screen))
     unit = _unit(df)
@@ -206,10 +208,11 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: di
     tables_ranked = [t for t in tables if t.ranked]
     if tables_ranked:
         counts = sorted({len(t.ranked) for t in tables_ranked})
-        sets = f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
+        sets = (f"{counts[0]} dataset{'s' if counts[0] > 1 else ''}" if len(counts) == 1
+                else f"{counts[0]}-{counts[-1]} datasets")
         screens = {t.rank_screen for t in tables_ranked}
-        where = (f"{sets} datasets on which every method is complete" if screens == {None}
-                 else f"{sets} datasets on which every method has results, a cell's mean taken over the {unit} all "
+        where = (f"{sets} on which every method is complete" if screens == {None}
+                 else f"{sets} on which every method has results, a cell's mean taken over the {unit} all "
                       f"methods have in common there ({'; '.join(sorted(s or 'complete' for s in screens))}, not the "
                       "full protocol)")
         rank_rule = (f"{RANK_LABEL}: the methods ranked on each dataset, 1 = the {best} mean, ties sharing their "
