@@ -339,6 +339,13 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
               help="the t-test that bolds cells: Welch's unequal-variance test over the outer folds, or the "
                    "paired t-test on the per-fold differences (folds paired by number; with several seeds, by "
                    "(seed, fold) over every seed's folds)")
+@click.option("--layout", default=None, type=click.Choice(["default", "gp"]),
+              help="gp: the GP / kernel-learning papers' table (Yang et al. 2015, Wilson et al. 2016): per n, "
+                   "datasets as rows grouped by size (small, intermediate, ...) with (m, d), methods as columns, "
+                   "mean ± std over the splits, bold = the best mean and every method not significantly worse "
+                   "(paired t-test unless --test is given), then an average rank row; html adds the "
+                   "critical-difference diagram and error against time per size group. Default: the default layout "
+                   "(with --all: each spec's own layout, which --layout replaces)")
 @click.option("--names", default=None,
               help="display names of methods, e.g. 'gfc=GFC,alc=à la carte' (comma-separated), or a .yaml file "
                    "mapping registered to display names; used in every format but csv (default: registered names)")
@@ -358,8 +365,8 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 @click.option("--registry", "registry_files", multiple=True, metavar="FILE",
               help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one, for the "
                    "shape (m, d) of its datasets; repeatable (also $RFBENCH_REGISTRY)")
-def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label, latex_width, width, protocol_key,
-               method_filter, dataset_filter, registry_files):
+def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, names, label, latex_width, width,
+               protocol_key, method_filter, dataset_filter, registry_files):
     """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
     from rfbench import registry
     from rfbench.reporting import cells, report
@@ -380,7 +387,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
         given = click.get_current_context().get_parameter_source("ttest")
         test = ttest if given == click.core.ParameterSource.COMMANDLINE else None
         for path in html_page.write_site(output_dir(output), lambda spec: html_page.spec_page(
-                spec, registry=reg, names=display, test=test, alpha=alpha), every_spec(reg)):
+                spec, registry=reg, names=display, test=test, alpha=alpha, layout=layout), every_spec(reg)):
             click.echo(f"wrote {path}")
         return
     if not dirs:
@@ -388,12 +395,26 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, names, label
     output_path = output_file(output)
     width = report.terminal_width() if width is None else width
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
+    layout = layout or "default"
+    if layout == "gp" and compare:
+        raise UsageError("--compare adds Wilcoxon rows across n to the default layout; the gp layout has no Wilcoxon "
+                         "table (its average rank row and the critical-difference diagram compare the methods): "
+                         "leave out --layout gp or --compare")
     results = cells.select(load_results(dirs, protocol_key), _names(method_filter), _names(dataset_filter))
-    text = report.render(results, fmt, alpha, report.parse_comparisons(compare), test=ttest,
-                         names=report.parse_names(names), width=width, label=label,
-                         latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg)
+    options = dict(names=report.parse_names(names), width=width, label=label,
+                   latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg)
+    if layout == "gp":
+        from rfbench.reporting import gp_table
+
+        # the papers compare on the same fixed splits: paired, unless --test says otherwise
+        given = click.get_current_context().get_parameter_source("ttest")
+        test = ttest if given == click.core.ParameterSource.COMMANDLINE else "paired"
+        text = gp_table.render(results, fmt, alpha, test, **options)
+    else:
+        text = report.render(results, fmt, alpha, report.parse_comparisons(compare), test=ttest, **options)
     if fmt == "html":
-        text = _html_page(dirs, results, text, protocol_key, _names(method_filter), _names(dataset_filter), reg)
+        text = _html_page(dirs, results, text, protocol_key, _names(method_filter), _names(dataset_filter), reg,
+                          layout, alpha)
     if fmt in ("text", "markdown"):
         from rfbench.reporting.report import fmt_walltime
         from rfbench.store import run_walltime
@@ -423,7 +444,8 @@ def _refuse_with_all(compare, protocol_key) -> None:
                          "protocol: report one spec's directory with --protocol instead")
 
 
-def _html_page(dirs, results, fragment: str, protocol_key, methods, datasets, reg) -> str:
+def _html_page(dirs, results, fragment: str, protocol_key, methods, datasets, reg, layout: str = "default",
+               alpha: float = 0.05) -> str:
     """The page of `rfbench report DIR --format html`: with the check when DIR is a spec's results
     directory (on the records `rfbench check DIR` reads)."""
     from rfbench.experiments import html_page
@@ -436,7 +458,8 @@ def _html_page(dirs, results, fragment: str, protocol_key, methods, datasets, re
         extra = [str(d) for d in spec.also_reads if d.is_dir() and d != Path(dirs[0]).resolve()]
         checked = load_results([dirs[0], *extra], protocol_key or spec.protocol_key, missing_ok=protocol_key is None)
     return html_page.directory_page([Path(d) for d in dict.fromkeys(dirs)], results, fragment, spec,
-                                    check_results=checked, methods=methods, datasets=datasets, registry=reg)
+                                    check_results=checked, methods=methods, datasets=datasets, registry=reg,
+                                    layout=layout, alpha=alpha)
 
 
 @cli.command("status")

@@ -37,7 +37,7 @@ def test_every_metric_the_protocol_records_has_a_label_unit_and_direction():
     from rfbench.protocol import metric_name
 
     codes = {metric_name(task, scaling) for task in ("regression", "classification")
-             for scaling in ("range", "standard", "pm1")}
+             for scaling in ("range", "standard", "pm1", "stored")}
     assert codes == set(cells.METRICS)              # no code is shown raw
     assert [m for m in codes if cells.metric(m).higher_is_better] == ["accuracy"]
     assert cells.metric("mse100").axis_label == "test MSE × 100"

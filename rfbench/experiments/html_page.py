@@ -24,7 +24,7 @@ import pandas as pd
 from rfbench.errors import UsageError
 from rfbench.experiments import check, reproduce
 from rfbench.registry import Registry, or_default
-from rfbench.reporting import plot, report
+from rfbench.reporting import gp_table, plot, report
 from rfbench.reporting.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
 from rfbench.store import atomic_write_text
 
@@ -51,6 +51,14 @@ def figures_section(results: pd.DataFrame, dirs: list[Path]) -> str:
         for path in sorted(Path(d).glob("*.png")):
             parts.append(img(path.read_bytes(), f"{path.name} (in {d})"))
     return ("<h2 id=\"figures\">Figures</h2>" + "".join(parts)
+            + "".join(f'<p class="note">{esc(n)}</p>' for n in notes))
+
+
+def gp_figures_section(results: pd.DataFrame, registry: Registry | None = None, alpha: float = 0.05) -> str:
+    """The figures of the gp layout (rfbench.reporting.gp_table.figures): the critical-difference diagram
+    per n, error against wall time per size group; a figure with nothing to draw is one line saying why."""
+    figs, notes = gp_table.figures(results, registry, alpha)
+    return ("<h2 id=\"figures\">Figures</h2>" + "".join(img(figure_png(fig), caption) for caption, fig in figs)
             + "".join(f'<p class="note">{esc(n)}</p>' for n in notes))
 
 
@@ -146,21 +154,23 @@ def provenance_section(dirs: list[Path]) -> str:
 
 def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, spec=None,
                    figures: bool = True, check_results: pd.DataFrame | None = None, methods=None,
-                   datasets=None, registry: Registry | None = None) -> str:
+                   datasets=None, registry: Registry | None = None, layout: str = "default",
+                   alpha: float = 0.05) -> str:
     """One page over the results of ``dirs``: title, the report (``report_html``: the fragment of
-    ``report.render(..., "html", html_fragment=True)``), figures, the check against ``spec``'s
+    ``report.render(..., "html", html_fragment=True)``, or of ``gp_table.render`` with ``layout="gp"``),
+    figures (gp: :func:`gp_figures_section` at level ``alpha``), the check against ``spec``'s
     published table (on ``check_results``, default ``results``) when it has one, provenance."""
     title = spec.title if spec is not None else ", ".join(str(d) for d in dirs)
     sub = (f"spec {spec.name}; results in " if spec is not None else "results in ") + ", ".join(str(d) for d in dirs)
     has_check = spec is not None and bool(spec.published)
-    nav = ['<a href="#table">Table</a>', '<a href="#wilcoxon">Statistics</a>']
+    nav = ['<a href="#table">Table</a>'] + (['<a href="#wilcoxon">Statistics</a>'] if layout != "gp" else [])
     nav += ['<a href="#figures">Figures</a>'] if figures else []
     nav += ['<a href="#check">Check</a>'] if has_check else []
     nav += ['<a href="#provenance">Provenance</a>']
     parts = [f"<h1>{esc(title)}</h1>", f'<p class="sub">{esc(sub)}</p>', "<nav>" + "".join(nav) + "</nav>",
              report_html]
     if figures:
-        parts.append(figures_section(results, dirs))
+        parts.append(gp_figures_section(results, registry, alpha) if layout == "gp" else figures_section(results, dirs))
     if has_check:
         parts.append(check_section(spec, results if check_results is None else check_results, methods, datasets,
                                    registry))
@@ -169,11 +179,12 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
 
 
 def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, names: dict[str, str] | None = None,
-              test: str | None = None, alpha: float = 0.05) -> tuple[str, str] | None:
+              test: str | None = None, alpha: float = 0.05, layout: str | None = None) -> tuple[str, str] | None:
     """(page, one-line summary) of a spec's results directory, as ``rfbench reproduce`` writes its
     report.md and check.txt from them; None before its first finished task. ``names``: display names
-    of methods; ``test``: the t-test that bolds cells (default: the spec's own); ``alpha``: its level
-    (``rfbench report --all`` passes its options through)."""
+    of methods; ``test``: the t-test that bolds cells (default: the spec's own); ``alpha``: its level;
+    ``layout``: the table's layout (default: the spec's own) (``rfbench report --all`` passes its
+    options through)."""
     registry = or_default(registry)
     results = reproduce.results_of(spec)
     done = results[results["status"] == "done"] if len(results) else results
@@ -181,10 +192,16 @@ def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, n
         return None
     comparisons = [(w.a, w.n_a, w.b, w.n_b) for w in spec.wilcoxon
                    if w.n_a != w.n_b]
-    fragment = report.render(done, "html", alpha, comparisons=comparisons, test=test or spec.test.name,
-                             names=names, html_fragment=True, registry=registry)
+    layout = layout or spec.layout
+    if layout == "gp":
+        fragment = gp_table.render(done, "html", alpha, test or spec.test.name, names=names, html_fragment=True,
+                                   registry=registry)
+    else:
+        fragment = report.render(done, "html", alpha, comparisons=comparisons, test=test or spec.test.name,
+                                 names=names, html_fragment=True, registry=registry)
     dirs = [d for d in spec.result_dirs() if (d / "records").is_dir()]
-    page = directory_page(dirs, done, fragment, spec, figures, check_results=results, registry=registry)
+    page = directory_page(dirs, done, fragment, spec, figures, check_results=results, registry=registry,
+                          layout=layout, alpha=alpha)
     if spec.published:
         summary = check.summary_line(reproduce.check_text(spec, results, registry=registry)[0])
     else:

@@ -186,7 +186,12 @@ def write_outputs(checked: Checked, registry: Registry | None = None) -> list[Pa
     if not done.empty:
         comparisons = [(w.a, w.n_a, w.b, w.n_b) for w in spec.wilcoxon
                        if w.n_a != w.n_b]
-        body = report.render(done, "markdown", comparisons=comparisons, test=spec.test.name, registry=registry)
+        if spec.layout == "gp":
+            from rfbench.reporting import gp_table
+
+            body = gp_table.render(done, "markdown", test=spec.test.name, registry=registry)
+        else:
+            body = report.render(done, "markdown", comparisons=comparisons, test=spec.test.name, registry=registry)
         atomic_write_text(spec.results / REPORT_FILE, f"# {spec.title}\n\n{body}")
         written.append(spec.results / REPORT_FILE)
     return written

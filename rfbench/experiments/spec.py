@@ -28,6 +28,8 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
                 <= holdout_ses standard errors of the difference of two test MSEs on the dataset's
                 holdout.test points: holdout_ses x 2/sqrt(n_test) x published mean)
     test:       {name: welch|paired, why: "..."}: the t-test the paper bolds cells with
+    layout:     default | gp: the layout of the spec's report (report.md, its HTML page; rfbench report
+                --layout): gp is the GP / kernel-learning papers' table (rfbench.reporting.gp_table)
     metric:     the metric code of the published cells (rfbench.reporting.cells.METRICS; default: an error, lower
                 is better): its direction (higher is better for accuracy) orders ranks and Wilcoxon wins
     not_comparable: {rfbench dataset: reason}: cells whose problem differs from the paper's
@@ -63,7 +65,7 @@ from rfbench.registry import (
     load_yaml,
     or_default,
 )
-from rfbench.reporting import cells
+from rfbench.reporting import cells, gp_table
 from rfbench.reporting.published import published_dir
 
 TESTS = ("welch", "paired")
@@ -73,7 +75,7 @@ NUMBER = (int, float)
 #: mapping. Checked before any field is used, so a wrong type is one line naming it, not a TypeError.
 FIELD_TYPES = {
     "title": (str, *NUMBER), "results": (str,), "published": (str,), "notes": (str,), "metric": (str,),
-    "run": (dict,), "protocol": (dict,), "ci": (dict,), "tolerance": (dict,), "test": (dict, str),
+    "run": (dict,), "protocol": (dict,), "ci": (dict,), "tolerance": (dict,), "test": (dict, str), "layout": (str,),
     "methods": (dict,), "datasets": (dict,), "columns": (dict,), "not_comparable": (dict,), "filters": (dict,),
     "chosen": (dict,), "variants": (dict,), "dataset_variants": (dict,), "published_summary": (dict,),
     "also_reads": (list,), "n_features": (list,), "wilcoxon": (list,), "rank_summary": (bool,),
@@ -227,6 +229,7 @@ class Spec:
     n_features: list = field(default_factory=list)
     tolerance: Tolerance = field(default_factory=Tolerance)
     test: TTest = field(default_factory=TTest)
+    layout: str = "default"              # the report's layout (rfbench.reporting.gp_table.LAYOUTS)
     not_comparable: dict = field(default_factory=dict)
     reasons: dict = field(default_factory=dict)    # rfbench dataset -> {paper method: why its cells miss}
     protocol: dict = field(default_factory=dict)
@@ -391,6 +394,13 @@ def _test(raw: dict, path: Path) -> TTest:
     return t
 
 
+def _layout(raw: dict, path: Path) -> str:
+    layout = raw.get("layout") or "default"
+    if layout not in gp_table.LAYOUTS:
+        raise UsageError(f"{path.name}: layout must be one of {', '.join(gp_table.LAYOUTS)}, got {layout!r}")
+    return layout
+
+
 def _reasons(raw: dict, path: Path) -> dict:
     value = raw.get("reasons") or {}
     if not (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())):
@@ -468,7 +478,7 @@ def load_spec(path_or_name: str, registry: Registry | None = None) -> Spec:
                 results=results_path(path, raw["results"]) if raw.get("results") else None,
                 also_reads=[results_path(path, d) for d in raw.get("also_reads") or []],
                 plan=plan, ci=ci, n_features=raw.get("n_features", []),
-                tolerance=tolerance, test=test,
+                tolerance=tolerance, test=test, layout=_layout(raw, path),
                 not_comparable={str(k): str(v) for k, v in not_comparable.items()}, reasons=_reasons(raw, path),
                 protocol=protocol_raw, filters=raw.get("filters") or {},
                 metric=_metric(raw, path), notes=str(raw.get("notes", "")),

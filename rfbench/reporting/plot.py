@@ -151,6 +151,33 @@ def cell_means(df: pd.DataFrame, n: int) -> tuple[pd.DataFrame, str | None, list
     return screen, label, sorted(set(done["dataset"]) - set(rows))
 
 
+def _loss_means(df: pd.DataFrame, n: int) -> tuple[pd.DataFrame, pd.DataFrame, str | None, list[str]]:
+    """:func:`cell_means` of the prepared results at n, and the same oriented so that lower is better
+    (accuracy negated): (scores, loss, screen label, datasets left out)."""
+    full, screen, left_out = cell_means(df, n)
+    metric_of = _dataset_metric(df)
+    sign = np.array([-1.0 if _higher_is_better(metric_of.get(ds, "")) else 1.0 for ds in full.index])
+    return full, full.mul(sign, axis=0), screen, left_out
+
+
+def dataset_ranks(loss: pd.DataFrame) -> pd.DataFrame:
+    """dataset × method ranks of a loss table (1 = lowest loss on that dataset, ties share their
+    average rank): the ranks the critical-difference diagram averages."""
+    from scipy import stats
+
+    return pd.DataFrame(stats.rankdata(loss.to_numpy(float), axis=1), index=loss.index, columns=loss.columns)
+
+
+def rank_table(df: pd.DataFrame, n: int) -> tuple[pd.DataFrame, str | None, list[str]]:
+    """(dataset × method ranks at n, screen label, datasets left out) on the datasets and cell means
+    the critical-difference diagram at n ranks (:func:`cell_means`: those on which every method is
+    complete when at least two are, else a screen on the folds all have in common); their mean over
+    the datasets is the diagram's average rank. No dataset: an empty table."""
+    df = _prepare(df)
+    _, loss, screen, left_out = _loss_means(df, n)
+    return (dataset_ranks(loss) if len(loss) else pd.DataFrame()), screen, left_out
+
+
 @dataclass
 class CDResult:
     n: int
@@ -207,15 +234,13 @@ def cd_analysis(df: pd.DataFrame, n: int, alpha: float = 0.05, test: str = "neme
     if len(methods) < 2:
         raise UsageError(f"critical-difference diagram at n={n}: {len(methods)} method(s) with results "
                          f"({', '.join(methods) or 'none'}); it needs at least 2")
-    full, screen, left_out = cell_means(df, n)
+    full, loss, screen, left_out = _loss_means(df, n)
     if len(full) < 2:
         raise UsageError(f"critical-difference diagram at n={n}: {len(full)} dataset(s) with results for every "
                          f"one of {', '.join(methods)}; it needs at least 2")
     metric_of = _dataset_metric(df)
-    sign = np.array([-1.0 if _higher_is_better(metric_of.get(ds, "")) else 1.0 for ds in full.index])
-    loss = full.mul(sign, axis=0)
     values = loss.to_numpy(float)
-    ranks = pd.Series(stats.rankdata(values, axis=1).mean(axis=0), index=methods)
+    ranks = dataset_ranks(loss).mean(axis=0)
     k = len(methods)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
