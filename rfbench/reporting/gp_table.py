@@ -147,7 +147,7 @@ def mark_bold(cells: dict, errors: dict, keys: list, higher_is_better: bool, alp
     loss = {k: sign * errors[k] for k in keys}
     best = min(keys, key=lambda k: sign * cells[k].mean)
     for k in keys:
-        cells[k].bold = k == best or not report._lower_on_common(cells, loss, best, k, alpha, test)
+        cells[k].bold = k == best or not report.lower_on_common(cells, loss, best, k, alpha, test)
 
 
 def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: dict | None = None,
@@ -254,7 +254,7 @@ def _text(model: GPReport, width: int | None) -> str:
         rows.append([""] * (len(t.methods) + 1))
         rows.append([RANK_LABEL] + [_rank_text(t, m) + "  " for m in t.methods])
         colalign = ["left"] + ["right"] * len(t.methods)
-        blocks = report._fit_columns(header, rows, width, [0], [0], [[i] for i in range(1, len(header))], colalign)
+        blocks = report.fit_columns(header, rows, width, [0], [0], [[i] for i in range(1, len(header))], colalign)
         for j, block in enumerate(blocks):
             out += ["", f"n = {t.n}" + (" (continued)" if j else ""), block]
     out += [""] + [report.wrap(("* = " if i == 0 else "") + line, width) for i, line in enumerate(_lines(model))]
@@ -297,12 +297,12 @@ def _latex(model: GPReport, label: str, width_pt: float) -> str:
     for i, t in enumerate(model.tables):
         k = len(t.methods)
         heads = [report.latex_text(model.display(m)) for m in t.methods]
-        widths = [max([report._pt("Dataset (m, d)"), *(report._pt(r.title) for r in t.rows)])]
-        widths += [max([report._pt(model.display(m)), *(report._pt(cell_text(t.cells.get((r.dataset, m)), r.decimals),
+        widths = [max([report.text_pt("Dataset (m, d)"), *(report.text_pt(r.title) for r in t.rows)])]
+        widths += [max([report.text_pt(model.display(m)), *(report.text_pt(cell_text(t.cells.get((r.dataset, m)), r.decimals),
                                                                    bool(getattr(t.cells.get((r.dataset, m)), "bold",
                                                                                 False)))
                                                          for r in t.rows)]) for m in t.methods]
-        natural = sum(widths) * report._SIZES["small"] + report._COLSEP * k
+        natural = sum(widths) * report.FONT_SIZES["small"] + report.COLUMN_SEP * k
         scaled = natural > width_pt
         scaled_any |= scaled
         body = [f"\\begin{{tabular}}{{@{{}}l{'r' * k}@{{}}}}", r"\toprule",

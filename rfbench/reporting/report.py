@@ -173,10 +173,10 @@ def mark_bold(cells: dict, errors: dict, higher_is_better: bool, alpha: float = 
     for keys in at.values():
         for k in keys:
             if len(keys) > 1:
-                cells[k].bold = all(_lower_on_common(cells, loss, k, o, alpha, test) for o in keys if o != k)
+                cells[k].bold = all(lower_on_common(cells, loss, k, o, alpha, test) for o in keys if o != k)
 
 
-def _lower_on_common(cells: dict, loss: dict, k, o, alpha: float, test: str) -> bool:
+def lower_on_common(cells: dict, loss: dict, k, o, alpha: float, test: str) -> bool:
     """Cell k's loss significantly lower than cell o's, on the folds both have when either is partial."""
     x, y = loss[k], loss[o]
     if cells[k].partial or cells[o].partial:
@@ -381,7 +381,7 @@ def _widths(groups: dict[str, float]) -> dict[str, float]:
 
 
 # Widths in pt of Computer Modern at 10 pt (cmr10, cmbx10), measured with pdflatex's \settowidth;
-# a LaTeX size scales them by _SIZES (cmr9/cmr8 are relatively wider than cmr10 scaled; the factor
+# a LaTeX size scales them by FONT_SIZES (cmr9/cmr8 are relatively wider than cmr10 scaled; the factor
 # is the largest ratio measured on table strings, so estimates err on the wide side).
 _RM = _widths({"!',.:;[]`il": 2.78, "j": 3.06, " -": 3.33, "I": 3.61, "f": 3.83, "()t": 3.89, "r": 3.92,
                "s": 3.94, "cez": 4.44, "?": 4.72, "$*/0123456789ao": 5.0, "Jg": 5.14, "kqx–": 5.28, "vy": 5.42,
@@ -394,12 +394,12 @@ _BF = _widths({"',.:;[]`il": 3.19, "!": 3.5, "j": 3.51, " -": 3.83, "I": 4.36, "
                "±×": 7.78, "P": 7.86, "T": 8.0, "B": 8.18, "C": 8.31, "w": 8.47, "R": 8.62, "OQ": 8.64, "AX": 8.69,
                "D": 8.82, "UV": 8.85, "&+=<>@": 8.94, "Y": 8.98, "HN": 9.0, "K": 9.01, "G": 9.04, "#%m": 9.58,
                "M": 10.92, "W": 12.05, "\u2009": 1.92})
-_SIZES = {"small": 0.937, "footnotesize": 0.862}
+FONT_SIZES = {"small": 0.937, "footnotesize": 0.862}
 _BASELINE = {"small": 11.0, "footnotesize": 9.5}     # \baselineskip of the size in a 10 pt article
-_COLSEP = 12.0                                       # 2 \tabcolsep between two columns (pt, any size)
+COLUMN_SEP = 12.0                                       # 2 \tabcolsep between two columns (pt, any size)
 
 
-def _pt(text: str, bold: bool = False) -> float:
+def text_pt(text: str, bold: bool = False) -> float:
     """Estimated width (pt at 10 pt) of plain text; an unknown character counts as wide as an 'M'."""
     table = _BF if bold else _RM
     return sum(table.get(c, table["M"]) for c in str(text))
@@ -501,7 +501,7 @@ def _balanced(items: list, parts: int, larger_first: bool = True) -> list[list]:
     return [c for c in out if c]
 
 
-def _fit_columns(header, rows, width, keep_first, keep_rest, groups, colalign) -> list[str]:
+def fit_columns(header, rows, width, keep_first, keep_rest, groups, colalign) -> list[str]:
     """The table as one block or, when wider than width characters, as column blocks that each fit:
     every block starts with the key columns (keep_first in the first block, keep_rest in the
     others), and the column groups (lists of column indices kept together, e.g. a method's error
@@ -680,17 +680,17 @@ def _text(keys, cells, ns, methods, names, tests, times, caption, rule, score, o
         at = _methods_at(cells, keys, ns, methods)
         for i, n in enumerate(ns):
             header, body, colalign, groups = main([(n, m) for m in at[n]], False)
-            blocks = _fit_columns(header, body, width, [0, 1, 2], [0], groups, colalign)
+            blocks = fit_columns(header, body, width, [0, 1, 2], [0], groups, colalign)
             for j, block in enumerate(blocks):
                 out += ([""] if i or j else []) + [f"n = {n}" + (" (continued)" if j else ""), block]
     out += ["", wrap("* = " + rule + ".", width)]
     if tests:
         header, body, colalign = _records_table(tests, ".4g")
-        blocks = _fit_columns(header, body, width, [0, 1], [0, 1], [[i] for i in range(2, len(header))], colalign)
+        blocks = fit_columns(header, body, width, [0, 1], [0, 1], [[i] for i in range(2, len(header))], colalign)
         out += ["", wrap(WILCOXON_NOTE, width), "", "\n\n".join(blocks)]
     if times:
         header, body, colalign = _records_table(times, ".3g")
-        blocks = _fit_columns(header, body, width, [0, 1, 2], [0, 1, 2], [[i] for i in range(3, len(header))],
+        blocks = fit_columns(header, body, width, [0, 1, 2], [0, 1, 2], [[i] for i in range(3, len(header))],
                               colalign)
         out += ["", wrap(timing_note(one), width), "", "\n\n".join(blocks)]
     return "\n".join(out) + "\n"
@@ -758,29 +758,29 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
             for meth in methods:
                 c = cells.get((d, n, meth))
                 if c is None:
-                    tex[(d, n, meth)] = ("--", _pt("–"), "--", _pt("–"))
+                    tex[(d, n, meth)] = ("--", text_pt("–"), "--", text_pt("–"))
                     continue
                 mean, spread = f"{c.mean:.2f}", _spread(c)
                 err = (f"\\textbf{{{mean}}}" if c.bold else mean) + f" ({latex_text(spread)})"
-                w = _pt(mean, c.bold) + _pt(f" ({spread})")
+                w = text_pt(mean, c.bold) + text_pt(f" ({spread})")
                 if c.partial:
                     err += f" [{c.folds}/{c.expected}]"
-                    w += _pt(f" [{c.folds}/{c.expected}]")
+                    w += text_pt(f" [{c.folds}/{c.expected}]")
                 tex[(d, n, meth)] = (err, w, _tex_walltime(c.walltime),
-                                     _pt(fmt_walltime(c.walltime).replace(" s", "\u2009s")))
-    key_w = [max(_pt("Dataset"), *(_pt(d) for d, _, _ in keys)), max(_pt("m"), *(_pt(m) for _, m, _ in keys)),
-             max(_pt("d"), *(_pt(dd) for _, _, dd in keys))]
+                                     text_pt(fmt_walltime(c.walltime).replace(" s", "\u2009s")))
+    key_w = [max(text_pt("Dataset"), *(text_pt(d) for d, _, _ in keys)), max(text_pt("m"), *(text_pt(m) for _, m, _ in keys)),
+             max(text_pt("d"), *(text_pt(dd) for _, _, dd in keys))]
     pair_w = {}
     for n in ns:
         for meth in methods:
-            e = max(_pt(score.capitalize()), *(tex[(d, n, meth)][1] for d, _, _ in keys))
-            w = max(_pt("Walltime"), *(tex[(d, n, meth)][3] for d, _, _ in keys))
-            pair_w[(n, meth)] = (e, w + max(0.0, _pt(_display(meth, names)) - e - w))
+            e = max(text_pt(score.capitalize()), *(tex[(d, n, meth)][1] for d, _, _ in keys))
+            w = max(text_pt("Walltime"), *(tex[(d, n, meth)][3] for d, _, _ in keys))
+            pair_w[(n, meth)] = (e, w + max(0.0, text_pt(_display(meth, names)) - e - w))
 
     def panel_width(p: _Panel, size: str) -> float:
         cols = key_w if p.with_md else key_w[:1]
         text = sum(cols) + sum(sum(pair_w[pair]) for pair in p.pairs)
-        return text * _SIZES[size] + _COLSEP * (len(cols) + 2 * len(p.pairs) - 1)
+        return text * FONT_SIZES[size] + COLUMN_SEP * (len(cols) + 2 * len(p.pairs) - 1)
 
     at = _methods_at(cells, keys, ns, methods)
     size, panels, what = _latex_layout(panel_width, ns, at, width_pt)
@@ -816,7 +816,7 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
 
     # panels stacked in floats while they fit the text height
     def lines_of(text: str, pt_per_line: float, font: float) -> int:
-        return math.ceil(_pt(text) * font / width_pt) * pt_per_line
+        return math.ceil(text_pt(text) * font / width_pt) * pt_per_line
     overhead = lines_of(caption, 12.0, 1.0) + lines_of(rule, 9.5, 0.862) + 40
     panel_h = (len(keys) + 4) * _BASELINE[size] + 16
     floats, height = [[]], overhead
@@ -861,14 +861,14 @@ def _wilcoxon_cells(tests, test) -> list[list[str]]:
 
 _WILCOXON_HEAD = [r"$n$", "Pair", "Datasets", r"$T$", r"$T_{\mathrm{crit}}$", r"$T_{\mathrm{crit}}^{\mathrm{normal}}$",
                   r"$p$"]
-_WILCOXON_HEAD_PT = [_pt("n"), _pt("Pair"), _pt("Datasets"), _pt("T"), _pt("Tcrit"), _pt("Tnormal"), _pt("p")]
+_WILCOXON_HEAD_PT = [text_pt("n"), text_pt("Pair"), text_pt("Datasets"), text_pt("T"), text_pt("Tcrit"), text_pt("Tnormal"), text_pt("p")]
 
 
 def _wilcoxon_width(tests, test: str, size: str) -> float:
     rows = _wilcoxon_cells(tests, test) if tests else []
-    cols = [max(h, *(_pt(r[i].replace("\\_", "_")) for r in rows)) for i, h in enumerate(_WILCOXON_HEAD_PT)]
-    cols.append(max([_pt("Paired W/T/L")] + [_pt(r[7]) for r in rows]))
-    return sum(cols) * _SIZES[size] + _COLSEP * (len(cols) - 1)
+    cols = [max(h, *(text_pt(r[i].replace("\\_", "_")) for r in rows)) for i, h in enumerate(_WILCOXON_HEAD_PT)]
+    cols.append(max([text_pt("Paired W/T/L")] + [text_pt(r[7]) for r in rows]))
+    return sum(cols) * FONT_SIZES[size] + COLUMN_SEP * (len(cols) - 1)
 
 
 def _wilcoxon_scaled(tests, test, width_pt) -> bool:
