@@ -346,6 +346,9 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
                    "(paired t-test unless --test is given), then an average rank row; html adds the "
                    "critical-difference diagram and error against time per size group. Default: the default layout "
                    "(with --all: each spec's own layout, which --layout replaces)")
+@click.option("--relative", is_flag=True,
+              help="with --layout gp: each test RMSE divided by the std of its dataset's target as stored (RMSE / "
+                   "std(y); loads the data), so that sets of different target scales compare")
 @click.option("--names", default=None,
               help="display names of methods, e.g. 'gfc=GFC,alc=à la carte' (comma-separated), or a .yaml file "
                    "mapping registered to display names; used in every format but csv (default: registered names)")
@@ -365,8 +368,8 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 @click.option("--registry", "registry_files", multiple=True, metavar="FILE",
               help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one, for the "
                    "shape (m, d) of its datasets; repeatable (also $RFBENCH_REGISTRY)")
-def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, names, label, latex_width, width,
-               protocol_key, method_filter, dataset_filter, registry_files):
+def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, relative, names, label, latex_width,
+               width, protocol_key, method_filter, dataset_filter, registry_files):
     """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
     from rfbench import registry
     from rfbench.reporting import cells, report
@@ -400,7 +403,13 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, name
         raise UsageError("--compare adds Wilcoxon rows across n to the default layout; the gp layout has no Wilcoxon "
                          "table (its average rank row and the critical-difference diagram compare the methods): "
                          "leave out --layout gp or --compare")
+    if relative and layout != "gp":
+        raise UsageError("--relative (RMSE / std(y)) goes with --layout gp; add --layout gp")
     results = cells.select(load_results(dirs, protocol_key), _names(method_filter), _names(dataset_filter))
+    if relative:
+        from rfbench.reporting import gp_table
+
+        results = gp_table.relative_to_target_std(results, reg)
     options = dict(names=report.parse_names(names), width=width, label=label,
                    latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg)
     if layout == "gp":

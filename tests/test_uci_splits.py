@@ -281,3 +281,21 @@ def test_the_mirror_masks_are_the_repository_files(mirror_dir):
     manifest = pd.read_csv(mirror_dir / "MANIFEST.csv").set_index("file")["sha256"]
     for ds in registry.load().suite("uci"):
         assert manifest[ds.mirror.file] == ds.mirror.sha256 and manifest[ds.splits.file] == ds.splits.sha256
+
+
+def test_the_report_shows_rmse_over_the_target_std(tmp_path, capsys):
+    from rfbench.cli import main
+
+    reg, _, y = write_set(tmp_path)
+    out = tmp_path / "out"
+    main(["run", "--registry", str(reg), "--datasets", "toy", "--methods", "rff-gauss", "--features", "10",
+          "--protocol", "published", "--repeats", "2", "--out", str(out), "--quiet", "--no-report"])
+    capsys.readouterr()
+    errors = sorted(json.loads(p.read_text())["error"] for p in (out / "records").glob("*.json"))
+    try:
+        main(["report", str(out), "--layout", "gp", "--relative", "--format", "csv", "--registry", str(reg)])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    table = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
+    assert table.loc[0, "mean"] == pytest.approx(np.mean(errors) / y.std(), rel=1e-9)
+    one_line_error(capsys, ["report", str(out), "--relative", "--registry", str(reg)], "goes with --layout gp")

@@ -42,6 +42,8 @@ class Metric:
 METRICS = {m.name: m for m in (
     Metric("rmse100", "RMSE × 100", "", False, "RMSE × 100 (outputs scaled to range one)"),
     Metric("rmse", "RMSE", "", False, "test RMSE on the target as stored (published splits)"),
+    Metric("rmse-std", "RMSE / std(y)", "", False,
+           "test RMSE on the target as stored divided by the standard deviation of the dataset's target"),
     Metric("mse", "test MSE", "", False, "test MSE of the standardised output"),
     Metric("mse100", "test MSE × 100", "", False, "100 × test MSE of outputs scaled to [−1, 1]"),
     Metric("accuracy", "accuracy", "%", True, "accuracy (%)"),

@@ -393,6 +393,26 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, test: str =
     return _text(model, report.terminal_width() if width is None else width)
 
 
+def relative_to_target_std(df: pd.DataFrame, registry: Registry, data_dir=None) -> pd.DataFrame:
+    """The results with each ``rmse`` error divided by the standard deviation of its dataset's
+    target as stored (all rows, ddof 0; the data is loaded once per dataset): RMSE / std(y), which
+    puts sets of different target scales side by side (0: perfect, 1: the mean's error). Other
+    metrics are refused: the ratio is defined for an RMSE on the stored target only."""
+    from rfbench.data.loader import load
+
+    other = sorted(set(df["metric"].dropna().astype(str)) - {"rmse"})
+    if other:
+        raise UsageError(f"--relative divides test RMSEs on the stored target (metric rmse, --protocol published) "
+                         f"by the target's std; these results hold {', '.join(other)}: leave out --relative")
+    out = df.copy()
+    for name in out["dataset"].unique():
+        std = float(load(registry.dataset(name), data_dir).y.std())
+        rows = out["dataset"] == name
+        out.loc[rows, "error"] = out.loc[rows, "error"].astype(float) / (std or 1.0)
+    out.loc[out["metric"] == "rmse", "metric"] = "rmse-std"
+    return out
+
+
 # -- figures of the gp page ----------------------------------------------------------------------------------------
 
 def figures(df: pd.DataFrame, registry: Registry | None = None, alpha: float = 0.05) -> tuple[list, list[str]]:
