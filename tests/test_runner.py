@@ -493,3 +493,33 @@ def test_a_run_without_any_obtainable_dataset_says_so_not_that_every_task_is_don
                     "skipped: dataset 'bank' is not available (no mirror)",
                     "nothing run for rff-gauss: none of its datasets can be obtained here"]
     assert "every task is done" not in capsys.readouterr().err
+
+
+def test_non_finite_predictions_are_an_error_record_that_a_rerun_retries(tmp_path, monkeypatch):
+    """A method that predicts NaN or inf gets an error record naming it (never a done record with a
+    NaN error, which the readers refuse); the next run retries the task."""
+    import json
+
+    from rfbench.cli import main
+
+    module = tmp_path / "nanmod.py"
+    module.write_text("import numpy as np\nfrom sklearn.base import BaseEstimator, RegressorMixin\n"
+                      "class NaNMethod(BaseEstimator, RegressorMixin):\n"
+                      "    def fit(self, X, y):\n        return self\n"
+                      "    def predict(self, X):\n        out = np.zeros(len(X)); out[0] = np.inf; out[1] = np.nan\n"
+                      "        return out\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    argv = ["run", "--datasets", "friedman-generated", "--methods", "nanmod:NaNMethod", "--features", "10",
+            "--outer-folds", "2", "--inner-folds", "2", "--max-samples", "100", "--quiet", "--no-report", "--out", "o"]
+    invocations = []
+    for _ in range(2):
+        try:
+            main(argv)
+        except SystemExit as exc:
+            assert exc.code in (0, None)
+        records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
+        assert len(records) == 2 and {r["status"] for r in records} == {"error"}
+        assert all("predicted 2 non-finite values (NaN or inf) of 50" in r["message"] for r in records)
+        invocations.append({r["invocation"] for r in records})
+    assert len(invocations[1]) == 1 and invocations[1] != invocations[0]     # the rerun ran both tasks again

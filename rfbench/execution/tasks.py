@@ -282,6 +282,14 @@ def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, da
             pred = predict()
             if as_sign:
                 pred = np.where(pred >= 0, 1.0, -1.0)
+        # a non-finite prediction is the method's failure, never a result: an error record, which a
+        # rerun retries (a done record must hold a finite error)
+        values = np.asarray(pred)
+        bad = (int(values.size - np.count_nonzero(np.isfinite(values)))
+               if np.issubdtype(values.dtype, np.number) else 0)
+        if bad:
+            raise ValueError(f"the method predicted {bad} non-finite value{'s' * (bad != 1)} (NaN or inf) of "
+                             f"{values.size}; no error can be computed")
         tune = contract.tuning_seconds(est)
         params = contract.chosen_params(est, rec["n_features"])
         if share != 1.0:
