@@ -24,6 +24,38 @@ DEFAULT_SUITE = "synthetic"
 
 
 
+
+class SignificanceLevel(click.ParamType):
+    """A significance level: a number strictly between 0 and 1 (NaN, 0, 1 and beyond are refused)."""
+    name = "alpha"
+
+    def convert(self, value, param, ctx):
+        try:
+            level = float(value)
+        except (TypeError, ValueError):
+            self.fail(f"{value!r} is not a number; give a significance level such as 0.05", param, ctx)
+        if not 0 < level < 1:          # also false for NaN
+            self.fail(f"{value} is not a significance level; give a number strictly between 0 and 1, e.g. 0.05",
+                      param, ctx)
+        return level
+
+
+ALPHA = SignificanceLevel()
+#: --width: characters per line, 0 for no limit; a bound that no terminal reaches
+WIDTH = click.IntRange(0, 100_000)
+
+
+def latex_label(ctx, param, value: str | None) -> str | None:
+    """A --label as a LaTeX \\label key: letters, digits and ``:._-`` (anything else, e.g. a brace or a
+    backslash that would run TeX code, is refused in one line)."""
+    if value is None:
+        return None
+    if not re.fullmatch(r"[A-Za-z0-9:._-]{1,200}", value):
+        raise click.BadParameter(f"{value!r:.60} is not a LaTeX label: use letters, digits and ':._-' only "
+                                 "(e.g. tab:uci)", ctx, param)
+    return value
+
+
 def parse_duration(text: str | None) -> float | None:
     """'90', '90s', '30m', '2h', '1h30m' → seconds."""
     if text is None or text == "":
@@ -102,6 +134,10 @@ def _names(text: str | None) -> list[str] | None:
     return [t.strip() for t in text.split(",") if t.strip()] if text else None
 
 
+#: one more than the highest fold number --folds accepts (protocols have tens of folds, not millions)
+MAX_FOLD = 10_000
+
+
 def parse_folds(text: str | None) -> list[int] | None:
     """'0-2,5' → [0, 1, 2, 5]; None → all folds."""
     if text is None:
@@ -110,7 +146,11 @@ def parse_folds(text: str | None) -> list[int] | None:
     try:
         for part in (v.strip() for v in text.split(",") if v.strip()):
             lo, _, hi = part.partition("-")
-            folds.extend(range(int(lo), int(hi or lo) + 1))
+            first, last = int(lo), int(hi or lo)
+            if not 0 <= first <= last < MAX_FOLD:
+                raise UsageError(f"--folds '{part}' must be fold numbers from 0 to {MAX_FOLD - 1}, low to high, "
+                                 "e.g. 0-2,5")
+            folds.extend(range(first, last + 1))
     except ValueError:
         raise UsageError(f"--folds '{text}' must be fold numbers or ranges, e.g. 0-2,5") from None
     if not folds:
@@ -332,7 +372,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
               help="with --format html --output DIR: DIR/index.html and DIR/<spec>.html for every spec in bench/ "
                    "with results (--names, --alpha and --test apply to every page; --test replaces each spec's "
                    "own t-test)")
-@click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level")
+@click.option("--alpha", default=0.05, show_default=True, type=ALPHA, help="significance level")
 @click.option("--compare", default=None,
               help="extra Wilcoxon comparisons across n, e.g. gfc@500:alc@100 (comma-separated)")
 @click.option("--test", "ttest", default="welch", show_default=True, type=click.Choice(["welch", "paired"]),
@@ -352,13 +392,13 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 @click.option("--names", default=None,
               help="display names of methods, e.g. 'gfc=GFC,alc=à la carte' (comma-separated), or a .yaml file "
                    "mapping registered to display names; used in every format but csv (default: registered names)")
-@click.option("--label", default=None,
+@click.option("--label", default=None, callback=latex_label,
               help="LaTeX \\label of the table (default: tab:<name of the first DIR>); the Wilcoxon table gets "
                    "<label>-wilcoxon")
 @click.option("--latex-width", default="469pt", show_default=True,
               help="text width the LaTeX must fit (pt, in, cm, mm, bp; 469pt = 6.5 in): one table if it fits, "
                    "else one panel per n, then \\footnotesize, then panels of whole methods; \\resizebox last")
-@click.option("--width", type=int, default=None,
+@click.option("--width", type=WIDTH, default=None,
               help="characters per line of the text format (default: the terminal's width, 80 when not a "
                    "terminal; 0: no limit); wider tables are split per n and into column blocks")
 @click.option("--protocol", "protocol_key", default=None, metavar="KEY",
@@ -376,6 +416,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
     from rfbench.store import atomic_write_text, load_results
 
     reg = registry.load(registry_files)
+    display_names = report.parse_names(names)      # a bad --names file is refused before anything is read
     if all_specs:
         from rfbench.experiments import html_page
         from rfbench.experiments.spec import all_specs as every_spec
@@ -384,7 +425,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
             raise UsageError("--all writes a page per spec: give --format html --output DIR, and no DIRS, "
                              "--methods or --datasets")
         _refuse_with_all(compare, protocol_key)
-        display = report.parse_names(names)
+        display = display_names
         # --names and --alpha as for `report DIR`; --test, when given, replaces each spec's own t-test
         # (the one its paper bolds with)
         given = click.get_current_context().get_parameter_source("ttest")
@@ -410,7 +451,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
         from rfbench.reporting import gp_table
 
         results = gp_table.relative_to_target_std(results, reg)
-    options = dict(names=report.parse_names(names), width=width, label=label,
+    options = dict(names=display_names, width=width, label=label,
                    latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg)
     if layout == "gp":
         from rfbench.reporting import gp_table
@@ -634,7 +675,7 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
                    "error against wall time with the Pareto front, or every one that has something to plot")
 @click.option("--format", "fmt", default="png", show_default=True, type=click.Choice(["png", "pdf"]))
 @click.option("--output", default="plots", show_default=True, help="directory the figures are written to")
-@click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level (cd)")
+@click.option("--alpha", default=0.05, show_default=True, type=ALPHA, help="significance level (cd)")
 @click.option("--cd-test", default="nemenyi", show_default=True, type=click.Choice(["nemenyi", "wilcoxon-holm"]),
               help="post-hoc test of the critical-difference diagram after the Friedman test")
 @click.option("--protocol", "protocol_key", default=None, metavar="KEY",
@@ -676,7 +717,7 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
 
 
 @cli.command("baselines")
-@click.option("--width", type=int, default=None,
+@click.option("--width", type=WIDTH, default=None,
               help="characters per line (default: the terminal's width, 80 when not a terminal; 0: no limit)")
 @click.option("--write", is_flag=True,
               help="regenerate the shipped files (rfbench/_data/baselines/) from the results directories of the "
@@ -818,13 +859,13 @@ def _report_width(width):
 @click.option("--format", "fmt", default="text", show_default=True,
               type=click.Choice(["text", "markdown", "latex", "csv", "html"]))
 @click.option("--output", default=None, help="write to this file instead of stdout")
-@click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level")
+@click.option("--alpha", default=0.05, show_default=True, type=ALPHA, help="significance level")
 @click.option("--test", "ttest", default="welch", show_default=True, type=click.Choice(["welch", "paired"]),
               help="the t-test that bolds cells (paired: by fold, the folds being identical)")
 @click.option("--names", default=None, help="display names of methods, e.g. 'mymod.MyRidge=mine,gfc=GFC' or a .yaml file")
-@click.option("--label", default=None, help="LaTeX \\label of the table (default: tab:<name of the first DIR>)")
+@click.option("--label", default=None, callback=latex_label, help="LaTeX \\label of the table (default: tab:<name of the first DIR>)")
 @click.option("--latex-width", default="469pt", show_default=True, help="text width the LaTeX must fit")
-@click.option("--width", type=int, default=None, help="characters per line of the text format (0: no limit)")
+@click.option("--width", type=WIDTH, default=None, help="characters per line of the text format (0: no limit)")
 def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha, ttest, names, label, latex_width,
                    width):
     """Your run beside the baselines in the papers' table layout (t-tests, Wilcoxon), on the folds
@@ -856,7 +897,7 @@ def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha,
               help="as rfbench plot: the critical-difference diagram per n by default")
 @click.option("--format", "fmt", default="png", show_default=True, type=click.Choice(["png", "pdf"]))
 @click.option("--output", default="plots", show_default=True, help="directory the figures are written to")
-@click.option("--alpha", default=0.05, show_default=True, type=float, help="significance level (cd)")
+@click.option("--alpha", default=0.05, show_default=True, type=ALPHA, help="significance level (cd)")
 @click.option("--cd-test", default="nemenyi", show_default=True, type=click.Choice(["nemenyi", "wilcoxon-holm"]),
               help="post-hoc test of the critical-difference diagram after the Friedman test")
 def compare_plot(dirs, against, method_list, dataset_list, kind, fmt, output, alpha, cd_test):
@@ -972,7 +1013,7 @@ def datasets_fetch(names, suite, data_dir, registry_files):
 @click.option("--registry", "registry_files", multiple=True, metavar="FILE",
               help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
                    "repeatable (also $RFBENCH_REGISTRY)")
-@click.option("--width", type=int, default=None,
+@click.option("--width", type=WIDTH, default=None,
               help="characters per line (default: the terminal's width, 80 when not a terminal); 0: no limit, "
                    "with each method's paper and whole description")
 def methods_cmd(registry_files, width):

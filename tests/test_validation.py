@@ -660,3 +660,39 @@ def test_user_tables_with_stray_text_a_constant_target_or_a_repeated_header_are_
     res = rfbench("run", "--datasets", str(colour), "--target", "y", "--methods", "rff-gauss", *TINY,
                   "--out", str(tmp_path / "o4"))
     assert res.returncode == 0 and "one-hot encoded (c)" in res.stderr, res.stderr
+
+
+# -- bounded options (issue 46 items 6-8) ------------------------------------------------------------
+
+@pytest.mark.parametrize("argv, message", [
+    (["report", "DIR", "--alpha", "2"], "2 is not a significance level"),
+    (["report", "DIR", "--alpha", "nan"], "nan is not a significance level"),
+    (["report", "DIR", "--alpha", "-0.1"], "-0.1 is not a significance level"),
+    (["report", "DIR", "--alpha", "0"], "0 is not a significance level"),
+    (["report", "DIR", "--width", "-3"], "-3 is not in the range 0<=x<=100000"),
+    (["report", "DIR", "--label", "}\\input{/etc/passwd}"], "is not a LaTeX label"),
+    (["compare", "report", "DIR", "--against", "x", "--label", "a b"], "is not a LaTeX label"),
+    (["compare", "report", "DIR", "--against", "x", "--alpha", "1"], "1 is not a significance level"),
+    (["plot", "DIR", "--alpha", "1.5"], "1.5 is not a significance level"),
+    (["run", "--datasets", "breiman-generated", "--folds", "0-99999999999999"], "from 0 to 9999"),
+    (["run", "--datasets", "breiman-generated", "--folds", "3-1"], "low to high"),
+    (["run", "--datasets", "breiman-generated", "--jobs", "100000"], "--jobs 100000 exceeds 1024 worker processes"),
+    (["run", "--datasets", "breiman-generated", "--threads", "5000"], "--threads 5000 exceeds 1024"),
+])
+def test_every_bounded_option_is_one_line_and_writes_nothing(capsys, tmp_path, monkeypatch, argv, message):
+    from tests.cli_errors import one_line_error
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "DIR").mkdir()
+    one_line_error(capsys, [*argv, *(["--out", "o"] if argv[0] == "run" else [])], message)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["DIR"]
+
+
+def test_a_names_file_with_a_python_tag_is_one_line(capsys, tmp_path):
+    from tests.cli_errors import one_line_error
+
+    evil = tmp_path / "names.yaml"
+    evil.write_text('a: !!python/object/apply:os.system ["touch pwned"]\n')
+    (tmp_path / "DIR").mkdir()
+    one_line_error(capsys, ["report", str(tmp_path / "DIR"), "--names", str(evil)], "is not plain YAML")
+    assert not (tmp_path / "pwned").exists()

@@ -14,6 +14,7 @@ Nothing here decides a number of a result: the config says where and how tasks r
 from __future__ import annotations
 
 import dataclasses
+import os
 from dataclasses import dataclass, field
 
 from rfbench.errors import UsageError
@@ -30,6 +31,9 @@ BACKENDS = ("local", "dask")
 RUN_DEVICES = ("cpu", "cuda", "torch-cpu")
 #: device tasks in flight at once with --device cuda (--gpu-slots)
 DEFAULT_GPU_SLOTS = 4
+#: the most worker processes (or threads per worker) a run accepts: beyond it a local run fails on open
+#: files long before it would gain anything (one worker per core is the useful maximum)
+MAX_WORKERS = 1024
 
 
 def check_timeout(seconds: float | None, shown: str | None = None) -> float | None:
@@ -100,8 +104,13 @@ class RunConfig:
                 raise UsageError(f"--{name.replace('_', '-')} must be an integer, got {value!r}")
         if self.jobs is not None and self.jobs < 1:
             raise UsageError("--jobs must be at least 1")
+        if self.jobs is not None and self.jobs > MAX_WORKERS:
+            raise UsageError(f"--jobs {self.jobs} exceeds {MAX_WORKERS} worker processes (each holds open files and "
+                             f"memory; this machine has {os.cpu_count() or 1} cores): give at most one per core")
         if self.threads is not None and self.threads < 1:
             raise UsageError(f"--threads {self.threads} must be at least 1 (leave it out for cores // jobs)")
+        if self.threads is not None and self.threads > MAX_WORKERS:
+            raise UsageError(f"--threads {self.threads} exceeds {MAX_WORKERS}; give at most the cores of the machine")
         if self.gpu_slots is None or self.gpu_slots < 1:
             raise UsageError(f"--gpu-slots {self.gpu_slots} must be at least 1 (device tasks in flight at once)")
         set_("timeout_s", check_timeout(self.timeout_s))

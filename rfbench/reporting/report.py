@@ -350,7 +350,11 @@ def parse_names(text: str | None) -> dict[str, str]:
     if path.suffix.lower() in (".yaml", ".yml"):
         if not path.is_file():
             raise UsageError(f"--names file not found: {path}")
-        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise UsageError(f"--names file {path} is not plain YAML ({first}); write name: display name lines") from None
         if not isinstance(data, dict):
             raise UsageError(f"--names file {path} must map method names to display names")
         return {str(k): str(v) for k, v in data.items()}
