@@ -523,3 +523,40 @@ def test_non_finite_predictions_are_an_error_record_that_a_rerun_retries(tmp_pat
         assert all("predicted 2 non-finite values (NaN or inf) of 50" in r["message"] for r in records)
         invocations.append({r["invocation"] for r in records})
     assert len(invocations[1]) == 1 and invocations[1] != invocations[0]     # the rerun ran both tasks again
+
+
+def test_a_changed_data_file_is_refused_on_resume_naming_both_checksums(tmp_path, monkeypatch, capsys):
+    """Same name, same row count, other values: resuming into the same --out would mix two datasets'
+    results; refused in one line, by both routes (a data file on the command line, a registry whose
+    sha256 was updated), and nothing is written."""
+    import hashlib
+
+    import numpy as np
+
+    from rfbench.cli import main
+    from tests.cli_errors import one_line_error
+
+    monkeypatch.chdir(tmp_path)
+
+    def write(seed):
+        rng = np.random.default_rng(seed)
+        X = rng.normal(size=(60, 3))
+        np.savetxt("d.csv", np.c_[X, X.sum(1)], delimiter=",", header="a,b,c,y", comments="")
+        return hashlib.sha256(open("d.csv", "rb").read()).hexdigest()
+
+    common = ["--methods", "rff-gauss", "--features", "10", "--outer-folds", "2", "--inner-folds", "2", "--quiet",
+              "--no-report"]
+    old = write(0)
+    main(["run", "--datasets", "d.csv", "--target", "y", *common, "--out", "o"])
+    new = write(1)
+    capsys.readouterr()
+    before = sorted(p.name for p in (tmp_path / "o").rglob("*"))
+    line = one_line_error(capsys, ["run", "--datasets", "d.csv", "--target", "y", *common, "--out", "o"],
+                          "a changed data file needs a new --out")
+    assert old in line and new in line
+    # the registry route: an entry whose sha256 was updated to the new file's
+    (tmp_path / "reg.yaml").write_text(f"datasets:\n  d:\n    file: d.csv\n    target: y\n    sha256: \"{new}\"\n")
+    line = one_line_error(capsys, ["run", "--registry", "reg.yaml", "--datasets", "d", *common, "--out", "o"],
+                          "a changed data file needs a new --out")
+    assert old in line and new in line
+    assert sorted(p.name for p in (tmp_path / "o").rglob("*")) == before

@@ -521,6 +521,16 @@ class _Seed:
             self.warn(f"nothing run for {', '.join(methods)}: none of "
                       f"{'its' if len(methods) == 1 else 'their'} datasets can be obtained here")
             return None
+        # a user's data file that changed since an earlier invocation wrote into --out would mix the
+        # results of two datasets under one name: refused before anything is written
+        provenance = data_provenance(self.registry, names, methods)
+        recorded = run_dir.recorded_checksums()
+        for name, info in (provenance.get("datasets") or {}).items():
+            before, now = recorded.get(name), info.get("sha256")
+            if before and now and before != now:
+                raise UsageError(f"dataset '{name}': its file {info.get('file')} has sha256 {now}, but the results in "
+                                 f"{run_dir.path} were computed on sha256 {before}; a changed data file needs a new "
+                                 "--out (or restore the file)")
         # fold assignments, saved once and checked on resume; every dataset's splits are computed (and
         # so validated on the data: a bad split masks file is one line) before the first is written
         assignments = {name: outer_fold_assignment(name, protocol, config.data_dir, self.registry) for name in names}
@@ -537,7 +547,7 @@ class _Seed:
             "device": config.device, "gpu_slots": config.gpu_slots if config.device != "cpu" else None,
             "folds": folds,
             "data_dir": str(resolve_data_dir(config.data_dir) or ""),
-            "user_entries": data_provenance(self.registry, names, methods), "machine": machine_info(),
+            "user_entries": provenance, "machine": machine_info(),
             "code": code_version(),
         })
         self.dataset_names = names

@@ -166,6 +166,24 @@ class RunDir:
         if not path.is_file():
             atomic_write_text(path, text)
 
+    def recorded_checksums(self) -> dict[str, str]:
+        """dataset name → the sha256 of its data file as the last invocation that named it recorded
+        (``runs.jsonl``: ``user_entries.datasets.<name>.sha256``); user datasets only, whose files
+        may change between invocations. An unreadable line is passed over."""
+        history = self.path / "runs.jsonl"
+        out: dict[str, str] = {}
+        if not history.is_file():
+            return out
+        for line in history.read_text().splitlines():
+            try:
+                entries = (json.loads(line).get("user_entries") or {}).get("datasets") or {}
+            except (ValueError, AttributeError):
+                continue
+            for name, info in entries.items():
+                if isinstance(info, dict) and isinstance(info.get("sha256"), str):
+                    out[name] = info["sha256"]
+        return out
+
     def write_run_info(self, info: dict) -> None:
         history = self.inside(self.path / "runs.jsonl")
         lines = history.read_text() if history.is_file() else ""
