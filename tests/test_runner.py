@@ -560,3 +560,23 @@ def test_a_changed_data_file_is_refused_on_resume_naming_both_checksums(tmp_path
                           "a changed data file needs a new --out")
     assert old in line and new in line
     assert sorted(p.name for p in (tmp_path / "o").rglob("*")) == before
+
+
+@pytest.mark.parametrize("body, message", [("os._exit(1)", "worker died"), ("raise SystemExit(3)", "SystemExit: 3")])
+def test_a_user_method_that_ends_its_process_is_an_error_record_with_one_job(tmp_path, monkeypatch, body, message):
+    """--jobs 1 runs a user's method in a worker process (it may end it: os._exit, a crash), and a
+    SystemExit it raises is caught: the run goes on, each task is an error record, no claim is left."""
+    import json
+
+    from rfbench.cli import main
+
+    (tmp_path / "exitmod.py").write_text("import os\nfrom sklearn.base import BaseEstimator, RegressorMixin\n"
+                                         "class Ends(BaseEstimator, RegressorMixin):\n"
+                                         f"    def fit(self, X, y):\n        {body}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    main(["run", "--datasets", "friedman-generated", "--methods", "exitmod:Ends", "--features", "10", "--outer-folds",
+          "2", "--inner-folds", "2", "--max-samples", "100", "--jobs", "1", "--quiet", "--no-report", "--out", "o"])
+    records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
+    assert len(records) == 2 and all(r["status"] == "error" and message in r["message"] for r in records)
+    assert not list((tmp_path / "o" / "records").glob("*.claim"))

@@ -581,9 +581,13 @@ class _Seed:
                 run_dask(self.cluster, items, protocol, config.data_dir, config.timeout_s, self.take, self.collect,
                          self.release, self.warn, registry=needed)
             else:
-                # a time limit needs a process that can be killed: --jobs 1 runs in this process only without one
+                # a time limit needs a process that can be killed, and a user's method (which may end its
+                # process: os._exit, a crash) a process that may die: --jobs 1 runs in this process only
+                # without either
+                user_code = any(self.registry.method(m).origin != "built-in" for m in needed.methods)
                 run_pool(items, protocol, config.data_dir, self.threads, config.timeout_s, self.jobs, self.take,
-                         self.collect, self.release, in_process=self.jobs == 1 and not config.timeout_s,
+                         self.collect, self.release,
+                         in_process=self.jobs == 1 and not config.timeout_s and not user_code,
                          gpu_slots=config.device_slots, registry=needed)
             completed = True
         finally:

@@ -162,7 +162,8 @@ def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, thre
             cap_gpu_memory(gpu_slots)
         with thread_limits(threads):
             _execute(item, registry, protocol, data_dir, threads, timeout_s, records, data)
-    except Exception as exc:  # noqa: BLE001 - every failure becomes a record, never a crash
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - every failure becomes a record, never a crash
+        # (a method's SystemExit too: user code must not end the run; KeyboardInterrupt still stops it)
         status = "timeout" if isinstance(exc, TaskTimeout) else "error"
         if is_out_of_memory(exc):       # torch's line is long: cut it, so that the advice stays in the record
             message = GPU_OOM.format((_first_line(exc) or type(exc).__name__)[:300])
