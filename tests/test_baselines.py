@@ -81,7 +81,7 @@ def test_nothing_is_stale_and_total_size_fits_the_wheel():
     from conftest import MIRROR
 
     res = CliRunner().invoke(cli, ["baselines", "--check"])
-    assert res.exit_code == 0 and "10 shipped baseline(s) agree" in res.output, res.output
+    assert res.exit_code == 0 and f"{len(baselines.sources())} shipped baseline(s) agree" in res.output, res.output
     assert ("not verified, the data not being here" in res.output) == (MIRROR is None), res.output
     files = baselines.shipped()
     assert {p.stem for p in files} == {r.name for _, r in baselines.sources()}
@@ -231,3 +231,42 @@ def test_a_wrong_splits_fingerprint_is_stale_with_the_mirror_and_unverified_with
     (copy / "records" / rec.name).write_text(json.dumps(data))
     monkeypatch.setattr(baselines, "sources", lambda registry=None: [("salsa2016-table1", copy)])
     assert baselines.stale() == [f"salsa2016-table1.parquet: column(s) error differ from {copy}"]
+
+
+def test_every_shipped_file_has_its_checksum_beside_it():
+    for path in baselines.shipped():
+        line = baselines.checksum_path(path).read_text()
+        assert line == f"{hashlib.sha256(path.read_bytes()).hexdigest()}  {path.name}\n"
+
+
+def _copy_shipped(tmp_path, name="salsa2016-table1"):
+    src = baselines.shipped_dir() / f"{name}.parquet"
+    dst = tmp_path / f"{name}.parquet"
+    shutil.copy(src, dst)
+    shutil.copy(baselines.checksum_path(src), baselines.checksum_path(dst))
+    return dst
+
+
+def test_a_damaged_baseline_is_refused_by_its_checksum(tmp_path):
+    path = _copy_shipped(tmp_path)
+    assert len(baselines.read_file(path).frame) == 35
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2: len(data) // 2 + 2000] = bytes(2000)        # 2000 bytes overwritten in the middle
+    path.write_bytes(bytes(data))
+    with pytest.raises(UsageError, match="its checksum file says .*: the file is damaged or was changed"):
+        baselines.read_file(path)
+
+
+def test_a_baseline_whose_error_column_is_text_is_refused(tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = _copy_shipped(tmp_path)
+    table = pq.read_table(path)
+    i = table.schema.get_field_index("error")
+    table = table.set_column(i, pa.field("error", pa.string()), pa.array([str(v) for v in table.column(i).to_pylist()]))
+    table = table.replace_schema_metadata(pq.read_table(path).schema.metadata)
+    baselines.checksum_path(path).unlink()          # a file of one's own, no checksum: the schema still holds
+    pq.write_table(table, path)
+    with pytest.raises(UsageError, match="column error is string, not double"):
+        baselines.read_file(path)

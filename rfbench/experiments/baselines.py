@@ -25,6 +25,7 @@ pyarrow version, so a regenerated file shows in ``git status`` only when a recor
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -245,7 +246,38 @@ def write_table(table, path: Path) -> bytes:
         tmp = path.with_name(f".{path.name}.tmp")
         tmp.write_bytes(data)
         tmp.replace(path)
+    line = checksum_line(data, path.name)
+    check = checksum_path(path)
+    if not (check.is_file() and check.read_text() == line):
+        tmp = check.with_name(f".{check.name}.tmp")
+        tmp.write_text(line)
+        tmp.replace(check)
     return data
+
+
+def checksum_path(path: Path) -> Path:
+    """The checksum file beside a baseline file: ``<name>.parquet.sha256``, one ``sha256sum`` line."""
+    return Path(path).with_name(Path(path).name + ".sha256")
+
+
+def checksum_line(data: bytes, name: str) -> str:
+    return f"{hashlib.sha256(data).hexdigest()}  {name}\n"
+
+
+def verify(path: Path, data: bytes, required: bool) -> None:
+    """A baseline file's bytes against the checksum stored beside it (``sha256sum -c`` format): a
+    UsageError naming both when they differ, or when ``required`` (a shipped file) and it is missing."""
+    check = checksum_path(path)
+    if not check.is_file():
+        if required:
+            raise UsageError(f"{path} has no checksum file {check.name} beside it; reinstall rfbench (or, in a "
+                             "checkout, run `rfbench baselines --write`)")
+        return
+    expected = check.read_text().split()[0] if check.read_text().split() else ""
+    actual = hashlib.sha256(data).hexdigest()
+    if actual != expected:
+        raise UsageError(f"{path} has sha256 {actual}, its checksum file says {expected}: the file is damaged or "
+                         "was changed; reinstall rfbench (or, in a checkout, run `rfbench baselines --write`)")
 
 
 # -- what ships ------------------------------------------------------------------------------------
@@ -295,6 +327,7 @@ def write_all(dest: Path | None = None, unavailable: list | None = None,
     for stale in sorted(dest.glob(f"*{SUFFIX}")):
         if stale.name not in names:
             stale.unlink()
+            checksum_path(stale).unlink(missing_ok=True)
             out.append((stale, True))
     return out
 
@@ -337,6 +370,11 @@ def _from_table(table, source: Path, size: int | None = None) -> Baseline:
     if missing:
         raise UsageError(f"{source} lacks the column(s) {', '.join(missing)}; regenerate it with "
                          "`rfbench baselines --write`")
+    wrong = [f"{f.name} is {table.schema.field(f.name).type}, not {f.type}" for f in _schema()
+             if table.schema.field(f.name).type != f.type]
+    if wrong:
+        raise UsageError(f"{source}: column {wrong[0]}{f' (and {len(wrong) - 1} more)' if len(wrong) > 1 else ''}; "
+                         "not a baseline this rfbench wrote: regenerate it with `rfbench baselines --write`")
     prints = {}
     for key, d, s, fp in frame[["protocol", "dataset", "seed", "folds_sha256"]].drop_duplicates().itertuples(
             index=False):
@@ -346,10 +384,14 @@ def _from_table(table, source: Path, size: int | None = None) -> Baseline:
 
 
 def read_file(path: Path) -> Baseline:
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
+    path = Path(path)
+    data = path.read_bytes()
+    verify(path, data, required=path.parent.resolve() == shipped_dir().resolve())
     try:
-        table = pq.read_table(path)
+        table = pq.read_table(pa.BufferReader(data))
     except (OSError, ValueError) as exc:
         raise UsageError(f"{path} is not a Parquet file ({type(exc).__name__}); regenerate it with "
                          "`rfbench baselines --write`") from None
