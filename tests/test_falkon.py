@@ -1,6 +1,8 @@
 """FALKON (rfbench/methods/falkon.py) against a naive dense kernel ridge regression, its CG's stopping,
 its torch path (on the CPU as "torch-cpu") against the NumPy path, and its validation."""
 
+import os
+
 import numpy as np
 import pytest
 from scipy.spatial.distance import cdist
@@ -8,6 +10,9 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from rfbench.methods import falkon as F
 from rfbench.methods.falkon import FalkonRegressor
+
+#: the device of the torch tests: "torch-cpu" (CI); RFBENCH_TEST_DEVICE=cuda runs them on a GPU
+DEVICE = os.environ.get("RFBENCH_TEST_DEVICE", "torch-cpu")
 
 
 def _problem(m=120, d=3, seed=0):
@@ -166,7 +171,7 @@ def test_bad_grids_and_data_are_clear_errors():
 
 # -- the torch path, on the CPU ----------------------------------------------------------------------
 
-class TestTorchCPU:
+class TestTorchPath:
     torch = pytest.importorskip("torch")
 
     @pytest.fixture(autouse=True)
@@ -192,7 +197,7 @@ class TestTorchCPU:
         kw = dict(n_features=30, bandwidth_factors=[0.1, 0.25], lambdas=[1e-2, 1e-1], cv=folds,
                   max_iter=20, random_state=5, block_bytes=block_bytes)
         cpu = FalkonRegressor(**kw).fit(X, y)
-        dev = FalkonRegressor(**kw, device="torch-cpu").fit(X, y)
+        dev = FalkonRegressor(**kw, device=DEVICE).fit(X, y)
         assert (dev.sigma_, dev.lambda_, dev.n_iter_) == (cpu.sigma_, cpu.lambda_, cpu.n_iter_)
         assert _rel(dev.cv_errors_, cpu.cv_errors_) < 1e-10
         assert _rel(dev.alpha_, cpu.alpha_) < 1e-10
@@ -202,5 +207,5 @@ class TestTorchCPU:
     def test_the_device_path_is_exact_kernel_ridge_with_every_row(self):
         X, y, X_te = _problem()
         est = FalkonRegressor(n_features=len(y), bandwidths=[1.3], lambdas=[1e-3], max_iter=20, tol=1e-14,
-                              device="torch-cpu").fit(X, y)
+                              device=DEVICE).fit(X, y)
         assert _rel(est.predict(X_te), _exact_krr(X, y, X_te, 1.3, 1e-3)) < 1e-8

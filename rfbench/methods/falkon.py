@@ -34,14 +34,18 @@ preconditioner is exact (W = I up to the jitter) and CG converges in one step.
 
 Stopping. The paper runs CG for a fixed number t of iterations, its analysis asking for t of order
 log n; here t = ``max_iter`` (None: ⌈ln n⌉ + 5), and CG also stops, column by column, as soon as the
-relative residual ‖r − W β̃‖ / ‖r‖ falls to ``tol`` (1e-8: the preconditioned system is well
-conditioned, so this is far below what changes the CV error). ``n_iter_`` and ``cg_residuals_`` (the
-relative residual after each iteration) record what the final fit did.
+relative residual ‖r − W β̃‖ / ‖r‖ falls to ``tol`` (1e-8, far below what changes the CV error).
+``n_iter_`` and ``cg_residuals_`` (the relative residual after each iteration) record what the final
+fit did. On uci-housing (published splits 0-1, 455 training rows) t = 12 stopped the final CG before
+the tolerance (CG with t up to 100 needed 14-37 iterations to reach it), and the test RMSE moved by
+at most 0.02 (M = 100) and 1e-4 (M = 400).
 
 Memory. K_nM is never stored whole unless it fits the budget: the products K_nMᵀ (K_nM V) and the
 predictions K(X, C) α are sums over row blocks of ⌊``block_bytes`` / (8 M)⌋ rows (the paper's
 KnM_times_vector), each block's kernel computed on the fly; when the whole n × M matrix fits in
-``block_bytes`` it is computed once and reused by every iteration. No n × n matrix is formed.
+``block_bytes`` (default 256 MiB; the block's distance computation takes about twice that) it is
+computed once and reused by every iteration. No n × n matrix is formed. What is M × M is held: K_MM,
+T and one A per λ of the grid (9 by default, so 10 M² doubles: 0.8 GB at M = 3000, 8 GB at 10 000).
 
 Hyper-parameters, by the inner folds ``cv`` (their mean validation MSE), then a refit on the whole
 training part:
@@ -81,7 +85,7 @@ from rfbench.methods.device import torch_device, uses_torch
 from rfbench.methods.tuning import Stopwatch
 
 DEFAULT_BANDWIDTH_FACTORS = (0.125, 0.25, 0.5, 1.0, 2.0, 4.0)
-DEFAULT_LAMBDAS = tuple(10.0 ** np.arange(-9, 0))
+DEFAULT_LAMBDAS = tuple(float(f"1e{k}") for k in range(-9, 0))     # 1e-9 .. 1e-1, exact decimals
 #: rows of the sample whose pairwise distances give the median heuristic
 MEDIAN_ROWS = 512
 #: the jitter's growth when the Cholesky of K_MM + jitter·I fails, and the most attempts
