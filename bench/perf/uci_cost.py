@@ -54,12 +54,13 @@ def main(argv=None) -> int:
     ap.add_argument("--results", default=str(ROOT / "results" / "uci-splits"))
     ap.add_argument("--json", default=str(ROOT / "results" / "uci-cost.json"))
     ap.add_argument("--markdown", default=str(ROOT / "docs" / "uci-cost.md"))
+    ap.add_argument("--memory", default=str(ROOT / "results" / "uci-memory.json"))
     ap.add_argument("--data-dir", default=None)
     args = ap.parse_args(argv)
 
     from rfbench import registry as registry_mod
     from rfbench.experiments.spec import load_spec
-    from rfbench.store import load_results
+    from rfbench.store import load_results, run_walltime
 
     registry = registry_mod.load()
     spec = load_spec("uci-splits", registry)
@@ -75,10 +76,14 @@ def main(argv=None) -> int:
     per_method["done_s"] = done_s.reindex(per_method.index).fillna(0.0)
     per_method = per_method.reindex(spec.plan.methods)
     total_h = (per_method["est_s"].sum() + per_method["done_s"].sum()) / 3600
+    wall_s, invocations = run_walltime(Path(args.results))
+    done_h = per_method["done_s"].sum() / 3600
     result = {
         "machine": "2-core development VM (noisy: the run shared its cores with other work)",
         "protocol": spec.plan.protocol.key(),
         "tasks_done": int(per_method["done"].sum()), "tasks_to_run": int(per_method["to_run"].sum()),
+        "measured_wall_hours_2_cores": wall_s / 3600, "measured_invocations": invocations,
+        "measured_core_hours_done": done_h,
         "core_hours_total": total_h, "wall_hours_2_cores": total_h / 2, "wall_hours_16_cores": total_h / 16,
         "per_method": {m: {k: (float(v) if isinstance(v, (float, np.floating)) else int(v)) for k, v in row.items()}
                        for m, row in per_method.iterrows()},
@@ -98,7 +103,10 @@ def main(argv=None) -> int:
     for m, row in per_method.iterrows():
         lines.append(f"| {m} | {int(row['done'])} | {row['done_s'] / 3600:.2f} | {int(row['to_run'])} | "
                      f"{row['est_s'] / 3600:.1f} | {int(row['unestimated'])} |")
-    lines += ["", f"Total: {total_h:.0f} core-hours estimated (done + to run, cells that cannot be estimated yet "
+    lines += ["", f"Measured so far: the {result['tasks_done']} finished tasks took {done_h:.2f} core-hours of task "
+              f"time and {wall_s / 3600:.2f} h of wall time on the 2 cores ({invocations} invocation(s), "
+              "`rfbench report`'s run wall time).", "",
+              f"Total: {total_h:.0f} core-hours estimated (done + to run, cells that cannot be estimated yet "
               f"left out), i.e. {total_h / 2:.0f} h of wall time on 2 cores and {total_h / 16:.1f} h on 16. The "
               "estimates of cells with no finished task come from a power law in rows and inputs fitted to "
               "the method's finished sets (`rfbench status`'s estimator), which the small sets fit poorly: "
@@ -112,6 +120,19 @@ def main(argv=None) -> int:
             "" if pd.isna(v) else f"{v:.2f}" for v in row) + " |")
     lines.append("| exponent a (t ∝ rows^a) | | " + " | ".join(
         "" if exponents[f"{m}@{n}"] is None else f"{exponents[f'{m}@{n}']:.2f}" for m, n in cols) + " |")
+    memory = Path(args.memory)
+    if memory.is_file():
+        rows = json.loads(memory.read_text())["rows"]
+        result["largest_set"] = rows
+        lines += ["", "## The largest set: keggundirected (57 247 training rows), n = 500, split 0",
+                  "", "One fit as the runner makes it (inner CV, refit, predict), one BLAS thread, one fresh process "
+                  "per method (`bench/perf/uci_memory.py`, `results/uci-memory.json`); the machine was running the "
+                  "suite on both cores meanwhile, so the times are upper bounds. Methods that stopped at the time "
+                  "limit show the peak reached until then (a lower bound).", "",
+                  "| method | status | seconds | peak memory (GB) |", "|---|---|---:|---:|"]
+        for r in rows:
+            seconds = "" if r.get("fit_s") is None else f"{r['fit_s']:.0f}"
+            lines.append(f"| {r['method']} | {r['status']} | {seconds} | {r['peak_gb']:.2f} |")
     Path(args.markdown).write_text("\n".join(lines) + "\n")
     print(f"wrote {args.json} and {args.markdown}: {total_h:.1f} core-hours projected, "
           f"{result['tasks_done']} tasks done")
