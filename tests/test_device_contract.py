@@ -29,6 +29,9 @@ def test_cpu_is_the_numpy_path():
 def test_resolve_cpu_needs_nothing(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)          # as if torch were not installed
     assert device.resolve("cpu") == ("cpu", None)
+    assert not device.uses_torch("cpu")
+    with pytest.raises(ValueError, match="NumPy path"):      # the same answer as with torch
+        device.torch_device("cpu")
 
 
 def test_without_torch_cuda_is_refused_and_auto_falls_back(monkeypatch):

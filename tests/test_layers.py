@@ -4,7 +4,10 @@ layer and the layers below it, and no module imports another that imports it bac
 
 import ast
 import importlib
+import importlib.util
 import pkgutil
+import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -120,9 +123,36 @@ def _cycles() -> list[list[str]]:
     return out
 
 
+#: the top-level import names of the optional extras (pyproject.toml's [project.optional-dependencies])
+#: → the extra: a module that imports one at module level cannot be imported where that extra is not
+#: installed, and that is no fault of the module (rfbench.methods.alc_torch, ridge_torch need [gpu])
+OPTIONAL_IMPORTS = {"torch": "gpu", "dask": "dask", "distributed": "dask"}
+
+
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_every_module_imports(module):
-    importlib.import_module(module)
+    """Every module imports; one whose import stops at a missing optional extra (the missing module is
+    the extra itself, not something inside it or anything else) is skipped with that reason."""
+    try:
+        importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").partition(".")[0]
+        if exc.name != top or top not in OPTIONAL_IMPORTS or importlib.util.find_spec(top) is not None:
+            raise
+        pytest.skip(f"{module} needs {top}, of the optional extra [{OPTIONAL_IMPORTS[top]}] "
+                    f"(pip install 'rfbench[{OPTIONAL_IMPORTS[top]}]'), not installed here")
+
+
+def test_the_optional_imports_are_the_optional_extras():
+    """OPTIONAL_IMPORTS names only the extras that pyproject.toml declares, and every package of the
+    [gpu] and [dask] extras (the test extra is installed wherever the tests run)."""
+    project = tomllib.loads((PACKAGE_DIR.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    extras = project["optional-dependencies"]
+    assert set(OPTIONAL_IMPORTS.values()) <= set(extras)
+    for extra in ("gpu", "dask"):
+        for requirement in extras[extra]:
+            name = re.match(r"[A-Za-z0-9_.-]+", requirement).group()
+            assert OPTIONAL_IMPORTS.get(name) == extra, (extra, requirement)
 
 
 def test_the_walk_finds_every_module():

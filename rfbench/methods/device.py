@@ -49,10 +49,11 @@ def torch_module():
 
 
 def torch_device(device: str):
-    """The ``torch.device`` of an estimator's ``device`` ("torch-cpu" → the CPU)."""
-    torch = torch_module()
+    """The ``torch.device`` of an estimator's ``device`` ("torch-cpu" → the CPU). "cpu" is refused
+    before torch is looked for: it is the NumPy path, with or without torch."""
     if check_device(device) == "cpu":
         raise ValueError("device='cpu' is the NumPy path; it has no torch device")
+    torch = torch_module()
     if device == "torch-cpu":
         return torch.device("cpu")
     if not torch.cuda.is_available():
