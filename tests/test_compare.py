@@ -187,7 +187,8 @@ def test_readme_compare_section_from_an_installed_wheel(tmp_path, mirror_dir):
     assert "rfbench compare run gfc2016-table1" in script and "rfbench compare report" in script
     wheel = build_wheel(tmp_path)
     shipped = {n for n in zipfile.ZipFile(wheel).namelist() if n.startswith("rfbench/_data/baselines/")}
-    assert shipped == {f"rfbench/_data/baselines/{p.name}" for p in baselines.shipped()}
+    assert shipped == {f"rfbench/_data/baselines/{name}" for p in baselines.shipped()
+                       for name in (p.name, baselines.checksum_path(p).name)}     # each file with its checksum
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(venv)], check=True, timeout=120)
     inst = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", "--no-index",
