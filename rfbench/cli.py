@@ -969,6 +969,14 @@ def datasets_info(name, data_dir, registry_files):
                      else f"not found in {os.pathsep.join(map(str, dirs))}" if dirs
                      else "no mirror set (RFBENCH_DATA_DIR or --data-dir)")
             lines.append(f"mirror: {f}: {where}, sha256 in the registry: {sha or '(none: not checked)'}")
+    if d.splits:
+        found = next((Path(r) / d.splits.file for r in data_dirs(data_dir) if (Path(r) / d.splits.file).is_file()),
+                     Path(d.splits.file) if Path(d.splits.file).is_file() else None)
+        lines.append(f"published splits (--protocol published): {d.splits.file}: "
+                     f"{f'{found} (present)' if found else 'not found'}, sha256 in the registry: "
+                     f"{d.splits.sha256 or '(none: not checked)'}")
+    if d.aliases:
+        lines.append(f"aliases: {', '.join(d.aliases)}")
     if d.generator:
         lines.append(f"generator: {d.generator} (seed 0)")
     if d.openml_id:

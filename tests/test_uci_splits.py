@@ -299,3 +299,16 @@ def test_the_report_shows_rmse_over_the_target_std(tmp_path, capsys):
     table = pd.read_csv(__import__("io").StringIO(capsys.readouterr().out))
     assert table.loc[0, "mean"] == pytest.approx(np.mean(errors) / y.std(), rel=1e-9)
     one_line_error(capsys, ["report", str(out), "--relative", "--registry", str(reg)], "goes with --layout gp")
+
+
+def test_datasets_info_names_the_splits_file_and_the_aliases(capsys, mirror_dir):
+    from rfbench.cli import main
+
+    try:
+        main(["datasets", "info", "uci-kegg"])
+    except SystemExit as exc:
+        assert exc.code in (0, None)
+    out = capsys.readouterr().out
+    assert out.startswith("name: uci-keggdirected (paper: kegg)")
+    assert "published splits (--protocol published): uci-splits/keggdirected/test_mask.csv.gz: " in out
+    assert "(present)" in out and "aliases: uci-kegg" in out
