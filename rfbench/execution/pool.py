@@ -8,6 +8,9 @@ own lane only: that lane alone is replaced (one worker's start-up), while the ot
 on; a death is then always the dying task's own. Each task tells the parent when it starts in its
 worker (a small file in the pool's temporary directory holding its start time), so that its
 ``--timeout`` clock counts the task and not the worker's start-up.
+
+A worker never outlives the run: it watches its parent (:func:`worker_init`) and ends itself when the
+run's process is gone (a ``kill -9`` of the run alone).
 """
 
 from __future__ import annotations
@@ -26,6 +29,27 @@ from rfbench.execution.tasks import WorkItem, execute
 START_POLL_S = 0.05
 #: the start files' directory in the temporary directory: <prefix><pid of the run>-<random>
 START_DIR_PREFIX = "rfbench-lanes-"
+#: seconds between two looks of a worker's watchdog at its parent
+PARENT_POLL_S = 0.2
+
+
+def _watch_parent(parent: int, poll_s: float) -> None:
+    while os.getppid() == parent:
+        time.sleep(poll_s)
+    os._exit(1)        # the run's process is gone (re-parented to init or a subreaper): so is its task
+
+
+def worker_init(parent: int, poll_s: float = PARENT_POLL_S) -> None:
+    """In each worker, before its first task: a daemon thread ends the worker (``os._exit``) as soon as
+    its parent is no longer ``parent`` (the run's pid): a run killed by SIGKILL cannot stop its workers
+    itself, and without this they ran their task to its end and then waited for work for ever. Polling
+    ``os.getppid()`` works wherever there is a pid (prctl's PR_SET_PDEATHSIG is Linux's only and fires
+    when the *thread* that started the worker ends, which may be a pool's manager thread)."""
+    if os.getppid() != parent:          # gone already, while this worker started
+        os._exit(1)
+    import threading
+
+    threading.Thread(target=_watch_parent, args=(parent, poll_s), name="rfbench-parent-watch", daemon=True).start()
 
 
 def local_pool(jobs: int):
@@ -34,7 +58,8 @@ def local_pool(jobs: int):
     Parallel(backend="loky") in this process — a method fitted in-process, the tests — would break)."""
     from joblib.externals.loky import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=jobs)
+    return ProcessPoolExecutor(max_workers=jobs, initializer=worker_init,
+                               initargs=(os.getpid(), PARENT_POLL_S))
 
 
 def _remove_stale_start_dirs() -> None:
