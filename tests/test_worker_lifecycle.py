@@ -15,6 +15,7 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 RUN = [sys.executable, "-m", "rfbench.cli"]
@@ -129,3 +130,30 @@ def test_a_run_killed_alone_leaves_no_process_behind(tmp_path, trial):
     """SIGKILL of the run's pid while both its workers fit: within 5 s no process of its session is left
     (workers, loky's resource tracker). Before, both workers ran on, then waited for work for ever."""
     assert kill_run_when_fitting(tmp_path, trial) < 5
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_thread_left_running_by_a_method_does_not_hang_the_run(tmp_path, jobs):
+    """A fit that starts a non-daemon thread sleeping an hour: the run records the task, says in one line
+    that it killed the worker, and ends (it hung at the pool's shutdown, the worker waiting for the
+    thread)."""
+    env, _ = setup(tmp_path, LEAVE_THREAD=1)
+    out = tmp_path / "run"
+    proc = subprocess.Popen(run_args(out, jobs=jobs, folds=2), env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        end = time.monotonic() + 5                      # loky's resource tracker ends a moment after
+        while (left := session_pids(proc.pid)) and time.monotonic() < end:
+            time.sleep(0.05)
+        kill_session(proc.pid)
+    assert proc.returncode == 0, stderr[-2000:]
+    assert not left
+    df = pd.read_csv(out / "results.csv")
+    assert len(df) == 2 and (df["status"] == "done").all()
+    assert "worker(s) had not ended" in stderr and "Traceback" not in stderr, stderr[-2000:]

@@ -10,7 +10,8 @@ worker (a small file in the pool's temporary directory holding its start time), 
 ``--timeout`` clock counts the task and not the worker's start-up.
 
 A worker never outlives the run: it watches its parent (:func:`worker_init`) and ends itself when the
-run's process is gone (a ``kill -9`` of the run alone).
+run's process is gone (a ``kill -9`` of the run alone), and a worker that has not ended
+``SHUTDOWN_GRACE_S`` after the run's last task (a thread its method left running) is killed.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -31,6 +33,8 @@ START_POLL_S = 0.05
 START_DIR_PREFIX = "rfbench-lanes-"
 #: seconds between two looks of a worker's watchdog at its parent
 PARENT_POLL_S = 0.2
+#: seconds a worker has to end after the run's last task before it is killed
+SHUTDOWN_GRACE_S = 3.0
 
 
 def _watch_parent(parent: int, poll_s: float) -> None:
@@ -131,8 +135,9 @@ class Lanes:
     in :func:`rfbench.execution.tasks.execute`. ``track_starts`` (a run with a time limit): each task reports its
     start; without a limit nothing needs it, and no file is written or polled."""
 
-    def __init__(self, jobs: int, args: tuple, kwargs: dict | None = None, track_starts: bool = True):
-        self.args, self.kwargs, self.track_starts = args, kwargs or {}, track_starts
+    def __init__(self, jobs: int, args: tuple, kwargs: dict | None = None, track_starts: bool = True,
+                 warn=None):
+        self.args, self.kwargs, self.track_starts, self.warn = args, kwargs or {}, track_starts, warn
         self.lanes = [_Lane() for _ in range(jobs)]
         _remove_stale_start_dirs()
         self.tmp = tempfile.mkdtemp(prefix=f"{START_DIR_PREFIX}{os.getpid()}-")
@@ -219,13 +224,45 @@ class Lanes:
 
     def shutdown(self, interrupted: bool) -> None:
         # interrupted: stop the workers now, their tasks were released and will run again
+        try:
+            if interrupted:
+                for lane in self.lanes:
+                    lane.executor.shutdown(wait=False, kill_workers=True)
+            else:
+                self._bounded_shutdown()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _bounded_shutdown(self) -> None:
+        """Ask every worker to end, give them SHUTDOWN_GRACE_S together, then kill those still there (a
+        worker whose method left a non-daemon thread running waits for that thread at its exit, and
+        loky's shutdown waited for the worker: the run hung after its last record)."""
+        procs = [p for lane in self.lanes for p in list((getattr(lane.executor, "_processes", None) or {}).values())]
         for lane in self.lanes:
-            lane.executor.shutdown(wait=not interrupted, kill_workers=interrupted)
-        shutil.rmtree(self.tmp, ignore_errors=True)
+            lane.executor.shutdown(wait=False)
+        # their sentinels (readable once a worker has ended), not join(): loky's manager thread reaps them
+        from multiprocessing.connection import wait as wait_ended
+
+        sentinels = {}
+        for p in procs:
+            with contextlib.suppress(ValueError, OSError):      # a closed process object: ended
+                sentinels[p.sentinel] = p
+        left, end = set(sentinels), time.monotonic() + SHUTDOWN_GRACE_S
+        while left and time.monotonic() < end:
+            left -= set(wait_ended(list(left), timeout=max(0.0, end - time.monotonic())))
+        stuck = [sentinels[s] for s in left]
+        for p in stuck:
+            with contextlib.suppress(OSError):
+                os.kill(p.pid, signal.SIGKILL)     # (loky's Popen has no kill())
+        for lane in self.lanes:            # the manager threads end once their workers have
+            lane.executor.shutdown(wait=True)
+        if stuck and self.warn:
+            self.warn(f"{len(stuck)} worker(s) had not ended {SHUTDOWN_GRACE_S:g} s after the last task "
+                      "(a thread left running by a method?): killed")
 
 
 def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release, in_process=False,
-             gpu_slots: int | None = None, *, registry):
+             gpu_slots: int | None = None, *, registry, warn=None):
     """Run the items on ``jobs`` lanes (or in this process), at most ``jobs`` in flight and at most
     ``gpu_slots`` device items among them (None: no device items): an item is claimed (``take``) only
     when a worker is free for it, so another invocation can share the rest; ``collect`` gets each
@@ -235,7 +272,8 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
     :class:`rfbench.execution.executor.Dispatch` that ran them."""
     args = (protocol, data_dir, threads, timeout_s)
     kwargs = {"registry": registry, **({"gpu_slots": gpu_slots} if gpu_slots else {})}
-    executor = InProcess(args, kwargs) if in_process else Lanes(jobs, args, kwargs, track_starts=bool(timeout_s))
+    executor = InProcess(args, kwargs) if in_process else Lanes(jobs, args, kwargs, track_starts=bool(timeout_s),
+                                                                          warn=warn)
     dispatch = Dispatch(executor, items, protocol, threads, timeout_s, take, collect, release,
                         device_slots=gpu_slots)
     dispatch.run()

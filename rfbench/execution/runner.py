@@ -588,7 +588,7 @@ class _Seed:
                 run_pool(items, protocol, config.data_dir, self.threads, config.timeout_s, self.jobs, self.take,
                          self.collect, self.release,
                          in_process=self.jobs == 1 and not config.timeout_s and not user_code,
-                         gpu_slots=config.device_slots, registry=needed)
+                         gpu_slots=config.device_slots, registry=needed, warn=self.warn)
             completed = True
         finally:
             self.bar.close()
