@@ -157,3 +157,29 @@ def test_a_thread_left_running_by_a_method_does_not_hang_the_run(tmp_path, jobs)
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 2 and (df["status"] == "done").all()
     assert "worker(s) had not ended" in stderr and "Traceback" not in stderr, stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_a_worker_segfault_is_one_line_not_the_fault_handlers_dump(tmp_path):
+    """A fit reading address 0 kills its worker twice: each death is one line of rfbench's on stderr and
+    the record says why (before: Python's fault-handler dump, ~30 lines, once per death); the method's
+    own print still reaches stderr."""
+    env, _ = setup(tmp_path, SEGFAULT=1)
+    env.pop("PYTHONFAULTHANDLER", None)
+    out = tmp_path / "run"
+    proc = subprocess.Popen([*run_args(out, jobs=1), "--folds", "0"], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=120)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        kill_session(proc.pid)
+    assert proc.returncode == 0, stderr[-2000:]
+    assert "Fatal Python error" not in stderr and "Extension modules" not in stderr, stderr[-3000:]
+    deaths = [line for line in stderr.splitlines() if "a worker died" in line]
+    assert len(deaths) == 2 and all(line.endswith(": Segmentation fault") for line in deaths), stderr
+    assert stderr.count("lifemod: reading address 0") == 2
+    [rec] = pd.read_csv(out / "results.csv").to_dict("records")
+    assert rec["status"] == "error" and rec["message"] == "worker died (2 times): Segmentation fault"

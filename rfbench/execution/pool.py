@@ -43,27 +43,44 @@ def _watch_parent(parent: int, poll_s: float) -> None:
     os._exit(1)        # the run's process is gone (re-parented to init or a subreaper): so is its task
 
 
-def worker_init(parent: int, poll_s: float = PARENT_POLL_S) -> None:
+#: the open file each worker's fault handler writes to (kept open for the worker's life)
+_fault_file = None
+
+
+def worker_init(parent: int, poll_s: float = PARENT_POLL_S, fault_file: str | None = None) -> None:
     """In each worker, before its first task: a daemon thread ends the worker (``os._exit``) as soon as
     its parent is no longer ``parent`` (the run's pid): a run killed by SIGKILL cannot stop its workers
     itself, and without this they ran their task to its end and then waited for work for ever. Polling
     ``os.getppid()`` works wherever there is a pid (prctl's PR_SET_PDEATHSIG is Linux's only and fires
-    when the *thread* that started the worker ends, which may be a pool's manager thread)."""
+    when the *thread* that started the worker ends, which may be a pool's manager thread).
+
+    ``fault_file``: where Python's fault handler writes its dump when the worker crashes (loky enables
+    it to stderr: each death printed some 30 lines on the terminal); the parent reads its first line
+    ("Fatal Python error: Segmentation fault") into the death's message. Left alone when the user
+    configured it (PYTHONFAULTHANDLER)."""
+    global _fault_file
     if os.getppid() != parent:          # gone already, while this worker started
         os._exit(1)
     import threading
 
+    if fault_file and "PYTHONFAULTHANDLER" not in os.environ:
+        import faulthandler
+
+        with contextlib.suppress(OSError):
+            _fault_file = open(fault_file, "w")     # noqa: SIM115 - open as long as the worker lives
+            faulthandler.enable(file=_fault_file)
+
     threading.Thread(target=_watch_parent, args=(parent, poll_s), name="rfbench-parent-watch", daemon=True).start()
 
 
-def local_pool(jobs: int):
+def local_pool(jobs: int, fault_file: str | None = None):
     """``jobs`` loky worker processes: a pool of its own, not loky's process-wide reusable executor
     (joblib's Parallel reuses that singleton too and fails on one it did not create, so any later
     Parallel(backend="loky") in this process — a method fitted in-process, the tests — would break)."""
     from joblib.externals.loky import ProcessPoolExecutor
 
     return ProcessPoolExecutor(max_workers=jobs, initializer=worker_init,
-                               initargs=(os.getpid(), PARENT_POLL_S))
+                               initargs=(os.getpid(), PARENT_POLL_S, fault_file))
 
 
 def _remove_stale_start_dirs() -> None:
@@ -122,8 +139,9 @@ class InProcess:
 class _Lane:
     """One worker process (a single-worker loky executor) and the task it runs."""
 
-    def __init__(self):
-        self.executor = local_pool(1)
+    def __init__(self, fault_file: str | None = None):
+        self.fault_file = fault_file
+        self.executor = local_pool(1, fault_file)
         self.item: WorkItem | None = None
         self.future: Future | None = None
         self.start_file: str | None = None
@@ -138,11 +156,26 @@ class Lanes:
     def __init__(self, jobs: int, args: tuple, kwargs: dict | None = None, track_starts: bool = True,
                  warn=None):
         self.args, self.kwargs, self.track_starts, self.warn = args, kwargs or {}, track_starts, warn
-        self.lanes = [_Lane() for _ in range(jobs)]
         _remove_stale_start_dirs()
         self.tmp = tempfile.mkdtemp(prefix=f"{START_DIR_PREFIX}{os.getpid()}-")
         self.replaced = 0                   # lanes replaced after a death or a kill
         self._count = 0
+        self._workers = 0
+        self.lanes = [_Lane(self._fault_file()) for _ in range(jobs)]
+
+    def _fault_file(self) -> str:
+        self._workers += 1
+        return os.path.join(self.tmp, f"worker-{self._workers}.fault")
+
+    @staticmethod
+    def _fault_of(lane: _Lane) -> str | None:
+        """The fault handler's first line of the lane's dead worker, without its "Fatal Python error: "."""
+        try:
+            with open(lane.fault_file) as fh:
+                first = fh.readline().strip()
+        except (OSError, TypeError, ValueError):
+            return None
+        return first.removeprefix("Fatal Python error:").strip() or None
 
     def slots(self) -> int:
         return len(self.lanes)
@@ -171,7 +204,11 @@ class Lanes:
         """A new worker for this lane, the old one killed (it died, or runs a task past its limit)."""
         lane.executor.shutdown(wait=False, kill_workers=True)
         self._free(lane)
-        lane.executor = local_pool(1)
+        if lane.fault_file:
+            with contextlib.suppress(OSError):
+                os.unlink(lane.fault_file)
+        lane.fault_file = self._fault_file()
+        lane.executor = local_pool(1, lane.fault_file)
         self.replaced += 1
 
     def _starts(self) -> list:
@@ -206,7 +243,11 @@ class Lanes:
                     out.append(Finished(item, fut.result()))
                     self._free(lane)
                 except BrokenProcessPool as exc:    # its worker died: this lane alone is replaced
-                    out.append(Died(item, (str(exc).strip().splitlines() or [type(exc).__name__])[0]))
+                    fault = self._fault_of(lane)
+                    out.append(Died(item, fault or (str(exc).strip().splitlines() or [type(exc).__name__])[0]))
+                    if self.warn:
+                        self.warn(f"a worker died running {item.method} on {item.dataset} (fold {item.fold})"
+                                  f"{': ' + fault if fault else ''}")
                     self._replace(lane)
                 except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be unpickled
                     out.append(Failed(item, f"worker failed: {type(exc).__name__}: {exc}"))
