@@ -143,3 +143,24 @@ def test_runner_prints_at_once_and_resumes_the_count(tmp_path, capsys, monkeypat
     # the run order: fold by fold, every method of a fold before the next fold
     assert [re.search(r"(rff-\w+) n=10 fold (\d)", line).groups() for line in lines[1:]] == [
         ("rff-gauss", "1"), ("rff-cauchy", "1"), ("rff-gauss", "2"), ("rff-cauchy", "2")]
+
+
+def test_a_warning_in_the_middle_of_a_run_gets_a_line_of_its_own():
+    """On a terminal, clear() blanks the bar's line before a warning (a worker's death) is printed: the
+    warning starts its own line (it was appended to the bar's), and the next update draws the bar again."""
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    term = Terminal()
+    bar = Progress(True, 2, stream=term)
+    bar.start([("d", "m", 10)] * 3)
+    bar.update("fitting")
+    bar.clear()
+    print("warning: a worker died", file=term)
+    bar.update("fitting again")
+    bar.close()
+    lines = term.getvalue().split("\n")
+    assert lines[0].rsplit("\r", 1)[-1] == "warning: a worker died"
+    assert lines[1].startswith("\r[")                     # the bar, drawn again below it

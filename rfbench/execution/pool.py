@@ -8,6 +8,10 @@ own lane only: that lane alone is replaced (one worker's start-up), while the ot
 on; a death is then always the dying task's own. Each task tells the parent when it starts in its
 worker (a small file in the pool's temporary directory holding its start time), so that its
 ``--timeout`` clock counts the task and not the worker's start-up.
+
+A worker never outlives the run: it watches its parent (:func:`worker_init`) and ends itself when the
+run's process is gone (a ``kill -9`` of the run alone), and a worker that has not ended
+``SHUTDOWN_GRACE_S`` after the run's last task (a thread its method left running) is killed.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
@@ -26,15 +31,56 @@ from rfbench.execution.tasks import WorkItem, execute
 START_POLL_S = 0.05
 #: the start files' directory in the temporary directory: <prefix><pid of the run>-<random>
 START_DIR_PREFIX = "rfbench-lanes-"
+#: seconds between two looks of a worker's watchdog at its parent
+PARENT_POLL_S = 0.2
+#: seconds a worker has to end after the run's last task before it is killed
+SHUTDOWN_GRACE_S = 3.0
 
 
-def local_pool(jobs: int):
+def _watch_parent(parent: int, poll_s: float) -> None:
+    while os.getppid() == parent:
+        time.sleep(poll_s)
+    os._exit(1)        # the run's process is gone (re-parented to init or a subreaper): so is its task
+
+
+#: the open file each worker's fault handler writes to (kept open for the worker's life)
+_fault_file = None
+
+
+def worker_init(parent: int, poll_s: float = PARENT_POLL_S, fault_file: str | None = None) -> None:
+    """In each worker, before its first task: a daemon thread ends the worker (``os._exit``) as soon as
+    its parent is no longer ``parent`` (the run's pid): a run killed by SIGKILL cannot stop its workers
+    itself, and without this they ran their task to its end and then waited for work for ever. Polling
+    ``os.getppid()`` works wherever there is a pid (prctl's PR_SET_PDEATHSIG is Linux's only and fires
+    when the *thread* that started the worker ends, which may be a pool's manager thread).
+
+    ``fault_file``: where Python's fault handler writes its dump when the worker crashes (loky enables
+    it to stderr: each death printed some 30 lines on the terminal); the parent reads its first line
+    ("Fatal Python error: Segmentation fault") into the death's message. Left alone when the user
+    configured it (PYTHONFAULTHANDLER)."""
+    global _fault_file
+    if os.getppid() != parent:          # gone already, while this worker started
+        os._exit(1)
+    import threading
+
+    if fault_file and "PYTHONFAULTHANDLER" not in os.environ:
+        import faulthandler
+
+        with contextlib.suppress(OSError):
+            _fault_file = open(fault_file, "w")     # noqa: SIM115 - open as long as the worker lives
+            faulthandler.enable(file=_fault_file)
+
+    threading.Thread(target=_watch_parent, args=(parent, poll_s), name="rfbench-parent-watch", daemon=True).start()
+
+
+def local_pool(jobs: int, fault_file: str | None = None):
     """``jobs`` loky worker processes: a pool of its own, not loky's process-wide reusable executor
     (joblib's Parallel reuses that singleton too and fails on one it did not create, so any later
     Parallel(backend="loky") in this process — a method fitted in-process, the tests — would break)."""
     from joblib.externals.loky import ProcessPoolExecutor
 
-    return ProcessPoolExecutor(max_workers=jobs)
+    return ProcessPoolExecutor(max_workers=jobs, initializer=worker_init,
+                               initargs=(os.getpid(), PARENT_POLL_S, fault_file))
 
 
 def _remove_stale_start_dirs() -> None:
@@ -93,8 +139,9 @@ class InProcess:
 class _Lane:
     """One worker process (a single-worker loky executor) and the task it runs."""
 
-    def __init__(self):
-        self.executor = local_pool(1)
+    def __init__(self, fault_file: str | None = None):
+        self.fault_file = fault_file
+        self.executor = local_pool(1, fault_file)
         self.item: WorkItem | None = None
         self.future: Future | None = None
         self.start_file: str | None = None
@@ -106,13 +153,29 @@ class Lanes:
     in :func:`rfbench.execution.tasks.execute`. ``track_starts`` (a run with a time limit): each task reports its
     start; without a limit nothing needs it, and no file is written or polled."""
 
-    def __init__(self, jobs: int, args: tuple, kwargs: dict | None = None, track_starts: bool = True):
-        self.args, self.kwargs, self.track_starts = args, kwargs or {}, track_starts
-        self.lanes = [_Lane() for _ in range(jobs)]
+    def __init__(self, jobs: int, args: tuple, kwargs: dict | None = None, track_starts: bool = True,
+                 warn=None):
+        self.args, self.kwargs, self.track_starts, self.warn = args, kwargs or {}, track_starts, warn
         _remove_stale_start_dirs()
         self.tmp = tempfile.mkdtemp(prefix=f"{START_DIR_PREFIX}{os.getpid()}-")
         self.replaced = 0                   # lanes replaced after a death or a kill
         self._count = 0
+        self._workers = 0
+        self.lanes = [_Lane(self._fault_file()) for _ in range(jobs)]
+
+    def _fault_file(self) -> str:
+        self._workers += 1
+        return os.path.join(self.tmp, f"worker-{self._workers}.fault")
+
+    @staticmethod
+    def _fault_of(lane: _Lane) -> str | None:
+        """The fault handler's first line of the lane's dead worker, without its "Fatal Python error: "."""
+        try:
+            with open(lane.fault_file) as fh:
+                first = fh.readline().strip()
+        except (OSError, TypeError, ValueError):
+            return None
+        return first.removeprefix("Fatal Python error:").strip() or None
 
     def slots(self) -> int:
         return len(self.lanes)
@@ -141,7 +204,11 @@ class Lanes:
         """A new worker for this lane, the old one killed (it died, or runs a task past its limit)."""
         lane.executor.shutdown(wait=False, kill_workers=True)
         self._free(lane)
-        lane.executor = local_pool(1)
+        if lane.fault_file:
+            with contextlib.suppress(OSError):
+                os.unlink(lane.fault_file)
+        lane.fault_file = self._fault_file()
+        lane.executor = local_pool(1, lane.fault_file)
         self.replaced += 1
 
     def _starts(self) -> list:
@@ -176,7 +243,11 @@ class Lanes:
                     out.append(Finished(item, fut.result()))
                     self._free(lane)
                 except BrokenProcessPool as exc:    # its worker died: this lane alone is replaced
-                    out.append(Died(item, (str(exc).strip().splitlines() or [type(exc).__name__])[0]))
+                    fault = self._fault_of(lane)
+                    out.append(Died(item, fault or (str(exc).strip().splitlines() or [type(exc).__name__])[0]))
+                    if self.warn:
+                        self.warn(f"a worker died running {item.method} on {item.dataset} (fold {item.fold})"
+                                  f"{': ' + fault if fault else ''}")
                     self._replace(lane)
                 except Exception as exc:  # noqa: BLE001 - e.g. a result that cannot be unpickled
                     out.append(Failed(item, f"worker failed: {type(exc).__name__}: {exc}"))
@@ -194,13 +265,45 @@ class Lanes:
 
     def shutdown(self, interrupted: bool) -> None:
         # interrupted: stop the workers now, their tasks were released and will run again
+        try:
+            if interrupted:
+                for lane in self.lanes:
+                    lane.executor.shutdown(wait=False, kill_workers=True)
+            else:
+                self._bounded_shutdown()
+        finally:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def _bounded_shutdown(self) -> None:
+        """Ask every worker to end, give them SHUTDOWN_GRACE_S together, then kill those still there (a
+        worker whose method left a non-daemon thread running waits for that thread at its exit, and
+        loky's shutdown waited for the worker: the run hung after its last record)."""
+        procs = [p for lane in self.lanes for p in list((getattr(lane.executor, "_processes", None) or {}).values())]
         for lane in self.lanes:
-            lane.executor.shutdown(wait=not interrupted, kill_workers=interrupted)
-        shutil.rmtree(self.tmp, ignore_errors=True)
+            lane.executor.shutdown(wait=False)
+        # their sentinels (readable once a worker has ended), not join(): loky's manager thread reaps them
+        from multiprocessing.connection import wait as wait_ended
+
+        sentinels = {}
+        for p in procs:
+            with contextlib.suppress(ValueError, OSError):      # a closed process object: ended
+                sentinels[p.sentinel] = p
+        left, end = set(sentinels), time.monotonic() + SHUTDOWN_GRACE_S
+        while left and time.monotonic() < end:
+            left -= set(wait_ended(list(left), timeout=max(0.0, end - time.monotonic())))
+        stuck = [sentinels[s] for s in left]
+        for p in stuck:
+            with contextlib.suppress(OSError):
+                os.kill(p.pid, signal.SIGKILL)     # (loky's Popen has no kill())
+        for lane in self.lanes:            # the manager threads end once their workers have
+            lane.executor.shutdown(wait=True)
+        if stuck and self.warn:
+            self.warn(f"{len(stuck)} worker(s) had not ended {SHUTDOWN_GRACE_S:g} s after the last task "
+                      "(a thread left running by a method?): killed")
 
 
 def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release, in_process=False,
-             gpu_slots: int | None = None, *, registry):
+             gpu_slots: int | None = None, *, registry, warn=None):
     """Run the items on ``jobs`` lanes (or in this process), at most ``jobs`` in flight and at most
     ``gpu_slots`` device items among them (None: no device items): an item is claimed (``take``) only
     when a worker is free for it, so another invocation can share the rest; ``collect`` gets each
@@ -210,7 +313,8 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
     :class:`rfbench.execution.executor.Dispatch` that ran them."""
     args = (protocol, data_dir, threads, timeout_s)
     kwargs = {"registry": registry, **({"gpu_slots": gpu_slots} if gpu_slots else {})}
-    executor = InProcess(args, kwargs) if in_process else Lanes(jobs, args, kwargs, track_starts=bool(timeout_s))
+    executor = InProcess(args, kwargs) if in_process else Lanes(jobs, args, kwargs, track_starts=bool(timeout_s),
+                                                                          warn=warn)
     dispatch = Dispatch(executor, items, protocol, threads, timeout_s, take, collect, release,
                         device_slots=gpu_slots)
     dispatch.run()

@@ -150,6 +150,14 @@ class Progress:
             stream.write(line + "\n")
         stream.flush()
 
+    def clear(self):
+        """Blank the bar's line (a terminal's), so that a message printed meanwhile has a line of its own;
+        the next update draws the bar again."""
+        if self.enabled and self.tty and self.drawn:
+            width = max(40, shutil.get_terminal_size().columns - 1)
+            self.stream.write("\r" + " " * width + "\r")
+            self.stream.flush()
+
     def close(self):
         if self.enabled and self.tty and self.drawn:
             self.stream.write("\n")

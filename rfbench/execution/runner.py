@@ -496,6 +496,12 @@ class _Seed:
         bar.update(f"{item.dataset} {item.method} n={'/'.join(map(str, item.budgets))} "
                    f"fold {item.fold}: {statuses} ({secs:.1f}s)", finished=[(t, wall) for t in self._tasks_of(item)])
 
+    def _warn_under_bar(self, message: str) -> None:
+        """A warning in the middle of the run (a worker's death): on a line of its own, not after the bar."""
+        if self.bar is not None:
+            self.bar.clear()
+        self.warn(message)
+
     def _prepare(self) -> list[WorkItem] | None:
         """Load the data, save the folds and the run's line in runs.jsonl; the work items to run, or
         None when no dataset could be obtained."""
@@ -588,7 +594,7 @@ class _Seed:
                 run_pool(items, protocol, config.data_dir, self.threads, config.timeout_s, self.jobs, self.take,
                          self.collect, self.release,
                          in_process=self.jobs == 1 and not config.timeout_s and not user_code,
-                         gpu_slots=config.device_slots, registry=needed)
+                         gpu_slots=config.device_slots, registry=needed, warn=self._warn_under_bar)
             completed = True
         finally:
             self.bar.close()
