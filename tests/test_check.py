@@ -362,3 +362,13 @@ def test_rank_views_add_the_methods_complete_everywhere(tmp_path):
     assert set(first["datasets"]) == {2} and first.loc["bmkr", "reproduced_avg_rank"] == 1.0
     assert set(second["datasets"]) == {15} and second.loc["gbrff2", "reproduced_avg_rank"] == 1.0
     assert "among the 3 methods complete on all 15" in check.render_rank_views(spec, load_results([run.path]))
+
+
+def test_a_published_file_that_is_not_csv_is_one_line(tmp_path):
+    from rfbench.errors import UsageError
+    from rfbench.reporting.published import read_published
+
+    binary = tmp_path / "table.csv"
+    binary.write_bytes(bytes(range(256)) * 8)
+    with pytest.raises(UsageError, match="cannot be read as CSV"):
+        read_published(binary)

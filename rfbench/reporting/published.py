@@ -27,4 +27,9 @@ def read_published(path: Path) -> pd.DataFrame:
         raise UsageError(f"published table not found: {path} (the package ships them in "
                          f"{packaged_published_dir()}; unset RFBENCH_PUBLISHED_DIR / published_dir in the "
                          "config file to use them, or point it at a directory that has this file)")
-    return pd.read_csv(path, dtype=str)
+    try:
+        return pd.read_csv(path, dtype=str)
+    except (ValueError, pd.errors.ParserError, UnicodeDecodeError, OSError) as exc:
+        first = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UsageError(f"published table {path} cannot be read as CSV ({type(exc).__name__}: {first}); a spec's "
+                         "'published:' names a CSV of the published cells") from None
