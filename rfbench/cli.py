@@ -642,7 +642,8 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
         sys.exit(1 if failed else 0)
     if not (check_only or list_only or summary):
         for spec in loaded:
-            click.echo(f"== {spec.name}: {spec.title}", err=True)
+            # the first line says where the results go (a spec's results directory is the spec's choice)
+            click.echo(f"== {spec.name}: {spec.title} → {spec.results}", err=True)
             reproduce.run_spec(spec, config, registry=reg, progress=not quiet,
                                command="rfbench " + " ".join(sys.argv[1:]), only_methods=_names(method_list),
                                only_datasets=_names(dataset_list))

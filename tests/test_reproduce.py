@@ -269,3 +269,24 @@ def test_a_specs_direction_comes_from_its_metric(tiny_spec):
     tiny_spec.write_text(text + "metric: r2\n")
     with pytest.raises(UsageError, match="metric 'r2' is not one of rmse100"):
         load_spec(str(tiny_spec))
+
+
+@pytest.mark.parametrize("results, refused", [("/tmp/rfbench-elsewhere/x", True), ("../../../x", True),
+                                              ("../results/x", False), ("out", False)])
+def test_a_specs_results_stay_under_its_project_or_the_working_directory(tmp_path, monkeypatch, results, refused):
+    """A spec's results: directory under the spec's project (its directory or the one above) or the
+    working directory; anything else is refused in one line unless results_anywhere: true."""
+    from rfbench.errors import UsageError
+    from rfbench.experiments.spec import load_spec
+
+    spec = tmp_path / "proj" / "bench" / "s.yaml"
+    spec.parent.mkdir(parents=True)
+    body = (f"title: x\nresults: {results}\nrun: {{datasets: [friedman-generated], methods: [rff-gauss], "
+            "features: [10]}\nprotocol: {name: cv, outer_folds: 2, inner_folds: 2}\n")
+    spec.write_text(body)
+    monkeypatch.chdir(spec.parent)
+    if refused:
+        with pytest.raises(UsageError, match="outside the spec's project .* and the working directory"):
+            load_spec(str(spec))
+        spec.write_text(body + "results_anywhere: true\n")
+    assert load_spec(str(spec)).results == (spec.parent / results).resolve()

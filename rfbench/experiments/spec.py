@@ -78,7 +78,7 @@ FIELD_TYPES = {
     "run": (dict,), "protocol": (dict,), "ci": (dict,), "tolerance": (dict,), "test": (dict, str), "layout": (str,),
     "methods": (dict,), "datasets": (dict,), "columns": (dict,), "not_comparable": (dict,), "filters": (dict,),
     "chosen": (dict,), "variants": (dict,), "dataset_variants": (dict,), "published_summary": (dict,),
-    "also_reads": (list,), "n_features": (list,), "wilcoxon": (list,), "rank_summary": (bool,),
+    "also_reads": (list,), "results_anywhere": (bool,), "n_features": (list,), "wilcoxon": (list,), "rank_summary": (bool,),
     "run.suite": (str,), "run.features": (list,), "ci.features": (list,), "ci.protocol": (dict,),
     "ci.reference": (str,), "ci.atol": NUMBER, "test.name": (str,), "tolerance.stds": NUMBER,
     "tolerance.relative": NUMBER, "tolerance.holdout_ses": NUMBER, "tolerance.why": (str,), "test.why": (str,),
@@ -109,12 +109,24 @@ def _check_field_types(raw: dict, path: Path) -> None:
                              f"{value!r:.40}")
 
 
-def results_path(spec_file: Path, value: str) -> Path:
+def results_path(spec_file: Path, value: str, anywhere: bool = False) -> Path:
     """A spec's ``results`` / ``also_reads`` directory: relative to the spec file, or for a spec packaged
-    in an installed wheel, <results_root>/<last part of the path> (never inside site-packages)."""
+    in an installed wheel, <results_root>/<last part of the path> (never inside site-packages).
+
+    A spec's directory must stay where its user sees it: under the spec's project (the spec file's
+    directory or the one above it, where bench/ specs keep ../results) or under the working
+    directory. Anything else (an absolute path elsewhere, ``../../../x``, ``/etc/...``) is refused in one
+    line unless the spec says ``results_anywhere: true``."""
     if is_packaged(spec_file):
         return (config.results_root() / Path(value).name).resolve()
-    return (spec_file.parent / value).resolve()
+    path = (spec_file.parent / value).resolve()
+    if not anywhere:
+        project, here = spec_file.resolve().parent.parent, Path.cwd().resolve()
+        if not (path.is_relative_to(project) or path.is_relative_to(here)):
+            raise UsageError(f"{spec_file.name}: results directory {value!r} resolves to {path}, outside the spec's "
+                             f"project ({project}) and the working directory ({here}); give a path under one of "
+                             "them, or set results_anywhere: true in the spec to write there on purpose")
+    return path
 
 
 @dataclass
@@ -475,8 +487,9 @@ def load_spec(path_or_name: str, registry: Registry | None = None) -> Spec:
                 methods={k: v[0] for k, v in alternates.items()}, method_alternates=alternates,
                 variants={k: list(v) for k, v in variants.items()},
                 dataset_variants={k: list(v) for k, v in dataset_variants.items()},
-                results=results_path(path, raw["results"]) if raw.get("results") else None,
-                also_reads=[results_path(path, d) for d in raw.get("also_reads") or []],
+                results=results_path(path, raw["results"], bool(raw.get("results_anywhere")))
+                if raw.get("results") else None,
+                also_reads=[results_path(path, d, bool(raw.get("results_anywhere"))) for d in raw.get("also_reads") or []],
                 plan=plan, ci=ci, n_features=raw.get("n_features", []),
                 tolerance=tolerance, test=test, layout=_layout(raw, path),
                 not_comparable={str(k): str(v) for k, v in not_comparable.items()}, reasons=_reasons(raw, path),
