@@ -161,3 +161,21 @@ def device_setting() -> tuple[str, str]:
     if cfg.device is not None:
         return cfg.device, f"device in {cfg.origin['device']}"
     return "cpu", ""
+
+
+def _process_umask() -> int:
+    mask = os.umask(0o022)      # reading the umask sets it: put it back at once
+    os.umask(mask)
+    return mask
+
+
+#: the umask when rfbench was imported (read once: reading it means setting it, which is not thread-safe)
+UMASK = _process_umask()
+
+
+def new_file_mode() -> int:
+    """The mode a plain ``open()`` would give a new file (0o666 less the umask). Temporary files made
+    by ``tempfile.mkstemp`` are 0600 whatever the umask; a file renamed into place from one gets this
+    mode first, so that results, sites and caches can be shared as the user's umask allows."""
+    return 0o666 & ~UMASK
+

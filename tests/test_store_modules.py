@@ -142,3 +142,17 @@ def test_a_run_directory_let_go_of_is_freed_at_once_with_its_records(tmp_path):
         assert gone() is None
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("umask, mode", [(0o022, 0o644), (0o002, 0o664), (0o077, 0o600)])
+def test_written_files_follow_the_umask(tmp_path, umask, mode):
+    """Atomic writes go through mkstemp (0600): the file renamed into place gets the mode a plain open()
+    would give it, so a shared --out or a site is readable as the user's umask allows."""
+    import subprocess
+    import sys
+
+    code = ("import os, sys; os.umask(int(sys.argv[2], 8))\n"
+            "from rfbench.store.atomic import atomic_write_text\n"
+            "atomic_write_text(sys.argv[1], 'x')\n")
+    subprocess.run([sys.executable, "-c", code, str(tmp_path / "f.txt"), oct(umask)[2:]], check=True)
+    assert (tmp_path / "f.txt").stat().st_mode & 0o777 == mode

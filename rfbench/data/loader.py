@@ -166,6 +166,7 @@ def sha256_of(path: Path) -> str:
 def _atomic_write_npz(path: Path, **arrays) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.fchmod(fd, config.new_file_mode())
     try:
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, **arrays)
@@ -477,6 +478,7 @@ def _write_cache(ds: Dataset, loaded: Loaded) -> None:
         _atomic_write_npz(cache_dir() / f"{ds.name}-{key}.npz", X=loaded.X, y=loaded.y)
         meta = {"key": key, "registry": key, "source": loaded.source, "detail": loaded.detail}
         fd, tmp = tempfile.mkstemp(dir=cache_dir(), suffix=".tmp")
+        os.fchmod(fd, config.new_file_mode())
         with os.fdopen(fd, "w") as fh:
             json.dump(meta, fh)
         os.replace(tmp, cache_dir() / f"{ds.name}.json")

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfbench.config import new_file_mode
 from rfbench.data.arff import read_arff
 from rfbench.errors import DataUnavailable, UsageError
 
@@ -31,6 +32,7 @@ def _download(url: str, target: Path, timeout: float) -> None:
     except (urllib.error.URLError, OSError, ValueError) as exc:
         raise DataUnavailable(f"download of {url} failed: {getattr(exc, 'reason', exc)}") from None
     fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".tmp")
+    os.fchmod(fd, new_file_mode())
     with os.fdopen(fd, "wb") as fh:
         fh.write(payload)
     os.replace(tmp, target)

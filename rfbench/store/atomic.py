@@ -12,6 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from rfbench.config import new_file_mode
+
 DISK_FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
@@ -31,6 +33,7 @@ def atomic_write_text(path: Path, text: str, durable: bool = True) -> os.stat_re
         path.parent.mkdir(parents=True, exist_ok=True)
         # the writer's pid in the name lets remove_stale_temporaries tell a killed writer's file
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp")
+        os.fchmod(fd, new_file_mode())      # mkstemp's 0600 would hide every result from the user's group
         with os.fdopen(fd, "w") as fh:
             fh.write(text)
             fh.flush()
