@@ -42,6 +42,14 @@ def seed_from(rng: np.random.Generator) -> int:
     return int(rng.integers(0, 2**31 - 1))
 
 
+def library_seed(random_state):
+    """``random_state`` as a seed for a library that takes an int or None (scikit-learn's HGB,
+    xRFM): an int or None passes through unchanged, anything else is drawn from as a generator."""
+    if random_state is None or (isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)):
+        return random_state
+    return seed_from(as_generator(random_state))
+
+
 def resolve_cv(cv, n_samples: int, rng: np.random.Generator) -> list[tuple[np.ndarray, np.ndarray]]:
     """The inner CV as a list of (train_idx, test_idx) pairs."""
     if isinstance(cv, numbers.Integral):

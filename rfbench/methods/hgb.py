@@ -21,15 +21,13 @@ What the runner passes, and what becomes of it:
 
 from __future__ import annotations
 
-from numbers import Integral
-
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.ensemble import HistGradientBoostingClassifier, HistGradientBoostingRegressor
 from sklearn.utils.validation import check_is_fitted
 
 from rfbench.contract import SharesBudgets
 from rfbench.methods import constraints as cons
-from rfbench.methods.common import as_generator, seed_from
+from rfbench.methods.common import library_seed
 
 
 class _HGB(SharesBudgets, BaseEstimator):
@@ -50,15 +48,9 @@ class _HGB(SharesBudgets, BaseEstimator):
         self.random_state = random_state
         self.n_jobs = n_jobs
 
-    def _seed(self):
-        rs = self.random_state
-        if rs is None or (isinstance(rs, Integral) and not isinstance(rs, bool)):
-            return rs
-        return seed_from(as_generator(rs))
-
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
-        self.model_ = self._model_class(early_stopping=True, random_state=self._seed()).fit(X, y)
+        self.model_ = self._model_class(early_stopping=True, random_state=library_seed(self.random_state)).fit(X, y)
         self.n_features_in_ = self.model_.n_features_in_
         if hasattr(self.model_, "classes_"):
             self.classes_ = self.model_.classes_

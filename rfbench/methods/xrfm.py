@@ -41,8 +41,6 @@ rows), except ``verbose=False`` (its progress printing).
 
 from __future__ import annotations
 
-from numbers import Integral
-
 import numpy as np
 from sklearn.base import BaseEstimator, ClassifierMixin, RegressorMixin, _fit_context
 from sklearn.preprocessing import LabelEncoder
@@ -50,7 +48,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
 from rfbench.contract import SharesBudgets
 from rfbench.methods import constraints as cons
-from rfbench.methods.common import as_generator, resolve_cv, seed_from
+from rfbench.methods.common import library_seed, resolve_cv
 
 #: what to install where xrfm is missing
 EXTRA = "pip install 'rfbench[xrfm]'"
@@ -91,12 +89,6 @@ class _XRFM(SharesBudgets, BaseEstimator):
         self.n_jobs = n_jobs
         self.device = device
 
-    def _seed(self):
-        rs = self.random_state
-        if rs is None or (isinstance(rs, Integral) and not isinstance(rs, bool)):
-            return rs
-        return seed_from(as_generator(rs))
-
     def _validation_split(self, n: int, seed):
         """(train rows, validation rows): the first inner fold (5-fold when ``cv`` is None)."""
         cv = 5 if self.cv is None else self.cv
@@ -108,7 +100,7 @@ class _XRFM(SharesBudgets, BaseEstimator):
     def xrfm_kwargs(self) -> dict:
         """The arguments of ``xrfm.xRFM`` this wrapper sets (everything else at xRFM's defaults)."""
         n_threads = int(self.n_jobs) if self.n_jobs is not None and self.n_jobs > 0 else None
-        return {"device": torch_device_name(self.device), "random_state": self._seed(), "n_threads": n_threads,
+        return {"device": torch_device_name(self.device), "random_state": library_seed(self.random_state), "n_threads": n_threads,
                 "verbose": False}
 
     @_fit_context(prefer_skip_nested_validation=True)
