@@ -209,3 +209,22 @@ class TestTorchPath:
         est = FalkonRegressor(n_features=len(y), bandwidths=[1.3], lambdas=[1e-3], max_iter=20, tol=1e-14,
                               device=DEVICE).fit(X, y)
         assert _rel(est.predict(X_te), _exact_krr(X, y, X_te, 1.3, 1e-3)) < 1e-8
+
+
+def test_the_lambda_grid_solved_in_groups_equals_one_group():
+    # factor_bytes too small for two M × M factors: each λ its own CG, the same α to rounding
+    X, y, _ = _problem(m=150)
+    ops, yc = F.NumPyOps(), y - y.mean()
+    C, lambdas = X[:25], [1e-7, 1e-5, 1e-3, 1e-1]
+    assert F.lambda_groups(4, 25, 8 * 25 * 25) == [slice(0, 1), slice(1, 2), slice(2, 3), slice(3, 4)]
+    assert F.lambda_groups(9, 3600, 2**30) == [slice(0, 9)]          # the default keeps nine together
+    assert len(F.lambda_groups(9, 10_000, 2**30)) == 9                 # 0.8 GB a factor: one at a time
+    one = F.falkon_solve(ops, X, yc, C, 1.5, lambdas, 50, 1e-10, 2**20)
+    grouped = F.falkon_solve(ops, X, yc, C, 1.5, lambdas, 50, 1e-10, 2**20, factor_bytes=8 * 25 * 25 * 2)
+    np.testing.assert_allclose(grouped[0], one[0], rtol=1e-7, atol=1e-9 * np.abs(one[0]).max())   # CG's rounding
+    assert np.abs(grouped[1] - one[1]).max() <= 1         # a column may stop one step apart at the tolerance
+    assert grouped[2].shape[1] == 4
+    a = FalkonRegressor(n_features=25, random_state=3).fit(X, y)
+    b = FalkonRegressor(n_features=25, random_state=3, factor_bytes=8 * 25 * 25).fit(X, y)
+    assert (a.sigma_, a.lambda_) == (b.sigma_, b.lambda_)
+    np.testing.assert_allclose(b.predict(X), a.predict(X), rtol=1e-9)

@@ -44,8 +44,12 @@ Memory. K_nM is never stored whole unless it fits the budget: the products K_nM�
 predictions K(X, C) α are sums over row blocks of ⌊``block_bytes`` / (8 M)⌋ rows (the paper's
 KnM_times_vector), each block's kernel computed on the fly; when the whole n × M matrix fits in
 ``block_bytes`` (default 256 MiB; the block's distance computation takes about twice that) it is
-computed once and reused by every iteration. No n × n matrix is formed. What is M × M is held: K_MM,
-T and one A per λ of the grid (9 by default, so 10 M² doubles: 0.8 GB at M = 3000, 8 GB at 10 000).
+computed once and reused by every iteration. No n × n matrix is formed, nor an M × M identity (the
+jitter and λ are added to the diagonal). What is M × M is held: T, and the factors A of the λ being
+solved: the grid is solved in groups whose factors fit ``factor_bytes`` (default 1 GiB), one CG per
+group (:func:`lambda_groups`). At M ≤ 3 600 the nine λ are one group (the kernel products shared by
+all); at M = 10 000 (0.8 GB a factor) each λ is its own group, so the peak is T, T Tᵀ/M and one
+factor being made (about 3.2 GB with the kernel blocks) instead of the 8 GB of nine factors at once.
 
 Hyper-parameters, by the inner folds ``cv`` (their mean validation MSE), then a refit on the whole
 training part:
@@ -137,8 +141,11 @@ class NumPyOps:
         """R⁻¹ B (or R⁻ᵀ B) for upper-triangular R."""
         return solve_triangular(R, B, lower=False, trans="T" if transpose else "N", check_finite=False)
 
-    def eye(self, M: int):
-        return np.eye(M)
+    def add_diagonal(self, S, value: float):
+        """S + value·I as a new matrix (no M × M identity is formed; the same numbers as S + value·I)."""
+        out = S.copy()
+        out.flat[::out.shape[0] + 1] += value
+        return out
 
     def index(self, idx):
         return np.asarray(idx)
@@ -201,49 +208,65 @@ def kernel_times(ops, X, C, sigma: float, alpha, block_bytes: int):
 def preconditioner_T(ops, Kmm, M: int):
     """(T, jitter): T = chol(K_MM + εM I), the jitter grown tenfold until the factor exists."""
     jitter = np.finfo(np.float64).eps * M
-    eye = ops.eye(M)
     for _ in range(JITTER_TRIES):
-        T = ops.cholesky_upper(Kmm + jitter * eye)
+        T = ops.cholesky_upper(ops.add_diagonal(Kmm, jitter))
         if T is not None:
             return T, jitter
         jitter *= JITTER_GROWTH
     raise np.linalg.LinAlgError(f"the Cholesky of K_MM + jitter·I failed up to jitter {jitter / JITTER_GROWTH:.3g}")
 
 
-def falkon_solve(ops, X, y, C, sigma: float, lambdas, max_iter: int, tol: float, block_bytes: int):
+def lambda_groups(L: int, M: int, factor_bytes: int) -> list[slice]:
+    """The λ grid in groups whose M × M factors A fit ``factor_bytes`` together (at least one λ per
+    group): at M ≤ 3 600 the nine default λ are one group, at M = 10 000 each λ is its own."""
+    per_group = max(1, int(factor_bytes) // (8 * M * M))
+    return [slice(start, min(start + per_group, L)) for start in range(0, L, per_group)]
+
+
+def falkon_solve(ops, X, y, C, sigma: float, lambdas, max_iter: int, tol: float, block_bytes: int,
+                 factor_bytes: int = 2**30):
     """FALKON's α (M × L) for each λ of ``lambdas`` on rows X (n × d), centred targets y (n,) and
     centres C (M × d), with the CG record: (alpha, iterations per λ, relative residuals (t × L, NaN
-    after a column stopped), jitter)."""
+    after a column stopped), jitter). The λ are solved in groups whose factors fit ``factor_bytes``
+    (:func:`lambda_groups`; each group one CG, sharing the kernel products)."""
     lambdas = np.asarray(lambdas, dtype=np.float64)
     n, M, L = ops.n_rows(X), ops.n_rows(C), lambdas.size
     kernel = _Kernel(ops, X, C, sigma, block_bytes)
     T, jitter = preconditioner_T(ops, ops.gaussian(C, C, sigma), M)
-    TTt = T @ T.T / M
-    eye = ops.eye(M)
-    A = []
-    for lam in lambdas:
-        R = ops.cholesky_upper(TTt + lam * eye)
-        if R is None:
-            raise np.linalg.LinAlgError(f"the Cholesky of T Tᵀ/M + λI failed at λ = {lam:g}")
-        A.append(R)
-
-    def a_solve(U, cols, transpose=False):
-        """A_j⁻¹ u_j (or A_j⁻ᵀ u_j) for the columns ``cols`` of U, column j with its λ."""
-        out = [ops.solve_upper(A[j], U[:, k:k + 1], transpose) for k, j in enumerate(cols)]
-        return ops.hstack(out)
-
-    def W(U, cols):
-        V = a_solve(U, cols)                                   # A⁻¹ u
-        G = ops.solve_upper(T, kernel.gram_times(ops.solve_upper(T, V)), transpose=True) / n
-        return a_solve(G + ops.scale_columns(V, lambdas[cols]), cols, transpose=True)
-
     # r = A⁻ᵀ T⁻ᵀ K_nMᵀ y / n, one column per λ
     ky = ops.solve_upper(T, kernel.transpose_times(y[:, None]), transpose=True) / n
-    all_cols = np.arange(L)
-    r = a_solve(ops.hstack([ky] * L), all_cols, transpose=True)
-    beta, iters, history = _cg(ops, W, r, max_iter, tol)
-    alpha = ops.solve_upper(T, a_solve(beta, all_cols))
-    return alpha, iters, history, jitter
+    alphas, iterations, histories = [], [], []
+    for group in lambda_groups(L, M, factor_bytes):
+        lams = lambdas[group]
+        TTt = T @ T.T / M
+        A = []
+        for lam in lams:
+            R = ops.cholesky_upper(ops.add_diagonal(TTt, lam))
+            if R is None:
+                raise np.linalg.LinAlgError(f"the Cholesky of T Tᵀ/M + λI failed at λ = {lam:g}")
+            A.append(R)
+        del TTt, R
+
+        def a_solve(U, cols, transpose=False, A=A):
+            """A_j⁻¹ u_j (or A_j⁻ᵀ u_j) for the columns ``cols`` of U, column j with its λ."""
+            out = [ops.solve_upper(A[j], U[:, k:k + 1], transpose) for k, j in enumerate(cols)]
+            return ops.hstack(out)
+
+        def W(U, cols, a_solve=a_solve, lams=lams):
+            V = a_solve(U, cols)                                   # A⁻¹ u
+            G = ops.solve_upper(T, kernel.gram_times(ops.solve_upper(T, V)), transpose=True) / n
+            return a_solve(G + ops.scale_columns(V, lams[cols]), cols, transpose=True)
+
+        cols = np.arange(lams.size)
+        r = a_solve(ops.hstack([ky] * lams.size), cols, transpose=True)
+        beta, iters, history = _cg(ops, W, r, max_iter, tol)
+        alphas.append(ops.solve_upper(T, a_solve(beta, cols)))
+        iterations.append(iters)
+        histories.append(history)
+        del A
+    t = max(h.shape[0] for h in histories)
+    history = np.hstack([np.vstack([h, np.full((t - h.shape[0], h.shape[1]), np.nan)]) for h in histories])
+    return ops.hstack(alphas), np.concatenate(iterations), history, jitter
 
 
 def _cg(ops, W, R, max_iter: int, tol: float):
@@ -292,7 +315,8 @@ class FalkonRegressor(RegressorMixin, BaseEstimator):
     Parameters: ``n_features`` = M, the number of centres (capped at the training rows);
     ``bandwidth_factors`` (multiples of the median pairwise distance) or ``bandwidths`` (σ values,
     overriding the factors); ``lambdas``; ``max_iter`` (t; None: ⌈ln n⌉ + 5); ``tol`` (CG's relative
-    residual); ``block_bytes`` (the memory of one kernel block); ``cv``, ``random_state``, ``n_jobs``
+    residual); ``block_bytes`` (the memory of one kernel block); ``factor_bytes`` (the memory of
+    the λ factors held at once); ``cv``, ``random_state``, ``n_jobs``
     (unused: the BLAS threads are the runner's) as in rfbench/methods/common.py; ``device``.
 
     Fitted: ``centres_`` (M × d), ``alpha_``, ``intercept_`` (ȳ), ``sigma_``, ``lambda_``,
@@ -308,6 +332,7 @@ class FalkonRegressor(RegressorMixin, BaseEstimator):
         "max_iter": [cons.positive_int(), None],
         "tol": [cons.non_negative_real()],
         "block_bytes": [cons.positive_int()],
+        "factor_bytes": [cons.positive_int()],
         "cv": cons.CV,
         "random_state": cons.RANDOM_STATE,
         "n_jobs": cons.N_JOBS,
@@ -315,8 +340,8 @@ class FalkonRegressor(RegressorMixin, BaseEstimator):
     }
 
     def __init__(self, n_features=100, bandwidth_factors=DEFAULT_BANDWIDTH_FACTORS, bandwidths=None,
-                 lambdas=None, max_iter=None, tol=1e-8, block_bytes=2**28, cv=5, random_state=None,
-                 n_jobs=1, device="cpu"):
+                 lambdas=None, max_iter=None, tol=1e-8, block_bytes=2**28, factor_bytes=2**30, cv=5,
+                 random_state=None, n_jobs=1, device="cpu"):
         self.n_features = n_features
         self.bandwidth_factors = bandwidth_factors
         self.bandwidths = bandwidths
@@ -324,6 +349,7 @@ class FalkonRegressor(RegressorMixin, BaseEstimator):
         self.max_iter = max_iter
         self.tol = tol
         self.block_bytes = block_bytes
+        self.factor_bytes = factor_bytes
         self.cv = cv
         self.random_state = random_state
         self.n_jobs = n_jobs
@@ -365,7 +391,8 @@ class FalkonRegressor(RegressorMixin, BaseEstimator):
                     mean = float(ytr.mean())
                     for i, sigma in enumerate(sigmas):
                         alpha, *_ = falkon_solve(ops, ops.rows(Xd, tr), ops.array(ytr - mean), C, sigma, lambdas,
-                                                 self._iterations(len(tr)), float(self.tol), int(self.block_bytes))
+                                                 self._iterations(len(tr)), float(self.tol), int(self.block_bytes),
+                                                 int(self.factor_bytes))
                         pred = ops.numpy(kernel_times(ops, ops.rows(Xd, va), C, sigma, alpha,
                                                       int(self.block_bytes))) + mean
                         errors[i] += np.mean((pred - y[va][:, None]) ** 2, axis=0) / len(splits)
@@ -381,7 +408,7 @@ class FalkonRegressor(RegressorMixin, BaseEstimator):
         C = ops.rows(Xd, idx)
         alpha, iters, history, self.jitter_ = falkon_solve(
             ops, Xd, ops.array(y - self.intercept_), C, self.sigma_, [self.lambda_], self._iterations(m),
-            float(self.tol), int(self.block_bytes))
+            float(self.tol), int(self.block_bytes), int(self.factor_bytes))
         self.centres_ = X[idx]
         self.alpha_ = ops.numpy(alpha)[:, 0].copy()
         self.n_iter_ = int(iters[0])

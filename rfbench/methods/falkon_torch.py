@@ -53,8 +53,10 @@ class TorchOps:
             return torch.linalg.solve_triangular(R.mT, B, upper=False)
         return torch.linalg.solve_triangular(R, B, upper=True)
 
-    def eye(self, M: int):
-        return torch.eye(M, dtype=F64, device=self.device)
+    def add_diagonal(self, S, value: float):
+        out = S.clone()
+        out.diagonal().add_(value)
+        return out
 
     def hstack(self, parts):
         return parts[0] if len(parts) == 1 else torch.cat(parts, dim=1)
