@@ -232,6 +232,10 @@ class Method:
     # methods whose cost the small finished datasets cannot reveal (kernel SVMs: rows²); used by
     # `rfbench status` to estimate cells with no finished task
     cost_scaling: dict = field(default_factory=dict)
+    # whether the BLAS thread count changes its numbers (its reductions are not thread-invariant:
+    # bench/perf/thread_invariance.py measures every method); a resume with another thread count
+    # into the same results is then refused instead of mixing both (rfbench.execution.runner)
+    thread_sensitive: bool = False
 
     def supports(self, task: str) -> bool:
         """A native estimator for the task, or a regressor (fitted to ±1 labels on two classes);
@@ -545,10 +549,14 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
             and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 4 for v in cost.values())):
         _fail(path, name, "field 'cost_scaling' must map rows and/or inputs to exponents between 0 and 4, "
               "e.g. {rows: 2}")
+    thread_sensitive = e.get("thread_sensitive", False)
+    if not isinstance(thread_sensitive, bool):
+        _fail(path, name, f"field 'thread_sensitive' must be true or false, got {thread_sensitive!r}")
     return Method(name, dict(est), dict(e.get("params") or {}), str(e.get("description", "")),
                   str(e.get("paper", "")), grid=grid, origin=origin or ("built-in" if not user else str(path)),
                   sys_path=tuple(sys_path), per_dataset={k: dict(v) for k, v in per_dataset.items()},
-                  placement=placement, cost_scaling={k: float(v) for k, v in cost.items()})
+                  placement=placement, cost_scaling={k: float(v) for k, v in cost.items()},
+                  thread_sensitive=thread_sensitive)
 
 
 def read_methods_file(path: Path) -> dict[str, Method]:

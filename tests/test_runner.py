@@ -580,3 +580,37 @@ def test_a_user_method_that_ends_its_process_is_an_error_record_with_one_job(tmp
     records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
     assert len(records) == 2 and all(r["status"] == "error" and message in r["message"] for r in records)
     assert not list((tmp_path / "o" / "records").glob("*.claim"))
+
+
+def test_a_thread_sensitive_method_is_not_resumed_with_another_thread_count(tmp_path, monkeypatch, capsys):
+    """à la carte's numbers change with the BLAS threads (results/thread-invariance.json): a resume
+    that would finish its cell with another --threads is refused in one line before anything is
+    written; the same thread count resumes, and a finished cell is no reason to refuse."""
+    import json
+
+    from rfbench import registry as reg
+    from rfbench.cli import main
+    from tests.cli_errors import one_line_error
+
+    flagged = {name for name, m in reg.load().methods.items() if m.thread_sensitive}
+    assert {"alc", "alc-q1", "alc-q2", "alc-q5", "gp", "krr", "salsa"} <= flagged
+    assert not flagged & {"rff-gauss", "eerf", "lkrf", "gfc", "lgbm", "gbrff1", "falkon", "hgb"}
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "reg.yaml").write_text("methods:\n  sensitive:\n    estimator: rfbench.methods.rff:RFFRegressor\n"
+                                       "    params: {kernel: gaussian}\n    thread_sensitive: true\n")
+    common = ["--registry", "reg.yaml", "--datasets", "breiman-generated", "--methods", "sensitive,rff-gauss",
+              "--features", "10", "--outer-folds", "3", "--inner-folds", "2", "--max-samples", "80", "--jobs", "1",
+              "--quiet", "--no-report", "--out", "o"]
+    main(["run", *common, "--folds", "0", "--threads", "1"])
+    capsys.readouterr()
+    before = {p.name: p.stat().st_mtime_ns for p in (tmp_path / "o").rglob("*")}
+    line = one_line_error(capsys, ["run", *common, "--folds", "0-1", "--threads", "2"],
+                          "this run would use 2, which changes sensitive's numbers")
+    assert "used 1 BLAS thread(s)" in line and "--threads 1" in line
+    assert {p.name: p.stat().st_mtime_ns for p in (tmp_path / "o").rglob("*")} == before   # nothing written
+    main(["run", *common, "--folds", "0-1", "--threads", "1"])
+    records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
+    assert len(records) == 4 and {r["threads"] for r in records} == {1}
+    # every task of the sensitive cell done: nothing of it would be mixed, so another count runs the rest
+    main(["run", *common, "--folds", "0-1", "--threads", "2"])

@@ -86,6 +86,24 @@ def plan(dataset_names, method_names, features, protocol, run_dir: RunDir, warn=
     return items
 
 
+def refuse_thread_mixing(items: list[WorkItem], run_dir: RunDir, protocol, threads: int, registry: Registry) -> None:
+    """One line (UsageError) when a pending task of a thread-sensitive method (registry field
+    ``thread_sensitive``: its numbers change with the BLAS threads) would join finished tasks of the
+    same (dataset, method) computed with another thread count, e.g. à la carte resumed with another
+    --threads or --jobs: its cells would silently mix both."""
+    pending = {(i.dataset, i.method) for i in items if registry.method(i.method).thread_sensitive}
+    if not pending:
+        return
+    key = protocol.key()
+    for status, dataset, method, prot, used in run_dir.columns(["status", "dataset", "method", "protocol", "threads"]):
+        if (status == "done" and prot == key and (dataset, method) in pending and isinstance(used, int)
+                and used != threads):
+            raise UsageError(
+                f"{method} on {dataset}: the finished tasks in {run_dir.path} used {used} BLAS thread(s) per task "
+                f"and this run would use {threads}, which changes {method}'s numbers; resume with --threads {used} "
+                "(and a --jobs that leaves each worker that many cores), or use another --out")
+
+
 def interleaved(items: list[WorkItem]) -> list[WorkItem]:
     """The first fold of every (dataset, method) first, then the rest by dataset (first-seen order),
     fold and method (the planned order otherwise): every (dataset, method) has a finished task early,
@@ -537,6 +555,11 @@ class _Seed:
                 raise UsageError(f"dataset '{name}': its file {info.get('file')} has sha256 {now}, but the results in "
                                  f"{run_dir.path} were computed on sha256 {before}; a changed data file needs a new "
                                  "--out (or restore the file)")
+        # what is left to run, known before anything is written: a thread-sensitive method's cell is
+        # never completed with another thread count than its finished tasks had
+        items = plan(names, methods, features, protocol, run_dir, self.warn, folds, config.device,
+                     registry=self.registry)
+        refuse_thread_mixing(items, run_dir, protocol, self.threads, self.registry)
         # fold assignments, saved once and checked on resume; every dataset's splits are computed (and
         # so validated on the data: a bad split masks file is one line) before the first is written
         assignments = {name: outer_fold_assignment(name, protocol, config.data_dir, self.registry) for name in names}
@@ -557,8 +580,6 @@ class _Seed:
             "code": code_version(),
         })
         self.dataset_names = names
-        items = plan(names, methods, features, protocol, run_dir, self.warn, folds, config.device,
-                     registry=self.registry)
         return self.order(items) if self.order is not None else interleaved(items)
 
     def run(self) -> RunDir:
