@@ -424,3 +424,22 @@ def test_a_bad_cost_scaling_is_one_line(tmp_path, monkeypatch):
     reg.write_text("methods:\n  my-svr:\n    estimator: sklearn.svm:SVR\n    cost_scaling: {rows: fast}\n")
     with pytest.raises(UsageError, match="field 'cost_scaling' must map rows and/or inputs to exponents"):
         registry.load()
+
+
+def test_a_one_fold_cell_shows_no_spread_rather_than_zero(tmp_path, monkeypatch, capsys):
+    """One finished fold has no spread across folds: '±–', never '±0.00'; the CSV leaves it empty."""
+    import pandas as pd
+
+    from rfbench.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    main(["run", "--datasets", "breiman-generated", "--methods", "rff-gauss", "--features", "10", "--outer-folds", "3",
+          "--inner-folds", "2", "--max-samples", "80", "--jobs", "1", "--folds", "0", "--quiet", "--no-report",
+          "--out", "o"])
+    capsys.readouterr()
+    main(["report", "o"])
+    text = capsys.readouterr().out
+    assert "±–" in text and "±0.00" not in text
+    main(["report", "o", "--format", "csv", "--output", "t.csv"])
+    row = pd.read_csv(tmp_path / "t.csv").iloc[0]
+    assert pd.isna(row["error_std"]) and row["folds"] == 1

@@ -420,10 +420,12 @@ def _pair_name(a: str, b: str, na, nb, names) -> str:
 
 def _spread(cell: Cell) -> str:
     """'±0.36' (one seed), or '±0.36 folds, ±0.05 seeds': the spread across folds (mean over seeds
-    of one seed's std over its folds) apart from the spread across seeds (std of the seed means)."""
+    of one seed's std over its folds) apart from the spread across seeds (std of the seed means);
+    '±–' where each seed has one fold (no spread measured, not a spread of zero)."""
+    std = f"{cell.std:.2f}" if cell.folds > cell.seeds else DASH
     if cell.seed_std is None:
-        return f"±{cell.std:.2f}"
-    return f"±{cell.std:.2f} {cell.unit}, ±{cell.seed_std:.2f} seeds"
+        return f"±{std}"
+    return f"±{std} {cell.unit}, ±{cell.seed_std:.2f} seeds"
 
 
 def _fmt_cell(cell: Cell | None, fmt: str) -> tuple[str, str]:
@@ -579,7 +581,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     if fmt == "csv":
         rows = [{"dataset": d, "m": int(sizes.get(d, 0)) or (reg[d].m if d in reg else None),
                  "d": reg[d].d if d in reg and reg[d].d else None, "n_features": n, "method": meth,
-                 "error_mean": c.mean, "error_std": c.std, "walltime_s": c.walltime, "folds": c.folds,
+                 "error_mean": c.mean, "error_std": c.std if c.folds > c.seeds else None, "walltime_s": c.walltime, "folds": c.folds,
                  "bold": c.bold, "bold_test": f"{test} p={alpha:g}"}   # a line would break the CSV
                 | ({"error_std_seeds": c.seed_std, "seeds": c.seeds} if seeds > 1 else {})
                 for d in ds_order for n in ns for meth in methods if (c := cells.get((d, n, meth)))]
