@@ -614,3 +614,28 @@ def test_a_thread_sensitive_method_is_not_resumed_with_another_thread_count(tmp_
     assert len(records) == 4 and {r["threads"] for r in records} == {1}
     # every task of the sensitive cell done: nothing of it would be mixed, so another count runs the rest
     main(["run", *common, "--folds", "0-1", "--threads", "2"])
+
+
+def test_the_dry_run_does_not_count_a_data_file_with_another_checksum_as_offline(tmp_path, monkeypatch, capsys):
+    """A user's data file whose sha256 is not the registry's would be refused by the run: the dry run
+    says so instead of counting it as data offline (or as needing the network)."""
+    import hashlib
+
+    from rfbench.cli import main
+    from rfbench.data.loader import data_state, offline
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    np.savetxt("d.csv", np.c_[X, X.sum(1)], delimiter=",", header="a,b,c,y", comments="")
+    good = hashlib.sha256((tmp_path / "d.csv").read_bytes()).hexdigest()
+    for sha, state in ((good, "offline"), ("0" * 64, "sha256 differs")):
+        (tmp_path / "reg.yaml").write_text(f"datasets:\n  d:\n    file: d.csv\n    target: y\n    sha256: \"{sha}\"\n")
+        reg = registry.load([tmp_path / "reg.yaml"])
+        assert data_state(reg.dataset("d")) == state and offline(reg.dataset("d")) == (state == "offline")
+        main(["run", "--registry", "reg.yaml", "--datasets", "d", "--methods", "rff-gauss", "--features", "10",
+              "--dry-run", "--out", "o"])
+        out = capsys.readouterr().out
+        assert state in out.splitlines()[2]
+        assert ("does not have the sha256 the registry gives it" in out) == (state != "offline")
+    assert not (tmp_path / "o").exists()

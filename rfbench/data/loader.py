@@ -144,15 +144,39 @@ def entry(dataset: Dataset | str, registry: Registry | None = None) -> Dataset:
 
 def offline(dataset: Dataset | str, data_dir=None, registry: Registry | None = None) -> bool:
     """Whether a dataset can be obtained here without the network: its own file (user data) or its
-    mirror files are present, a generator makes it, or an earlier download is cached (files are not
-    hashed: the loader checks them when it reads them)."""
+    mirror files are present with the sha256 the registry gives them (a file that would be refused
+    when read is not counted: :func:`has_checksum`), a generator makes it, or an earlier download is
+    cached."""
+    return data_state(dataset, data_dir, registry) == "offline"
+
+
+def data_state(dataset: Dataset | str, data_dir=None, registry: Registry | None = None) -> str:
+    """"offline" (see :func:`offline`), "sha256 differs" (its file or mirror files are here, but not
+    the ones the registry names: reading them would be refused) or "needs network"."""
     ds = entry(dataset, registry)
-    name = ds.name
     if ds.file and Path(ds.file).is_file():     # a user dataset's own file
+        return "offline" if has_checksum(Path(ds.file), ds.sha256) else "sha256 differs"
+    root = mirror_root(ds, data_dir)
+    changed = root is not None and not all(has_checksum(root / f, sha) for f, sha in ds.mirror.files)
+    if root is not None and not changed:
+        return "offline"
+    if ds.generator or (cache_dir() / f"{ds.name}.json").is_file():
+        return "offline"
+    return "sha256 differs" if changed else "needs network"
+
+
+def has_checksum(path: Path, expected: str | None) -> bool:
+    """Whether the file has the sha256 ``expected`` (True when none is registered), hashed once per
+    version of the file (its size and modification time) in this process."""
+    if not expected:
         return True
-    if mirror_root(ds, data_dir) is not None:
-        return True
-    return bool(ds.generator) or (cache_dir() / f"{name}.json").is_file()
+    stat = path.stat()
+    return _digest(str(path), stat.st_size, stat.st_mtime_ns) == expected
+
+
+@lru_cache(maxsize=512)
+def _digest(path: str, size: int, mtime_ns: int) -> str:
+    return sha256_of(Path(path))
 
 
 def sha256_of(path: Path) -> str:

@@ -334,13 +334,14 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     """What :func:`run` would do, without running or writing anything (no directory, no index, no
     data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
     already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
-    the run downloads it or skips it) and the estimated seconds of the tasks to run (``est_s``, NaN:
+    the run downloads it or skips it; ``data``: "offline", "needs network" or "sha256 differs", a file
+    here that a run would refuse) and the estimated seconds of the tasks to run (``est_s``, NaN:
     unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.execution.estimate.task_seconds`, from
     the finished tasks in ``out``). Of ``config``, the folds, seeds and data directory count; the names
     are those of ``registry`` (default: the one built now)."""
     import pandas as pd
 
-    from rfbench.data.loader import TASK_UNKNOWN, offline, unresolved_openml
+    from rfbench.data.loader import TASK_UNKNOWN, data_state, unresolved_openml
     from rfbench.execution.estimate import task_seconds
 
     config = config if config is not None else RunConfig()
@@ -365,7 +366,8 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     pending = unresolved_openml(registry, dataset_names)
     for dname in dataset_names:
         ds = registry.dataset(dname)
-        here = offline(ds, data_dir)
+        state = data_state(ds, data_dir)
+        here = state == "offline"
         task_unknown = dname in pending and ds.notes.endswith(TASK_UNKNOWN)
         for mname in method_names:
             if not task_unknown and not registry.method(mname).supports(ds.task):
@@ -376,8 +378,8 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
                 to_run = len(keys) - done
                 est = float(estimate([(dname, mname, n)])[0][0]) * to_run if to_run else 0.0
                 rows.append({"dataset": dname, "method": mname, "n": int(n), "to_run": to_run, "done": done,
-                             "offline": here, "est_s": est})
-    table = pd.DataFrame(rows, columns=["dataset", "method", "n", "to_run", "done", "offline", "est_s"])
+                             "offline": here, "data": state, "est_s": est})
+    table = pd.DataFrame(rows, columns=["dataset", "method", "n", "to_run", "done", "offline", "data", "est_s"])
     table.attrs["unresolved"] = pending
     return table
 
@@ -387,7 +389,7 @@ def render_dry_run(table, out) -> str:
     import numpy as np
     from tabulate import tabulate
 
-    shown = [[r.dataset, r.method, r.n, r.to_run, r.done, "offline" if r.offline else "needs network",
+    shown = [[r.dataset, r.method, r.n, r.to_run, r.done, r.data,
               "" if not r.to_run else "?" if np.isnan(r.est_s) else hms(r.est_s)]
              for r in table.itertuples()]
     body = tabulate(shown, headers=["dataset", "method", "n", "to run", "done", "data", "est. core time"],
@@ -407,7 +409,12 @@ def render_dry_run(table, out) -> str:
                      "`rfbench status` estimates"
                      + (f"; {unestimated} unestimated (no finished task of their method and n there)"
                         if unestimated else ""))
-    away = table[~table["offline"] & (table["to_run"] > 0)]
+    changed = table[(table["data"] == "sha256 differs") & (table["to_run"] > 0)]
+    if len(changed):
+        lines.append(f"{', '.join(dict.fromkeys(changed['dataset']))}: the data file here does not have the sha256 the "
+                     "registry gives it, so a run would refuse it: restore the file, or put its actual sha256 in "
+                     "the registry once you trust it (and use a new --out)")
+    away = table[~table["offline"] & (table["data"] != "sha256 differs") & (table["to_run"] > 0)]
     if len(away):
         lines.append(f"{int(away['to_run'].sum())} of them are of datasets without data offline "
                      f"({', '.join(dict.fromkeys(away['dataset']))}): a run downloads those it can and skips "
