@@ -242,7 +242,7 @@ def summary_markdown(checked: list[Checked]) -> str:
             continue
         out.append(f"{k['published']} published cells: {k['offline']} with data offline, {k['present']} "
                    f"present; **{k['pass']} pass, {k['fail']} fail**, {k['not comparable']} not comparable, "
-                   f"{k['partial']} partial (run in progress), {k['missing']} missing.")
+                   f"{k['partial']} partial (in progress or screened), {k['missing']} missing.")
         t = check.paper_cells(c.table)
         out.append(f"Tolerance: {check.tolerance_text(spec)}"
                    + (f" ({spec.tolerance.why})" if spec.tolerance.why else "") + ".")

@@ -197,7 +197,7 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: di
     caption = (f"{lead}: mean ± std over {how_many} of each dataset, methods as columns; datasets grouped by "
                "size (the registry's size-group suites), each shown by its name in the papers with (m, d).")
     if any(c.partial for c in cells.values()):
-        caption += (f" [k/K]: only k of the K {unit} have finished (a run in progress); a t-test against it runs "
+        caption += (f" [k/K]: only k of the K {unit} have finished (a run in progress, or a screen of some splits: --folds); a t-test against it runs "
                     f"on the {unit} both cells have in common.")
     how = {"paired": f"paired t-test over the {unit} (paired by {one} number; the {unit} are identical for "
                      "every method)",

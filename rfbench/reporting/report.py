@@ -608,7 +608,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
         caption = f"{screen}. {caption}"
     if any(c.partial for c in cells.values()):
         tasks = unit if seeds == 1 else f"(seed, {one}) tasks"
-        caption += (f" [k/K]: only k of the K {tasks} have finished (a run in progress); a t-test against "
+        caption += (f" [k/K]: only k of the K {tasks} have finished (a run in progress, or a screen of some folds: --folds); a t-test against "
                     "it runs on the folds both cells have in common, and a Wilcoxon test leaves it out, unless fewer than two datasets are complete: then it is a screen on the "
                     "folds both methods have in common (column protocol).")
     as_sign = sorted(set(df.loc[df["task"].astype(str).str.contains("sign", na=False), "method"]))
