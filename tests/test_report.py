@@ -440,6 +440,8 @@ def test_a_one_fold_cell_shows_no_spread_rather_than_zero(tmp_path, monkeypatch,
     main(["report", "o"])
     text = capsys.readouterr().out
     assert "±–" in text and "±0.00" not in text
+    # a screen of one fold of three, finished: not called "a run in progress" alone
+    assert "a screen of some folds: --folds" in text
     main(["report", "o", "--format", "csv", "--output", "t.csv"])
     row = pd.read_csv(tmp_path / "t.csv").iloc[0]
     assert pd.isna(row["error_std"]) and row["folds"] == 1
