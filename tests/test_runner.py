@@ -639,3 +639,37 @@ def test_the_dry_run_does_not_count_a_data_file_with_another_checksum_as_offline
         assert state in out.splitlines()[2]
         assert ("does not have the sha256 the registry gives it" in out) == (state != "offline")
     assert not (tmp_path / "o").exists()
+
+
+@pytest.mark.parametrize("raised", ["OutOfMemoryError('CUDA out of memory. Tried to allocate 8.00 GiB')",
+                                    "MemoryError('Unable to allocate 8.0 GiB for an array')",
+                                    "np.linalg.LinAlgError('the Cholesky of K failed past the jitter ladder')"])
+def test_a_task_out_of_memory_or_past_its_jitter_ladder_is_its_error_record_and_the_run_goes_on(
+        tmp_path, monkeypatch, raised):
+    """A GPU (or host) out of memory, or a Cholesky that fails past its jitter ladder, in one task: that
+    task's one-line error record, the other tasks done, the run ends normally (issue 44 item 5)."""
+    import json
+
+    from rfbench.cli import main
+
+    (tmp_path / "oommod.py").write_text(
+        "import numpy as np\nfrom sklearn.base import BaseEstimator, RegressorMixin\n"
+        "class OutOfMemoryError(RuntimeError):\n    pass\n"       # torch.cuda.OutOfMemoryError is a RuntimeError
+        "class Big(BaseEstimator, RegressorMixin):\n"
+        "    def __init__(self, n_features=10, cv=None, random_state=None, n_jobs=1):\n"
+        "        self.n_features, self.cv, self.random_state, self.n_jobs = n_features, cv, random_state, n_jobs\n"
+        "    def fit(self, X, y):\n"
+        f"        if len(y) % 2:\n            raise {raised}\n"
+        "        self.mean_ = float(np.mean(y))\n        return self\n"
+        "    def predict(self, X):\n        return np.full(len(X), self.mean_)\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    main(["run", "--datasets", "friedman-generated", "--methods", "oommod:Big", "--features", "10", "--outer-folds",
+          "3", "--inner-folds", "2", "--max-samples", "100", "--jobs", "1", "--quiet", "--no-report", "--out", "o"])
+    records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
+    assert len(records) == 3
+    failed = [r for r in records if r["status"] == "error"]
+    assert failed and len(failed) < 3 and all(r["status"] == "done" for r in records if r not in failed)
+    name = raised.split("(")[0].split(".")[-1]
+    assert all(name in r["message"].split(":")[0] and "\n" not in r["message"] for r in failed), failed[0]["message"]
+    assert not list((tmp_path / "o" / "records").glob("*.claim"))
