@@ -1027,7 +1027,6 @@ def datasets_fetch(names, suite, data_dir, registry_files):
                    "with each method's paper and whole description")
 def methods_cmd(registry_files, width):
     """List the registered methods, one line each."""
-    import shutil
     import textwrap
 
     from tabulate import tabulate
@@ -1039,7 +1038,13 @@ def methods_cmd(registry_files, width):
         rows = [[m.name, ", ".join(sorted(m.estimators)), m.paper, m.description] for m in methods]
         click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))
         return
-    width = shutil.get_terminal_size().columns if width is None else width
+    from rfbench.reporting.report import terminal_width
+
+    width = terminal_width() if width is None else width
+    if width == 0:            # a file or a pipe: whole lines
+        rows = [[m.name, ", ".join(sorted(m.estimators)), m.paper, m.description] for m in methods]
+        click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))
+        return
     if width < 40:
         raise UsageError(f"--width {width} is too narrow for the list; give 40 or more, or 0 for no limit")
     short = {"regression": "reg", "classification": "clf", "multiclass": "multi"}

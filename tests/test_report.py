@@ -445,3 +445,22 @@ def test_a_one_fold_cell_shows_no_spread_rather_than_zero(tmp_path, monkeypatch,
     main(["report", "o", "--format", "csv", "--output", "t.csv"])
     row = pd.read_csv(tmp_path / "t.csv").iloc[0]
     assert pd.isna(row["error_std"]) and row["folds"] == 1
+
+
+def test_text_to_a_file_or_pipe_is_not_cut_into_continued_blocks(capsys, monkeypatch):
+    """Not a terminal (a file, a pipe; here pytest's capture) and no $COLUMNS: whole lines, no
+    "continued" blocks; on a terminal of 80 columns the same table is wrapped."""
+    from pathlib import Path
+
+    from rfbench.cli import main
+    from rfbench.reporting import report
+
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert report.terminal_width() == 0
+    results = Path(__file__).resolve().parents[1] / "results" / "gfc2016-table4"
+    main(["report", str(results)])
+    whole = capsys.readouterr().out
+    assert "(continued)" not in whole and max(map(len, whole.splitlines())) > 80
+    monkeypatch.setenv("COLUMNS", "80")
+    main(["report", str(results)])
+    assert "(continued)" in capsys.readouterr().out

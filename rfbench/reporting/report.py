@@ -28,7 +28,7 @@ Layout (``rfbench report --help``):
   the registered names); in LaTeX ``_ % & #`` are escaped and backslash commands pass through, so
   ``alc=\\`a la carte`` also works there (pdflatex reads UTF-8, so ``à la carte`` works everywhere).
 * text wraps to ``width`` characters (default: the terminal's width, ``shutil.get_terminal_size``;
-  80 when the output is not a terminal; ``--width``, 0 = no limit): a table wider than that is split
+  no limit when the output is a file or a pipe; ``--width``, 0 = no limit): a table wider than that is split
   into one table per n, and a table of one n still too wide into column blocks of whole methods
   (the dataset column repeated); the Wilcoxon and timing tables into column blocks; prose is wrapped.
   A block of the key columns and one method wider than ``width`` is printed anyway.
@@ -48,8 +48,10 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import re
 import shutil
+import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -455,7 +457,12 @@ def wrap(text: str, width: int | None) -> str:
 
 
 def terminal_width() -> int:
-    return shutil.get_terminal_size().columns
+    """The width text output wraps to by default: the terminal's when standard output is one (or
+    ``$COLUMNS`` when set); 0, no limit, when it goes to a file or a pipe, where wrapping would only
+    cut a table into "continued" blocks."""
+    if os.environ.get("COLUMNS") or sys.stdout.isatty():
+        return shutil.get_terminal_size().columns
+    return 0
 
 
 def _line_width(text: str) -> int:
