@@ -200,7 +200,7 @@ def device_options(command):
                                 f"(default {DEFAULT_GPU_SLOTS})")(command)
     return click.option("--device", default=None, type=click.Choice(["cpu", "cuda", "auto"]),
                         help="where the methods that can use a GPU compute: cpu (the NumPy path), cuda (refused "
-                             "without torch or a GPU: pip install 'rfbench[gpu]') or auto (the GPU when there is "
+                             "without torch or a GPU: pip install torch, docs/device.md) or auto (the GPU when there is "
                              "one); default: the device setting ($RFBENCH_DEVICE, config file), else cpu; the "
                              "other methods run on the CPU")(command)
 

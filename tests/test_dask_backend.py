@@ -310,7 +310,7 @@ def test_without_distributed_the_dask_backend_says_how_to_install_it(tmp_path):
     res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert res.returncode == 2
     assert res.stderr.strip().splitlines() == ["rfbench: error: --backend dask needs dask.distributed, which is not "
-                                               "installed: pip install 'rfbench[dask]'"]
+                                               "installed: pip install 'dask[distributed]'"]
 
 
 @pytest.mark.slow

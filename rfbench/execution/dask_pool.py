@@ -34,7 +34,7 @@ from rfbench.errors import UsageError
 from rfbench.execution.executor import MAX_WORKER_DEATHS, Dispatch, Failed, Finished, Started
 from rfbench.execution.tasks import execute, prepared
 
-INSTALL = "pip install 'rfbench[dask]'"
+INSTALL = "pip install 'dask[distributed]'"
 #: seconds to reach a scheduler before giving up with one line
 CONNECT_TIMEOUT_S = 10
 #: seconds a nanny gets to kill and restart the worker of a task past its time limit

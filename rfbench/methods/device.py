@@ -8,7 +8,7 @@ An estimator that can use a device takes ``device`` (one of :data:`DEVICES`):
 * ``"torch-cpu"``: the torch path on the CPU. Nobody runs it for speed (NumPy is faster there):
   it exists so that CI, which has no GPU, runs the device code against the NumPy path.
 
-torch is imported only here and only when a torch path is asked for (``pip install rfbench[gpu]``);
+torch is imported only here and only when a torch path is asked for (``pip install torch``; in a checkout, ``pip install -e '.[gpu]'``);
 the NumPy path never imports it. docs/device.md says why torch, and what runs where.
 """
 
@@ -44,7 +44,8 @@ def torch_module():
     try:
         import torch
     except ImportError as exc:
-        raise DeviceUnavailable("the GPU path needs torch: pip install 'rfbench[gpu]'") from exc
+        raise DeviceUnavailable("the GPU path needs torch: pip install torch (the build for your CUDA: "
+                                "https://pytorch.org/get-started/locally/; docs/device.md)") from exc
     return torch
 
 
