@@ -36,7 +36,7 @@ def test_resolve_cpu_needs_nothing(monkeypatch):
 
 def test_without_torch_cuda_is_refused_and_auto_falls_back(monkeypatch):
     monkeypatch.setitem(sys.modules, "torch", None)
-    with pytest.raises(device.DeviceUnavailable, match=r"pip install 'rfbench\[gpu\]'"):
+    with pytest.raises(device.DeviceUnavailable, match=r"the GPU path needs torch: pip install torch \(the build for your CUDA"):
         device.resolve("cuda")
     dev, note = device.resolve("auto")
     assert dev == "cpu" and "auto" in note and "CPU" in note
