@@ -57,6 +57,8 @@ def main(argv=None) -> int:
     ap.add_argument("--results", default=str(ROOT / "results" / "uci-splits"))
     ap.add_argument("--json", default=str(ROOT / "results" / "uci-cost.json"))
     ap.add_argument("--markdown", default=str(ROOT / "docs" / "uci-cost.md"))
+    ap.add_argument("--gpu", default=str(ROOT / "results" / "uci-gpu.json"),
+                    help="bench/perf/uci_gpu.py's measurement on a GPU machine, when there is one")
     ap.add_argument("--memory", default=str(ROOT / "results" / "uci-memory.json"))
     ap.add_argument("--data-dir", default=None)
     args = ap.parse_args(argv)
@@ -162,6 +164,29 @@ def main(argv=None) -> int:
                   "power law is fitted to the small sets only (SALSA and KRR switch to Nyström above 4 000 rows, "
                   "FALKON's cost is dominated by its grid on small sets), so its projections of the large sets "
                   "can be far off."]
+    gpu = Path(args.gpu)
+    lines += ["", "## On a GPU machine (one H200 or H100, 16 cores)", ""]
+    if gpu.is_file():
+        measured = json.loads(gpu.read_text())
+        result["gpu"] = measured
+        lines += [f"`bench/perf/uci_gpu.py` on {measured['machine'].get('gpu', measured['device'])} "
+                  f"({measured['machine'].get('cpu_count')} cores), split 0 of each set, one fit per child process "
+                  "(`results/uci-gpu.json`):", "",
+                  "| role | set | device | status | seconds | RMSE | peak memory (GB) |", "|---|---|---|---|---:|---:|---:|"]
+        for r in measured["rows"]:
+            seconds, rmse, peak = ("" if r.get(k) is None else format(r[k], f)
+                                   for k, f in (("seconds", ".1f"), ("rmse", ".4f"), ("peak_gb", ".2f")))
+            lines.append(f"| {r['role']} | {r['dataset'].removeprefix('uci-')} | {r['device']} | {r['status']} | "
+                         f"{seconds} | {rmse} | {peak} |")
+    else:
+        lines += ["Not measured yet: no GPU machine has been lent to a session since the script was written (on "
+                  "2026-11-28 the device tool answered that no new machine was lent at present). The prepared run, "
+                  "about 7 minutes: `RFBENCH_DATA_DIR=... python bench/perf/uci_gpu.py --device cuda --budget-s 420 "
+                  "--factor-bytes 8589934592 --cpu-fits 3 --cpu-threads 4` (FALKON at M = 10 000 against the GP "
+                  "rows on kin40k, protein and keggdirected, and falkon / gp on the GPU against their CPU twins), "
+                  "then `rfbench run --datasets uci-kin40k,uci-protein,uci-tamielectric,uci-keggdirected,"
+                  "uci-keggundirected --protocol published --features 500 --device cuda --gpu-slots 4` for the "
+                  "device methods' share of the largest sets."]
     Path(args.markdown).write_text("\n".join(lines) + "\n")
     print(f"wrote {args.json} and {args.markdown}: {total_h:.1f} core-hours projected, "
           f"{result['tasks_done']} tasks done")
