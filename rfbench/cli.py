@@ -840,7 +840,10 @@ def compare_run(baseline, method_names, dataset_names, features, fold_list, prot
     if not no_report:
         click.echo(compare.render(compare.compare([str(run_dir.path)], [baseline], registry=reg), "text",
                                   width=_report_width(None), registry=reg))
-    click.echo(f"report: rfbench compare report {shlex.quote(out)} --against {b.name} --format latex")
+    # the baseline as the user named it (a results directory is a path, not a shipped name), and their registry
+    again = "".join(f" --registry {shlex.quote(str(f))}" for f in registry_files)
+    click.echo(f"report: rfbench compare report {shlex.quote(out)} --against {shlex.quote(baseline)}{again} "
+               "--format latex")
 
 
 def _report_width(width):
@@ -867,8 +870,10 @@ def _report_width(width):
 @click.option("--label", default=None, callback=latex_label, help="LaTeX \\label of the table (default: tab:<name of the first DIR>)")
 @click.option("--latex-width", default="469pt", show_default=True, help="text width the LaTeX must fit")
 @click.option("--width", type=WIDTH, default=None, help="characters per line of the text format (0: no limit)")
+@click.option("--registry", "registry_files", multiple=True, metavar="FILE",
+              help="the user registry the run used (its datasets and methods), as given to `compare run`")
 def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha, ttest, names, label, latex_width,
-                   width):
+                   width, registry_files):
     """Your run beside the baselines in the papers' table layout (t-tests, Wilcoxon), on the folds
     that every shown method has finished, labelled so (a screen over folds 0-2 says it is)."""
     from rfbench.experiments import compare
@@ -876,9 +881,13 @@ def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha,
     from rfbench.store import atomic_write_text
 
     output_path = output_file(output)
-    c = compare.compare(list(dirs), split_names(against) or None, _names(method_list), _names(dataset_list))
+    from rfbench import registry
+
+    reg = registry.load(registry_files)
+    c = compare.compare(list(dirs), split_names(against) or None, _names(method_list), _names(dataset_list),
+                        registry=reg)
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
-    text = compare.render(c, fmt, alpha=alpha, test=ttest, names=report.parse_names(names), width=_report_width(width),
+    text = compare.render(c, fmt, registry=reg, alpha=alpha, test=ttest, names=report.parse_names(names), width=_report_width(width),
                           label=label, latex_width=report.parse_length(latex_width))
     if output_path is not None:
         atomic_write_text(output_path, text)

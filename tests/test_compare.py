@@ -318,3 +318,27 @@ def test_other_splits_than_the_gbrff_baselines_are_refused(gbrff_run, tmp_path, 
                RunConfig(folds=[0], jobs=1), registry=reg, progress=False)
     one_line_error(capsys, ["compare", "report", str(cv_run), "--against", GBRFF],
                     f"baseline {GBRFF} has no protocol cv-o3-i2 (it has {GBRFF_KEY})")
+
+
+def test_the_report_command_compare_run_prints_works_for_a_results_directory_and_a_user_registry(
+        tmp_path, monkeypatch, capsys):
+    """`compare run` ends with the command that reports the comparison: it names the baseline as the
+    user gave it (a results directory is a path, not a shipped name) and their --registry, and it runs."""
+    import shlex
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(90, 3))
+    np.savetxt("d.csv", np.c_[X, np.sin(X).sum(1)], delimiter=",", header="a,b,c,y", comments="")
+    (tmp_path / "reg.yaml").write_text("datasets:\n  mydata:\n    file: d.csv\n    target: y\n")
+    tiny = ["--features", "10", "--jobs", "1", "--quiet"]
+    main(["run", "--registry", "reg.yaml", "--datasets", "mydata", "--methods", "rff-gauss", "--outer-folds", "2",
+          "--inner-folds", "2", *tiny, "--no-report", "--out", "base"])
+    main(["compare", "run", "base", "--methods", USER, "--registry", "reg.yaml", *tiny, "--no-report",
+          "--out", "mine"])
+    printed = [line for line in capsys.readouterr().out.splitlines() if line.startswith("report: ")][-1]
+    argv = shlex.split(printed.removeprefix("report: "))
+    assert argv[:3] == ["rfbench", "compare", "report"] and "--against" in argv and "--registry" in argv
+    assert argv[argv.index("--against") + 1] == "base"
+    main(argv[1:])                            # exits normally: the LaTeX table of the comparison
+    assert "\\begin{table" in capsys.readouterr().out
