@@ -173,6 +173,21 @@ def _checked_request(method_names, features, protocol: proto.Protocol, config: R
     return protocols, folds
 
 
+def installed_methods(method_names, registry: Registry, warn) -> list[str]:
+    """The methods of ``method_names`` whose required package (methods.yaml ``requires``) is installed.
+    Each other one is skipped with its one line said once by ``warn``; where that leaves none, the
+    first one's line is the run's error (UsageError, exit 2)."""
+    names = list(method_names)
+    missing = {name: registry.method(name).missing() for name in names}
+    ok = [name for name in names if not missing[name]]
+    if names and not ok:
+        raise UsageError(missing[names[0]])
+    for name in names:
+        if missing[name]:
+            warn(f"skipped: {missing[name]}")
+    return ok
+
+
 def check_methods(method_names, registry: Registry) -> None:
     """Import every method's estimators: a missing module or class fails now, not in every task."""
     for name in method_names:
@@ -212,10 +227,11 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     registry = or_default(registry)
     if not isinstance(registry, Registry):
         raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
+    protocols, folds = _checked_request(method_names, features, protocol, config, registry)
+    method_names = installed_methods(method_names, registry, warn)
     jobs = config.jobs
     if jobs is None:
         jobs = 1 if config.scheduler is not None else default_jobs(method_names, config.threads, registry=registry)
-    protocols, folds = _checked_request(method_names, features, protocol, config, registry)
     run_dir = RunDir(out)
     if run_dir.path.is_dir():           # refused before the first line: bad input is that one line alone
         check_one_protocol(run_dir, protocol)

@@ -74,15 +74,30 @@ from rfbench.methods.tuning import Stopwatch
 #: the starts of the kernel's hyper-parameters (module notes)
 SIGNAL0 = 1.0
 NOISE0 = 0.1
+#: what to install where gpytorch is missing
+EXTRA = "pip install 'rfbench[gp]'"
 #: rows of one block of the prediction (its N × M cross-kernel)
 PREDICT_ROWS = 4096
+
+
+def import_gpytorch():
+    """The ``gpytorch`` package, or ModuleNotFoundError (name 'gpytorch') naming rfbench's extra."""
+    try:
+        import gpytorch
+    except ModuleNotFoundError as exc:
+        if exc.name != "gpytorch":
+            raise
+        raise ModuleNotFoundError(f"svgp needs the optional extra: {EXTRA} (no module named 'gpytorch')",
+                                  name="gpytorch") from None
+    return gpytorch
 
 
 def build_model(Z, num_data: int):
     """GPyTorch's SVGP of the module notes on the inducing inputs ``Z`` (a float64 torch tensor, M × d):
     (model, likelihood, mll), with ℓ_j = √d, s² = 1, σ² = 0.1, on Z's device."""
-    import gpytorch
     import torch
+
+    gpytorch = import_gpytorch()
 
     class SVGP(gpytorch.models.ApproximateGP):
         def __init__(self, Z):
@@ -170,6 +185,7 @@ class SVGPRegressor(RegressorMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
+        import_gpytorch()                     # the extra named before any work
         import torch
 
         dev = self._torch_device()

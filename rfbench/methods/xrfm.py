@@ -4,7 +4,7 @@ rfbench's estimator contract: a thin wrapper of ``xrfm.xRFM`` at its documented 
 
 xrfm (and torch, which it needs) is imported inside ``fit``, so this module imports everywhere;
 without the extra, ``fit`` raises ModuleNotFoundError (name 'xrfm') naming the extra. The registry
-entry points at :mod:`rfbench.methods.xrfm_extra`, which imports xrfm at module level, so that
+entry declares ``requires: {package: xrfm, extra: xrfm}`` (rfbench.registry.Method.missing), so that
 ``rfbench run --methods xrfm`` without it is one line naming the extra, exit 2, before any task.
 
 What the runner passes, and what becomes of it:
