@@ -142,8 +142,8 @@ class SVGPRegressor(RegressorMixin, BaseEstimator):
     ----------
     inducing_points_ (M × d, in the input's unit), lengthscales_ (in the input's unit),
     signal_variance_, noise_variance_ (in the standardised target's unit), n_inducing_,
-    n_epochs_, best_epoch_, n_steps_, validation_mse_ (per epoch, standardised unit),
-    best_params_, tune_time_, n_features_in_.
+    validation_rows_ (the held-out rows' indices), n_epochs_, best_epoch_, n_steps_,
+    validation_mse_ (per epoch, standardised unit), best_params_, tune_time_, n_features_in_.
     """
 
     _parameter_constraints: dict = {
@@ -262,6 +262,7 @@ class SVGPRegressor(RegressorMixin, BaseEstimator):
         self.signal_variance_ = float(kern.outputscale.detach().cpu())
         self.noise_variance_ = float(likelihood.noise.detach().cpu().ravel()[0])
         self.n_inducing_ = M
+        self.validation_rows_ = val
         self.n_epochs_, self.best_epoch_, self.n_steps_ = epoch, best_epoch, n_steps
         self.validation_mse_ = np.array(history)
         self.tune_time_ = timer.total
