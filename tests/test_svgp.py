@@ -160,7 +160,7 @@ def test_without_validation_it_runs_every_epoch_and_keeps_the_last_state():
     assert est.best_params_["validation_mse"] is None
 
 
-@parametrize_with_checks([SVGPRegressor(n_features=5, max_epochs=2, min_epoch_steps=2)])
+@parametrize_with_checks([SVGPRegressor(n_features=10, max_epochs=4, min_epoch_steps=10, learning_rate=0.1)])
 @pytest.mark.slow
 def test_sklearn_estimator_checks(estimator, check):
     check(estimator)

@@ -251,9 +251,11 @@ class SVGPRegressor(RegressorMixin, BaseEstimator):
                 likelihood.load_state_dict(best[1])
             else:
                 best_epoch = epoch
-        model.eval()
-        likelihood.eval()
-        self.model_, self.likelihood_ = model, likelihood
+        # the fitted state as CPU tensors (GPyTorch's model class is local to build_model: the estimator
+        # pickles with its state, and predict rebuilds the model from it)
+        self.state_ = tuple({k: v.detach().cpu().clone() for k, v in sd.items()}
+                            for sd in (model.state_dict(), likelihood.state_dict()))
+        self.num_data_ = m
         kern = model.covar_module
         ell = kern.base_kernel.lengthscale.detach().cpu().numpy().ravel() * self.x_std_
         Z = model.variational_strategy.inducing_points.detach().cpu().numpy()
@@ -296,13 +298,15 @@ class SVGPRegressor(RegressorMixin, BaseEstimator):
 
     def predict(self, X):
         """The predictive mean."""
-        check_is_fitted(self, "model_")
+        check_is_fitted(self, "state_")
         X = validate_data(self, X, dtype=np.float64, reset=False)
         import torch
 
         dev = self._torch_device()
-        Xz = torch.as_tensor(np.ascontiguousarray((X - self.x_mean_) / self.x_std_), dtype=torch.float64, device=dev)
-        self.model_.to(dev)
-        self.likelihood_.to(dev)
-        pred = self._predict_z(self.model_, self.likelihood_, Xz).cpu().numpy()
+        as_t = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64, device=dev)  # noqa: E731
+        Z = (self.inducing_points_ - self.x_mean_) / self.x_std_
+        model, likelihood, _ = build_model(as_t(Z), self.num_data_)
+        model.load_state_dict(self.state_[0])
+        likelihood.load_state_dict(self.state_[1])
+        pred = self._predict_z(model, likelihood, as_t((X - self.x_mean_) / self.x_std_)).cpu().numpy()
         return self.y_mean_ + self.y_std_ * pred
