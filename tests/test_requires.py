@@ -81,3 +81,10 @@ def test_a_run_of_several_methods_skips_the_missing_one_with_one_notice(no_gpyto
     assert notices == ["warning: skipped: " + SVGP_LINE], err
     df = pd.read_csv(out / "results.csv")
     assert set(df["method"]) == {"rff-gauss"} and set(df["status"]) == {"done"}
+
+
+def test_a_dry_run_skips_the_missing_method_too(no_gpytorch, tmp_path, capsys):
+    main(["run", "--methods", "svgp,rff-gauss", *RUN, "--out", str(tmp_path / "o"), "--dry-run"])
+    captured = capsys.readouterr()
+    assert [line for line in captured.err.splitlines() if "svgp" in line] == ["warning: skipped: " + SVGP_LINE]
+    assert "rff-gauss" in captured.out and "svgp" not in captured.out

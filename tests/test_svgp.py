@@ -160,6 +160,18 @@ def test_without_validation_it_runs_every_epoch_and_keeps_the_last_state():
     assert est.best_params_["validation_mse"] is None
 
 
+def test_torch_cpu_is_the_same_path_and_cuda_without_a_gpu_is_refused():
+    X, y = _toy(m=40)
+    kw = dict(n_features=5, random_state=0, max_epochs=2, min_epoch_steps=2)
+    np.testing.assert_array_equal(SVGPRegressor(**kw).fit(X, y).predict(X),
+                                  SVGPRegressor(device="torch-cpu", **kw).fit(X, y).predict(X))
+    if not torch.cuda.is_available():
+        from rfbench.methods.device import DeviceUnavailable
+
+        with pytest.raises(DeviceUnavailable, match="sees no CUDA GPU"):
+            SVGPRegressor(device="cuda", **kw).fit(X, y)
+
+
 @parametrize_with_checks([SVGPRegressor(n_features=10, max_epochs=4, min_epoch_steps=10, learning_rate=0.1)])
 @pytest.mark.slow
 def test_sklearn_estimator_checks(estimator, check):

@@ -328,7 +328,7 @@ def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str 
 
 
 def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, config: RunConfig | None = None,
-            *, registry: Registry | None = None):
+            *, registry: Registry | None = None, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr)):
     """What :func:`run` would do, without running or writing anything (no directory, no index, no
     data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
     already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
@@ -345,6 +345,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     registry = or_default(registry)
     data_dir = config.data_dir
     protocols, folds = _checked_request(method_names, features, protocol, config, registry)
+    method_names = installed_methods(method_names, registry, warn)     # as run skips them
     check_methods(method_names, registry)
     path = Path(out)
     if path.exists() and not path.is_dir():
