@@ -104,6 +104,23 @@ def test_with_every_input_inducing_the_predictive_mean_is_the_exact_gps():
 FAST = dict(max_epochs=8, min_epoch_steps=5, learning_rate=0.05)
 
 
+def test_n_jobs_is_torchs_threads_during_fit_and_restored_after():
+    X, y = _toy(m=40)
+    seen = []
+    real = torch.set_num_threads
+
+    def spy(n):
+        seen.append(n)
+        real(n)
+
+    torch.set_num_threads = spy
+    try:
+        SVGPRegressor(n_features=5, random_state=0, max_epochs=1, min_epoch_steps=1, n_jobs=2).fit(X, y)
+    finally:
+        torch.set_num_threads = real
+    assert seen == [2, 1] and torch.get_num_threads() == 1
+
+
 def test_same_seed_same_predictions_another_seed_another():
     X, y = _toy(m=80)
     a = SVGPRegressor(n_features=10, random_state=3, **FAST).fit(X, y).predict(X)

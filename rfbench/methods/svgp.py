@@ -44,7 +44,10 @@ computed, and training stops after ``patience`` = 10 epochs without a lower one,
 
 Prediction: the predictive mean of f (equal to that of y), mapped back to the target's unit.
 The inner CV folds ``cv`` are not used: the hyper-parameters are learned by the ELBO
-(``best_params_["cv"]`` says so). ``n_jobs`` is not used (torch's threads are the runner's).
+(``best_params_["cv"]`` says so). ``n_jobs`` (the runner passes its threads per task) is torch's
+CPU threads during ``fit`` and ``predict`` (restored after; None or ≤ 0: torch's own setting), as
+xRFM's ``n_threads``: torch is imported inside ``fit``, after the runner's threadpoolctl limits
+were set, so without it a task's first fit would use every core.
 
 Precision, device and seeding: float64. ``device`` "cpu" (the default) and "torch-cpu" run on
 torch's CPU (there is no NumPy path: GPyTorch is torch); "cuda"/"cuda:K" on the GPU. torch's
@@ -60,6 +63,7 @@ from __future__ import annotations
 
 import copy
 import math
+from contextlib import contextmanager
 from numbers import Real
 
 import numpy as np
@@ -121,6 +125,22 @@ def build_model(Z, num_data: int):
     return model, likelihood, mll
 
 
+@contextmanager
+def torch_threads(n_jobs):
+    """torch's CPU threads set to ``n_jobs`` inside the block (None or ≤ 0: left as they are)."""
+    import torch
+
+    if n_jobs is None or int(n_jobs) <= 0:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(int(n_jobs))
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 class SVGPRegressor(RegressorMixin, BaseEstimator):
     """Sparse variational GP regression (Hensman et al. 2013) in GPyTorch; see the module notes.
 
@@ -135,7 +155,7 @@ class SVGPRegressor(RegressorMixin, BaseEstimator):
     validation_fraction : the part of the training rows held out for early stopping (0: none).
     cv : the inner folds: not used (hyper-parameters by the ELBO).
     random_state : the held-out rows, the inducing rows, the minibatches and torch's seed.
-    n_jobs : not used.
+    n_jobs : torch's CPU threads during fit and predict (None or ≤ 0: torch's own).
     device : "cpu" / "torch-cpu" (torch on the CPU) or "cuda" / "cuda:K".
 
     Attributes
@@ -214,7 +234,7 @@ class SVGPRegressor(RegressorMixin, BaseEstimator):
         steps = max(math.ceil(m / B), int(self.min_epoch_steps))
         history = []
         timer = Stopwatch()
-        with timer, torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
+        with timer, torch_threads(self.n_jobs), torch.random.fork_rng(devices=[dev] if dev.type == "cuda" else []):
             torch.manual_seed(seed)
             gen = torch.Generator(device="cpu").manual_seed(seed)
             model, likelihood, mll = build_model(as_t(Xz[inducing]), m)
@@ -305,8 +325,9 @@ class SVGPRegressor(RegressorMixin, BaseEstimator):
         dev = self._torch_device()
         as_t = lambda a: torch.as_tensor(np.ascontiguousarray(a), dtype=torch.float64, device=dev)  # noqa: E731
         Z = (self.inducing_points_ - self.x_mean_) / self.x_std_
-        model, likelihood, _ = build_model(as_t(Z), self.num_data_)
-        model.load_state_dict(self.state_[0])
-        likelihood.load_state_dict(self.state_[1])
-        pred = self._predict_z(model, likelihood, as_t((X - self.x_mean_) / self.x_std_)).cpu().numpy()
+        with torch_threads(self.n_jobs):
+            model, likelihood, _ = build_model(as_t(Z), self.num_data_)
+            model.load_state_dict(self.state_[0])
+            likelihood.load_state_dict(self.state_[1])
+            pred = self._predict_z(model, likelihood, as_t((X - self.x_mean_) / self.x_std_)).cpu().numpy()
         return self.y_mean_ + self.y_std_ * pred
