@@ -13,13 +13,16 @@ M inducing points Z (M × d) carry u = f(Z); the variational posterior q(u) = N(
 parametrised whitened (u = L v, K_ZZ = LLᵀ, q(v) = N(m_v, S_v), S_v = C Cᵀ with C lower triangular:
 GPyTorch's ``VariationalStrategy`` with ``CholeskyVariationalDistribution``).
 
-ELBO (Hensman et al. eq. 4, GPyTorch's ``VariationalELBO`` with ``num_data`` = the fitting rows m)::
+ELBO (Hensman et al.'s bound that factorises over the rows; GPyTorch's ``VariationalELBO`` with
+``num_data`` = the fitting rows m)::
 
     L = Σ_i E_q(f_i)[log N(y_i | f_i, σ²)] − KL(q(u) ‖ p(u)),
 
 estimated without bias on a minibatch B as (m/|B|) Σ_{i∈B} … − KL (GPyTorch divides it by m).
 Everything is learned jointly by maximising it: m_v, C, Z (``learn_inducing_locations=True``),
 ℓ_1..ℓ_d, s² and σ² (GPyTorch's positive softplus parametrisation; σ² ≥ 1e-4, its default bound).
+GPyTorch adds its jitter, 1e-6 in float64, to the diagonal of K_ZZ (and of the K_XX it uses); the
+tests include it when they compare the ELBO with the closed form.
 
 M = ``n_features`` (the feature budget n), capped at the fitting rows (``best_params_["note"]``
 says so). Z starts at M of the fitting rows drawn without replacement from ``random_state``
