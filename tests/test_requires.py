@@ -88,3 +88,15 @@ def test_a_dry_run_skips_the_missing_method_too(no_gpytorch, tmp_path, capsys):
     captured = capsys.readouterr()
     assert [line for line in captured.err.splitlines() if "svgp" in line] == ["warning: skipped: " + SVGP_LINE]
     assert "rff-gauss" in captured.out and "svgp" not in captured.out
+
+
+def test_a_spec_run_says_a_missing_method_once_for_all_its_groups(no_gpytorch, capsys):
+    from rfbench.experiments.reproduce import installed_groups
+
+    reg = registry.load()
+    groups = [(["uci-housing", "uci-yacht"], ["svgp", "rff-gauss"]), (["uci-protein"], ["svgp"])]
+    assert installed_groups(groups, reg) == [(["uci-housing", "uci-yacht"], ["rff-gauss"])]
+    assert capsys.readouterr().err.splitlines() == ["warning: skipped: " + SVGP_LINE]
+    with pytest.raises(UsageError) as exc:
+        installed_groups([(["uci-protein"], ["svgp"])], reg)
+    assert str(exc.value) == SVGP_LINE

@@ -173,6 +173,11 @@ def _checked_request(method_names, features, protocol: proto.Protocol, config: R
     return protocols, folds
 
 
+def stderr_warning(msg: str) -> None:
+    """A run's default notice: one ``warning:`` line on stderr."""
+    print(f"warning: {msg}", file=sys.stderr)
+
+
 def installed_methods(method_names, registry: Registry, warn) -> list[str]:
     """The methods of ``method_names`` whose required package (methods.yaml ``requires``) is installed.
     Each other one is skipped with its one line said once by ``warn``; where that leaves none, the
@@ -196,7 +201,7 @@ def check_methods(method_names, registry: Registry) -> None:
 
 def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str,
         config: RunConfig | None = None, *, registry: Registry | None = None, progress: bool = True,
-        warn=lambda msg: print(f"warning: {msg}", file=sys.stderr), command: str | None = None, order=None,
+        warn=stderr_warning, command: str | None = None, order=None,
         all_unavailable_ok: bool = False) -> RunDir:
     """Run every task not done yet, as ``config`` says (:class:`rfbench.execution.runconfig.RunConfig`: workers,
     threads, time limit, seeds, folds, backend, data directory, device; default ``RunConfig()``: one
@@ -328,7 +333,7 @@ def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str 
 
 
 def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, config: RunConfig | None = None,
-            *, registry: Registry | None = None, warn=lambda msg: print(f"warning: {msg}", file=sys.stderr)):
+            *, registry: Registry | None = None, warn=stderr_warning):
     """What :func:`run` would do, without running or writing anything (no directory, no index, no
     data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
     already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
