@@ -30,6 +30,7 @@ from __future__ import annotations
 import importlib
 import importlib.metadata
 import importlib.resources
+import importlib.util
 import os
 import re
 import sys
@@ -236,6 +237,20 @@ class Method:
     # bench/perf/thread_invariance.py measures every method); a resume with another thread count
     # into the same results is then refused instead of mixing both (rfbench.execution.runner)
     thread_sensitive: bool = False
+    # an optional package the estimators need ({"package": import name, "extra": rfbench's extra that
+    # installs it, or absent}): where it is not importable the method is refused in one line
+    # (:meth:`missing`) before its module is imported
+    requires: dict = field(default_factory=dict)
+
+    def missing(self) -> str | None:
+        """The one line refusing the method where its required package is not installed, else None."""
+        package = self.requires.get("package")
+        if not package or importlib.util.find_spec(package) is not None:
+            return None
+        extra = self.requires.get("extra")
+        # rfbench is installed from its checkout or wheel, not the package index: the package itself
+        how = f"pip install {package}" + (f"; in rfbench's checkout: pip install -e '.[{extra}]'" if extra else "")
+        return f"method '{self.name}' needs the package '{package}', which is not installed here ({how})"
 
     def supports(self, task: str) -> bool:
         """A native estimator for the task, or a regressor (fitted to ±1 labels on two classes);
@@ -262,7 +277,11 @@ class Method:
         return f"{source}: entry '{self.name}': estimator {path!r}"
 
     def _resolve(self, path: str):
-        """``module:Class`` → the class; one line naming the registry entry when it cannot be."""
+        """``module:Class`` → the class; one line naming the registry entry when it cannot be, or the
+        method's required package when that is not installed."""
+        line = self.missing()
+        if line:
+            raise UsageError(line)
         return import_estimator(path, self._where(path), self.sys_path)
 
     def check(self) -> Method:
@@ -512,6 +531,10 @@ def read_datasets_file(path: Path) -> tuple[dict[str, Dataset], dict[str, str]]:
     return datasets, suites
 
 
+#: a required package's import name, or an extra's name
+_REQUIRED = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+
+
 def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | None = None,
                   sys_path: tuple[str, ...] = ()) -> Method:
     check_name(path, name, "method")
@@ -552,11 +575,16 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
     thread_sensitive = e.get("thread_sensitive", False)
     if not isinstance(thread_sensitive, bool):
         _fail(path, name, f"field 'thread_sensitive' must be true or false, got {thread_sensitive!r}")
+    requires = e.get("requires") or {}
+    if requires and not (isinstance(requires, dict) and "package" in requires and set(requires) <= {"package", "extra"}
+                         and all(isinstance(v, str) and _REQUIRED.fullmatch(v) for v in requires.values())):
+        _fail(path, name, "field 'requires' must be {package: import name, extra: rfbench's extra} "
+              "(extra optional), e.g. {package: xrfm, extra: xrfm}")
     return Method(name, dict(est), dict(e.get("params") or {}), str(e.get("description", "")),
                   str(e.get("paper", "")), grid=grid, origin=origin or ("built-in" if not user else str(path)),
                   sys_path=tuple(sys_path), per_dataset={k: dict(v) for k, v in per_dataset.items()},
                   placement=placement, cost_scaling={k: float(v) for k, v in cost.items()},
-                  thread_sensitive=thread_sensitive)
+                  thread_sensitive=thread_sensitive, requires=dict(requires))
 
 
 def read_methods_file(path: Path) -> dict[str, Method]:

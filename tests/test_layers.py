@@ -125,9 +125,8 @@ def _cycles() -> list[list[str]]:
 
 #: the top-level import names of the optional extras (pyproject.toml's [project.optional-dependencies])
 #: → the extra: a module that imports one at module level cannot be imported where that extra is not
-#: installed, and that is no fault of the module (rfbench.methods.alc_torch, ridge_torch need [gpu];
-#: rfbench.methods.xrfm_extra needs [xrfm])
-OPTIONAL_IMPORTS = {"torch": "gpu", "dask": "dask", "distributed": "dask", "xrfm": "xrfm"}
+#: installed, and that is no fault of the module (rfbench.methods.alc_torch, ridge_torch need [gpu])
+OPTIONAL_IMPORTS = {"torch": "gpu", "dask": "dask", "distributed": "dask", "xrfm": "xrfm", "gpytorch": "gp"}
 
 
 @pytest.mark.parametrize("module", sorted(MODULES))
@@ -146,11 +145,11 @@ def test_every_module_imports(module):
 
 def test_the_optional_imports_are_the_optional_extras():
     """OPTIONAL_IMPORTS names only the extras that pyproject.toml declares, and every package of the
-    [gpu], [dask] and [xrfm] extras (the test extra is installed wherever the tests run)."""
+    [gpu], [dask], [xrfm] and [gp] extras (the test extra is installed wherever the tests run)."""
     project = tomllib.loads((PACKAGE_DIR.parent / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
     assert set(OPTIONAL_IMPORTS.values()) <= set(extras)
-    for extra in ("gpu", "dask", "xrfm"):
+    for extra in ("gpu", "dask", "xrfm", "gp"):
         for requirement in extras[extra]:
             name = re.match(r"[A-Za-z0-9_.-]+", requirement).group()
             assert OPTIONAL_IMPORTS.get(name) == extra, (extra, requirement)

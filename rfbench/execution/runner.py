@@ -191,6 +191,26 @@ def _checked_request(method_names, features, protocol: proto.Protocol, config: R
     return protocols, folds
 
 
+def stderr_warning(msg: str) -> None:
+    """A run's default notice: one ``warning:`` line on stderr."""
+    print(f"warning: {msg}", file=sys.stderr)
+
+
+def installed_methods(method_names, registry: Registry, warn) -> list[str]:
+    """The methods of ``method_names`` whose required package (methods.yaml ``requires``) is installed.
+    Each other one is skipped with its one line said once by ``warn``; where that leaves none, the
+    first one's line is the run's error (UsageError, exit 2)."""
+    names = list(method_names)
+    missing = {name: registry.method(name).missing() for name in names}
+    ok = [name for name in names if not missing[name]]
+    if names and not ok:
+        raise UsageError(missing[names[0]])
+    for name in names:
+        if missing[name]:
+            warn(f"skipped: {missing[name]}")
+    return ok
+
+
 def check_methods(method_names, registry: Registry) -> None:
     """Import every method's estimators: a missing module or class fails now, not in every task."""
     for name in method_names:
@@ -199,7 +219,7 @@ def check_methods(method_names, registry: Registry) -> None:
 
 def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str,
         config: RunConfig | None = None, *, registry: Registry | None = None, progress: bool = True,
-        warn=lambda msg: print(f"warning: {msg}", file=sys.stderr), command: str | None = None, order=None,
+        warn=stderr_warning, command: str | None = None, order=None,
         all_unavailable_ok: bool = False) -> RunDir:
     """Run every task not done yet, as ``config`` says (:class:`rfbench.execution.runconfig.RunConfig`: workers,
     threads, time limit, seeds, folds, backend, data directory, device; default ``RunConfig()``: one
@@ -230,10 +250,11 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     registry = or_default(registry)
     if not isinstance(registry, Registry):
         raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
+    protocols, folds = _checked_request(method_names, features, protocol, config, registry)
+    method_names = installed_methods(method_names, registry, warn)
     jobs = config.jobs
     if jobs is None:
         jobs = 1 if config.scheduler is not None else default_jobs(method_names, config.threads, registry=registry)
-    protocols, folds = _checked_request(method_names, features, protocol, config, registry)
     run_dir = RunDir(out)
     if run_dir.path.is_dir():           # refused before the first line: bad input is that one line alone
         check_one_protocol(run_dir, protocol)
@@ -330,7 +351,7 @@ def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str 
 
 
 def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, config: RunConfig | None = None,
-            *, registry: Registry | None = None):
+            *, registry: Registry | None = None, warn=stderr_warning):
     """What :func:`run` would do, without running or writing anything (no directory, no index, no
     data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
     already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
@@ -348,6 +369,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     registry = or_default(registry)
     data_dir = config.data_dir
     protocols, folds = _checked_request(method_names, features, protocol, config, registry)
+    method_names = installed_methods(method_names, registry, warn)     # as run skips them
     check_methods(method_names, registry)
     path = Path(out)
     if path.exists() and not path.is_dir():

@@ -67,6 +67,15 @@ def run_groups(spec: Spec, only_methods=None, only_datasets=None) -> list[tuple[
     return groups
 
 
+def installed_groups(groups, registry: Registry) -> list[tuple[list[str], list[str]]]:
+    """The run groups without the methods whose required package is not installed, each such method
+    said once for the whole spec (:func:`rfbench.execution.runner.installed_methods`; none left: its
+    one line, exit 2), and without the groups that are then empty."""
+    names = list(dict.fromkeys(m for _, ms in groups for m in ms))
+    ok = set(runner.installed_methods(names, registry, runner.stderr_warning))
+    return [(ds, [m for m in ms if m in ok]) for ds, ms in groups if any(m in ok for m in ms)]
+
+
 def run_spec(spec: Spec, config=None, *, registry: Registry | None = None, progress=True, command=None,
              only_methods=None, only_datasets=None) -> None:
     """Run what the spec declares, as ``config`` says (a :class:`rfbench.execution.runconfig.RunConfig`: workers,
@@ -75,7 +84,7 @@ def run_spec(spec: Spec, config=None, *, registry: Registry | None = None, progr
     config = (config or RunConfig()).replace(strict=False)
     registry = or_default(registry)
     p = spec.plan
-    for group_ds, group_ms in run_groups(spec, only_methods, only_datasets):
+    for group_ds, group_ms in installed_groups(run_groups(spec, only_methods, only_datasets), registry):
         runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), config, registry=registry,
                    progress=progress, command=command, order=cheapest_first(spec, registry), all_unavailable_ok=True)
 
@@ -87,7 +96,7 @@ def dry_run_spec(spec: Spec, config=None, *, registry: Registry | None = None, o
     registry = or_default(registry)
     p = spec.plan
     tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, config, registry=registry)
-              for ds, ms in run_groups(spec, only_methods, only_datasets)]
+              for ds, ms in installed_groups(run_groups(spec, only_methods, only_datasets), registry)]
     return runner.render_dry_run(pd.concat(tables, ignore_index=True), _rel(spec.results))
 
 

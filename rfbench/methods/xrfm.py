@@ -1,10 +1,10 @@
 """xRFM (Beaglehole et al. 2025, "xRFM: Accurate, scalable, and interpretable feature learning models for
-tabular data") from its own package (``pip install 'rfbench[xrfm]'``, the ``xrfm`` package, MIT) under
+tabular data") from its own package (``pip install xrfm``, the ``xrfm`` package, MIT) under
 rfbench's estimator contract: a thin wrapper of ``xrfm.xRFM`` at its documented defaults.
 
 xrfm (and torch, which it needs) is imported inside ``fit``, so this module imports everywhere;
 without the extra, ``fit`` raises ModuleNotFoundError (name 'xrfm') naming the extra. The registry
-entry points at :mod:`rfbench.methods.xrfm_extra`, which imports xrfm at module level, so that
+entry declares ``requires: {package: xrfm, extra: xrfm}`` (rfbench.registry.Method.missing), so that
 ``rfbench run --methods xrfm`` without it is one line naming the extra, exit 2, before any task.
 
 What the runner passes, and what becomes of it:
@@ -51,7 +51,7 @@ from rfbench.methods import constraints as cons
 from rfbench.methods.common import library_seed, resolve_cv
 
 #: what to install where xrfm is missing
-EXTRA = "pip install 'rfbench[xrfm]'"
+EXTRA = "pip install xrfm"
 
 
 def import_xrfm():
