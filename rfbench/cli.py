@@ -685,8 +685,10 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     for c in checked:
         written = reproduce.write_outputs(c, reg)
         if not summary:
+            said = (f"; read from the {c.sources[0][1]} (no records in {c.spec.results}), nothing written"
+                    if c.shipped else "; wrote " + ", ".join(map(str, written)) if written else "")
             click.echo(f"{c.spec.name}: " + ", ".join(f"{v} {k}" for k, v in c.counts.items() if v is not None)
-                       + ("; wrote " + ", ".join(map(str, written)) if written else ""))
+                       + said)
     if summary:
         reproduce.replace_section(Path(summary), reproduce.summary_markdown(checked))
         readme = registry.ROOT / "results" / "README.md"
