@@ -410,7 +410,12 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
                    "shape (m, d) of its datasets; repeatable (also $RFBENCH_REGISTRY)")
 def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, relative, names, label, latex_width,
                width, protocol_key, method_filter, dataset_filter, registry_files):
-    """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
+    """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests.
+
+    DIRS are results directories, or spec names (see `rfbench reproduce --list`): a spec's results are
+    its results directory when that holds records here, else the baseline that ships with rfbench
+    (built from the project's committed results), read without writing anything; a line on stderr
+    says which."""
     from rfbench import registry
     from rfbench.experiments import sources
     from rfbench.reporting import cells, report
@@ -539,7 +544,9 @@ def _html_page(dirs, read, specs: dict, results, fragment: str, protocol_key, me
 def status_cmd(targets, data_dir):
     """Progress per experiment: tasks asked for (by the spec), done, failed, left, core-hours left.
 
-    TARGETS are spec names or files, or results directories (default: every spec in bench/)."""
+    TARGETS are spec names or files, or results directories (default: every spec in bench/). A spec's
+    results are its results directory when that holds records here, else its shipped baseline (a line
+    on stderr says which)."""
     from rfbench import registry
     from rfbench.experiments import status
     from rfbench.experiments.spec import spec_paths
@@ -561,7 +568,12 @@ def status_cmd(targets, data_dir):
 @filter_options
 def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
     """Compare results with a published table; exit 1 if any present cell fails (a cell the spec
-    marks not comparable is shown and counted apart, never failed)."""
+    marks not comparable is shown and counted apart, never failed).
+
+    DIRS are results directories, or spec names (see `rfbench reproduce --list`): a spec's results are
+    its results directory when that holds records here, else the baseline that ships with rfbench
+    (built from the project's committed results), read without writing anything; a line on stderr
+    says which."""
     from rfbench import registry
     from rfbench.experiments import check, reproduce, sources
     from rfbench.experiments.spec import spec_of_results
@@ -720,7 +732,12 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
 @filter_options
 @click.pass_context
 def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_name, method_filter, dataset_filter):
-    """Figures of one or more results directories, or a spec's own figures (matplotlib, headless)."""
+    """Figures of one or more results directories, or a spec's own figures (matplotlib, headless).
+
+    DIRS are results directories, or spec names (see `rfbench reproduce --list`): a spec's results are
+    its results directory when that holds records here, else the baseline that ships with rfbench
+    (built from the project's committed results), read without writing anything; a line on stderr
+    says which."""
     from rfbench.reporting import plot
     from rfbench.store import load_results
 
