@@ -753,10 +753,10 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
         spec = load_spec(spec_name)
         explicit = ctx.get_parameter_source("output") == click.core.ParameterSource.COMMANDLINE
         pairs = sources.of_spec(spec)
-        click.echo(f"{spec.name}: {sources.describe(pairs)}", err=True)
         if not explicit and pairs and sources.is_shipped(pairs[0][1]):
             raise UsageError(f"the results of {spec.name} are its shipped baseline (no records in {spec.results}): "
                              "nothing is written there; give --output DIR for its figures")
+        click.echo(f"{spec.name}: {sources.describe(pairs)}", err=True)
         for path in plot.write_spec_figures(spec, results_of(spec), output_dir(output) if explicit else None, fmt):
             click.echo(f"wrote {path}")
         return

@@ -168,3 +168,8 @@ def test_status_and_plot_read_the_baseline(wheel_cwd):
 
 def test_a_name_that_is_no_spec_and_no_directory_is_still_not_found(wheel_cwd, capsys):
     one_line_error(capsys, ["report", "no-such-thing"], "results directory not found: no-such-thing")
+
+
+def test_plot_spec_from_the_baseline_needs_an_output_directory(wheel_cwd, capsys):
+    one_line_error(capsys, ["plot", "--spec", "eerf2018-figures"], "give --output DIR for its figures")
+    assert files_in(wheel_cwd) == []
