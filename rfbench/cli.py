@@ -410,8 +410,14 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
                    "shape (m, d) of its datasets; repeatable (also $RFBENCH_REGISTRY)")
 def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, relative, names, label, latex_width,
                width, protocol_key, method_filter, dataset_filter, registry_files):
-    """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests."""
+    """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests.
+
+    DIRS are results directories, or spec names (see `rfbench reproduce --list`): a spec's results are
+    its results directory when that holds records here, else the baseline that ships with rfbench
+    (built from the project's committed results), read without writing anything; a line on stderr
+    says which."""
     from rfbench import registry
+    from rfbench.experiments import sources
     from rfbench.reporting import cells, report
     from rfbench.store import atomic_write_text, load_results
 
@@ -436,6 +442,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
         return
     if not dirs:
         raise UsageError("give the results directories to report (or --all --format html --output DIR)")
+    sources_read, spec_of_arg = _resolve_dirs(dirs, reg)
     output_path = output_file(output)
     width = report.terminal_width() if width is None else width
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
@@ -446,7 +453,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
                          "leave out --layout gp or --compare")
     if relative and layout != "gp":
         raise UsageError("--relative (RMSE / std(y)) goes with --layout gp; add --layout gp")
-    results = cells.select(load_results(dirs, protocol_key), _names(method_filter), _names(dataset_filter))
+    results = cells.select(load_results(sources_read, protocol_key), _names(method_filter), _names(dataset_filter))
     if relative:
         from rfbench.reporting import gp_table
 
@@ -463,13 +470,13 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
     else:
         text = report.render(results, fmt, alpha, report.parse_comparisons(compare), test=ttest, **options)
     if fmt == "html":
-        text = _html_page(dirs, results, text, protocol_key, _names(method_filter), _names(dataset_filter), reg,
-                          layout, alpha)
+        text = _html_page(dirs, sources_read, spec_of_arg, results, text, protocol_key, _names(method_filter),
+                          _names(dataset_filter), reg, layout, alpha)
     if fmt in ("text", "markdown"):
         from rfbench.reporting.report import fmt_walltime
         from rfbench.store import run_walltime
 
-        for d in dict.fromkeys(dirs):           # a directory named twice is one run
+        for d in dict.fromkeys(d for d in sources_read if not sources.is_shipped(d)):   # named twice: one run
             seconds, n = run_walltime(d)
             if n:
                 line = (f"Wall time of the run in {d}: {fmt_walltime(seconds)} over {n} invocation(s) that ran tasks "
@@ -494,22 +501,41 @@ def _refuse_with_all(compare, protocol_key) -> None:
                          "protocol: report one spec's directory with --protocol instead")
 
 
-def _html_page(dirs, results, fragment: str, protocol_key, methods, datasets, reg, layout: str = "default",
-               alpha: float = 0.05) -> str:
+def _resolve_dirs(dirs, reg) -> tuple[list, dict]:
+    """The DIRS of report, check and plot as load_results reads them: a directory as it is; a spec's
+    name (or its results directory when that is not here) as its results
+    (rfbench.experiments.sources: the local directory, else the shipped baseline), said in one line
+    on stderr. Returns (what to read, in order; {index of a spec argument: its spec})."""
+    from rfbench.experiments import sources
+
+    read, specs = [], {}
+    for i, d in enumerate(dirs):
+        src, spec, directory = sources.resolve_arg(d, reg)
+        read.append(src)
+        if spec is not None:
+            specs[i] = spec
+            click.echo(f"{spec.name}: {sources.describe([(directory, src)])}", err=True)
+    return read, specs
+
+
+def _html_page(dirs, read, specs: dict, results, fragment: str, protocol_key, methods, datasets, reg,
+               layout: str = "default", alpha: float = 0.05) -> str:
     """The page of `rfbench report DIR --format html`: with the check when DIR is a spec's results
-    directory (on the records `rfbench check DIR` reads)."""
-    from rfbench.experiments import html_page
+    directory or name (on the records `rfbench check DIR` reads)."""
+    from rfbench.experiments import html_page, sources
     from rfbench.experiments.spec import spec_of_results
     from rfbench.store import load_results
 
-    spec = spec_of_results(dirs[0], reg) if len(dict.fromkeys(dirs)) == 1 else None
+    one = len(dict.fromkeys(map(str, read))) == 1
+    spec = (specs.get(0) or spec_of_results(dirs[0], reg)) if one else None
     checked = None
     if spec is not None and spec.published:
-        extra = [str(d) for d in spec.also_reads if d.is_dir() and d != Path(dirs[0]).resolve()]
-        checked = load_results([dirs[0], *extra], protocol_key or spec.protocol_key, missing_ok=protocol_key is None)
-    return html_page.directory_page([Path(d) for d in dict.fromkeys(dirs)], results, fragment, spec,
-                                    check_results=checked, methods=methods, datasets=datasets, registry=reg,
-                                    layout=layout, alpha=alpha)
+        first = Path(dirs[0]).resolve() if 0 not in specs else spec.results
+        extra = [src for d in spec.also_reads if d != first and (src := sources.source(d)) is not None]
+        checked = load_results([read[0], *extra], protocol_key or spec.protocol_key, missing_ok=protocol_key is None)
+    shown = [Path(d) if not sources.is_shipped(d) else d for d in dict.fromkeys(read)]
+    return html_page.directory_page(shown, results, fragment, spec, check_results=checked, methods=methods,
+                                    datasets=datasets, registry=reg, layout=layout, alpha=alpha)
 
 
 @cli.command("status")
@@ -518,13 +544,18 @@ def _html_page(dirs, results, fragment: str, protocol_key, methods, datasets, re
 def status_cmd(targets, data_dir):
     """Progress per experiment: tasks asked for (by the spec), done, failed, left, core-hours left.
 
-    TARGETS are spec names or files, or results directories (default: every spec in bench/)."""
+    TARGETS are spec names or files, or results directories (default: every spec in bench/). A spec's
+    results are its results directory when that holds records here, else its shipped baseline (a line
+    on stderr says which)."""
     from rfbench import registry
     from rfbench.experiments import status
     from rfbench.experiments.spec import spec_paths
 
     targets = targets or [p.stem for p in spec_paths()]
-    click.echo(status.render(status.status(targets, data_dir, registry.load())), nl=False)
+    table = status.status(targets, data_dir, registry.load())
+    for line in table.attrs.get("sources", []):
+        click.echo(line, err=True)
+    click.echo(status.render(table), nl=False)
     if note := no_mirror_note(data_dir):
         click.echo(note, err=True)
 
@@ -537,23 +568,33 @@ def status_cmd(targets, data_dir):
 @filter_options
 def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
     """Compare results with a published table; exit 1 if any present cell fails (a cell the spec
-    marks not comparable is shown and counted apart, never failed)."""
+    marks not comparable is shown and counted apart, never failed).
+
+    DIRS are results directories, or spec names (see `rfbench reproduce --list`): a spec's results are
+    its results directory when that holds records here, else the baseline that ships with rfbench
+    (built from the project's committed results), read without writing anything; a line on stderr
+    says which."""
     from rfbench import registry
-    from rfbench.experiments import check, reproduce
+    from rfbench.experiments import check, reproduce, sources
     from rfbench.experiments.spec import spec_of_results
     from rfbench.store import load_results
 
     reg = registry.load()
+    read, specs = _resolve_dirs(dirs, reg)
     if spec is None:
-        sp = spec_of_results(dirs[0], reg)
+        sp = specs.get(0) or spec_of_results(dirs[0], reg)
         if sp is None:
             raise UsageError(f"no spec has {dirs[0]} as its results directory; name one with --spec")
     else:
         sp = check.load_spec(spec, reg)
-    given = [Path(d).resolve() for d in dirs]
+    given = [specs[i].results if i in specs else Path(d).resolve() for i, d in enumerate(dirs)]
     if sp.results in given:      # the spec's own directory: the columns it reads elsewhere come too
-        dirs = [*dirs, *(str(d) for d in sp.also_reads if d not in given and d.is_dir())]
-    results = load_results(dirs, protocol_key or sp.protocol_key, missing_ok=protocol_key is None)
+        extra = [(d, sources.source(d)) for d in sp.also_reads if d not in given]
+        extra = [(d, src) for d, src in extra if src is not None]
+        if extra and any(i in specs for i in range(len(dirs))):
+            click.echo(f"{sp.name} also reads: {sources.describe(extra)}", err=True)
+        read = [*read, *(src for _, src in extra)]
+    results = load_results(read, protocol_key or sp.protocol_key, missing_ok=protocol_key is None)
     table, text, _ = reproduce.check_text(sp, results, _names(method_filter), _names(dataset_filter), registry=reg)
     click.echo(text, nl=False)
     if (check.paper_cells(table)["status"] == "fail").any():
@@ -656,8 +697,10 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     for c in checked:
         written = reproduce.write_outputs(c, reg)
         if not summary:
+            said = (f"; read from the {c.sources[0][1]} (no records in {c.spec.results}), nothing written"
+                    if c.shipped else "; wrote " + ", ".join(map(str, written)) if written else "")
             click.echo(f"{c.spec.name}: " + ", ".join(f"{v} {k}" for k, v in c.counts.items() if v is not None)
-                       + ("; wrote " + ", ".join(map(str, written)) if written else ""))
+                       + said)
     if summary:
         reproduce.replace_section(Path(summary), reproduce.summary_markdown(checked))
         readme = registry.ROOT / "results" / "README.md"
@@ -689,7 +732,12 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
 @filter_options
 @click.pass_context
 def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_name, method_filter, dataset_filter):
-    """Figures of one or more results directories, or a spec's own figures (matplotlib, headless)."""
+    """Figures of one or more results directories, or a spec's own figures (matplotlib, headless).
+
+    DIRS are results directories, or spec names (see `rfbench reproduce --list`): a spec's results are
+    its results directory when that holds records here, else the baseline that ships with rfbench
+    (built from the project's committed results), read without writing anything; a line on stderr
+    says which."""
     from rfbench.reporting import plot
     from rfbench.store import load_results
 
@@ -700,16 +748,25 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
         if dirs or kind != "all" or method_filter or dataset_filter:
             raise UsageError("--spec plots the spec's declared figures from its own results: give no DIRS, --kind, "
                              "--methods or --datasets")
+        from rfbench.experiments import sources
+
         spec = load_spec(spec_name)
         explicit = ctx.get_parameter_source("output") == click.core.ParameterSource.COMMANDLINE
+        pairs = sources.of_spec(spec)
+        if not explicit and pairs and sources.is_shipped(pairs[0][1]):
+            raise UsageError(f"the results of {spec.name} are its shipped baseline (no records in {spec.results}): "
+                             "nothing is written there; give --output DIR for its figures")
+        click.echo(f"{spec.name}: {sources.describe(pairs)}", err=True)
         for path in plot.write_spec_figures(spec, results_of(spec), output_dir(output) if explicit else None, fmt):
             click.echo(f"wrote {path}")
         return
     if not dirs:
         raise UsageError("give the results directories to plot (or --spec SPEC)")
+    from rfbench import registry
     from rfbench.reporting import cells
 
-    results = cells.select(load_results(dirs, protocol_key), _names(method_filter), _names(dataset_filter))
+    read, _ = _resolve_dirs(dirs, registry.load())
+    results = cells.select(load_results(read, protocol_key), _names(method_filter), _names(dataset_filter))
     written, notes = plot.make_plots(results, kind, output_dir(output), fmt, alpha, cd_test)
     for note in notes:
         click.echo(f"rfbench plot: {note}", err=True)

@@ -222,9 +222,18 @@ def test_built_wheel_works_from_any_directory(tmp_path):
     assert "breiman" in check.stdout
     listing = rfbench("reproduce", "--list").stdout
     assert "gfc2016-table4" in listing and "96" in listing                # published cells counted
+    # without results of its own, a packaged spec's are its shipped baseline, read and never written to
+    assert "shipped baseline rfbench/_data/baselines/gfc2016-table4.parquet" in listing
+    checked = rfbench("reproduce", "gfc2016-table4", "--check-only").stdout
+    assert "read from the shipped baseline" in checked and "nothing written" in checked
+    assert not (work / "results").exists()
+    report = rfbench("report", "gfc2016-table4")
+    assert "shipped baseline" in report.stderr and "cal-housing" in report.stdout
     # a packaged spec's outputs go to ./results/<name>, never into site-packages
-    rfbench("reproduce", "gfc2016-table4", "--check-only")
-    assert (work / "results" / "gfc2016-table4" / "check.txt").is_file()
+    # with a results directory of its own (here a copy of another run's records), the outputs go there
+    shutil.copytree(work / "runs" / "s", work / "results" / "gfc2016-table4")
+    checked = rfbench("reproduce", "gfc2016-table4", "--check-only").stdout
+    assert (work / "results" / "gfc2016-table4" / "check.txt").is_file(), checked
     assert not list(site.rglob("check.txt")) and not (site / "results").exists()
     # bring your own method and data, with the console script: mymod is imported from the current directory
     (work / "mymod.py").write_text(textwrap.dedent("""

@@ -351,7 +351,7 @@ def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str 
 
 
 def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, config: RunConfig | None = None,
-            *, registry: Registry | None = None, warn=stderr_warning):
+            *, registry: Registry | None = None, warn=stderr_warning, timings=None):
     """What :func:`run` would do, without running or writing anything (no directory, no index, no
     data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
     already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
@@ -359,7 +359,9 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     here that a run would refuse) and the estimated seconds of the tasks to run (``est_s``, NaN:
     unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.execution.estimate.task_seconds`, from
     the finished tasks in ``out``). Of ``config``, the folds, seeds and data directory count; the names
-    are those of ``registry`` (default: the one built now)."""
+    are those of ``registry`` (default: the one built now). ``timings``: finished tasks (dataset,
+    method, n_features, total_s of this protocol) to estimate from in place of those in ``out`` (a
+    spec's shipped baseline where ``out`` holds none)."""
     import pandas as pd
 
     from rfbench.data.loader import TASK_UNKNOWN, data_state, unresolved_openml
@@ -382,6 +384,8 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     records = [r for r in run_dir.columns(["status", "dataset", "method", "n_features", "total_s", "protocol"])
                if r[0] == "done" and r[5] == protocol.key() and r[1] in known and _is_number(r[4])]
     finished = pd.DataFrame([r[1:5] for r in records], columns=["dataset", "method", "n_features", "total_s"])
+    if timings is not None:
+        finished = timings[["dataset", "method", "n_features", "total_s"]]
     estimate = task_seconds(finished.astype({"n_features": int}), registry=registry)
     fold_ids = range(protocol.n_outer) if folds is None else folds
     rows = []
@@ -406,8 +410,9 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     return table
 
 
-def render_dry_run(table, out) -> str:
-    """The table of :func:`dry_run` and what it adds up to."""
+def render_dry_run(table, out, estimated_from=None) -> str:
+    """The table of :func:`dry_run` and what it adds up to (``estimated_from``: where the finished
+    tasks the estimates come from are, when not in ``out``)."""
     import numpy as np
     from tabulate import tabulate
 
@@ -422,15 +427,18 @@ def render_dry_run(table, out) -> str:
     hours = float(np.nansum(runnable["est_s"])) / 3600
     lines = [f"dry run: {to_run} of {to_run + done} tasks would run, {done} are done in {out}; nothing was run "
              "or written"]
+    source = estimated_from or out
     if len(runnable) and unestimated == int(runnable["to_run"].sum()):
-        lines.append(f"no estimate of the core-hours yet: no finished task of these methods and n in {out} "
+        lines.append(f"no estimate of the core-hours yet: no finished task of these methods and n in {source} "
                      "(`rfbench status` estimates from them)")
     elif len(runnable):
         lines.append(f"estimated {hours:.2f} core-hours ({hms(hours * 3600)} on one core per task) for the "
-                     f"{int(runnable['to_run'].sum())} with data offline, from the finished tasks in {out} as "
+                     f"{int(runnable['to_run'].sum())} with data offline, from the finished tasks in {source} as "
                      "`rfbench status` estimates"
                      + (f"; {unestimated} unestimated (no finished task of their method and n there)"
                         if unestimated else ""))
+    if estimated_from and not len(runnable) and to_run:
+        lines.append(f"the est. core time of each row is from the finished tasks in {estimated_from}")
     changed = table[(table["data"] == "sha256 differs") & (table["to_run"] > 0)]
     if len(changed):
         lines.append(f"{', '.join(dict.fromkeys(changed['dataset']))}: the data file here does not have the sha256 the "

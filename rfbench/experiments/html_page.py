@@ -22,7 +22,7 @@ from pathlib import Path
 import pandas as pd
 
 from rfbench.errors import UsageError
-from rfbench.experiments import check, reproduce
+from rfbench.experiments import check, reproduce, sources
 from rfbench.registry import Registry, or_default
 from rfbench.reporting import gp_table, plot, report
 from rfbench.reporting.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
@@ -48,6 +48,8 @@ def figures_section(results: pd.DataFrame, dirs: list[Path]) -> str:
         for n, fig in figs:
             parts.append(img(figure_png(fig), FIGURE_CAPTIONS[kind] + (f", n = {n}" if n is not None else "")))
     for d in dirs:
+        if sources.is_shipped(d):           # a shipped baseline holds rows, no figures
+            continue
         for path in sorted(Path(d).glob("*.png")):
             parts.append(img(path.read_bytes(), f"{path.name} (in {d})"))
     return ("<h2 id=\"figures\">Figures</h2>" + "".join(parts)
@@ -127,6 +129,9 @@ def provenance_section(dirs: list[Path]) -> str:
     shares them, else per row. Beyond the newest ten the list is folded."""
     parts = ['<h2 id="provenance">Provenance</h2>']
     for d in dirs:
+        if sources.is_shipped(d):
+            parts.append(_shipped_provenance(d))
+            continue
         runs = sorted(_invocations(d), key=lambda r: str(r.get("started_at", "")), reverse=True)
         if not runs:
             parts.append(f'<p class="note">{esc(d)}: no runs.jsonl or run.json (records only)</p>')
@@ -152,6 +157,16 @@ def provenance_section(dirs: list[Path]) -> str:
     return "".join(parts)
 
 
+def _shipped_provenance(src) -> str:
+    """A shipped baseline's provenance: the code versions and devices its rows record."""
+    frame = src.baseline().frame
+    code = frame["code"].fillna("(not recorded)").value_counts()
+    device = frame["device"].fillna("cpu").value_counts()
+    return (f"<h3>{esc(src)}: {len(frame)} task(s), read in place of {esc(src.directory)} (no records there)</h3>"
+            f'<p class="note">{esc("code: " + ", ".join(f"{k} ({v})" for k, v in code.items()))}</p>'
+            f'<p class="note">{esc("device: " + ", ".join(f"{k} ({v})" for k, v in device.items()))}</p>')
+
+
 def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, spec=None,
                    figures: bool = True, check_results: pd.DataFrame | None = None, methods=None,
                    datasets=None, registry: Registry | None = None, layout: str = "default",
@@ -161,7 +176,8 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
     figures (gp: :func:`gp_figures_section` at level ``alpha``), the check against ``spec``'s
     published table (on ``check_results``, default ``results``) when it has one, provenance."""
     title = spec.title if spec is not None else ", ".join(str(d) for d in dirs)
-    sub = (f"spec {spec.name}; results in " if spec is not None else "results in ") + ", ".join(str(d) for d in dirs)
+    sub = (f"spec {spec.name}; results in " if spec is not None else "results in ") + ", ".join(
+        sources.describe_one(d.directory, d) if sources.is_shipped(d) else str(d) for d in dirs)
     has_check = spec is not None and bool(spec.published)
     nav = ['<a href="#table">Table</a>'] + (['<a href="#wilcoxon">Statistics</a>'] if layout != "gp" else [])
     nav += ['<a href="#figures">Figures</a>'] if figures else []
@@ -184,7 +200,8 @@ def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, n
     report.md and check.txt from them; None before its first finished task. ``names``: display names
     of methods; ``test``: the t-test that bolds cells (default: the spec's own); ``alpha``: its level;
     ``layout``: the table's layout (default: the spec's own) (``rfbench report --all`` passes its
-    options through)."""
+    options through). The results are those :mod:`rfbench.experiments.sources` resolves: a local
+    results directory, else the shipped baseline."""
     registry = or_default(registry)
     results = reproduce.results_of(spec)
     done = results[results["status"] == "done"] if len(results) else results
@@ -199,13 +216,18 @@ def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, n
     else:
         fragment = report.render(done, "html", alpha, comparisons=comparisons, test=test or spec.test.name,
                                  names=names, html_fragment=True, registry=registry)
-    dirs = [d for d in spec.result_dirs() if (d / "records").is_dir()]
+    dirs = [src for _, src in sources.of_spec(spec) if src is not None]
     page = directory_page(dirs, done, fragment, spec, figures, check_results=results, registry=registry,
                           layout=layout, alpha=alpha)
     if spec.published:
         summary = check.summary_line(reproduce.check_text(spec, results, registry=registry)[0])
+    elif spec.plan is not None:       # the tasks the spec asks for that are finished, as reproduce --list counts
+        counts = reproduce.task_counts(spec, results, registry)
+        summary = f"{counts['done']} of {counts['tasks']} tasks done (no published table)"
     else:
         summary = f"{len(done)} tasks done (no published table)"
+    if dirs and sources.is_shipped(dirs[0]):
+        summary += f" (from the {dirs[0]})"
     return page, summary
 
 

@@ -25,7 +25,7 @@ from rfbench.errors import UsageError
 from rfbench.execution import runner
 from rfbench.execution.estimate import task_seconds
 from rfbench.execution.runconfig import RunConfig
-from rfbench.experiments import check, status
+from rfbench.experiments import check, sources, status
 from rfbench.experiments.spec import Spec
 from rfbench.registry import ROOT, Registry, or_default
 from rfbench.reporting import cells
@@ -37,17 +37,11 @@ SUMMARY_END = "<!-- END generated section -->"
 
 
 def results_of(spec: Spec) -> pd.DataFrame:
-    """Every record of the spec's protocol in its directories (an empty frame before the first
-    task finishes)."""
-    dirs = [d for d in spec.result_dirs() if (d / "records").is_dir()]
-    if not dirs:
-        return pd.DataFrame(columns=COLUMNS)
-    try:
-        return load_results(dirs, protocol=spec.protocol_key, missing_ok=True)
-    except CombineError:        # conflicting records or mixed protocols: said in one line, never hidden
-        raise
-    except UsageError:          # directories without a record yet
-        return pd.DataFrame(columns=COLUMNS)
+    """Every record of the spec's protocol in its directories, each read where
+    :func:`rfbench.experiments.sources.source` says: the local directory when it holds records, else
+    its shipped baseline (an empty frame when neither has any)."""
+    dirs = [src for _, src in sources.of_spec(spec) if src is not None]
+    return load_results_of(dirs, spec) if dirs else pd.DataFrame(columns=COLUMNS)
 
 
 def run_groups(spec: Spec, only_methods=None, only_datasets=None) -> list[tuple[list, list]]:
@@ -95,9 +89,27 @@ def dry_run_spec(spec: Spec, config=None, *, registry: Registry | None = None, o
     without running or writing anything (of ``config``, the folds and the data directory count)."""
     registry = or_default(registry)
     p = spec.plan
-    tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, config, registry=registry)
+    src = sources.source(spec.results)
+    timings, estimated_from = None, None
+    if sources.is_shipped(src):       # nothing run here yet: the estimates from the baseline's times
+        rows = load_results_of([src], spec)
+        rows = rows[(rows["status"] == "done") & pd.to_numeric(rows["total_s"], errors="coerce").notna()]
+        timings = rows.astype({"n_features": int, "total_s": float})
+        estimated_from = f"the {src}"
+    tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, config, registry=registry,
+                             timings=timings)
               for ds, ms in installed_groups(run_groups(spec, only_methods, only_datasets), registry)]
-    return runner.render_dry_run(pd.concat(tables, ignore_index=True), _rel(spec.results))
+    return runner.render_dry_run(pd.concat(tables, ignore_index=True), _rel(spec.results), estimated_from)
+
+
+def load_results_of(srcs, spec: Spec) -> pd.DataFrame:
+    """The records of the spec's protocol in ``srcs`` (directories or shipped baselines)."""
+    try:
+        return load_results(srcs, protocol=spec.protocol_key, missing_ok=True)
+    except CombineError:        # conflicting records or mixed protocols: said in one line, never hidden
+        raise
+    except UsageError:          # directories without a record yet
+        return pd.DataFrame(columns=COLUMNS)
 
 
 def cheapest_first(spec: Spec, registry: Registry | None = None):
@@ -128,17 +140,24 @@ class Checked:
     text: str                           # what `rfbench check` prints
     counts: dict
     wilcoxon: pd.DataFrame | None
+    sources: list = dataclasses.field(default_factory=list)    # (directory, source) of sources.of_spec
+
+    @property
+    def shipped(self) -> bool:
+        """Whether the spec's own results were read from its shipped baseline (nothing is written then)."""
+        return bool(self.sources) and sources.is_shipped(self.sources[0][1])
 
 
 def check_spec(spec: Spec, data_dir=None, registry: Registry | None = None) -> Checked:
     """The spec's records checked against its published table (or its tasks counted, for a spec of
-    a claim)."""
+    a claim), read where :mod:`rfbench.experiments.sources` says (``Checked.sources``)."""
     registry = or_default(registry)
+    pairs = sources.of_spec(spec)
     results = results_of(spec)
     if not spec.published:
-        return Checked(spec, results, None, "", _task_counts(spec, results, registry), None)
+        return Checked(spec, results, None, "", task_counts(spec, results, registry), None, pairs)
     table, text, wilcoxon = check_text(spec, results, registry=registry)
-    return Checked(spec, results, table, text, _cell_counts(table, data_dir, registry), wilcoxon)
+    return Checked(spec, results, table, text, _cell_counts(table, data_dir, registry), wilcoxon, pairs)
 
 
 def check_text(spec: Spec, results: pd.DataFrame, methods=None, datasets=None, *, registry: Registry | None = None
@@ -173,8 +192,12 @@ def _cell_counts(table: pd.DataFrame, data_dir, registry: Registry | None = None
             "partial": int((status == "partial").sum()), "missing": int((status == "missing").sum())}
 
 
-def _task_counts(spec: Spec, results: pd.DataFrame, registry: Registry) -> dict:
-    plan = status.spec_plan(spec, registry)
+def task_counts(spec: Spec, results: pd.DataFrame, registry: Registry | None = None) -> dict:
+    """The tasks of a spec's run (its plan: datasets × methods × budgets × outer folds, without its
+    excluded cells) and how many of them are finished in ``results``: records outside the plan
+    (another spec's columns in a directory it also reads, other budgets) are not counted. The one
+    definition of a claim spec's counts, in ``reproduce --list`` and the index of ``report --all``."""
+    plan = status.spec_plan(spec, or_default(registry))
     done = results[results["status"] == "done"].astype({"n_features": int, "fold": int})
     done = plan.merge(done[status.KEY + ["protocol"]], on=status.KEY + ["protocol"])
     return {"published": None, "tasks": len(plan), "done": int(len(done))}
@@ -182,11 +205,12 @@ def _task_counts(spec: Spec, results: pd.DataFrame, registry: Registry) -> dict:
 
 def write_outputs(checked: Checked, registry: Registry | None = None) -> list[Path]:
     """check.txt and report.md into the spec's results directory (the report's datasets in the order of
-    ``registry``, default: the one built now)."""
+    ``registry``, default: the one built now); nothing when its results were read from the shipped
+    baseline (the directory is not the user's: nothing was run there)."""
     from rfbench.reporting import report
 
     spec, written = checked.spec, []
-    if spec.results is None:
+    if spec.results is None or checked.shipped:
         return written
     if checked.text:
         atomic_write_text(spec.results / CHECK_FILE, f"{spec.title}\n\n{checked.text}")
@@ -211,12 +235,19 @@ def list_table(checked: list[Checked]) -> str:
     for c in checked:
         k = c.counts
         if k.get("published") is None:
-            rows.append([c.spec.name, "(claim)", "", "", "", "", "", "", f"{k['done']}/{k['tasks']} tasks"])
+            rows.append([c.spec.name, "(claim)", "", "", "", "", "", "", f"{k['done']}/{k['tasks']} tasks, "
+                         + _results_label(c)])
             continue
         rows.append([c.spec.name, k["published"], k["offline"], k["present"], k["pass"], k["fail"],
-                     k["not comparable"], k["partial"], _rel(c.spec.results)])
+                     k["not comparable"], k["partial"], _results_label(c)])
     return tabulate(rows, headers=["spec", "published", "offline", "present", "pass", "fail",
                                    "not comparable", "partial", "results"], tablefmt="simple") + "\n"
+
+
+def _results_label(c: Checked) -> str:
+    """The results column of --list: the spec's results directory, or the shipped baseline read in its place."""
+    src = c.sources[0][1] if c.sources else None
+    return f"{src}" if sources.is_shipped(src) else _rel(c.spec.results)
 
 
 def _rel(path: Path | None) -> str:

@@ -29,6 +29,7 @@ from rfbench import protocol as proto
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
 from rfbench.execution.estimate import task_seconds
+from rfbench.experiments import sources
 from rfbench.experiments.spec import load_spec, spec_of_results
 from rfbench.registry import Registry, or_default
 from rfbench.reporting import cells as cells_mod
@@ -52,17 +53,18 @@ def spec_plan(spec, registry: Registry | None = None) -> pd.DataFrame:
 
 
 def _target(arg: str, registry: Registry):
-    """(label, directory, plan, merge) of a spec name/file or a results directory."""
+    """(label, directory, what its results are read from (rfbench.experiments.sources: the directory,
+    its shipped baseline or None), plan, merge) of a spec name/file or a results directory."""
     path = Path(arg)
     if path.is_dir():
         spec = spec_of_results(path, registry)
         if spec is not None and spec.plan:
-            return spec.name, path, spec_plan(spec, registry), "left"
-        return str(arg), path, planned_tasks(path, registry), "outer"
+            return spec.name, path, path, spec_plan(spec, registry), "left"
+        return str(arg), path, path, planned_tasks(path, registry), "outer"
     spec = load_spec(arg, registry)
     if spec.plan is None or spec.results is None:
         raise UsageError(f"spec {spec.name} declares no run")
-    return spec.name, spec.results, spec_plan(spec, registry), "left"
+    return spec.name, spec.results, sources.source(spec.results), spec_plan(spec, registry), "left"
 
 
 def planned_tasks(path: Path, registry: Registry | None = None) -> pd.DataFrame:
@@ -108,15 +110,20 @@ def planned_tasks(path: Path, registry: Registry | None = None) -> pd.DataFrame:
 def status(targets, data_dir=None, registry: Registry | None = None) -> pd.DataFrame:
     """One row per (spec or directory, method, n): tasks asked for, done, failed, left (with data
     offline), without data offline, and the estimated core-hours left; the names are those of
-    ``registry`` (default: the one built now)."""
+    ``registry`` (default: the one built now). A spec's results are read where
+    :mod:`rfbench.experiments.sources` says (its directory, else its shipped baseline): the table's
+    ``attrs["sources"]`` holds the line saying which, one per spec."""
     registry = or_default(registry)
-    out = []
+    out, said = [], []
     for arg in targets:
         # a spec's plan is the whole question (records beyond it belong to other experiments);
         # a plain directory's plan is rebuilt from its history, so its records count too
-        label, path, plan, how = _target(str(arg), registry)
+        label, path, src, plan, how = _target(str(arg), registry)
+        if not Path(str(arg)).is_dir():           # a spec named: say where its results were read from
+            said.append(f"{label}: {sources.describe([(path, src)])}")
         try:
-            res = load_results([path], mixed_protocols=True) if path.is_dir() else None
+            res = load_results([src], mixed_protocols=True) if src is not None and (
+                sources.is_shipped(src) or Path(src).is_dir()) else None
         except UsageError:                        # nothing finished yet
             res = None
         if res is None:
@@ -152,7 +159,9 @@ def status(targets, data_dir=None, registry: Registry | None = None) -> pd.DataF
                         "unestimated": int(np.isnan(est).sum())})
         if running:
             out.append({"spec": label, "method": f"({running} task(s) running now)"})
-    return pd.DataFrame(out)
+    table = pd.DataFrame(out)
+    table.attrs["sources"] = said
+    return table
 
 
 def _claims(records: Path) -> list[Path]:

@@ -26,7 +26,9 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
     """All records of one or more run directories (the records are the source of truth), pooled
     by the rules every command that reads results shares (report, check, plot, reproduce, the
     table at the end of run). Records that cannot be counted (a missing or non-numeric field, an
-    unknown status) are skipped with one warning line each naming the file and the field.
+    unknown status) are skipped with one warning line each naming the file and the field. An entry
+    of ``dirs`` with a ``frame()`` method (a shipped baseline standing in for a results directory
+    that is not here: rfbench.experiments.sources) is read through it, its rows pooled as records.
 
     Pooling, by task key (dataset, method, n_features, fold, seed, protocol; :func:`record_key`):
 
@@ -51,6 +53,9 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
     over seeds by the report (rfbench.reporting.report.summarise) and the check."""
     frames = []
     for d in dirs:
+        if hasattr(d, "frame"):         # a source read in a directory's place (a shipped baseline)
+            frames.append(d.frame().assign(_dir=str(d)))
+            continue
         run = open_run(d)
         if not run.path.is_dir():
             raise UsageError(f"results directory not found: {d}")
@@ -62,7 +67,10 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
     if df.empty:
         raise UsageError(f"no results in {', '.join(map(str, dirs))}; run `rfbench run` first")
     if len(dirs) > 1:
-        _refuse_other_outer_folds(df if protocol is None else df[df["protocol"].astype(str) == protocol])
+        # a shipped baseline stores no folds/*.csv (its rows carry their splits' fingerprint): the
+        # directories among the sources are compared
+        folds = {str(d): open_run(d) for d in dirs if not hasattr(d, "frame")}
+        _refuse_other_outer_folds(df if protocol is None else df[df["protocol"].astype(str) == protocol], folds)
     df = _one_record_per_task(df)
     if protocol is not None:
         held = sorted(set(df["protocol"].dropna().astype(str)))
@@ -75,18 +83,18 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
     return df.drop(columns="_dir").reset_index(drop=True)
 
 
-def _refuse_other_outer_folds(df: pd.DataFrame) -> None:
+def _refuse_other_outer_folds(df: pd.DataFrame, runs: dict) -> None:
     """CombineError when two directories hold finished records of one (dataset, seed, protocol) but
     different outer folds (their folds/<dataset>.csv differ): fold k of one is not fold k of the
     other, so pooling them, or pairing their folds in a paired test, would compare other test sets."""
     done = df[(df["status"] == "done") & df["seed"].notna()]
     for (dataset, seed, protocol), group in done.groupby(["dataset", "seed", "protocol"], sort=True):
-        held = sorted(set(group["_dir"]))
+        held = sorted(set(group["_dir"]) & set(runs))
         if len(held) < 2:
             continue
         texts = {}
         for d in held:
-            path = open_run(d).folds_path(dataset, int(seed))
+            path = runs[d].folds_path(dataset, int(seed))
             texts[d] = path.read_bytes() if path.is_file() else None
         known = {d: t for d, t in texts.items() if t is not None}
         if len(set(known.values())) > 1:
