@@ -541,7 +541,9 @@ def _html_page(dirs, read, specs: dict, results, fragment: str, protocol_key, me
 @cli.command("status")
 @click.argument("targets", nargs=-1)
 @click.option("--data-dir", default=None, help="dataset mirror directory (default: $RFBENCH_DATA_DIR)")
-def status_cmd(targets, data_dir):
+@click.option("--registry", "registry_files", multiple=True, metavar="FILE",
+              help="the user registry (YAML with methods:/datasets: sections) the run used")
+def status_cmd(targets, data_dir, registry_files):
     """Progress per experiment: tasks asked for (by the spec), done, failed, left, core-hours left.
 
     TARGETS are spec names or files, or results directories (default: every spec in bench/). A spec's
@@ -552,7 +554,7 @@ def status_cmd(targets, data_dir):
     from rfbench.experiments.spec import spec_paths
 
     targets = targets or [p.stem for p in spec_paths()]
-    table = status.status(targets, data_dir, registry.load())
+    table = status.status(targets, data_dir, registry.load(registry_files))
     for line in table.attrs.get("sources", []):
         click.echo(line, err=True)
     click.echo(status.render(table), nl=False)

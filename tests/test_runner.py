@@ -674,3 +674,26 @@ def test_a_task_out_of_memory_or_past_its_jitter_ladder_is_its_error_record_and_
             "np.linalg.LinAlgError": "LinAlgError: the Cholesky"}[raised.split("(")[0]]
     assert all(r["message"].startswith(said) and "\n" not in r["message"] for r in failed), failed[0]["message"]
     assert not list((tmp_path / "o" / "records").glob("*.claim"))
+
+
+def test_status_takes_the_registry_of_a_user_dataset_and_estimates_without_its_shape(tmp_path, monkeypatch, capsys):
+    """`status DIR --registry FILE` reads a run on a user's dataset (without it: 'unknown dataset', one
+    line); a dataset entry without a shape is left out of the size law instead of taking log(0)."""
+    import warnings
+
+    from rfbench.cli import main
+    from tests.cli_errors import one_line_error
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(60, 3))
+    np.savetxt("d.csv", np.c_[X, X.sum(1)], delimiter=",", header="a,b,c,y", comments="")
+    (tmp_path / "reg.yaml").write_text("datasets:\n  mydata:\n    file: d.csv\n    target: y\n")
+    main(["run", "--registry", "reg.yaml", "--datasets", "mydata", "--methods", "rff-gauss", "--features", "10",
+          "--outer-folds", "2", "--inner-folds", "2", "--quiet", "--no-report", "--out", "o"])
+    capsys.readouterr()
+    one_line_error(capsys, ["status", "o"], "unknown dataset 'mydata'")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        main(["status", "o", "--registry", "reg.yaml"])
+    assert "o: 2 of 2 done, 0 failed, 0 left" in capsys.readouterr().out

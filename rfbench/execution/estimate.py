@@ -25,10 +25,14 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
     done = done.astype({"total_s": float})
     per_ds = done.groupby(["dataset", "method", "n_features"])["total_s"].median()
     shape = {name: registry.dataset(name).shape for name in done["dataset"].unique()}
+    # a dataset of unknown shape (a user's entry that gives none) cannot place a task on the size law
+    sized = [name for name, (rows, inputs) in shape.items() if rows > 0 and inputs > 0]
     models = {}
     for cell in done.groupby(["method", "n_features"]).size().index:
-        models[cell] = _size_model(per_ds.xs(cell, level=("method", "n_features")), shape,
-                                   registry.method(cell[0]).cost_scaling)
+        times = per_ds.xs(cell, level=("method", "n_features"))
+        times = times[times.index.isin(sized)]
+        if len(times):
+            models[cell] = _size_model(times, shape, registry.method(cell[0]).cost_scaling)
     by_method = {meth: g.droplevel("method").unstack("n_features")
                  for meth, g in per_ds.groupby(level="method")}   # dataset × n, per method
 
@@ -53,8 +57,9 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
                 est.append(per_ds[c])
                 continue
             scaled = from_other_budget(*c)
+            size = registry.dataset(c[0]).shape
             est.append(scaled if scaled is not None else
-                       models.get(c[1:], lambda r, d: np.nan)(*registry.dataset(c[0]).shape))
+                       models.get(c[1:], lambda r, d: np.nan)(*size) if min(size) > 0 else np.nan)
         return np.asarray(est, dtype=float), known
 
     return estimate
