@@ -82,3 +82,31 @@ def test_alone_folds_give_the_per_fold_speedup_beside_the_shared_one():
     (row,) = gpu.per_fold_comparison(out)
     assert row["speedup"] == 20.0 and row["speedup_alone"] == 40.0
     assert row["seconds_device_alone"] == 4.0 and row["error_device_alone"] == 4.9
+
+
+def test_a_specs_projection_counts_only_the_cells_of_its_run():
+    """Table 4's directory also holds LightGBM records of another run: its projection leaves them
+    out (the cells are those rfbench reproduce expands from the spec's run block)."""
+    import pandas as pd
+
+    gpu = _gpu_module()
+    held = set(pd.read_csv(REPO / "results/gfc2016-table4/results.csv")["method"])
+    assert "lgbm" in held
+    cells = gpu.spec_cells("gfc2016-table4")
+    assert {m for _, m, _ in cells} == {"rff-gauss", "rff-laplace", "rff-cauchy", "rff-gauss-grid", "rff-laplace-grid",
+                                        "rff-cauchy-grid"}
+    committed = gpu.committed_seconds("gfc2016-table4")
+    assert committed and set(committed) <= cells
+    # Tables 2-3 read Table 1's directory too (also_reads): its GFC records are not Tables 2-3's run
+    assert {m for _, m, _ in gpu.committed_seconds("gfc2016-tables2-3")} == {"alc-q1", "alc-q2"}
+
+
+def test_project_only_recomputes_the_projection_from_the_measured_rows(tmp_path):
+    out = tmp_path / "projected.json"
+    printed = subprocess.run([sys.executable, str(REPO / "bench/perf/gpu.py"), "--project-only",
+                              str(REPO / "results/gpu-benchmark.json"), "--output", str(out)],
+                             check=True, capture_output=True, text=True, timeout=300).stdout
+    projection = json.loads(printed)
+    written = json.loads(out.read_text())
+    assert written["projection"] == projection and written["device_rows"]
+    assert projection["cores"] == 16 and projection["tables"]["gfc2016-table4"]["cpu_core_seconds"] == 0.0

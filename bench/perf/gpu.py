@@ -3,6 +3,7 @@ take there, its GPU and its cores working together (issue 38 item 6).
 
     python bench/perf/gpu.py [--device cuda] [--budget-s 420] [--slots 4] \\
         [--output results/gpu-benchmark.json]
+    python bench/perf/gpu.py --project-only [results/gpu-benchmark.json]
 
 What it does, inside ``--budget-s`` seconds of wall time:
 
@@ -20,11 +21,15 @@ What it does, inside ``--budget-s`` seconds of wall time:
 3. **projection**, for ``rfbench run --jobs <cores> --gpu-slots <slots>``, which keeps every worker
    busy: the device methods' fold times (measured while sharing the GPU) × outer folds hold a
    worker each, at most ``slots`` at a time; the CPU-only methods' core-seconds (suite:
-   results/suite-benchmark.json; tables: their committed records) ÷ their method's core speed fill
+   results/suite-benchmark.json; tables: the committed records of the cells that the spec's own
+   ``run`` asks for, not the other records of its directories) ÷ their method's core speed fill
    the other workers, all of them once the device tasks are done. Wall = the larger of the GPU's
    time (device seconds ÷ the concurrency the slots measured) and the workers' (device seconds +
    CPU core-seconds) ÷ cores. A device cell that was not measured in the budget is
    projected from its committed CPU time ÷ its method's median measured speed-up, and marked.
+
+``--project-only [FILE]`` recomputes the projection from a results file's measured rows
+(default results/gpu-benchmark.json), without a GPU.
 
 The JSON is rewritten after every finished fold, so a run stopped at any point keeps what it
 measured. With ``--device torch-cpu`` (or cpu) the same script runs on a machine without a GPU
@@ -193,16 +198,38 @@ def reference_seconds(rows: list[dict]) -> dict[tuple[str, str, int], float]:
     return out
 
 
-def committed_seconds(spec_name: str) -> dict[tuple[str, str, int], float]:
-    """(dataset, method, n) → total seconds of all outer folds in the spec's committed records."""
+def spec_cells(spec_name: str) -> set[tuple[str, str, int]]:
+    """(dataset, method, n) that the spec's ``run`` asks for, as ``rfbench reproduce`` expands it
+    (rfbench.experiments.reproduce.run_groups: its methods × datasets less run.exclude, × features)."""
+    from rfbench.experiments.reproduce import run_groups
     from rfbench.experiments.spec import load_spec
-    from rfbench.store import load_results
 
     spec = load_spec(spec_name)
-    frame = load_results([str(d) for d in spec.result_dirs()])
+    return {(d, m, int(n)) for ds, ms in run_groups(spec) for d in ds for m in ms for n in spec.plan.features}
+
+
+def committed_tasks(spec_name: str) -> list[tuple[str, str, int, int, float]]:
+    """(dataset, method, n, fold, seconds) of the spec's committed done tasks of its own run: the
+    records of its protocol in its directories (rfbench.experiments.reproduce.results_of) whose cell
+    the spec's ``run`` asks for; records of other runs kept in the same directories (Table 4's
+    LightGBM) or read from another spec's (``also_reads``) do not count."""
+    from rfbench.experiments.reproduce import results_of
+    from rfbench.experiments.spec import load_spec
+
+    cells = spec_cells(spec_name)
+    frame = results_of(load_spec(spec_name))
     frame = frame[frame["status"] == "done"]
-    sums = frame.groupby(["dataset", "method", "n_features"])["total_s"].sum()
-    return {(d, m, int(n)): float(s) for (d, m, n), s in sums.items()}
+    return [(d, m, int(n), int(f), float(s))
+            for d, m, n, f, s in frame[["dataset", "method", "n_features", "fold", "total_s"]].itertuples(index=False)
+            if (d, m, int(n)) in cells]
+
+
+def committed_seconds(spec_name: str) -> dict[tuple[str, str, int], float]:
+    """(dataset, method, n) → total seconds of all outer folds in the spec's committed records of its run."""
+    out: dict[tuple[str, str, int], float] = {}
+    for d, m, n, _, s in committed_tasks(spec_name):
+        out[(d, m, n)] = out.get((d, m, n), 0.0) + s
+    return out
 
 
 def core_factors(cpu_rows: list[dict], rows: list[dict]) -> dict[str, float]:
@@ -271,6 +298,8 @@ def project(out: dict, cores: int, slots: int) -> dict:
             tables[spec_name] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
             continue
         tables[spec_name] = wall(cells, spec_name)
+        missing = spec_cells(spec_name) - set(cells)
+        tables[spec_name].update(run_cells=len(cells) + len(missing), run_cells_without_records=len(missing))
         all_tables.update(cells)
     tables["gfc2016-tables1-4"] = wall(all_tables, "GFC Tables 1-4 together (one run of every cell)")
     return {"core_speed_factor": core_factor, "core_speed_per_method": factors,
@@ -367,6 +396,13 @@ def run_phase(pool: ProcessPoolExecutor, tasks: list, device: str, data_dir, dea
     return time.perf_counter() - t0
 
 
+def atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda", help="cuda (default), torch-cpu or cpu (a dry run without a GPU)")
@@ -376,12 +412,26 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", help="comma-separated subset (default: every available set)")
     ap.add_argument("--features", default="100,500", help="budgets n (default 100,500)")
     ap.add_argument("--methods", help="comma-separated device methods (default: every one the device serves)")
-    ap.add_argument("--output", default=str(REPO / "results" / "gpu-benchmark.json"))
+    ap.add_argument("--output", help="the JSON written (default results/gpu-benchmark.json; with --project-only: "
+                                     "none unless given)")
     ap.add_argument("--render", metavar="FILE", help="print the markdown summary of a results file and stop")
+    ap.add_argument("--project-only", nargs="?", const=str(REPO / "results" / "gpu-benchmark.json"), metavar="FILE",
+                    help="no measuring: the projection recomputed from a results file's measured rows (default "
+                         "results/gpu-benchmark.json; its cores and slots), printed, and written with the rows "
+                         "to --output if given")
     args = ap.parse_args(argv)
     if args.render:
         print(render(json.loads(Path(args.render).read_text())))
         return 0
+    if args.project_only:
+        measured = json.loads(Path(args.project_only).read_text())
+        measured["projection"] = project(measured, measured["environment"].get("cores") or os.cpu_count() or 1,
+                                         measured.get("slots", args.slots))
+        if args.output:
+            atomic_write(Path(args.output), json.dumps(measured, indent=1, default=float) + "\n")
+        print(json.dumps(measured["projection"], indent=1, default=float))
+        return 0
+    args.output = args.output or str(REPO / "results" / "gpu-benchmark.json")
 
     from rfbench.data.loader import offline
     from rfbench.experiments.spec import load_spec
@@ -404,10 +454,7 @@ def main(argv=None) -> int:
 
     def save():
         out["per_fold"] = per_fold_comparison(out)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        tmp = output.with_suffix(".tmp")
-        tmp.write_text(json.dumps(out, indent=1, default=float) + "\n")
-        tmp.replace(output)
+        atomic_write(output, json.dumps(out, indent=1, default=float) + "\n")
 
     deadline = time.time() + args.budget_s
     ctx = mp.get_context("spawn")        # CUDA cannot be used in a forked child
