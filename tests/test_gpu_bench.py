@@ -44,13 +44,15 @@ def _gpu_module():
 def test_projection_keeps_every_worker_busy_and_calibrates_each_cpu_method(monkeypatch):
     """A worked example of the projection: LightGBM's core speed from its calibration fold (the
     suite row's work item: both budgets in one fit), à la carte's device folds holding a worker
-    each, the wall the larger of the GPU's time and the workers' on every core."""
+    each; the fluid bound the larger of the GPU's time and the workers' on every core, the wall the
+    runner's dispatch of the work items."""
     gpu = _gpu_module()
     suite = [{"dataset": "kinematics", "method": "lgbm", "budgets": [100, 500], "seconds": 60.0},
              {"dataset": "kinematics", "method": "alc", "budgets": [100], "seconds": 10.0},
              {"dataset": "kinematics", "method": "alc", "budgets": [500], "seconds": 100.0}]
     monkeypatch.setattr(gpu, "suite_rows", lambda: suite)
-    monkeypatch.setattr(gpu, "committed_seconds", lambda name: {})
+    monkeypatch.setattr(gpu, "spec_runs", lambda name: [])
+    monkeypatch.setattr(gpu, "spec_cells", lambda name: set())
     done = {"status": "done", "dataset": "kinematics", "fold": 0}
     out = {"slot_concurrency": 2.0,
            "device_rows": [{**done, "method": "alc", "n": 500, "seconds": 10.0},
@@ -68,7 +70,13 @@ def test_projection_keeps_every_worker_busy_and_calibrates_each_cpu_method(monke
     assert suite_p["device_seconds"] == (10.0 + 2.0) * 10
     assert suite_p["device_wall_s"] == 120.0 / 2.0
     assert suite_p["workers_wall_s"] == (1200.0 + 120.0) / 4
-    assert suite_p["projected_wall_h"] == 330.0 / 3600
+    assert suite_p["fluid_bound_h"] == 330.0 / 3600
+    # the runner's dispatch (rfbench run's interleaved order: fold by fold, à la carte's two items
+    # before LightGBM's in each), worked by hand: LightGBM's folds 0, 1 start at 0, fold 2 at 14 and
+    # fold 3 at 34 (à la carte's items take the freed workers first while they precede them); then
+    # 4 at 122, 5 at 134, 6 at 154, 7 at 166, 8 at 254 and 9 at 266, ending at 386
+    assert suite_p["simulated_wall_s"] == 386.0
+    assert suite_p["projected_wall_h"] == 386.0 / 3600 and suite_p["peak_device_in_flight"] == 2
 
 
 def test_alone_folds_give_the_per_fold_speedup_beside_the_shared_one():
