@@ -51,7 +51,7 @@ def test_projection_keeps_every_worker_busy_and_calibrates_each_cpu_method(monke
              {"dataset": "kinematics", "method": "alc", "budgets": [100], "seconds": 10.0},
              {"dataset": "kinematics", "method": "alc", "budgets": [500], "seconds": 100.0}]
     monkeypatch.setattr(gpu, "suite_rows", lambda: suite)
-    monkeypatch.setattr(gpu, "spec_runs", lambda name: [])
+    monkeypatch.setattr(gpu, "spec_runs", lambda name, order: [])
     monkeypatch.setattr(gpu, "spec_cells", lambda name: set())
     done = {"status": "done", "dataset": "kinematics", "fold": 0}
     out = {"slot_concurrency": 2.0,

@@ -87,3 +87,23 @@ def test_simulates_the_runners_own_order():
     placed = simulate(items, secs, jobs=2, order=runner.interleaved)
     assert placed.spans[items[0]][0] == placed.spans[items[2]][0] == 0.0      # both first folds at once
     assert placed.makespan == 11.0
+
+
+def test_dispatch_order_measures_longest_first_against_the_order_before(tmp_path):
+    """bench/perf/dispatch_order.py on the committed records: longest first is never slower than
+    the order before, never under the fluid bound."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("dispatch_order", root / "bench/perf/dispatch_order.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.main(["--output", str(tmp_path / "order.json")])
+    out = json.loads((tmp_path / "order.json").read_text())
+    for run, per_workers in out["cpu"].items():
+        for workers, row in per_workers.items():
+            assert row["fluid_bound"] - 1e-9 <= row["longest_first"], (run, workers)
+            assert row["gain_h"] >= -1e-9, (run, workers)
+    assert out["gpu"]["torgo suite"]["longest_first"] <= out["gpu"]["torgo suite"]["planned (rfbench run)"]

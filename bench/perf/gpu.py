@@ -281,7 +281,10 @@ def runner_items(tasks: list[tuple[str, str, int, int, float]], datasets: list[s
     return items, seconds
 
 
-def project(out: dict, cores: int, slots: int) -> dict:
+def project(out: dict, cores: int, slots: int, table_order: str = "longest_first") -> dict:
+    """The projection of a results file's measured rows for ``cores`` workers and ``slots`` GPU
+    slots; ``table_order``: the order ``rfbench reproduce`` gives its work items (a function of
+    rfbench.experiments.reproduce: longest_first, its order; cheapest_first, its order before)."""
     from rfbench.execution import runner
     from rfbench.execution.simulate import simulate
 
@@ -309,7 +312,7 @@ def project(out: dict, cores: int, slots: int) -> dict:
     def wall(runs: list[tuple[list, list, list, object]], label: str) -> dict:
         """runs: the runner calls, one after the other: (tasks (dataset, method, n, fold, seconds on
         the dev machine's cores), datasets, methods, the runner's order of their work items)."""
-        device_s, cpu_core_s, estimated, simulated, peak, fluid = 0.0, 0.0, set(), 0.0, 0, 0.0
+        device_s, cpu_core_s, estimated, simulated, peak, fluid, longest = 0.0, 0.0, set(), 0.0, 0, 0.0, 0.0
         for tasks, datasets, methods, order in runs:
             here, device_before, cpu_before = [], device_s, cpu_core_s
             for d, m, n, f, s in tasks:
@@ -333,6 +336,10 @@ def project(out: dict, cores: int, slots: int) -> dict:
             placed = simulate(items, seconds, cores, slots, order=order)
             simulated += placed.makespan
             peak = max(peak, placed.peak_device)
+            # longest first by the items' own projected seconds (a run whose --out holds finished
+            # tasks of this machine orders its items so: rfbench.execution.runner.longest_first)
+            by_own = functools.partial(runner.longest_first, seconds=lambda xs, secs=seconds: [secs[x] for x in xs])
+            longest += simulate(items, seconds, cores, slots, order=by_own).makespan
             # the fluid lower bound of the call: the GPU's time (device seconds ÷ the concurrency the
             # slots measured) or the work spread evenly on every core, whichever is larger
             dev_here, cpu_here = device_s - device_before, cpu_core_s - cpu_before
@@ -342,7 +349,8 @@ def project(out: dict, cores: int, slots: int) -> dict:
         return {"what": label, "device_seconds": device_s, "device_wall_s": gpu_wall,
                 "cpu_core_seconds": cpu_core_s, "workers_wall_s": lanes_wall,
                 "fluid_bound_h": fluid / 3600, "simulated_wall_s": simulated,
-                "projected_wall_h": simulated / 3600, "runner_calls": len(runs), "peak_device_in_flight": peak,
+                "projected_wall_h": simulated / 3600, "longest_first_wall_h": longest / 3600,
+                "runner_calls": len(runs), "peak_device_in_flight": peak,
                 "device_cells_estimated": len(estimated), "estimated_cells": sorted(estimated)[:40]}
 
     suite_tasks = [(d, m, n, f, s) for (d, m, n), s in ref.items() if m in SUITE_METHODS for f in range(OUTER_FOLDS)]
@@ -351,7 +359,7 @@ def project(out: dict, cores: int, slots: int) -> dict:
     all_runs: list = []
     for spec_name in TABLE_SPECS:
         try:
-            runs = spec_runs(spec_name)
+            runs = spec_runs(spec_name, table_order)
         except Exception as exc:  # noqa: BLE001 - no committed records: say so
             tables[spec_name] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
             continue
@@ -366,21 +374,25 @@ def project(out: dict, cores: int, slots: int) -> dict:
                                     and r["status"] == "done"),
             "speedup_per_method": speedup, "slot_concurrency": gain, "device_fold_stretch": stretch,
             "cores": cores, "slots": slots,
-            "wall": "simulated: the runner's dispatch (rfbench.execution.simulate) of the work items in its order; "
+            "wall": "projected_wall_h: the runner's dispatch (rfbench.execution.simulate) of the work items in its "
+                    f"order (the suite: rfbench run's planned order, a fresh --out; a table: rfbench reproduce's, "
+                    f"{table_order}); longest_first_wall_h: longest first by the items' projected seconds; "
                     "fluid_bound_h: the lower bound (GPU time or work ÷ cores)",
             "torgo_suite": wall([suite_run], "torgo suite, 12 sets x 8 methods x n=100,500, 10 outer folds"),
             "tables": tables}
 
 
-def spec_runs(spec_name: str) -> list[tuple[list, list, list, object]]:
+def spec_runs(spec_name: str, order: str = "longest_first") -> list[tuple[list, list, list, object]]:
     """The runner calls of ``rfbench reproduce SPEC`` (rfbench.experiments.reproduce.run_spec: one per
-    group of its run), each (its committed tasks, datasets, methods, the order it gives the runner)."""
-    from rfbench.experiments.reproduce import cheapest_first, run_groups
+    group of its run), each (its committed tasks, datasets, methods, the order it gives the runner:
+    ``order``, the name of its function in rfbench.experiments.reproduce)."""
+    from rfbench.experiments import reproduce
+    from rfbench.experiments.reproduce import run_groups
     from rfbench.experiments.spec import load_spec
 
     spec = load_spec(spec_name)
     tasks = committed_tasks(spec_name)
-    order = cheapest_first(spec, _registry())
+    order = getattr(reproduce, order)(spec, _registry())
     runs = []
     for ds, ms in run_groups(spec):
         mine = [t for t in tasks if t[0] in ds and t[1] in ms]
