@@ -709,3 +709,22 @@ def test_a_resumed_run_dispatches_the_longest_estimated_items_first_with_the_sam
     a, b = (pd.read_csv(d / "results.csv").set_index(["method", "n_features", "fold"]).sort_index()
             for d in (tmp_path / "planned", resumed))
     assert len(a) == 12 and a["error"].equals(b["error"]) and a["params"].equals(b["params"])
+
+
+def test_device_tasks_beside_the_cpu_workers_give_the_same_records(tmp_path, monkeypatch):
+    """--gpu-beside runs the device tasks on lanes of their own (jobs + gpu_slots lanes, at most jobs
+    CPU tasks in flight); the records are the same as with the device tasks holding a worker."""
+    pytest.importorskip("torch")
+    lanes = []
+    real = pool.Lanes
+    monkeypatch.setattr(pool, "Lanes", lambda jobs, *a, **k: (lanes.append(jobs), real(jobs, *a, **k))[1])
+    frames = []
+    for beside in (False, True):
+        out = tmp_path / f"beside-{beside}"
+        config = RunConfig(jobs=1, device="torch-cpu", gpu_slots=1, gpu_beside=beside, folds=(0, 1))
+        runner.run(["friedman-generated"], ["rff-gauss", "lgbm"], [10], SMALL, str(out), config, progress=False)
+        frames.append(pd.read_csv(out / "results.csv").set_index(["method", "fold"]).sort_index())
+    assert lanes == [2]                       # held: one worker, in this process; beside: 1 + 1 lanes
+    a, b = frames
+    assert len(a) == 4 and a["error"].equals(b["error"]) and a["params"].equals(b["params"])
+    assert json.loads((tmp_path / "beside-True" / "runs.jsonl").read_text().splitlines()[0])["gpu_beside"] is True

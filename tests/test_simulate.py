@@ -107,3 +107,19 @@ def test_dispatch_order_measures_longest_first_against_the_order_before(tmp_path
             assert row["fluid_bound"] - 1e-9 <= row["longest_first"], (run, workers)
             assert row["gain_h"] >= -1e-9, (run, workers)
     assert out["gpu"]["torgo suite"]["longest_first"] <= out["gpu"]["torgo suite"]["planned (rfbench run)"]
+
+
+def test_device_items_beside_the_cpu_workers():
+    """--gpu-beside: the device items on slots of their own, the CPU items on the --jobs workers."""
+    # 1 worker, 1 slot: beside, the CPU items run while the first device item does (0-1, 1-2);
+    # held, everything is one after the other
+    assert makespan([4, 4, 1, 1], [True, True, False, False], jobs=1, gpu_slots=1, beside=True) == 8.0
+    assert makespan([4, 4, 1, 1], [True, True, False, False], jobs=1, gpu_slots=1) == 10.0
+    # 2 workers, 1 slot: four 3 s CPU items and a 2 s device item: 6 beside (two rounds of CPU items,
+    # the device item on its own), 8 held (the device item waits for a worker after two rounds)
+    seconds, on_device = [3, 3, 3, 3, 2], [False] * 4 + [True]
+    assert makespan(seconds, on_device, jobs=2, gpu_slots=1, beside=True) == 6.0
+    assert makespan(seconds, on_device, jobs=2, gpu_slots=1) == 8.0
+    # at most jobs CPU items in flight beside, though a device lane is idle
+    items, secs = work_items([1, 1, 1], [False, False, False])
+    assert simulate(items, secs, jobs=1, gpu_slots=2, beside=True).makespan == 3.0

@@ -313,6 +313,7 @@ def project(out: dict, cores: int, slots: int, table_order: str = "longest_first
         """runs: the runner calls, one after the other: (tasks (dataset, method, n, fold, seconds on
         the dev machine's cores), datasets, methods, the runner's order of their work items)."""
         device_s, cpu_core_s, estimated, simulated, peak, fluid, longest = 0.0, 0.0, set(), 0.0, 0, 0.0, 0.0
+        beside, beside_fluid = 0.0, 0.0
         for tasks, datasets, methods, order in runs:
             here, device_before, cpu_before = [], device_s, cpu_core_s
             for d, m, n, f, s in tasks:
@@ -340,16 +341,21 @@ def project(out: dict, cores: int, slots: int, table_order: str = "longest_first
             # tasks of this machine orders its items so: rfbench.execution.runner.longest_first)
             by_own = functools.partial(runner.longest_first, seconds=lambda xs, secs=seconds: [secs[x] for x in xs])
             longest += simulate(items, seconds, cores, slots, order=by_own).makespan
+            # --gpu-beside: the device items on slots of their own beside the ``cores`` CPU workers
+            # (their workers' host time not counted against the cores)
+            beside += simulate(items, seconds, cores, slots, order=by_own, beside=True).makespan
             # the fluid lower bound of the call: the GPU's time (device seconds ÷ the concurrency the
             # slots measured) or the work spread evenly on every core, whichever is larger
             dev_here, cpu_here = device_s - device_before, cpu_core_s - cpu_before
             fluid += max(dev_here / gain, (cpu_here + dev_here * stretch) / cores)
+            beside_fluid += max(dev_here / gain, cpu_here / cores)
         gpu_wall = device_s / gain
         lanes_wall = (cpu_core_s + device_s * stretch) / cores
         return {"what": label, "device_seconds": device_s, "device_wall_s": gpu_wall,
                 "cpu_core_seconds": cpu_core_s, "workers_wall_s": lanes_wall,
                 "fluid_bound_h": fluid / 3600, "simulated_wall_s": simulated,
                 "projected_wall_h": simulated / 3600, "longest_first_wall_h": longest / 3600,
+                "beside_wall_h": beside / 3600, "beside_fluid_bound_h": beside_fluid / 3600,
                 "runner_calls": len(runs), "peak_device_in_flight": peak,
                 "device_cells_estimated": len(estimated), "estimated_cells": sorted(estimated)[:40]}
 
@@ -377,6 +383,8 @@ def project(out: dict, cores: int, slots: int, table_order: str = "longest_first
             "wall": "projected_wall_h: the runner's dispatch (rfbench.execution.simulate) of the work items in its "
                     f"order (the suite: rfbench run's planned order, a fresh --out; a table: rfbench reproduce's, "
                     f"{table_order}); longest_first_wall_h: longest first by the items' projected seconds; "
+                    "beside_wall_h: that with --gpu-beside (device items on slots of their own, beside the "
+                    "cores CPU workers; beside_fluid_bound_h its bound); "
                     "fluid_bound_h: the lower bound (GPU time or work ÷ cores)",
             "torgo_suite": wall([suite_run], "torgo suite, 12 sets x 8 methods x n=100,500, 10 outer folds"),
             "tables": tables}

@@ -636,6 +636,7 @@ class _Seed:
             "threads_per_worker": self.threads, "timeout_s": config.timeout_s,
             "backend": "local" if cluster is None else f"dask ({cluster.address})",
             "device": config.device, "gpu_slots": config.gpu_slots if config.device != "cpu" else None,
+            **({"gpu_beside": True} if config.gpu_beside and config.device != "cpu" else {}),
             "folds": folds,
             "data_dir": str(resolve_data_dir(config.data_dir) or ""),
             "user_entries": provenance, "machine": machine_info(),
@@ -682,7 +683,8 @@ class _Seed:
                 run_pool(items, protocol, config.data_dir, self.threads, config.timeout_s, self.jobs, self.take,
                          self.collect, self.release,
                          in_process=self.jobs == 1 and not config.timeout_s and not user_code,
-                         gpu_slots=config.device_slots, registry=needed, warn=self._warn_under_bar)
+                         gpu_slots=config.device_slots, registry=needed, warn=self._warn_under_bar,
+                         beside=config.gpu_beside)
             completed = True
         finally:
             self.bar.close()

@@ -72,19 +72,21 @@ class _Clocked:
 
 
 def simulate(items: Sequence[WorkItem], seconds_of, jobs: int, gpu_slots: int | None = None,
-             order: Callable | None = None) -> Placement:
+             order: Callable | None = None, beside: bool = False) -> Placement:
     """The runner's placement of ``items`` (after ``order``, the runner's ordering function: e.g.
     :func:`rfbench.execution.runner.interleaved`; None: as given) on ``jobs`` workers, at most
     ``gpu_slots`` device items at once (None: no limit), each item taking ``seconds_of`` seconds
-    (a mapping or a function of the item)."""
+    (a mapping or a function of the item). ``beside`` (``--gpu-beside``): the device items on
+    ``gpu_slots`` workers of their own beside the ``jobs`` CPU workers (rfbench.execution.pool.run_pool)."""
     if jobs < 1:
         raise ValueError("jobs must be at least 1")
     get = seconds_of.__getitem__ if hasattr(seconds_of, "__getitem__") else seconds_of
     planned = list(order(list(items))) if order is not None else list(items)
-    executor = _Clocked(jobs, get)
+    beside = bool(beside and gpu_slots)
+    executor = _Clocked(jobs + (gpu_slots if beside else 0), get)
     dispatch = Dispatch(executor, planned, protocol=None, threads=1, timeout_s=None,
                         take=lambda item: True, collect=lambda item, records: None, release=lambda item: None,
-                        device_slots=gpu_slots, clock=lambda: executor.now)
+                        device_slots=gpu_slots, clock=lambda: executor.now, cpu_slots=jobs if beside else None)
     dispatch.run()
     return Placement(executor.now, executor.spans, dispatch.peak_device)
 
@@ -98,10 +100,10 @@ def work_items(seconds: Sequence[float], on_device: Sequence[bool] | None = None
 
 
 def makespan(seconds: Sequence[float], on_device: Sequence[bool] | None = None, jobs: int = 1,
-             gpu_slots: int | None = None) -> float:
+             gpu_slots: int | None = None, beside: bool = False) -> float:
     """Wall seconds of items placed in the given order (see :func:`simulate`)."""
     items, secs = work_items(seconds, on_device)
-    return simulate(items, secs, jobs, gpu_slots).makespan
+    return simulate(items, secs, jobs, gpu_slots, beside=beside).makespan
 
 
 def fluid_bound(seconds: Sequence[float], on_device: Sequence[bool] | None = None, jobs: int = 1,
