@@ -119,8 +119,8 @@ def interleaved(items: list[WorkItem]) -> list[WorkItem]:
 
 def longest_first(items: list[WorkItem], seconds) -> list[WorkItem]:
     """The items with an estimate by descending estimated seconds (``seconds``: items → their
-    estimates, NaN for none; equal estimates keep their given order), then those without one, in
-    their given order; in each part the device items first. Longest first keeps the workers busy to
+    estimates, NaN or another non-finite value for none; equal estimates keep their given order),
+    then those without one, in their given order; in each part the device items first. Longest first keeps the workers busy to
     the end (the list-scheduling rule that leaves the least tail: no long task starts when the rest
     are done). Device items first: at most ``--gpu-slots`` of them run at once and the dispatch fills
     every other worker with the first CPU items meanwhile (executor.Dispatch), so the longest CPU
@@ -133,8 +133,8 @@ def longest_first(items: list[WorkItem], seconds) -> list[WorkItem]:
     import math
 
     est = [float(e) for e in seconds(items)] if items else []
-    known = sorted((k for k, e in enumerate(est) if not math.isnan(e)), key=lambda k: (not items[k].on_device, -est[k]))
-    unknown = sorted((k for k, e in enumerate(est) if math.isnan(e)), key=lambda k: not items[k].on_device)
+    known = sorted((k for k, e in enumerate(est) if math.isfinite(e)), key=lambda k: (not items[k].on_device, -est[k]))
+    unknown = sorted((k for k, e in enumerate(est) if not math.isfinite(e)), key=lambda k: not items[k].on_device)
     return [items[k] for k in known] + [items[k] for k in unknown]
 
 
@@ -647,8 +647,18 @@ class _Seed:
             return self.order(items)
         # the planned order (interleaved), longest first once finished tasks here give estimates
         items = interleaved(items)
-        estimate = finished_estimate(run_dir, protocol, registry=self.registry) if items else None
-        return longest_first(items, item_seconds(estimate)) if estimate is not None else items
+        if not items:
+            return items
+        import numpy as np
+
+        # an order, not a result: a size model that cannot be fitted (a user's dataset declares no
+        # shape: (0, 0)) leaves its items unestimated, or the planned order
+        try:
+            with np.errstate(all="ignore"):
+                estimate = finished_estimate(run_dir, protocol, registry=self.registry)
+                return longest_first(items, item_seconds(estimate)) if estimate is not None else items
+        except (ArithmeticError, ValueError, LookupError, np.linalg.LinAlgError):
+            return items
 
     def run(self) -> RunDir:
         run_dir, protocol, config = self.run_dir, self.protocol, self.config
