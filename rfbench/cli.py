@@ -193,7 +193,11 @@ def worker_options(command):
 
 
 def device_options(command):
-    """--device and --gpu-slots (run, reproduce)."""
+    """--device, --gpu-slots and --gpu-beside (run, reproduce)."""
+    command = click.option("--gpu-beside", is_flag=True,
+                           help="with the GPU: the device tasks run on --gpu-slots workers of their own beside the "
+                                "--jobs CPU workers, instead of holding one of them (a device task's worker mostly "
+                                "waits on the GPU)")(command)
     command = click.option("--gpu-slots", default=None, type=int,
                            help=f"with the GPU: at most this many device tasks at once, each worker that runs one "
                                 f"capped to 0.9 / slots of its memory; the other workers run CPU tasks meanwhile "
@@ -206,7 +210,7 @@ def device_options(command):
 
 
 def run_config(*, jobs=None, threads=None, timeout=None, seeds=None, fold_list=None, backend="local", scheduler=None,
-               data_dir=None, strict=False, device=None, gpu_slots=None):
+               data_dir=None, strict=False, device=None, gpu_slots=None, gpu_beside=False):
     """The RunConfig of a command's options, validated once (one line for what is wrong); ``device``
     left out: the device setting. The note of ``--device auto`` falling back to the CPU is shown here,
     once."""
@@ -220,7 +224,7 @@ def run_config(*, jobs=None, threads=None, timeout=None, seeds=None, fold_list=N
         config = RunConfig(jobs=jobs, threads=threads, timeout_s=parse_duration(timeout),
                            seeds=tuple(seeds) if seeds is not None else None, folds=parse_folds(fold_list),
                            backend=backend, scheduler=scheduler, data_dir=data_dir, strict=strict, device=device,
-                           gpu_slots=DEFAULT_GPU_SLOTS if gpu_slots is None else gpu_slots)
+                           gpu_slots=DEFAULT_GPU_SLOTS if gpu_slots is None else gpu_slots, gpu_beside=gpu_beside)
     except UsageError as exc:
         if origin and str(exc).startswith("--device"):
             raise UsageError(f"{exc} (the device setting: {device}, from {origin})") from None
@@ -302,7 +306,7 @@ def cli():
 @device_options
 def run(suite, dataset_names, method_names, features, protocol_name, outer_folds, inner_folds, repeats,
         test_size, seed, seed_list, fold_list, jobs, threads, timeout, max_samples, out, data_dir, strict, no_report,
-        quiet, dry_run, target, task_type, registry_files, backend, scheduler, device, gpu_slots):
+        quiet, dry_run, target, task_type, registry_files, backend, scheduler, device, gpu_slots, gpu_beside):
     """Run the protocol for datasets × methods × n_features; resumes an existing --out."""
     # the report (scipy.stats, ~0.5 s) is imported to render it: the first progress line comes before
     # that import (the method checks import scipy.stats through sklearn later anyway)
@@ -341,7 +345,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     budgets = parse_int_list(features, "--features", MAX_FEATURES)
     config = run_config(jobs=jobs, threads=threads, timeout=timeout, seeds=seeds, fold_list=fold_list,
                         backend=backend, scheduler=scheduler, data_dir=data_dir, strict=strict, device=device,
-                        gpu_slots=gpu_slots)
+                        gpu_slots=gpu_slots, gpu_beside=gpu_beside)
     if dry_run:
         table = runner.dry_run(names, methods, budgets, protocol, out, config, registry=reg)
         click.echo(runner.render_dry_run(table, out), nl=False)
@@ -627,7 +631,7 @@ def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
 @device_options
 def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_reference, out, fold_list,
                   method_list, dataset_list, jobs, threads, timeout, data_dir, quiet, dry_run, backend, scheduler,
-                  device, gpu_slots):
+                  device, gpu_slots, gpu_beside):
     """Run what each experiment spec declares, then check it against the published table and
     write check.txt and report.md into the spec's results directory (resumable)."""
     from rfbench import registry
@@ -657,7 +661,7 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     # and --summary run nothing: their device and workers are not asked for
     config = run_config(jobs=jobs, threads=threads, timeout=timeout, fold_list=fold_list, backend=backend,
                         scheduler=scheduler, data_dir=data_dir, device=device if runs else "cpu",
-                        gpu_slots=gpu_slots)
+                        gpu_slots=gpu_slots, gpu_beside=gpu_beside and runs)
     if dry_run:
         for spec in loaded:
             click.echo(f"== {spec.name}: {spec.title}")

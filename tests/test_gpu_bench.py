@@ -44,13 +44,15 @@ def _gpu_module():
 def test_projection_keeps_every_worker_busy_and_calibrates_each_cpu_method(monkeypatch):
     """A worked example of the projection: LightGBM's core speed from its calibration fold (the
     suite row's work item: both budgets in one fit), à la carte's device folds holding a worker
-    each, the wall the larger of the GPU's time and the workers' on every core."""
+    each; the fluid bound the larger of the GPU's time and the workers' on every core, the wall the
+    runner's dispatch of the work items."""
     gpu = _gpu_module()
     suite = [{"dataset": "kinematics", "method": "lgbm", "budgets": [100, 500], "seconds": 60.0},
              {"dataset": "kinematics", "method": "alc", "budgets": [100], "seconds": 10.0},
              {"dataset": "kinematics", "method": "alc", "budgets": [500], "seconds": 100.0}]
     monkeypatch.setattr(gpu, "suite_rows", lambda: suite)
-    monkeypatch.setattr(gpu, "committed_seconds", lambda name: {})
+    monkeypatch.setattr(gpu, "spec_runs", lambda name, order: [])
+    monkeypatch.setattr(gpu, "spec_cells", lambda name: set())
     done = {"status": "done", "dataset": "kinematics", "fold": 0}
     out = {"slot_concurrency": 2.0,
            "device_rows": [{**done, "method": "alc", "n": 500, "seconds": 10.0},
@@ -68,7 +70,13 @@ def test_projection_keeps_every_worker_busy_and_calibrates_each_cpu_method(monke
     assert suite_p["device_seconds"] == (10.0 + 2.0) * 10
     assert suite_p["device_wall_s"] == 120.0 / 2.0
     assert suite_p["workers_wall_s"] == (1200.0 + 120.0) / 4
-    assert suite_p["projected_wall_h"] == 330.0 / 3600
+    assert suite_p["fluid_bound_h"] == 330.0 / 3600
+    # the runner's dispatch (rfbench run's interleaved order: fold by fold, à la carte's two items
+    # before LightGBM's in each), worked by hand: LightGBM's folds 0, 1 start at 0, fold 2 at 14 and
+    # fold 3 at 34 (à la carte's items take the freed workers first while they precede them); then
+    # 4 at 122, 5 at 134, 6 at 154, 7 at 166, 8 at 254 and 9 at 266, ending at 386
+    assert suite_p["simulated_wall_s"] == 386.0
+    assert suite_p["projected_wall_h"] == 386.0 / 3600 and suite_p["peak_device_in_flight"] == 2
 
 
 def test_alone_folds_give_the_per_fold_speedup_beside_the_shared_one():
@@ -82,3 +90,31 @@ def test_alone_folds_give_the_per_fold_speedup_beside_the_shared_one():
     (row,) = gpu.per_fold_comparison(out)
     assert row["speedup"] == 20.0 and row["speedup_alone"] == 40.0
     assert row["seconds_device_alone"] == 4.0 and row["error_device_alone"] == 4.9
+
+
+def test_a_specs_projection_counts_only_the_cells_of_its_run():
+    """Table 4's directory also holds LightGBM records of another run: its projection leaves them
+    out (the cells are those rfbench reproduce expands from the spec's run block)."""
+    import pandas as pd
+
+    gpu = _gpu_module()
+    held = set(pd.read_csv(REPO / "results/gfc2016-table4/results.csv")["method"])
+    assert "lgbm" in held
+    cells = gpu.spec_cells("gfc2016-table4")
+    assert {m for _, m, _ in cells} == {"rff-gauss", "rff-laplace", "rff-cauchy", "rff-gauss-grid", "rff-laplace-grid",
+                                        "rff-cauchy-grid"}
+    committed = gpu.committed_seconds("gfc2016-table4")
+    assert committed and set(committed) <= cells
+    # Tables 2-3 read Table 1's directory too (also_reads): its GFC records are not Tables 2-3's run
+    assert {m for _, m, _ in gpu.committed_seconds("gfc2016-tables2-3")} == {"alc-q1", "alc-q2"}
+
+
+def test_project_only_recomputes_the_projection_from_the_measured_rows(tmp_path):
+    out = tmp_path / "projected.json"
+    printed = subprocess.run([sys.executable, str(REPO / "bench/perf/gpu.py"), "--project-only",
+                              str(REPO / "results/gpu-benchmark.json"), "--output", str(out)],
+                             check=True, capture_output=True, text=True, timeout=300).stdout
+    projection = json.loads(printed)
+    written = json.loads(out.read_text())
+    assert written["projection"] == projection and written["device_rows"]
+    assert projection["cores"] == 16 and projection["tables"]["gfc2016-table4"]["cpu_core_seconds"] == 0.0

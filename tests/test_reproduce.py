@@ -290,3 +290,21 @@ def test_a_specs_results_stay_under_its_project_or_the_working_directory(tmp_pat
             load_spec(str(spec))
         spec.write_text(body + "results_anywhere: true\n")
     assert load_spec(str(spec)).results == (spec.parent / results).resolve()
+
+
+def test_longest_first_runs_known_long_cells_first_and_unknown_ones_last(tiny_spec):
+    from rfbench.execution.tasks import WorkItem
+    from rfbench.store import RunDir
+
+    spec = load_spec(str(tiny_spec))
+    run = RunDir(spec.results).ensure()
+    for method, seconds in (("rff-gauss", 50.0), ("rff-laplace", 2.0)):
+        run.write_record({"dataset": "friedman-generated", "method": method, "n_features": 10, "fold": 0,
+                          "seed": 0, "protocol": spec.protocol_key, "status": "done", "error": 1.0,
+                          "total_s": seconds})
+    items = [WorkItem("ct-slice", "rff-laplace", 1, (10,)), WorkItem("friedman-generated", "rff-gauss", 1, (10,)),
+             WorkItem("friedman-generated", "rff-laplace", 2, (10,)), WorkItem("friedman-generated", "rff-laplace", 1, (10,))]
+    ordered = reproduce.longest_first(spec)(items)
+    # ct-slice laplace by the size model of laplace's one dataset (rows × inputs: far larger than
+    # 50 s) first, gauss (50 s), then laplace (2 s); equal estimates by fold
+    assert ordered == [items[0], items[1], items[3], items[2]]

@@ -697,3 +697,57 @@ def test_status_takes_the_registry_of_a_user_dataset_and_estimates_without_its_s
         warnings.simplefilter("error")
         main(["status", "o", "--registry", "reg.yaml"])
     assert "o: 2 of 2 done, 0 failed, 0 left" in capsys.readouterr().out
+
+
+def test_longest_first_orders_by_estimate_and_keeps_the_unestimated_last_in_their_order():
+    items = [WorkItem("d", m, 0, (10,)) for m in "abcde"]
+    est = dict(zip(items, [1.0, float("nan"), 5.0, 1.0, float("nan")], strict=True))
+    ordered = runner.longest_first(items, lambda its: [est[i] for i in its])
+    assert ordered == [items[2], items[0], items[3], items[1], items[4]]
+    assert runner.longest_first([], lambda its: []) == []
+    # device items first in each part (at most --gpu-slots run at once; the other workers take the
+    # CPU items meanwhile), each kind longest first
+    dev = [WorkItem("d", m, 0, (10,), "cuda") for m in "fg"]
+    est.update({dev[0]: 2.0, dev[1]: float("nan")})
+    assert runner.longest_first(items + dev, lambda its: [est[i] for i in its]) == [
+        dev[0], items[2], items[0], items[3], dev[1], items[1], items[4]]
+
+
+def test_a_resumed_run_dispatches_the_longest_estimated_items_first_with_the_same_results(tmp_path, monkeypatch):
+    """With finished tasks in --out the runner orders the rest longest first (their estimates from
+    those tasks, as `rfbench status` makes them); a task's records are keyed and seeded by the task
+    alone, so the order changes no value."""
+    methods, features = ["rff-gauss", "lgbm"], [10, 40]
+    runner.run(["friedman-generated"], methods, features, SMALL, str(tmp_path / "planned"), progress=False)
+    seen = []
+    real = runner.run_pool
+    monkeypatch.setattr(runner, "run_pool", lambda items, *a, **k: (seen.append(list(items)), real(items, *a, **k))[1])
+    resumed = tmp_path / "resumed"
+    runner.run(["friedman-generated"], methods, features, SMALL, str(resumed), RunConfig(folds=[0]), progress=False)
+    assert [i.fold for i in seen[0]] == [0, 0, 0]          # nothing finished yet: the planned order
+    estimate = runner.item_seconds(runner.finished_estimate(runner.RunDir(resumed), SMALL, registry=REG))
+    runner.run(["friedman-generated"], methods, features, SMALL, str(resumed), progress=False)
+    est = estimate(seen[1])                               # the estimates of fold 0's tasks, as the run had them
+    assert len(seen[1]) == 6 and list(est) == sorted(est, reverse=True)
+    a, b = (pd.read_csv(d / "results.csv").set_index(["method", "n_features", "fold"]).sort_index()
+            for d in (tmp_path / "planned", resumed))
+    assert len(a) == 12 and a["error"].equals(b["error"]) and a["params"].equals(b["params"])
+
+
+def test_device_tasks_beside_the_cpu_workers_give_the_same_records(tmp_path, monkeypatch):
+    """--gpu-beside runs the device tasks on lanes of their own (jobs + gpu_slots lanes, at most jobs
+    CPU tasks in flight); the records are the same as with the device tasks holding a worker."""
+    pytest.importorskip("torch")
+    lanes = []
+    real = pool.Lanes
+    monkeypatch.setattr(pool, "Lanes", lambda jobs, *a, **k: (lanes.append(jobs), real(jobs, *a, **k))[1])
+    frames = []
+    for beside in (False, True):
+        out = tmp_path / f"beside-{beside}"
+        config = RunConfig(jobs=1, device="torch-cpu", gpu_slots=1, gpu_beside=beside, folds=(0, 1))
+        runner.run(["friedman-generated"], ["rff-gauss", "lgbm"], [10], SMALL, str(out), config, progress=False)
+        frames.append(pd.read_csv(out / "results.csv").set_index(["method", "fold"]).sort_index())
+    assert lanes == [2]                       # held: one worker, in this process; beside: 1 + 1 lanes
+    a, b = frames
+    assert len(a) == 4 and a["error"].equals(b["error"]) and a["params"].equals(b["params"])
+    assert json.loads((tmp_path / "beside-True" / "runs.jsonl").read_text().splitlines()[0])["gpu_beside"] is True

@@ -3,6 +3,7 @@ take there, its GPU and its cores working together (issue 38 item 6).
 
     python bench/perf/gpu.py [--device cuda] [--budget-s 420] [--slots 4] \\
         [--output results/gpu-benchmark.json]
+    python bench/perf/gpu.py --project-only [results/gpu-benchmark.json]
 
 What it does, inside ``--budget-s`` seconds of wall time:
 
@@ -20,11 +21,21 @@ What it does, inside ``--budget-s`` seconds of wall time:
 3. **projection**, for ``rfbench run --jobs <cores> --gpu-slots <slots>``, which keeps every worker
    busy: the device methods' fold times (measured while sharing the GPU) × outer folds hold a
    worker each, at most ``slots`` at a time; the CPU-only methods' core-seconds (suite:
-   results/suite-benchmark.json; tables: their committed records) ÷ their method's core speed fill
-   the other workers, all of them once the device tasks are done. Wall = the larger of the GPU's
-   time (device seconds ÷ the concurrency the slots measured) and the workers' (device seconds +
-   CPU core-seconds) ÷ cores. A device cell that was not measured in the budget is
-   projected from its committed CPU time ÷ its method's median measured speed-up, and marked.
+   results/suite-benchmark.json; tables: the committed records of the cells that the spec's own
+   ``run`` asks for, not the other records of its directories) ÷ their method's core speed fill
+   the other workers, all of them once the device tasks are done. The larger of the GPU's time
+   (device seconds ÷ the concurrency the slots measured) and the workers' (device seconds + CPU
+   core-seconds) ÷ cores is the fluid lower bound (``fluid_bound_h``); the projected wall is the
+   runner's own dispatch simulated on a virtual clock (rfbench.execution.simulate: the work items
+   in the order the runner gives them, `rfbench run`'s for the suite, `rfbench reproduce`'s for a
+   table, placed on the workers and GPU slots as rfbench.execution.executor.Dispatch places them;
+   a device fold's seconds × slots ÷ the measured concurrency: the GPU's measured throughput when
+   every slot is busy, and the workers' bound counts those seconds).
+   A device cell that was not measured in the budget is projected from its committed CPU time ÷
+   its method's median measured speed-up, and marked.
+
+``--project-only [FILE]`` recomputes the projection from a results file's measured rows
+(default results/gpu-benchmark.json), without a GPU.
 
 The JSON is rewritten after every finished fold, so a run stopped at any point keeps what it
 measured. With ``--device torch-cpu`` (or cpu) the same script runs on a machine without a GPU
@@ -193,16 +204,38 @@ def reference_seconds(rows: list[dict]) -> dict[tuple[str, str, int], float]:
     return out
 
 
-def committed_seconds(spec_name: str) -> dict[tuple[str, str, int], float]:
-    """(dataset, method, n) → total seconds of all outer folds in the spec's committed records."""
+def spec_cells(spec_name: str) -> set[tuple[str, str, int]]:
+    """(dataset, method, n) that the spec's ``run`` asks for, as ``rfbench reproduce`` expands it
+    (rfbench.experiments.reproduce.run_groups: its methods × datasets less run.exclude, × features)."""
+    from rfbench.experiments.reproduce import run_groups
     from rfbench.experiments.spec import load_spec
-    from rfbench.store import load_results
 
     spec = load_spec(spec_name)
-    frame = load_results([str(d) for d in spec.result_dirs()])
+    return {(d, m, int(n)) for ds, ms in run_groups(spec) for d in ds for m in ms for n in spec.plan.features}
+
+
+def committed_tasks(spec_name: str) -> list[tuple[str, str, int, int, float]]:
+    """(dataset, method, n, fold, seconds) of the spec's committed done tasks of its own run: the
+    records of its protocol in its directories (rfbench.experiments.reproduce.results_of) whose cell
+    the spec's ``run`` asks for; records of other runs kept in the same directories (Table 4's
+    LightGBM) or read from another spec's (``also_reads``) do not count."""
+    from rfbench.experiments.reproduce import results_of
+    from rfbench.experiments.spec import load_spec
+
+    cells = spec_cells(spec_name)
+    frame = results_of(load_spec(spec_name))
     frame = frame[frame["status"] == "done"]
-    sums = frame.groupby(["dataset", "method", "n_features"])["total_s"].sum()
-    return {(d, m, int(n)): float(s) for (d, m, n), s in sums.items()}
+    return [(d, m, int(n), int(f), float(s))
+            for d, m, n, f, s in frame[["dataset", "method", "n_features", "fold", "total_s"]].itertuples(index=False)
+            if (d, m, int(n)) in cells]
+
+
+def committed_seconds(spec_name: str) -> dict[tuple[str, str, int], float]:
+    """(dataset, method, n) → total seconds of all outer folds in the spec's committed records of its run."""
+    out: dict[tuple[str, str, int], float] = {}
+    for d, m, n, _, s in committed_tasks(spec_name):
+        out[(d, m, n)] = out.get((d, m, n), 0.0) + s
+    return out
 
 
 def core_factors(cpu_rows: list[dict], rows: list[dict]) -> dict[str, float]:
@@ -219,7 +252,42 @@ def core_factors(cpu_rows: list[dict], rows: list[dict]) -> dict[str, float]:
     return {m: statistics.median(v) for m, v in ratios.items()}
 
 
-def project(out: dict, cores: int, slots: int) -> dict:
+@functools.cache
+def shares_budgets(method: str) -> bool:
+    """Whether the runner grows one model for all of an item's budgets (rfbench.contract's rule)."""
+    from rfbench import contract
+
+    return contract.shares_budgets(_registry().method(method).estimator_class("regression"))
+
+
+def runner_items(tasks: list[tuple[str, str, int, int, float]], datasets: list[str], methods: list[str],
+                 on_device) -> tuple[list, dict]:
+    """The runner's work items of ``tasks`` (dataset, method, n, fold, projected seconds) in the order
+    rfbench.execution.runner.plan lists them (datasets, methods, folds, budgets; a method that shares
+    budgets: one item per fold for all of them, its seconds the sum), and item → seconds."""
+    from rfbench.execution.tasks import WorkItem
+
+    rank_d, rank_m = {d: i for i, d in enumerate(datasets)}, {m: i for i, m in enumerate(methods)}
+    groups: dict[tuple, list] = {}
+    for d, m, n, f, sec in sorted(tasks, key=lambda t: (rank_d.get(t[0], len(rank_d)), t[0],
+                                                        rank_m.get(t[1], len(rank_m)), t[1], t[3], t[2])):
+        key = (d, m, f) if shares_budgets(m) else (d, m, f, n)
+        groups.setdefault(key, []).append((n, sec))
+    items, seconds = [], {}
+    for key, parts in groups.items():
+        item = WorkItem(key[0], key[1], key[2], tuple(n for n, _ in parts), "cuda" if on_device(key[1]) else "cpu")
+        items.append(item)
+        seconds[item] = sum(sec for _, sec in parts)
+    return items, seconds
+
+
+def project(out: dict, cores: int, slots: int, table_order: str = "longest_first") -> dict:
+    """The projection of a results file's measured rows for ``cores`` workers and ``slots`` GPU
+    slots; ``table_order``: the order ``rfbench reproduce`` gives its work items (a function of
+    rfbench.experiments.reproduce: longest_first, its order; cheapest_first, its order before)."""
+    from rfbench.execution import runner
+    from rfbench.execution.simulate import simulate
+
     dev = {(r["dataset"], r["method"], r["n"]): r for r in out["device_rows"] if r["status"] == "done"}
     cpu = {(r["dataset"], r["method"], r["n"]): r for r in out["cpu_rows"] if r["status"] == "done"}
     rows = suite_rows()
@@ -237,48 +305,108 @@ def project(out: dict, cores: int, slots: int) -> dict:
             ratios.setdefault(k[1], []).append(ref[k] / core_factor / r["seconds"])
     speedup = {m: statistics.median(v) for m, v in ratios.items()}
     gain = out.get("slot_concurrency") or 1.0
+    # a device fold's seconds were measured with ``gain`` folds in flight on average; with every slot
+    # busy the GPU's throughput is taken to stay the measured one, each fold ``slots / gain`` slower
+    stretch = max(1.0, slots / gain)
 
-    def wall(cells: dict[tuple, float], label: str) -> dict:
-        """cells: (dataset, method, n) → seconds of the whole protocol on the dev machine's cores."""
-        device_s, cpu_core_s, estimated = 0.0, 0.0, []
-        for (d, m, n), s in cells.items():
-            if accepts_device(m):
-                if (d, m, n) in dev:
-                    device_s += dev[(d, m, n)]["seconds"] * OUTER_FOLDS
+    def wall(runs: list[tuple[list, list, list, object]], label: str) -> dict:
+        """runs: the runner calls, one after the other: (tasks (dataset, method, n, fold, seconds on
+        the dev machine's cores), datasets, methods, the runner's order of their work items)."""
+        device_s, cpu_core_s, estimated, simulated, peak, fluid, longest = 0.0, 0.0, set(), 0.0, 0, 0.0, 0.0
+        beside, beside_fluid = 0.0, 0.0
+        for tasks, datasets, methods, order in runs:
+            here, device_before, cpu_before = [], device_s, cpu_core_s
+            for d, m, n, f, s in tasks:
+                if accepts_device(m):
+                    if (d, m, n) in dev:
+                        sec = dev[(d, m, n)]["seconds"]
+                    else:
+                        base = m if m in speedup else ("alc" if m.startswith("alc") else "rff-gauss")
+                        sec = s / core_factor / speedup.get(base, 1.0)
+                        estimated.add(f"{d}/{m}/{n}")
+                    device_s += sec
+                    sec *= stretch
                 else:
-                    base = m if m in speedup else ("alc" if m.startswith("alc") else "rff-gauss")
-                    device_s += s / core_factor / speedup.get(base, 1.0)
-                    estimated.append(f"{d}/{m}/{n}")
-            else:
-                cpu_core_s += s / factors.get(m, core_factor)
-        # the runner (``--jobs cores --gpu-slots slots``) keeps every worker busy: a device task
-        # holds a worker for its (shared-GPU) seconds, at most ``slots`` at a time, and the other
-        # workers, all of them once the device tasks are done, run the CPU-only tasks
+                    sec = s / factors.get(m, core_factor)
+                    cpu_core_s += sec
+                here.append((d, m, n, f, sec))
+            # ``rfbench run --jobs cores --gpu-slots slots``: the runner's own dispatch on a virtual
+            # clock (rfbench.execution.simulate), each item its projected seconds; a device item
+            # holds a worker and a slot for its (shared-GPU) seconds
+            items, seconds = runner_items(here, datasets, methods, accepts_device)
+            placed = simulate(items, seconds, cores, slots, order=order)
+            simulated += placed.makespan
+            peak = max(peak, placed.peak_device)
+            # longest first by the items' own projected seconds (a run whose --out holds finished
+            # tasks of this machine orders its items so: rfbench.execution.runner.longest_first)
+            by_own = functools.partial(runner.longest_first, seconds=lambda xs, secs=seconds: [secs[x] for x in xs])
+            longest += simulate(items, seconds, cores, slots, order=by_own).makespan
+            # --gpu-beside: the device items on slots of their own beside the ``cores`` CPU workers
+            # (their workers' host time not counted against the cores)
+            beside += simulate(items, seconds, cores, slots, order=by_own, beside=True).makespan
+            # the fluid lower bound of the call: the GPU's time (device seconds ÷ the concurrency the
+            # slots measured) or the work spread evenly on every core, whichever is larger
+            dev_here, cpu_here = device_s - device_before, cpu_core_s - cpu_before
+            fluid += max(dev_here / gain, (cpu_here + dev_here * stretch) / cores)
+            beside_fluid += max(dev_here / gain, cpu_here / cores)
         gpu_wall = device_s / gain
-        lanes_wall = (cpu_core_s + device_s) / cores
+        lanes_wall = (cpu_core_s + device_s * stretch) / cores
         return {"what": label, "device_seconds": device_s, "device_wall_s": gpu_wall,
                 "cpu_core_seconds": cpu_core_s, "workers_wall_s": lanes_wall,
-                "projected_wall_h": max(gpu_wall, lanes_wall) / 3600,
-                "device_cells_estimated": len(estimated), "estimated_cells": estimated[:40]}
+                "fluid_bound_h": fluid / 3600, "simulated_wall_s": simulated,
+                "projected_wall_h": simulated / 3600, "longest_first_wall_h": longest / 3600,
+                "beside_wall_h": beside / 3600, "beside_fluid_bound_h": beside_fluid / 3600,
+                "runner_calls": len(runs), "peak_device_in_flight": peak,
+                "device_cells_estimated": len(estimated), "estimated_cells": sorted(estimated)[:40]}
 
-    suite_cells = {(d, m, n): s * OUTER_FOLDS for (d, m, n), s in ref.items() if m in SUITE_METHODS}
+    suite_tasks = [(d, m, n, f, s) for (d, m, n), s in ref.items() if m in SUITE_METHODS for f in range(OUTER_FOLDS)]
+    suite_run = (suite_tasks, TORGO, SUITE_METHODS, runner.interleaved)      # rfbench run --suite torgo
     tables = {}
-    all_tables: dict[tuple, float] = {}
+    all_runs: list = []
     for spec_name in TABLE_SPECS:
         try:
-            cells = committed_seconds(spec_name)
+            runs = spec_runs(spec_name, table_order)
         except Exception as exc:  # noqa: BLE001 - no committed records: say so
             tables[spec_name] = {"error": f"{type(exc).__name__}: {exc}"[:200]}
             continue
-        tables[spec_name] = wall(cells, spec_name)
-        all_tables.update(cells)
-    tables["gfc2016-tables1-4"] = wall(all_tables, "GFC Tables 1-4 together (one run of every cell)")
+        tables[spec_name] = wall(runs, spec_name)
+        cells = {(d, m, n) for tasks, *_ in runs for d, m, n, _, _ in tasks}
+        missing = spec_cells(spec_name) - cells
+        tables[spec_name].update(run_cells=len(cells) + len(missing), run_cells_without_records=len(missing))
+        all_runs += runs
+    tables["gfc2016-tables1-4"] = wall(all_runs, "GFC Tables 1-4, one rfbench reproduce after the other")
     return {"core_speed_factor": core_factor, "core_speed_per_method": factors,
             "core_factor_from": sum(1 for r in out["cpu_rows"] if r["method"] in CALIBRATION
                                     and r["status"] == "done"),
-            "speedup_per_method": speedup, "slot_concurrency": gain, "cores": cores, "slots": slots,
-            "torgo_suite": wall(suite_cells, "torgo suite, 12 sets x 8 methods x n=100,500, 10 outer folds"),
+            "speedup_per_method": speedup, "slot_concurrency": gain, "device_fold_stretch": stretch,
+            "cores": cores, "slots": slots,
+            "wall": "projected_wall_h: the runner's dispatch (rfbench.execution.simulate) of the work items in its "
+                    f"order (the suite: rfbench run's planned order, a fresh --out; a table: rfbench reproduce's, "
+                    f"{table_order}); longest_first_wall_h: longest first by the items' projected seconds; "
+                    "beside_wall_h: that with --gpu-beside (device items on slots of their own, beside the "
+                    "cores CPU workers; beside_fluid_bound_h its bound); "
+                    "fluid_bound_h: the lower bound (GPU time or work ÷ cores)",
+            "torgo_suite": wall([suite_run], "torgo suite, 12 sets x 8 methods x n=100,500, 10 outer folds"),
             "tables": tables}
+
+
+def spec_runs(spec_name: str, order: str = "longest_first") -> list[tuple[list, list, list, object]]:
+    """The runner calls of ``rfbench reproduce SPEC`` (rfbench.experiments.reproduce.run_spec: one per
+    group of its run), each (its committed tasks, datasets, methods, the order it gives the runner:
+    ``order``, the name of its function in rfbench.experiments.reproduce)."""
+    from rfbench.experiments import reproduce
+    from rfbench.experiments.reproduce import run_groups
+    from rfbench.experiments.spec import load_spec
+
+    spec = load_spec(spec_name)
+    tasks = committed_tasks(spec_name)
+    order = getattr(reproduce, order)(spec, _registry())
+    runs = []
+    for ds, ms in run_groups(spec):
+        mine = [t for t in tasks if t[0] in ds and t[1] in ms]
+        if mine:
+            runs.append((mine, ds, ms, order))
+    return runs
 
 
 def check_tolerances() -> dict[tuple[str, str, int], float]:
@@ -367,6 +495,13 @@ def run_phase(pool: ProcessPoolExecutor, tasks: list, device: str, data_dir, dea
     return time.perf_counter() - t0
 
 
+def atomic_write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(text)
+    tmp.replace(path)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--device", default="cuda", help="cuda (default), torch-cpu or cpu (a dry run without a GPU)")
@@ -376,12 +511,26 @@ def main(argv=None) -> int:
     ap.add_argument("--datasets", help="comma-separated subset (default: every available set)")
     ap.add_argument("--features", default="100,500", help="budgets n (default 100,500)")
     ap.add_argument("--methods", help="comma-separated device methods (default: every one the device serves)")
-    ap.add_argument("--output", default=str(REPO / "results" / "gpu-benchmark.json"))
+    ap.add_argument("--output", help="the JSON written (default results/gpu-benchmark.json; with --project-only: "
+                                     "none unless given)")
     ap.add_argument("--render", metavar="FILE", help="print the markdown summary of a results file and stop")
+    ap.add_argument("--project-only", nargs="?", const=str(REPO / "results" / "gpu-benchmark.json"), metavar="FILE",
+                    help="no measuring: the projection recomputed from a results file's measured rows (default "
+                         "results/gpu-benchmark.json; its cores and slots), printed, and written with the rows "
+                         "to --output if given")
     args = ap.parse_args(argv)
     if args.render:
         print(render(json.loads(Path(args.render).read_text())))
         return 0
+    if args.project_only:
+        measured = json.loads(Path(args.project_only).read_text())
+        measured["projection"] = project(measured, measured["environment"].get("cores") or os.cpu_count() or 1,
+                                         measured.get("slots", args.slots))
+        if args.output:
+            atomic_write(Path(args.output), json.dumps(measured, indent=1, default=float) + "\n")
+        print(json.dumps(measured["projection"], indent=1, default=float))
+        return 0
+    args.output = args.output or str(REPO / "results" / "gpu-benchmark.json")
 
     from rfbench.data.loader import offline
     from rfbench.experiments.spec import load_spec
@@ -404,10 +553,7 @@ def main(argv=None) -> int:
 
     def save():
         out["per_fold"] = per_fold_comparison(out)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        tmp = output.with_suffix(".tmp")
-        tmp.write_text(json.dumps(out, indent=1, default=float) + "\n")
-        tmp.replace(output)
+        atomic_write(output, json.dumps(out, indent=1, default=float) + "\n")
 
     deadline = time.time() + args.budget_s
     ctx = mp.get_context("spawn")        # CUDA cannot be used in a forked child

@@ -117,14 +117,16 @@ class Dispatch:
     ``take(item)`` claims an item (False: done or running elsewhere, skipped), ``collect(item,
     records)`` stores its records, ``release(item)`` frees an item that will not complete.
     ``device_slots``: at most this many device items (``item.on_device``) in flight at once, the
-    other slots running CPU items meanwhile (None: no limit)."""
+    other slots running CPU items meanwhile (None: no limit). ``cpu_slots``: at most this many CPU
+    items in flight at once (None: no limit); with an executor of ``cpu_slots + device_slots``
+    workers, the device items run on workers of their own beside the CPU ones (``--gpu-beside``)."""
 
     def __init__(self, executor: Executor, items, protocol, threads, timeout_s: float | None,
                  take: Callable, collect: Callable, release: Callable, device_slots: int | None = None,
-                 clock: Callable[[], float] = time.monotonic):
+                 clock: Callable[[], float] = time.monotonic, cpu_slots: int | None = None):
         self.executor, self.protocol, self.threads, self.timeout_s = executor, protocol, threads, timeout_s
         self.take, self.collect, self.release = take, collect, release
-        self.device_slots = device_slots
+        self.device_slots, self.cpu_slots = device_slots, cpu_slots
         self.clock = clock
         # the planned order, kept across the two kinds: the next item is the first allowed one
         self.order = {item: i for i, item in enumerate(items)}
@@ -142,9 +144,10 @@ class Dispatch:
 
     def _next(self) -> WorkItem | None:
         """The first queued item in planned order that may start now."""
-        device_ok = bool(self.device) and (self.device_slots is None
-                                           or self._device_in_flight() < self.device_slots)
-        heads = [q for q, ok in ((self.cpu, bool(self.cpu)), (self.device, device_ok)) if ok]
+        on_device = self._device_in_flight()
+        device_ok = bool(self.device) and (self.device_slots is None or on_device < self.device_slots)
+        cpu_ok = bool(self.cpu) and (self.cpu_slots is None or len(self.in_flight) - on_device < self.cpu_slots)
+        heads = [q for q, ok in ((self.cpu, cpu_ok), (self.device, device_ok)) if ok]
         if not heads:
             return None
         return min(heads, key=lambda q: self.order[q[0]]).popleft()

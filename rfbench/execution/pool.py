@@ -303,9 +303,12 @@ class Lanes:
 
 
 def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release, in_process=False,
-             gpu_slots: int | None = None, *, registry, warn=None):
+             gpu_slots: int | None = None, *, registry, warn=None, beside: bool = False):
     """Run the items on ``jobs`` lanes (or in this process), at most ``jobs`` in flight and at most
-    ``gpu_slots`` device items among them (None: no device items): an item is claimed (``take``) only
+    ``gpu_slots`` device items among them (None: no device items); ``beside`` (with ``gpu_slots``):
+    ``jobs + gpu_slots`` lanes, at most ``jobs`` CPU items and ``gpu_slots`` device items in flight,
+    so that a device item does not hold one of the ``jobs`` CPU workers (its worker mostly waits on
+    the GPU). An item is claimed (``take``) only
     when a worker is free for it, so another invocation can share the rest; ``collect`` gets each
     item's records as they complete, ``release`` frees an item that will not complete (interrupted).
     Each task is given ``registry`` (a :class:`rfbench.registry.Registry`: the workers look the
@@ -313,9 +316,10 @@ def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect,
     :class:`rfbench.execution.executor.Dispatch` that ran them."""
     args = (protocol, data_dir, threads, timeout_s)
     kwargs = {"registry": registry, **({"gpu_slots": gpu_slots} if gpu_slots else {})}
-    executor = InProcess(args, kwargs) if in_process else Lanes(jobs, args, kwargs, track_starts=bool(timeout_s),
-                                                                          warn=warn)
+    beside = bool(beside and gpu_slots)
+    executor = InProcess(args, kwargs) if in_process and not beside else Lanes(
+        jobs + (gpu_slots if beside else 0), args, kwargs, track_starts=bool(timeout_s), warn=warn)
     dispatch = Dispatch(executor, items, protocol, threads, timeout_s, take, collect, release,
-                        device_slots=gpu_slots)
+                        device_slots=gpu_slots, cpu_slots=jobs if beside else None)
     dispatch.run()
     return dispatch

@@ -81,7 +81,9 @@ class RunConfig:
     "cuda" or "cpu", with ``device_note`` saying why; "cuda" without torch or a GPU is refused), or
     "torch-cpu": the device methods run their torch code on the CPU (refused without torch).
     ``gpu_slots``: with the GPU, at most this many device tasks in flight at once (each worker that
-    runs one caps its share of GPU memory to 0.9 / gpu_slots); the other workers run CPU tasks."""
+    runs one caps its share of GPU memory to 0.9 / gpu_slots); the other workers run CPU tasks.
+    ``gpu_beside``: the device tasks run on ``gpu_slots`` workers of their own beside the ``jobs`` CPU
+    workers instead of holding one of them (no effect on the CPU)."""
 
     jobs: int | None = 1
     threads: int | None = None
@@ -94,6 +96,7 @@ class RunConfig:
     strict: bool = False
     device: str = "cpu"
     gpu_slots: int = DEFAULT_GPU_SLOTS
+    gpu_beside: bool = False
     device_note: str | None = field(default=None, compare=False)
 
     def __post_init__(self):
@@ -111,6 +114,8 @@ class RunConfig:
             raise UsageError(f"--threads {self.threads} must be at least 1 (leave it out for cores // jobs)")
         if self.threads is not None and self.threads > MAX_WORKERS:
             raise UsageError(f"--threads {self.threads} exceeds {MAX_WORKERS}; give at most the cores of the machine")
+        if not isinstance(self.gpu_beside, bool):
+            raise UsageError(f"--gpu-beside is a flag (True or False), got {self.gpu_beside!r}")
         if self.gpu_slots is None or self.gpu_slots < 1:
             raise UsageError(f"--gpu-slots {self.gpu_slots} must be at least 1 (device tasks in flight at once)")
         set_("timeout_s", check_timeout(self.timeout_s))

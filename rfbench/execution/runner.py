@@ -117,6 +117,61 @@ def interleaved(items: list[WorkItem]) -> list[WorkItem]:
     return sorted(items, key=lambda i: (i.fold != lowest[i.dataset, i.method], first[i.dataset], i.fold))
 
 
+def longest_first(items: list[WorkItem], seconds) -> list[WorkItem]:
+    """The items with an estimate by descending estimated seconds (``seconds``: items → their
+    estimates, NaN or another non-finite value for none; equal estimates keep their given order),
+    then those without one, in their given order; in each part the device items first. Longest first keeps the workers busy to
+    the end (the list-scheduling rule that leaves the least tail: no long task starts when the rest
+    are done). Device items first: at most ``--gpu-slots`` of them run at once and the dispatch fills
+    every other worker with the first CPU items meanwhile (executor.Dispatch), so the longest CPU
+    items still start at once, while device items left to the end would run on the slots alone
+    with the other workers idle (the torgo suite on 16 cores and 4 slots: 1.31 h so, 1.10 h device
+    first; bench/perf/gpu.py). The unestimated ones go last because an item has no estimate only
+    when no task of its method at that n has finished in the directory: nothing says it is long,
+    and in a spec's run these are the cells never run, the largest sets among them, which a long
+    run reaches after every estimable cell."""
+    import math
+
+    est = [float(e) for e in seconds(items)] if items else []
+    known = sorted((k for k, e in enumerate(est) if math.isfinite(e)), key=lambda k: (not items[k].on_device, -est[k]))
+    unknown = sorted((k for k, e in enumerate(est) if not math.isfinite(e)), key=lambda k: not items[k].on_device)
+    return [items[k] for k in known] + [items[k] for k in unknown]
+
+
+def item_seconds(estimate):
+    """Work items → their estimated seconds by ``estimate`` (:func:`rfbench.execution.estimate.task_seconds`'s
+    function of (dataset, method, n) cells): an item's the sum over its budgets (a fit shared by
+    several budgets: the records split its time among them in proportion to n); NaN: none."""
+    import numpy as np
+
+    def seconds(items):
+        cells = [(i.dataset, i.method, int(n)) for i in items for n in i.budgets]
+        if not cells:
+            return np.zeros(len(items))
+        est, _ = estimate(cells)
+        bounds = np.cumsum([0] + [len(i.budgets) for i in items])
+        return np.array([est[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
+
+    return seconds
+
+
+def finished_estimate(run_dir: RunDir, protocol, *, registry: Registry):
+    """The estimator of ``rfbench status`` (:func:`rfbench.execution.estimate.task_seconds`) from the done
+    tasks of ``protocol`` in ``run_dir``, or None when there is none."""
+    import pandas as pd
+
+    from rfbench.execution.estimate import task_seconds
+
+    known = registry.datasets
+    records = [r for r in run_dir.columns(["status", "dataset", "method", "n_features", "total_s", "protocol"])
+               if r[0] == "done" and r[5] == protocol.key() and r[1] in known and _is_number(r[4])
+               and r[2] in registry.methods]
+    if not records:
+        return None
+    finished = pd.DataFrame([r[1:5] for r in records], columns=["dataset", "method", "n_features", "total_s"])
+    return task_seconds(finished.astype({"n_features": int, "total_s": float}), registry=registry)
+
+
 def task_count(dataset_names, method_names, features, protocol, folds=None, *, registry: Registry) -> int:
     """The tasks (dataset, method, n, fold) a run asks for, done or not (as ``plan`` enumerates them)."""
     n_folds = protocol.n_outer if folds is None else len(folds)
@@ -611,13 +666,29 @@ class _Seed:
             "threads_per_worker": self.threads, "timeout_s": config.timeout_s,
             "backend": "local" if cluster is None else f"dask ({cluster.address})",
             "device": config.device, "gpu_slots": config.gpu_slots if config.device != "cpu" else None,
+            **({"gpu_beside": True} if config.gpu_beside and config.device != "cpu" else {}),
             "folds": folds,
             "data_dir": str(resolve_data_dir(config.data_dir) or ""),
             "user_entries": provenance, "machine": machine_info(),
             "code": code_version(),
         })
         self.dataset_names = names
-        return self.order(items) if self.order is not None else interleaved(items)
+        if self.order is not None:
+            return self.order(items)
+        # the planned order (interleaved), longest first once finished tasks here give estimates
+        items = interleaved(items)
+        if not items:
+            return items
+        import numpy as np
+
+        # an order, not a result: a size model that cannot be fitted (a user's dataset declares no
+        # shape: (0, 0)) leaves its items unestimated, or the planned order
+        try:
+            with np.errstate(all="ignore"):
+                estimate = finished_estimate(run_dir, protocol, registry=self.registry)
+                return longest_first(items, item_seconds(estimate)) if estimate is not None else items
+        except (ArithmeticError, ValueError, LookupError, np.linalg.LinAlgError):
+            return items
 
     def run(self) -> RunDir:
         run_dir, protocol, config = self.run_dir, self.protocol, self.config
@@ -652,7 +723,8 @@ class _Seed:
                 run_pool(items, protocol, config.data_dir, self.threads, config.timeout_s, self.jobs, self.take,
                          self.collect, self.release,
                          in_process=self.jobs == 1 and not config.timeout_s and not user_code,
-                         gpu_slots=config.device_slots, registry=needed, warn=self._warn_under_bar)
+                         gpu_slots=config.device_slots, registry=needed, warn=self._warn_under_bar,
+                         beside=config.gpu_beside)
             completed = True
         finally:
             self.bar.close()

@@ -80,7 +80,7 @@ def run_spec(spec: Spec, config=None, *, registry: Registry | None = None, progr
     p = spec.plan
     for group_ds, group_ms in installed_groups(run_groups(spec, only_methods, only_datasets), registry):
         runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), config, registry=registry,
-                   progress=progress, command=command, order=cheapest_first(spec, registry), all_unavailable_ok=True)
+                   progress=progress, command=command, order=longest_first(spec, registry), all_unavailable_ok=True)
 
 
 def dry_run_spec(spec: Spec, config=None, *, registry: Registry | None = None, only_methods=None,
@@ -115,7 +115,9 @@ def load_results_of(srcs, spec: Spec) -> pd.DataFrame:
 def cheapest_first(spec: Spec, registry: Registry | None = None):
     """Work items ordered by their estimated time (finished tasks of the same cell, else a size
     model of the method's other datasets), unknown ones last by rows × inputs × n: a spec's
-    long run completes its cheap cells first instead of spending days on its largest set."""
+    long run completes its cheap cells first instead of spending days on its largest set. The
+    order of ``rfbench reproduce`` until :func:`longest_first` (kept: bench/perf/dispatch_order.py
+    measures the two)."""
     registry = or_default(registry)
     results = results_of(spec)
     estimate = task_seconds(results[results["status"] == "done"].astype({"n_features": int}),
@@ -128,6 +130,26 @@ def cheapest_first(spec: Spec, registry: Registry | None = None):
         size = [float(np.prod(registry.dataset(i.dataset).shape)) * max(i.budgets) for i in items]
         keys = [(bool(np.isnan(e)), s if np.isnan(e) else e, i.fold) for e, s, i in zip(est, size, items, strict=True)]
         return [items[k] for k in sorted(range(len(items)), key=keys.__getitem__)]
+
+    return order
+
+
+def longest_first(spec: Spec, registry: Registry | None = None):
+    """Work items by descending estimated time (:func:`rfbench.execution.runner.longest_first`; the
+    estimates of ``rfbench status`` from the spec's finished tasks, as :func:`cheapest_first`'s), the
+    unestimated ones last by rows × inputs × n: the run's wall is the shortest that list scheduling
+    gives (no long task starts when the others are done; bench/perf/dispatch_order.py measures the
+    gain), and a long run still reaches the cells it cannot size (the largest sets) last."""
+    registry = or_default(registry)
+    results = results_of(spec)
+    estimate = task_seconds(results[results["status"] == "done"].astype({"n_features": int}),
+                            registry=registry)
+    seconds = runner.item_seconds(estimate)
+
+    def order(items):
+        size = [float(np.prod(registry.dataset(i.dataset).shape)) * max(i.budgets) for i in items]
+        by_size = [items[k] for k in sorted(range(len(items)), key=lambda k: (size[k], items[k].fold))]
+        return runner.longest_first(by_size, seconds)
 
     return order
 
