@@ -33,6 +33,8 @@ def predictions(cls, params: dict, X, y, X_test, threads: int):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--output", type=Path, default=ROOT / "results" / "thread-invariance.json")
+    ap.add_argument("--methods", default=None, help="only these methods (comma-separated); their rows replace "
+                    "theirs in the output, the others' are kept")
     args = ap.parse_args(argv)
     from rfbench import registry
 
@@ -44,7 +46,13 @@ def main(argv=None) -> int:
     y_reg = np.sin(X[:, 0]) + X[:, 1] ** 2 + 0.1 * rng.normal(size=300)
     y_cls = (X[:, 0] * X[:, 1] + 0.3 * rng.normal(size=300) > 0).astype(int)
     rows = []
+    only = set(args.methods.split(",")) if args.methods else None
+    kept = []
+    if only and args.output.is_file():
+        kept = [r for r in json.loads(args.output.read_text())["rows"] if r["method"] not in only]
     for name, method in sorted(reg.methods.items()):
+        if only and name not in only:
+            continue
         task = "regression" if method.supports("regression") else "classification"
         row = {"method": name, "task": task, "declared_thread_sensitive": method.thread_sensitive}
         try:
@@ -57,6 +65,7 @@ def main(argv=None) -> int:
             row.update(status="error", message=f"{type(exc).__name__}: {exc}"[:200])
         rows.append(row)
         print(json.dumps(row), flush=True)
+    rows = sorted(kept + rows, key=lambda r: r["method"])
     disagree = [r["method"] for r in rows if r.get("status") == "done"
                 and r["thread_sensitive"] != r["declared_thread_sensitive"]]
     out = {"what": __doc__.splitlines()[0], "rows": rows, "registry_disagrees": disagree}
