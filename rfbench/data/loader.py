@@ -704,6 +704,9 @@ def _register_file(registry: Registry, spec: str, target: str | None, task: str 
             raise UsageError(f"--datasets {spec} needs --target COLUMN: the column to predict (columns: "
                              f"{', '.join(map(str, df.columns[:8]))}{', ...' if df.shape[1] > 8 else ''})")
         target = str(df.columns[-1])
+    if target in df.columns and df.shape[1] < 2:
+        raise UsageError(f"--datasets {spec}: {path} has only the target column '{target}'; a data file needs input "
+                         "columns beside it")
     entry = {"file": str(path), "format": fmt, "target": target, "sha256": sha256_of(path),
              **_infer(name, df, target, task, str(path), note)}
     shape = _shape(name, entry, df, target, str(path))
