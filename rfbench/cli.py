@@ -520,9 +520,11 @@ def status_cmd(targets, data_dir):
 
     TARGETS are spec names or files, or results directories (default: every spec in bench/)."""
     from rfbench import registry
+    from rfbench.data.loader import data_dirs
     from rfbench.experiments import status
     from rfbench.experiments.spec import spec_paths
 
+    data_dirs(data_dir)         # a bad --data-dir is refused before any results directory is read
     targets = targets or [p.stem for p in spec_paths()]
     click.echo(status.render(status.status(targets, data_dir, registry.load())), nl=False)
     if note := no_mirror_note(data_dir):
