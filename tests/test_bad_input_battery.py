@@ -735,6 +735,21 @@ CASES = [
     c("compare-plot-alpha-0", ["compare", "plot", "DIR", "--alpha", "0"], {"DIR/": None}, message="0 is not"),
     c("datasets-info-registry-bad", ["datasets", "info", "mine", "--registry", "reg.yaml"], reg_dataset(task="x"),
       message="field 'task'"),
+    # the config file (./rfbench.toml, $RFBENCH_CONFIG) and the environment
+    c("config-not-toml", ["datasets", "list"], {"rfbench.toml": "data_dirs = [\n"}, message="is not valid TOML"),
+    c("config-unknown-key", ["datasets", "list"], {"rfbench.toml": "datadir = 'x'\n"}, message="unknown key"),
+    c("config-device-wrong", RUN, {"rfbench.toml": "device = 'gpu'\n"}, message="'device' must be one of"),
+    c("config-data-dirs-number", ["datasets", "list"], {"rfbench.toml": "data_dirs = 5\n"}, message="data_dirs"),
+    c("config-data-dirs-missing", RUN, {"rfbench.toml": "data_dirs = ['nodir']\n"}, env={"RFBENCH_DATA_DIR": None},
+      message="nodir"),
+    c("config-registry-missing", ["methods"], {"rfbench.toml": "registry = ['nope.yaml']\n"}, message="nope.yaml"),
+    c("config-cache-dir-empty", ["datasets", "list"], {"rfbench.toml": "cache_dir = ''\n"}, message="cache_dir"),
+    c("config-env-missing", ["datasets", "list"], env={"RFBENCH_CONFIG": "noconfig.toml"},
+      message="RFBENCH_CONFIG=noconfig.toml"),
+    c("env-registry-bad-entry", ["methods"], reg_method(placement="gpu"), env={"RFBENCH_REGISTRY": "reg.yaml"},
+      message="placement"),
+    c("env-jobs-zero", run_with(small=[s for s in SMALL if s not in ("--jobs", "1")]), env={"RFBENCH_JOBS": "0"},
+      message="jobs"),
     # the command line itself
     c("unknown-command", ["runn"], message="runn"),
     c("unknown-subcommand", ["datasets", "show"], message="show"),
@@ -763,6 +778,15 @@ def _listing(where) -> dict:
             for p in where.rglob("*")}
 
 
+def _shared() -> dict:
+    """The files of the checkout's results directories (their top level: tables, indexes) and of the
+    shipped baselines, with their times: a refused command line changes none of them."""
+    from rfbench import registry
+
+    paths = [*(registry.ROOT / "results").glob("*/*"), *(registry.ROOT / "rfbench" / "_data" / "baselines").glob("*")]
+    return {str(p): p.stat().st_mtime_ns for p in paths if p.is_file()}
+
+
 @pytest.mark.parametrize("argv, files, message, env", CASES)
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(argv, files, message, env, tmp_path, tmp_path_factory,
                                                          monkeypatch, capsys):
@@ -770,13 +794,16 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(argv, files, message, e
     work.mkdir()
     _setup(work, files)
     for key, value in env.items():
-        monkeypatch.setenv(key, value)
+        if value is None:
+            monkeypatch.delenv(key, raising=False)
+        else:
+            monkeypatch.setenv(key, value)
     if "{run}" in argv:
         run = str(finished_run(tmp_path_factory))
         argv = [run if a == "{run}" else a for a in argv]
     monkeypatch.chdir(work)
     monkeypatch.syspath_prepend(str(work))
-    before = _listing(work)
+    before, shared = _listing(work), _shared()
     capsys.readouterr()
     with pytest.raises(SystemExit) as exc:
         main(list(argv))
@@ -786,6 +813,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(argv, files, message, e
     assert message in err[0], err[0]
     assert _listing(work) == before, sorted(set(_listing(work)) - set(before))
     assert not (work / "pwned").exists()
+    assert _shared() == shared
 
 
 # -- a task at fault: its error record, and the run goes on ---------------------------------------
