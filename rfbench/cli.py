@@ -96,6 +96,8 @@ def output_file(text: str | None) -> Path | None:
     path = Path(text)
     if path.is_dir():
         raise UsageError(f"--output {text} is a directory; name a file")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise UsageError(f"--output {text}: {path.parent} is a file, not a directory; name a file in a directory")
     if not path.parent.is_dir():
         raise UsageError(f"--output {text}: directory {path.parent} does not exist; create it first or name a "
                          "file in an existing directory")

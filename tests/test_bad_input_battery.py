@@ -54,6 +54,8 @@ def csv_rows(m=60, header="a,b,c,y", stray=None, seed=0):
 
 
 GOOD_CSV = csv_rows()
+#: a well-formed sha256 that no file here has (quoted: YAML would read all digits as a number)
+BAD_SHA = '"' + "ab" * 32 + '"'
 SHA_GOOD = hashlib.sha256(GOOD_CSV.encode()).hexdigest()
 
 
@@ -336,7 +338,7 @@ CASES = [
       {"d.arff": "@relation x\n@attribute a numeric\n@attribute y numeric\n"}, message="d.arff"),
     c("arff-wrong-arity", run_with("--target", "y", datasets=["--datasets", "d.arff"]),
       {"d.arff": "@relation x\n@attribute a numeric\n@attribute y numeric\n@data\n" + "1,2,3\n" * 30},
-      message="d.arff"),
+      message="rows have more values than the 2 @attribute lines"),
     c("arff-target-missing", run_with("--target", "z", datasets=["--datasets", "d.arff"]),
       {"d.arff": "@relation x\n@attribute a numeric\n@attribute y numeric\n@data\n"
        + "".join(f"{i},{i * 2 % 7}\n" for i in range(60))}, message="z"),
@@ -432,13 +434,15 @@ CASES = [
     c("reg-m-thread-sensitive-text", METHODS, reg_method(thread_sensitive="'yes'"), message="thread_sensitive"),
     # dataset checksums and the run's registry
     c("reg-ds-sha256-mismatch", run_with("--registry", "reg.yaml", datasets=["--datasets", "mine"]),
-      {**reg_dataset(generator=None, file="d.csv", sha256="0" * 64), "d.csv": GOOD_CSV}, message="sha256"),
+      {**reg_dataset(generator=None, file="d.csv", sha256=BAD_SHA), "d.csv": GOOD_CSV},
+      message="expects abab"),
     c("reg-ds-file-missing", run_with("--registry", "reg.yaml", datasets=["--datasets", "mine"]),
       reg_dataset(generator=None, file="gone.csv"), message="gone.csv", xfail=NOT_NAMED),
     c("reg-ds-file-target-missing", run_with("--registry", "reg.yaml", datasets=["--datasets", "mine"]),
       {**reg_dataset(generator=None, file="d.csv", target="z"), "d.csv": GOOD_CSV}, message="'z'"),
     c("fetch-sha256-mismatch", ["datasets", "fetch", "mine", "--registry", "reg.yaml"],
-      {**reg_dataset(generator=None, file="d.csv", sha256="0" * 64), "d.csv": GOOD_CSV}, message="sha256"),
+      {**reg_dataset(generator=None, file="d.csv", sha256=BAD_SHA), "d.csv": GOOD_CSV},
+      message="expects abab"),
     c("info-dataset-unknown", ["datasets", "info", "nosuch"], message="unknown dataset"),
     c("fetch-nothing", ["datasets", "fetch"], message="name datasets to fetch"),
     c("fetch-suite-unknown", ["datasets", "fetch", "--suite", "nosuch"], message="unknown suite"),
@@ -463,8 +467,8 @@ CASES = [
     c("masks-truncated", TOY_RUN, toy(masks_csv(np.arange(60) % 10)[:40]), message="cannot be read"),
     c("masks-empty", TOY_RUN, toy(gz("")), message="mask.csv.gz"),
     c("masks-file-missing", TOY_RUN, {"data.csv.gz": TOY_DATA, "reg.yaml": toy_registry()}, message="mask.csv.gz"),
-    c("masks-sha256-mismatch", TOY_RUN, toy(masks_csv(np.arange(60) % 10), "{file: mask.csv.gz, sha256: " + "0" * 64
-                                           + "}"), message="sha256"),
+    c("masks-sha256-mismatch", TOY_RUN, toy(masks_csv(np.arange(60) % 10), "{file: mask.csv.gz, sha256: " + BAD_SHA + "}"),
+      message="the registry expects"),
     c("masks-with-cv-protocol-repeats", [*TOY_RUN, "--repeats", "0"], toy(masks_csv(np.arange(60) % 10)),
       message="repeats"),
     # specs (status and reproduce --dry-run read them; nothing runs)
@@ -570,7 +574,7 @@ CASES = [
     c("report-output-is-dir", ["report", "{run}", "--output", "DIR"], {"DIR/": None}, message="is a directory"),
     c("report-output-parent-missing", ["report", "{run}", "--output", "nodir/r.txt"], message="does not exist"),
     c("report-output-inside-file", ["report", "{run}", "--output", "afile/r.txt"], {"afile": "x"},
-      message="afile"),
+      message="afile is a file, not a directory"),
     c("report-output-empty", ["report", "{run}", "--output", ""], message="--output is empty"),
     c("report-relative-without-gp", ["report", "{run}", "--relative"], message="--relative"),
     c("report-gp-with-compare", ["report", "{run}", "--layout", "gp", "--compare", "a@1:b@1"], message="--compare"),
