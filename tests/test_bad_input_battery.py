@@ -539,7 +539,6 @@ CASES = [
     c("reproduce-out-empty", ["reproduce", "gfc2016-table1", "--ci", "--out", ""], message="--out is empty"),
     c("reproduce-ci-with-dask", ["reproduce", "gfc2016-table1", "--ci", "--backend", "dask"], message="--ci"),
     c("reproduce-ci-with-cuda", ["reproduce", "gfc2016-table1", "--ci", "--device", "cuda"], message="--ci"),
-    c("reproduce-device-cuda", ["reproduce", "gfc2016-table1", "--dry-run", "--device", "cuda"], message="cuda"),
     c("reproduce-methods-unknown", ["reproduce", "spec.yaml", "--dry-run", "--methods", "nosuch"], spec(),
       message="nosuch"),
     c("reproduce-datasets-unknown", ["reproduce", "spec.yaml", "--dry-run", "--datasets", "nosuch"], spec(),
