@@ -96,6 +96,8 @@ def output_file(text: str | None) -> Path | None:
     path = Path(text)
     if path.is_dir():
         raise UsageError(f"--output {text} is a directory; name a file")
+    if path.parent.exists() and not path.parent.is_dir():
+        raise UsageError(f"--output {text}: {path.parent} is a file, not a directory; name a file in a directory")
     if not path.parent.is_dir():
         raise UsageError(f"--output {text}: directory {path.parent} does not exist; create it first or name a "
                          "file in an existing directory")
@@ -554,9 +556,11 @@ def status_cmd(targets, data_dir, registry_files):
     results are its results directory when that holds records here, else its shipped baseline (a line
     on stderr says which)."""
     from rfbench import registry
+    from rfbench.data.loader import data_dirs
     from rfbench.experiments import status
     from rfbench.experiments.spec import spec_paths
 
+    data_dirs(data_dir)         # a bad --data-dir is refused before any results directory is read
     targets = targets or [p.stem for p in spec_paths()]
     table = status.status(targets, data_dir, registry.load(registry_files))
     for line in table.attrs.get("sources", []):

@@ -523,7 +523,13 @@ def score(task: str, y_true: np.ndarray, y_pred: np.ndarray, target_scaling: str
     (holdout / SALSA), or 100 × MSE of [−1, 1] outputs (fixed / EERF), or the RMSE on the target as
     stored ("stored", published: outputs fitted standardised, ``y_unit`` the training std that
     takes them back). Classification (two or more classes): accuracy in %, or the misclassification
-    rate in % (fixed / EERF)."""
+    rate in % (fixed / EERF). Predictions of another size than the test rows are refused (a
+    ValueError: the task's error record), not broadcast into a wrong error."""
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    if y_pred.size != y_true.size:
+        raise ValueError(f"predict returned {y_pred.size} value(s) of shape {y_pred.shape} for {y_true.size} test "
+                         "rows; it must return one prediction per row")
+    y_pred = y_pred.reshape(y_true.shape)
     if target_scaling == "stored" and task == "regression":
         return float(y_unit * np.sqrt(np.mean((y_true - y_pred) ** 2)))
     if target_scaling == "pm1":

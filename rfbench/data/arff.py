@@ -47,4 +47,7 @@ def read_arff(path: Path) -> pd.DataFrame:
                          dtype={n: float for n in names if n not in non_numeric})
     except (ValueError, pd.errors.ParserError) as exc:
         raise UsageError(f"{path}: malformed ARFF data section ({str(exc).splitlines()[0]})") from None
+    if not isinstance(df.index, pd.RangeIndex):     # pandas makes the extra leading values of long rows an index
+        raise UsageError(f"{path}: malformed ARFF data section (rows have more values than the {len(names)} "
+                         "@attribute lines declare); fix the rows or the header")
     return df

@@ -426,10 +426,17 @@ def read_table(path: Path, fmt: str, sep: str | None = None) -> pd.DataFrame:
             return pd.read_parquet(path)
         except ImportError as exc:
             raise UsageError(f"{path}: reading parquet needs pyarrow (pip install pyarrow): {exc}") from None
+        except (OSError, ValueError) as exc:        # pyarrow's ArrowInvalid is a ValueError
+            raise UsageError(f"{path}: cannot be read as parquet ({type(exc).__name__}: "
+                             f"{str(exc).splitlines()[0] if str(exc) else 'truncated or corrupt'}); restore the file "
+                             "or name its format") from None
     try:
         return pd.read_csv(path, sep=sep or ("\t" if fmt == "tsv" else ","))
     except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path}: cannot be read as {fmt} ({str(exc).splitlines()[0]})") from None
+    except (EOFError, OSError, zlib.error) as exc:      # a truncated or corrupt .gz (EOFError would read as Ctrl-C)
+        raise UsageError(f"{path}: cannot be read as {fmt} ({type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else 'truncated or corrupt'}); restore the file") from None
 
 
 def _from_file(ds: Dataset) -> Loaded | None:
@@ -689,12 +696,17 @@ def _register_file(registry: Registry, spec: str, target: str | None, task: str 
     name = _file_dataset_name(path)
     _check_new(registry, name, spec)
     df = read_table(path, fmt)
+    if df.empty:
+        raise UsageError(f"--datasets {spec}: {path} has no data rows; give a file with a header row and data")
     _refuse_duplicate_header(path, fmt)
     if not target:
         if fmt != "arff":
             raise UsageError(f"--datasets {spec} needs --target COLUMN: the column to predict (columns: "
                              f"{', '.join(map(str, df.columns[:8]))}{', ...' if df.shape[1] > 8 else ''})")
         target = str(df.columns[-1])
+    if target in df.columns and df.shape[1] < 2:
+        raise UsageError(f"--datasets {spec}: {path} has only the target column '{target}'; a data file needs input "
+                         "columns beside it")
     entry = {"file": str(path), "format": fmt, "target": target, "sha256": sha256_of(path),
              **_infer(name, df, target, task, str(path), note)}
     shape = _shape(name, entry, df, target, str(path))

@@ -41,6 +41,10 @@ def read_results_csv(path: Path, warn=None) -> pd.DataFrame:
     rows = [{k: _csv_value(k, v) for k, v in r.items()} for r in df.to_dict("records")]
     problems = [(i, record_problem(r)) for i, r in enumerate(rows)]
     bad = [(i, pr) for i, pr in problems if pr]
+    if bad and len(bad) == len(rows):      # not one row of a results table: no table, as above
+        i, problem = bad[0]
+        raise UsageError(f"{path} is not a results table: none of its {len(rows)} row(s) can be counted (the first, "
+                         f"row {i + 2}: {problem}); delete it or re-run `rfbench run` to rewrite it from the records")
     if bad:
         i, problem = bad[0]
         warn_once(path, f"{len(bad)} of {len(rows)} row(s) cannot be counted; the first, row {i + 2}: {problem}",
