@@ -474,7 +474,9 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
         test = ttest if given == click.core.ParameterSource.COMMANDLINE else "paired"
         text = gp_table.render(results, fmt, alpha, test, **options)
     else:
-        text = report.render(results, fmt, alpha, report.parse_comparisons(compare), test=ttest, **options)
+        comparisons = report.parse_comparisons(compare)
+        report.check_comparisons(results, comparisons)
+        text = report.render(results, fmt, alpha, comparisons, test=ttest, **options)
     if fmt == "html":
         text = _html_page(dirs, sources_read, spec_of_arg, results, text, protocol_key, _names(method_filter),
                           _names(dataset_filter), reg, layout, alpha)

@@ -326,6 +326,9 @@ def import_estimator(path: str, where: str, sys_path=()) -> type:
     found = getattr(mod, cls, None)
     if not isinstance(found, type):
         raise UsageError(f"{where}: module '{module}' has no class '{cls}'")
+    if not callable(getattr(found, "fit", None)):   # else every task of it would be an error record saying so
+        raise UsageError(f"{where}: class '{cls}' has no fit method, so it is not an estimator (scikit-learn's API: "
+                         "fit(X, y), then predict(X))")
     return found
 
 

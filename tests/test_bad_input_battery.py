@@ -158,6 +158,9 @@ class RaisesInInit(BaseEstimator, RegressorMixin):
     def __init__(self, n_features=10):
         raise RuntimeError("boom in __init__")
 
+    def fit(self, X, y):
+        return self
+
 
 class RaisesInFit(BaseEstimator, RegressorMixin):
     def __init__(self, n_features=10):
@@ -215,10 +218,6 @@ def finished_run(tmp_path_factory):
 
 
 #: why a registry dataset whose file is missing is not clean yet
-NOT_NAMED = ("exit 2 and one line, but the line says 'not in the mirror ..., and no download worked' instead of the "
-             "file's own reason (file ... not found): runner.none_available drops it (runner.py is being edited "
-             "elsewhere)")
-
 
 # -- the cases -----------------------------------------------------------------------------------
 
@@ -437,7 +436,7 @@ CASES = [
       {**reg_dataset(generator=None, file="d.csv", sha256=BAD_SHA), "d.csv": GOOD_CSV},
       message="expects abab"),
     c("reg-ds-file-missing", run_with("--registry", "reg.yaml", datasets=["--datasets", "mine"]),
-      reg_dataset(generator=None, file="gone.csv"), message="gone.csv", xfail=NOT_NAMED),
+      reg_dataset(generator=None, file="gone.csv"), message="gone.csv is not there"),
     c("reg-ds-file-target-missing", run_with("--registry", "reg.yaml", datasets=["--datasets", "mine"]),
       {**reg_dataset(generator=None, file="d.csv", target="z"), "d.csv": GOOD_CSV}, message="'z'"),
     c("fetch-sha256-mismatch", ["datasets", "fetch", "mine", "--registry", "reg.yaml"],
@@ -511,16 +510,12 @@ CASES = [
     c("spec-published-missing-columns", ["status", "spec.yaml"], spec(published="x.csv"), message="missing field"),
     c("spec-published-file-missing", ["reproduce", "spec.yaml", "--dry-run"],
       spec(published="nosuch.csv", columns="{dataset: d, method: m, mean: e}", datasets="{a: friedman-generated}",
-           methods="{A: rff-gauss}"), message="nosuch.csv",
-      xfail="accepted: the dry run (and status) never look for the published file; a real reproduce would run "
-            "every task, then fail in the check (spec.py is being edited elsewhere)"),
+           methods="{A: rff-gauss}"), message="published table not found"),
     c("spec-methods-number", ["status", "spec.yaml"], spec(methods="{A: 5}"), message="methods.A"),
     c("spec-variants-unknown", ["status", "spec.yaml"], spec(methods="{A: rff-gauss}", variants="{B: [x]}"),
       message="variants"),
     c("spec-ci-no-reference", ["status", "spec.yaml"], spec(ci="{features: [10]}"), message="reference"),
-    c("spec-unknown-top-field", ["status", "spec.yaml"], spec(runn="{}"), message="runn",
-      xfail="accepted: an unknown top-level field (a typo such as 'runn') is ignored without a word; only the "
-            "sections' fields are checked (spec.py is being edited elsewhere)"),
+    c("spec-unknown-top-field", ["status", "spec.yaml"], spec(runn="{}"), message="unknown field(s) runn"),
     c("spec-is-directory", ["status", "spec.yaml"], {"spec.yaml/": None}, message="spec.yaml"),
     c("spec-check-not-found", ["check", "DIR", "--spec", "nosuchspec"], {"DIR/": None}, message="spec not found"),
     c("spec-check-no-spec-for-dir", ["check", "DIR"], {"DIR/": None}, message="no spec has"),
@@ -562,9 +557,8 @@ CASES = [
     c("report-latex-width-neg", ["report", "{run}", "--format", "latex", "--latex-width", "-5pt"],
       message="-5pt"),
     c("report-compare-bad", ["report", "{run}", "--compare", "gfc"], message="gfc"),
-    c("report-compare-unknown-cell", ["report", "{run}", "--compare", "nosuch@10:rff-gauss@10"], message="nosuch",
-      xfail="accepted: a --compare naming a cell the results lack prints the report without that comparison and "
-            "without a word (rfbench/reporting is being edited elsewhere)"),
+    c("report-compare-unknown-cell", ["report", "{run}", "--compare", "nosuch@10:rff-gauss@10"],
+      message="no finished task of nosuch at n = 10"),
     c("report-names-missing-file", ["report", "{run}", "--names", "names.yaml"], message="names.yaml"),
     c("report-names-python-tag", ["report", "DIR", "--names", "names.yaml"],
       {"DIR/": None, "names.yaml": 'a: !!python/object/apply:os.system ["touch pwned"]\n'},
@@ -613,10 +607,7 @@ CASES = [
     c("user-class-missing", run_with(methods=["--methods", "usermod:Nope"]), {"usermod.py": USER_MODULE},
       message="Nope"),
     c("user-not-an-estimator", run_with(methods=["--methods", "usermod:NotEstimator"]), {"usermod.py": USER_MODULE},
-      message="NotEstimator",
-      xfail="accepted: a class without fit/predict runs, each task an error record ('has no attribute fit'; "
-            "test_a_task_at_fault...); refusing it up front needs a check in registry.import_estimator, which is "
-            "being edited elsewhere"),
+      message="has no fit method, so it is not an estimator"),
     c("user-not-a-class", run_with(methods=["--methods", "usermod:not_a_class"]), {"usermod.py": USER_MODULE},
       message="not_a_class"),
     c("user-module-syntax-error", run_with(methods=["--methods", "brokenmod:Est"]), {"brokenmod.py": "def (:\n"},
@@ -704,7 +695,7 @@ CASES = [
       {"d.arff.gz": truncated_gz("@relation x\n@attribute a numeric\n@attribute y numeric\n@data\n1,2\n")},
       message="d.arff"),
     c("reg-ds-file-is-directory", run_with("--registry", "reg.yaml", datasets=["--datasets", "mine"]),
-      {**reg_dataset(generator=None, file="d.csv"), "d.csv/": None}, message="d.csv", xfail=NOT_NAMED),
+      {**reg_dataset(generator=None, file="d.csv"), "d.csv/": None}, message="d.csv is a directory"),
     c("reg-ds-file-parquet-is-text", run_with("--registry", "reg.yaml", datasets=["--datasets", "mine"]),
       {**reg_dataset(generator=None, file="d.parquet"), "d.parquet": GOOD_CSV}, message="d.parquet"),
     c("reg-ds-file-gz-truncated", run_with("--registry", "reg.yaml", datasets=["--datasets", "mine"]),
@@ -823,7 +814,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(argv, files, message, e
 
 #: user methods at fault in their tasks, with what their error records say
 AT_FAULT = {"RaisesInFit": "boom in fit", "RaisesInInit": "boom in __init__",
-            "NotEstimator": "has no attribute 'fit'", "NaNPredictions": "nan",
+            "NaNPredictions": "nan",
             "WrongShape": "predict returned 1 value(s)"}
 
 

@@ -512,10 +512,18 @@ def render_dry_run(table, out, estimated_from=None) -> str:
     return body + "\n\n" + "\n".join(lines) + "\n"
 
 
-def none_available(names, data_dir) -> DataUnavailable:
+def none_available(names, data_dir, registry: Registry | None = None) -> DataUnavailable:
     """The one line of a run none of whose datasets can be obtained (instead of a line per dataset,
-    "nothing to run" and "no results")."""
+    "nothing to run" and "no results"); where each is a user's data file, what is wrong with it."""
     from rfbench.data.loader import data_dirs
+
+    files = {n: registry.dataset(n).file for n in names if registry is not None and registry.dataset(n).file
+             and not Path(registry.dataset(n).file).is_file()}
+    if files and len(files) == len(names):
+        what = "; ".join(f"{n}: its file {f} " + ("is a directory" if Path(f).is_dir() else "is not there")
+                         for n, f in files.items())
+        return DataUnavailable(f"none of the datasets of this run can be read ({what}); nothing was run: point the "
+                               "registry entry's 'file' at the data file")
 
     dirs = data_dirs(data_dir)
     where = (f"not in the mirror {os.pathsep.join(map(str, dirs))}" if dirs
@@ -630,7 +638,7 @@ class _Seed:
         skipped: list[str] = []
         names = available_datasets(names_asked, config.data_dir, config.strict, skipped.append, self.registry)
         if names_asked and not names and not self.all_unavailable_ok:
-            raise none_available(names_asked, config.data_dir)
+            raise none_available(names_asked, config.data_dir, self.registry)
         for line in skipped:
             self.warn(line)
         if names_asked and not names:     # not "every task is done": none could be obtained

@@ -26,9 +26,10 @@ from rfbench.execution import runner
 from rfbench.execution.estimate import task_seconds
 from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import check, sources, status
-from rfbench.experiments.spec import Spec
+from rfbench.experiments.spec import Spec, published_path
 from rfbench.registry import ROOT, Registry, or_default
 from rfbench.reporting import cells
+from rfbench.reporting.published import read_published
 from rfbench.store import COLUMNS, CombineError, atomic_write_text, load_results
 
 CHECK_FILE, REPORT_FILE = "check.txt", "report.md"
@@ -77,10 +78,18 @@ def run_spec(spec: Spec, config=None, *, registry: Registry | None = None, progr
     that cannot be obtained are skipped (a spec's run is never strict)."""
     config = (config or RunConfig()).replace(strict=False)
     registry = or_default(registry)
+    require_published(spec)
     p = spec.plan
     for group_ds, group_ms in installed_groups(run_groups(spec, only_methods, only_datasets), registry):
         runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), config, registry=registry,
                    progress=progress, command=command, order=longest_first(spec, registry), all_unavailable_ok=True)
+
+
+def require_published(spec: Spec) -> None:
+    """The spec's published table is there and reads as CSV (one line otherwise), checked before a
+    run: else every task would run and the check at its end would fail."""
+    if spec.published:
+        read_published(published_path(spec))
 
 
 def dry_run_spec(spec: Spec, config=None, *, registry: Registry | None = None, only_methods=None,
@@ -88,6 +97,7 @@ def dry_run_spec(spec: Spec, config=None, *, registry: Registry | None = None, o
     """What ``rfbench reproduce SPEC`` would run (:func:`rfbench.execution.runner.dry_run` per runner call),
     without running or writing anything (of ``config``, the folds and the data directory count)."""
     registry = or_default(registry)
+    require_published(spec)
     p = spec.plan
     src = sources.source(spec.results)
     timings, estimated_from = None, None

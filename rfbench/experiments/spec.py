@@ -78,7 +78,7 @@ FIELD_TYPES = {
     "run": (dict,), "protocol": (dict,), "ci": (dict,), "tolerance": (dict,), "test": (dict, str), "layout": (str,),
     "methods": (dict,), "datasets": (dict,), "columns": (dict,), "not_comparable": (dict,), "filters": (dict,),
     "chosen": (dict,), "variants": (dict,), "dataset_variants": (dict,), "published_summary": (dict,),
-    "also_reads": (list,), "results_anywhere": (bool,), "n_features": (list,), "wilcoxon": (list,), "rank_summary": (bool,),
+    "also_reads": (list,), "results_anywhere": (bool,), "reasons": (dict,), "figures": (dict,), "n_features": (list,), "wilcoxon": (list,), "rank_summary": (bool,),
     "run.suite": (str,), "run.features": (list,), "ci.features": (list,), "ci.protocol": (dict,),
     "ci.reference": (str,), "ci.atol": NUMBER, "test.name": (str,), "tolerance.stds": NUMBER,
     "tolerance.relative": NUMBER, "tolerance.holdout_ses": NUMBER, "tolerance.why": (str,), "test.why": (str,),
@@ -438,6 +438,10 @@ def load_spec(path_or_name: str, registry: Registry | None = None) -> Spec:
     must be in ``registry`` (default: the one built now)."""
     path = find_spec(path_or_name)
     raw = load_yaml(path)
+    top = [k for k in FIELD_TYPES if "." not in k]
+    unknown = sorted(str(k) for k in raw if k not in top and k != "higher_is_better")   # retired: said below
+    if unknown:      # a misspelt section ("runn") would otherwise be ignored without a word
+        raise UsageError(f"{path.name}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(top)}")
     _check_field_types(raw, path)
     # an experiment that tests a paper's claim rather than a table has no published cells
     needed = ("published", "columns", "datasets", "methods") if raw.get("published") else ("run",)

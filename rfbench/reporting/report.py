@@ -202,6 +202,19 @@ def parse_comparisons(text: str | None) -> list[tuple[str, int, str, int]]:
     return out
 
 
+def check_comparisons(df: pd.DataFrame, comparisons) -> None:
+    """One line when a --compare names a (method, n) the results have no finished task of (the
+    comparison would otherwise be left out of the report without a word)."""
+    done = df[df["status"] == "done"] if "status" in df else df
+    present = set(zip(done["method"].astype(str), pd.to_numeric(done["n_features"], errors="coerce"), strict=True))
+    for a, na, b, nb in comparisons:
+        for meth, n in ((a, na), (b, nb)):
+            if (meth, n) not in present:
+                have = ", ".join(f"{m}@{int(k)}" for m, k in sorted(present, key=str))
+                raise UsageError(f"--compare {a}@{na}:{b}@{nb}: the results have no finished task of {meth} at "
+                                 f"n = {n}; they have {have}")
+
+
 def ttest_record(errors, common, a, na, b, nb, higher_is_better: bool, test: str = "welch") -> str:
     """'wins/ties/losses' of a against b over datasets by the t-test on the outer-fold errors
     (Welch's: the EERF paper's per-dataset comparison); a tie is a difference the test does not
