@@ -458,6 +458,10 @@ def benchmarks_markdown(root: Path | None = None) -> str:
     return "\n".join(out)
 
 
+def _hours(value) -> str:
+    return f"{value:.2f} h" if isinstance(value, (int, float)) else "–"
+
+
 def gpu_benchmark_markdown(out: dict) -> str:
     """The summary of bench/perf/gpu.py's results file: the machine, the projected walls of the torgo
     suite and the GFC tables, and the device's speed-up and error difference per (method, n)."""
@@ -469,19 +473,23 @@ def gpu_benchmark_markdown(out: dict) -> str:
              f"{out['budget_s']:.0f} s budget (device phase {out.get('device_busy_wall_s', float('nan')):.0f} s).", ""]
     if "error" in p or not p:
         return "\n".join(lines + [f"projection failed: {p.get('error')}"])
-    lines += [f"Projected for `rfbench run --jobs {p.get('cores', env['cores'])} --gpu-slots {out['slots']}`: "
-              "the device tasks hold a worker each (at most one per slot), the CPU-only tasks keep the other "
-              "workers busy, all of them once the device tasks are done; the wall is the larger of the GPU's "
-              "time and the workers'.", "",
-              "| what | GPU's time | workers' time | projected wall | of which the CPU-only methods on every core |",
-              "|---|---|---|---|---|"]
     cores = p.get("cores", env["cores"])
+    lines += [f"Projected for `rfbench run --jobs {cores} --gpu-slots {out['slots']}` by a simulation of the "
+              "runner's own dispatch (rfbench/execution/simulate.py: each work item on the worker or GPU slot the "
+              "runner would give it, in its order), from the measured folds; the fluid bound (the GPU's time or "
+              "the workers' time, whichever is larger) is the lower bound no order beats. Longest first: the "
+              "runner's order now (device items first, then the longest estimated). Beside: `--gpu-beside`, the "
+              "device tasks on GPU lanes of their own beside the CPU workers.", "",
+              "| what | GPU's time | fluid bound | in the former order | longest first | beside the CPU workers |",
+              "|---|---|---|---|---|---|"]
     for cell in [p["torgo_suite"], *[v for v in p["tables"].values() if "what" in v]]:
         est = f" ({cell['device_cells_estimated']} device cells estimated)" if cell["device_cells_estimated"] else ""
-        workers = cell.get("workers_wall_s", cell.get("cpu_wall_s", float("nan")))
-        lines.append(f"| {cell['what']} | {cell['device_wall_s'] / 3600:.2f} h{est} | "
-                     f"{workers / 3600:.2f} h | **{cell['projected_wall_h']:.2f} h** | "
-                     f"{cell['cpu_core_seconds'] / cores / 3600:.2f} h |")
+        bound, first, beside = (_hours(cell.get(key)) for key in ("fluid_bound_h", "longest_first_wall_h",
+                                                                   "beside_wall_h"))
+        seconds = cell.get("simulated_wall_s")
+        former = _hours(seconds / 3600 if isinstance(seconds, (int, float)) else cell.get("projected_wall_h"))
+        lines.append(f"| {cell['what']} | {cell['device_wall_s'] / 3600:.2f} h{est} | {bound} | {former} | "
+                     f"**{first}** | {beside} |")
     per_method = p.get("core_speed_per_method") or {}
     speeds = ", ".join(f"{m} ×{v:.2f}" for m, v in sorted(per_method.items())) or \
         f"×{p['core_speed_factor']:.2f}"
