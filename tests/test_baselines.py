@@ -151,13 +151,14 @@ def test_protocol_from_key_round_trips():
 
 
 def test_baselines_command_lists_what_ships_and_write_needs_a_checkout(monkeypatch):
+    monkeypatch.setenv("COLUMNS", "80")           # a terminal of 80 columns (a pipe: no limit)
     res = CliRunner().invoke(cli, ["baselines"])
     assert res.exit_code == 0, res.output
     for name in ("gfc2016-table1", "gfc2016-table4", "eerf-claim", "gbrff2020-table2"):
         assert name in res.output
     assert "1120" in res.output and "KiB" in res.output
     table = res.output.split("\neerf-claim*:")[0].splitlines()      # the table, then its notes
-    assert max(map(len, table)) <= 80, max(table, key=len)          # not a terminal: 80 columns
+    assert max(map(len, table)) <= 80, max(table, key=len)          # wrapped to the terminal's width
     assert "rff-gauss-knn" in res.output                             # names wrapped whole
     wide = CliRunner().invoke(cli, ["baselines", "--width", "0"]).output
     assert "lgbm, rff-cauchy, rff-cauchy-grid, rff-gauss, rff-gauss-grid" in wide
