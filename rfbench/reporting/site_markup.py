@@ -73,16 +73,22 @@ try{
  if(t){
   var k=-1;for(var j=0;j<t.tHead.rows[0].cells.length&&k<0;j++){
    if(new Set(rows(t).map(function(r){return txt(r.cells[j]);})).size>1)k=j;}
-  if(k>=0){
+  var sorted=function(k){
    var c=cmp(t,k),before=rows(t).map(function(r){return txt(r.cells[k]);});
    t.tHead.rows[0].cells[k].click();
    var asc=rows(t).map(function(r){return txt(r.cells[k]);});
    t.tHead.rows[0].cells[k].click();
    var desc=rows(t).map(function(r){return txt(r.cells[k]);});
    var ordered=function(v,s){for(var i=1;i<v.length;i++){if(s*c(v[i-1],v[i])>0)return false;}return true;};
-   out.sort={column:txt(t.tHead.rows[0].cells[k]),ascending:ordered(asc,1),descending:ordered(desc,-1),
-    changed:asc.join("\n")!==desc.join("\n"),same_rows:asc.slice().sort().join("\n")===before.slice().sort().join("\n")};
-  }
+   return {column:txt(t.tHead.rows[0].cells[k]),ascending:ordered(asc,1),descending:ordered(desc,-1),
+    changed:asc.join("\n")!==desc.join("\n"),same_rows:asc.slice().sort().join("\n")===before.slice().sort().join("\n")};};
+  if(k>=0)out.sort=sorted(k);
+  for(var j2=0;j2<t.tHead.rows[0].cells.length;j2++){
+   var v2=rows(t).map(function(r){return txt(r.cells[j2]);});
+   if(new Set(v2).size>1&&v2.every(function(v){return v!==""&&!isNaN(num(v));})){
+    out.numeric_sort=sorted(j2);
+    var got=rows(t).map(function(r){return num(txt(r.cells[j2]));});
+    out.numeric_sort.numbers_descending=got.every(function(x,i){return i===0||got[i-1]>=x;});break;}}
   var q=txt(rows(t)[rows(t).length-1].cells[0]);
   t._box.value=q;t._box.dispatchEvent(new Event("input"));
   var vis=rows(t).filter(function(r){return r.style.display!=="none";});
