@@ -27,6 +27,10 @@ th[aria-sort=ascending]::after{content:" \\25B2";font-size:9px}
 th[aria-sort=descending]::after{content:" \\25BC";font-size:9px}
 header.site{border-bottom:1px solid #d6dae3;padding:4px 0 6px;margin-bottom:6px;font-size:13px}
 header.site a{margin-right:14px}
+div.tall{max-height:680px;overflow:auto;border-bottom:1px solid #d6dae3;display:inline-block;max-width:100%}
+div.tall thead tr:first-child th{position:sticky;top:0;z-index:1}
+figure{display:inline-block;vertical-align:top;width:calc(50% - 14px);margin:8px 10px 16px 0}
+@media (max-width:1000px){figure{width:100%}}
 """
 
 SCRIPT = r"""
@@ -197,11 +201,14 @@ def csv_text(header: list[str], rows: list[list[str]]) -> str:
 
 
 TABLE = re.compile(r"<table\b.*?</table>", re.S)
+#: tables of more rows scroll in a box (about 25 rows high) with their header row kept in view
+TALL = 30
 
 
 def decorate(page: str, stem: str) -> tuple[str, dict[str, str]]:
     """The page with a CSV link before every table (``<stem>.<k>.csv``, k counting from 1), the
-    tables marked for the script, the site's style and the script; returns (page, {file name: CSV
+    tables marked for the script (a table of more than :data:`TALL` rows in a scrolling box), the
+    site's style (figures two abreast on a wide screen) and the script; returns (page, {file name: CSV
     text}) for the caller to write beside the page."""
     files: dict[str, str] = {}
 
@@ -210,8 +217,11 @@ def decorate(page: str, stem: str) -> tuple[str, dict[str, str]]:
         name = f"{stem}.{k}.csv"
         header, rows = table_rows(m.group(0))
         files[name] = csv_text(header, rows)
+        table = f'<table data-t="{k}"' + m.group(0)[len("<table"):]
+        if len(rows) > TALL:        # a long table scrolls in a box of its own: the page stays short
+            table = f'<div class="tall">{table}</div>'
         return (f'<p class="tools" id="tools-{k}"><a href="{attr(name)}" download>CSV ({len(rows)} rows)</a></p>'
-                + f'<table data-t="{k}"' + m.group(0)[len("<table"):])
+                + table)
 
     page = TABLE.sub(one, page)
     page = page.replace("</style>", SITE_CSS + "</style>", 1)
