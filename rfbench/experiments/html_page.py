@@ -72,7 +72,10 @@ def check_section(spec, results: pd.DataFrame, methods=None, datasets=None, regi
     """The check against the published table: counts, one row per cell, the full text folded
     (only the cells of ``methods`` and ``datasets`` when given, as ``rfbench check --methods``;
     ``full_text=False``: the table only, as the pages of ``rfbench publish``)."""
-    table, text, _ = reproduce.check_text(spec, results, methods, datasets, registry=registry)
+    if full_text or methods is not None or datasets is not None:
+        table, text, _ = reproduce.check_text(spec, results, methods, datasets, registry=registry)
+    else:                   # the cells only: the rank views and claims of the text are not drawn
+        table, text = check.compare(spec, results, registry), ""
     counts = check.paper_cells(table)["status"].value_counts()
     badges = "".join(f'<span class="badge {STATUS_CLASS.get(s, "b-other")}">{int(counts.get(s, 0))} {esc(s)}</span>'
                      for s in check.STATUSES if counts.get(s, 0) or s in ("pass", "fail"))
@@ -226,7 +229,7 @@ def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, n
     page = directory_page(dirs, done, fragment, spec, figures, check_results=results, registry=registry,
                           layout=layout, alpha=alpha, check_text=check_text)
     if spec.published:
-        summary = check.summary_line(reproduce.check_text(spec, results, registry=registry)[0])
+        summary = check.summary_line(check.compare(spec, results, registry))     # check_text's table
     elif spec.plan is not None:       # the tasks the spec asks for that are finished, as reproduce --list counts
         counts = reproduce.task_counts(spec, results, registry)
         summary = f"{counts['done']} of {counts['tasks']} tasks done (no published table)"
