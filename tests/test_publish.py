@@ -177,7 +177,7 @@ def png_colours(path: Path) -> tuple[int, int, int]:
     except ImportError:
         return _decode_png(path)
     with Image.open(path) as im:
-        return im.width, im.height, len(set(im.convert("RGB").getdata()))
+        return im.width, im.height, len(im.convert("RGB").getcolors(maxcolors=1 << 24))
 
 
 def _decode_png(path: Path) -> tuple[int, int, int]:
