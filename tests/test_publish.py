@@ -251,3 +251,10 @@ def test_the_site_sorts_filters_and_draws_in_a_headless_browser(site, tmp_path):
         assert colours > 20, f"{name}: the screenshot is (nearly) one colour"
         if keep := os.environ.get("RFBENCH_SCREENSHOTS"):        # to look at them: a directory to copy them to
             shutil.copy(shot, Path(keep) / shot.name)
+
+
+def test_chosen_parameters_are_summarised_per_parameter():
+    values = ['{"lambda": 1e-4, "sigma": 2.0, "kernel": "rbf"}', '{"lambda": 1e-3, "sigma": 2.0, "kernel": "lin"}',
+              '{"lambda": 1e-2, "sigma": 2.0, "kernel": "rbf"}', None, "{}"]
+    assert publish._mode_params(values) == 'lambda ≈ 0.001 (0.0001–0.01); sigma = 2; kernel = "rbf" (2 of 3)'
+    assert publish._mode_params([None, "{}", ""]) == ""

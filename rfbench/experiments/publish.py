@@ -72,7 +72,8 @@ EXPORT_COLUMNS = {
     "n_train": "training rows",
     "n_test": "test rows",
     "threads": "threads the task ran with",
-    "params": "the chosen hyper-parameters (JSON text), where the record has them",
+    "params": "the chosen hyper-parameters (JSON text), where the record has them (on the dataset and method pages: "
+              "a value every task chose, else the median and range over the tasks, or the commonest choice)",
     "message": "the error message of a failed task",
     "code": "the git commit of the code that ran the task (+dirty: uncommitted changes); empty where not recorded",
     "device": "what the task ran on (cpu unless the record names a device)",
@@ -163,14 +164,40 @@ def write_export(frame: pd.DataFrame, stem: Path) -> list[Path]:
 
 # -- cells: a dataset's or a method's results in every spec -------------------------------------------------------------
 
+def _fmt_value(v) -> str:
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return json.dumps(v) if not isinstance(v, str) else v
+    return f"{v:.3g}"
+
+
 def _mode_params(values) -> str:
-    """The chosen parameters most tasks of a cell chose, and how many did (empty: none recorded)."""
-    v = [p for p in values if isinstance(p, str) and p not in ("", "{}", "null")]
-    if not v:
+    """The chosen hyper-parameters of a cell's tasks (their records' ``params``), one entry per
+    parameter: its value when every task chose the same, else the median and range of a number, or
+    the most common choice and how many tasks made it (empty: none recorded)."""
+    chosen = []
+    for p in values:
+        if isinstance(p, str) and p not in ("", "{}", "null"):
+            try:
+                d = json.loads(p)
+            except ValueError:
+                continue
+            if isinstance(d, dict) and d:
+                chosen.append(d)
+    if not chosen:
         return ""
-    counts = pd.Series(v).value_counts()
-    text = counts.index[0]
-    return text if len(counts) == 1 else f"{text} ({counts.iloc[0]} of {len(v)} tasks; {len(counts)} choices)"
+    parts = []
+    for key in dict.fromkeys(k for d in chosen for k in d):
+        vals = [d[key] for d in chosen if key in d]
+        texts = [json.dumps(v, sort_keys=True) for v in vals]
+        if len(set(texts)) == 1:
+            parts.append(f"{key} = {_fmt_value(vals[0])}")
+        elif all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+            a = np.asarray(vals, float)
+            parts.append(f"{key} ≈ {_fmt_value(float(np.median(a)))} ({_fmt_value(a.min())}–{_fmt_value(a.max())})")
+        else:
+            top = pd.Series(texts).value_counts()
+            parts.append(f"{key} = {top.index[0]} ({top.iloc[0]} of {len(vals)})")
+    return "; ".join(parts)
 
 
 def cell_table(tasks: pd.DataFrame) -> pd.DataFrame:
