@@ -167,7 +167,7 @@ def write_export(frame: pd.DataFrame, stem: Path) -> list[Path]:
 def _fmt_value(v) -> str:
     if isinstance(v, bool) or not isinstance(v, (int, float)):
         return json.dumps(v) if not isinstance(v, str) else v
-    return f"{v:.3g}"
+    return str(int(v)) if float(v).is_integer() and abs(v) < 1e6 else f"{v:.3g}"
 
 
 def _mode_params(values) -> str:
@@ -447,7 +447,8 @@ def build(output: Path, registry: Registry | None = None, *, alpha: float = 0.05
                    [f"<h1>{esc(by.capitalize())} {esc(name)}</h1>", *extra,
                     f'<p class="sub">{len(group)} cells (spec, {other}, n, protocol) over {n_tasks} finished tasks in '
                     f"{group['spec'].nunique()} spec(s): mean error ± std over the tasks, mean times, the chosen "
-                    "parameters most tasks chose.</p>", _cells_html(group, other)])
+                    "parameters (a value every task chose, else the median and range, or the commonest choice)."
+                    "</p>", _cells_html(group, other)])
     say(f"{cells['dataset'].nunique()} dataset and {cells['method'].nunique()} method pages")
 
     for spec, future in zip(specs, drawn, strict=True):
