@@ -786,6 +786,30 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
         click.echo(f"wrote {path}")
 
 
+@cli.command("publish")
+@click.option("--output", required=True, help="the directory of the site (created if missing, not its parent)")
+@click.option("--alpha", default=0.05, show_default=True, type=ALPHA, help="significance level (leaderboards, pages)")
+@click.option("--registry", "registry_files", multiple=True, metavar="FILE",
+              help="extra datasets/methods/suites file (repeatable)")
+@click.option("--jobs", default=None, type=click.IntRange(min=1),
+              help="processes drawing the spec pages (default: the CPU count)")
+@click.option("--quiet", is_flag=True, help="print only the summary line")
+def publish_cmd(output, alpha, registry_files, jobs, quiet):
+    """Every spec's results as one static site in --output (docs/site.md): an index of the specs and
+    suites, a page per spec, leaderboards per suite, a page per dataset and per method, tables that
+    sort and filter with their CSV, and one-row-per-task exports (CSV and Parquet). Each spec's
+    results are read where they resolve: its local results directory, else its shipped baseline.
+    No network: open DIR/index.html from the file system or serve DIR."""
+    from rfbench import registry
+    from rfbench.experiments import publish
+
+    reg = registry.load(registry_files)
+    site = publish.build(output_dir(output), reg, alpha=alpha, jobs=jobs,
+                         progress=None if quiet else lambda line: click.echo(line, err=True))
+    click.echo(f"wrote {len(site.pages)} pages and {len(site.files)} CSV/Parquet files into {output} in "
+               f"{site.seconds:.1f} s; open {Path(output) / 'index.html'}")
+
+
 @cli.command("baselines")
 @click.option("--width", type=WIDTH, default=None,
               help="characters per line (default: the terminal's width, 80 when not a terminal; 0: no limit)")

@@ -180,6 +180,12 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
     return out
 
 
+def code_of(records: pd.DataFrame, path) -> list:
+    """The code version of every record of the results directory ``path`` (columns invocation and
+    finished_at), from its runs.jsonl: the ``code`` column of a baseline file."""
+    return _code_of(records, _invocations(Path(path)))
+
+
 def results_table(path, spec: str | None = None, data_dir: str | None = None, unavailable: list | None = None,
                   registry: Registry | None = None):
     """One results directory (its records, else its results.csv) as a baseline table (pyarrow),

@@ -67,10 +67,15 @@ def gp_figures_section(results: pd.DataFrame, registry: Registry | None = None, 
 STATUS_CLASS = {"pass": "b-pass", "fail": "b-fail"}
 
 
-def check_section(spec, results: pd.DataFrame, methods=None, datasets=None, registry: Registry | None = None) -> str:
+def check_section(spec, results: pd.DataFrame, methods=None, datasets=None, registry: Registry | None = None,
+                  full_text: bool = True) -> str:
     """The check against the published table: counts, one row per cell, the full text folded
-    (only the cells of ``methods`` and ``datasets`` when given, as ``rfbench check --methods``)."""
-    table, text, _ = reproduce.check_text(spec, results, methods, datasets, registry=registry)
+    (only the cells of ``methods`` and ``datasets`` when given, as ``rfbench check --methods``;
+    ``full_text=False``: the table only, as the pages of ``rfbench publish``)."""
+    if full_text or methods is not None or datasets is not None:
+        table, text, _ = reproduce.check_text(spec, results, methods, datasets, registry=registry)
+    else:                   # the cells only: the rank views and claims of the text are not drawn
+        table, text = check.compare(spec, results, registry), ""
     counts = check.paper_cells(table)["status"].value_counts()
     badges = "".join(f'<span class="badge {STATUS_CLASS.get(s, "b-other")}">{int(counts.get(s, 0))} {esc(s)}</span>'
                      for s in check.STATUSES if counts.get(s, 0) or s in ("pass", "fail"))
@@ -86,7 +91,8 @@ def check_section(spec, results: pd.DataFrame, methods=None, datasets=None, regi
             f"<p>{badges}</p>"
             f'<p class="note">variants (grey rows) are shown next to the paper\'s cells and not counted; '
             f"diff_stds = (reproduced − published) / published std.</p>{body}"
-            f"<details><summary>the full check (rfbench check)</summary><pre>{esc(text)}</pre></details>")
+            + (f"<details><summary>the full check (rfbench check)</summary><pre>{esc(text)}</pre></details>"
+               if full_text else ""))
 
 
 def _invocations(directory: Path) -> list[dict]:
@@ -170,11 +176,12 @@ def _shipped_provenance(src) -> str:
 def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, spec=None,
                    figures: bool = True, check_results: pd.DataFrame | None = None, methods=None,
                    datasets=None, registry: Registry | None = None, layout: str = "default",
-                   alpha: float = 0.05) -> str:
+                   alpha: float = 0.05, check_text: bool = True) -> str:
     """One page over the results of ``dirs``: title, the report (``report_html``: the fragment of
     ``report.render(..., "html", html_fragment=True)``, or of ``gp_table.render`` with ``layout="gp"``),
     figures (gp: :func:`gp_figures_section` at level ``alpha``), the check against ``spec``'s
-    published table (on ``check_results``, default ``results``) when it has one, provenance."""
+    published table (on ``check_results``, default ``results``) when it has one (``check_text``: with
+    the folded text of ``rfbench check`` under its table), provenance."""
     title = spec.title if spec is not None else ", ".join(str(d) for d in dirs)
     sub = (f"spec {spec.name}; results in " if spec is not None else "results in ") + ", ".join(
         sources.describe_one(d.directory, d) if sources.is_shipped(d) else str(d) for d in dirs)
@@ -189,18 +196,20 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
         parts.append(gp_figures_section(results, registry, alpha) if layout == "gp" else figures_section(results, dirs))
     if has_check:
         parts.append(check_section(spec, results if check_results is None else check_results, methods, datasets,
-                                   registry))
+                                   registry, full_text=check_text))
     parts.append(provenance_section(dirs))
     return document(title, parts)
 
 
 def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, names: dict[str, str] | None = None,
-              test: str | None = None, alpha: float = 0.05, layout: str | None = None) -> tuple[str, str] | None:
+              test: str | None = None, alpha: float = 0.05, layout: str | None = None,
+              check_text: bool = True) -> tuple[str, str] | None:
     """(page, one-line summary) of a spec's results directory, as ``rfbench reproduce`` writes its
     report.md and check.txt from them; None before its first finished task. ``names``: display names
     of methods; ``test``: the t-test that bolds cells (default: the spec's own); ``alpha``: its level;
     ``layout``: the table's layout (default: the spec's own) (``rfbench report --all`` passes its
-    options through). The results are those :mod:`rfbench.experiments.sources` resolves: a local
+    options through); ``check_text``: the check's folded text under its table (``rfbench publish``
+    leaves it out). The results are those :mod:`rfbench.experiments.sources` resolves: a local
     results directory, else the shipped baseline."""
     registry = or_default(registry)
     results = reproduce.results_of(spec)
@@ -218,9 +227,9 @@ def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, n
                                  names=names, html_fragment=True, registry=registry)
     dirs = [src for _, src in sources.of_spec(spec) if src is not None]
     page = directory_page(dirs, done, fragment, spec, figures, check_results=results, registry=registry,
-                          layout=layout, alpha=alpha)
+                          layout=layout, alpha=alpha, check_text=check_text)
     if spec.published:
-        summary = check.summary_line(reproduce.check_text(spec, results, registry=registry)[0])
+        summary = check.summary_line(check.compare(spec, results, registry))     # check_text's table
     elif spec.plan is not None:       # the tasks the spec asks for that are finished, as reproduce --list counts
         counts = reproduce.task_counts(spec, results, registry)
         summary = f"{counts['done']} of {counts['tasks']} tasks done (no published table)"

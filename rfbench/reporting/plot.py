@@ -529,6 +529,30 @@ def pareto_figure(df: pd.DataFrame):
 
 
 # -- files ---------------------------------------------------------------------------------------
+def rank_against_time(ranks: pd.Series, seconds: pd.Series, title: str):
+    """Average rank (1 = best, up) against median seconds per task (log x), a labelled point per
+    method: the figure of a leaderboard of ``rfbench publish`` (one axes; the per-dataset error
+    against wall time is :func:`pareto_figure`)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(7.5, 3.6))
+    colors = _colors(ranks.index)
+    for m in ranks.index:
+        t = float(seconds.get(m, np.nan))
+        if not np.isfinite(t) or t <= 0:
+            continue
+        ax.scatter([t], [ranks[m]], s=28, color=colors[m], zorder=2)
+        ax.annotate(str(m), (t, ranks[m]), xytext=(4, 3), textcoords="offset points", fontsize=8)
+    ax.set_xscale("log")
+    ax.invert_yaxis()
+    ax.set_xlabel("median wall time per task (s, log scale)", fontsize=9)
+    ax.set_ylabel("average rank (1 = best)", fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.grid(True, which="major", color="0.9", zorder=0)
+    ax.set_title(title, fontsize=9.5)
+    fig.subplots_adjust(left=0.09, right=0.97, bottom=0.14, top=0.9)
+    return fig
+
+
 def file_name(kind: str, fmt: str, n: int | None = None) -> str:
     """'cd-diagram-n100.png', 'error-vs-n.pdf', 'walltime.png', 'error-vs-walltime.png'."""
     stem = FILE_STEMS[kind] + (f"-n{n}" if n is not None else "")

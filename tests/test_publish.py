@@ -1,0 +1,260 @@
+"""rfbench publish (issue 45, items 2 and 3): the static site built from the shipped baselines (no
+local results directory): every link resolves, every table has headers and a CSV beside its page
+that holds its rows, the exports have the documented columns and one row per task, the command
+refuses an --output it cannot use in one line, and the page works in a headless browser (its
+self-test clicks a header and types a filter; screenshots are not blank)."""
+
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import zlib
+from pathlib import Path
+from urllib.parse import unquote, urldefrag
+
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from rfbench.cli import cli, main
+from rfbench.experiments import baselines, publish
+from rfbench.experiments import spec as spec_mod
+from rfbench.experiments.spec import all_specs
+from rfbench.reporting import site_markup
+from tests.cli_errors import one_line_error
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory):
+    """The site of the shipped baselines, built once: an empty working directory, the packaged specs
+    resolving their results as an installed wheel's do (no local results directory anywhere)."""
+    mp = pytest.MonkeyPatch()
+    mp.setattr(spec_mod, "is_packaged", lambda path: True)
+    mp.setenv("RFBENCH_CONFIG", "none")
+    mp.delenv("RFBENCH_RESULTS_ROOT", raising=False)
+    cwd = tmp_path_factory.mktemp("empty")
+    mp.chdir(cwd)
+    out = tmp_path_factory.mktemp("site") / "site"
+    try:
+        result = CliRunner().invoke(cli, ["publish", "--output", str(out), "--quiet"], catch_exceptions=False)
+        assert result.exit_code == 0, result.output
+        assert sorted(p.name for p in cwd.iterdir()) == []            # nothing written where not pointed
+        yield out
+    finally:
+        mp.undo()
+
+
+def pages(site: Path) -> list[Path]:
+    return sorted(site.glob("*.html"))
+
+
+def local_links(page: Path) -> list[str]:
+    return [unquote(u) for u in re.findall(r'(?:src|href)="([^"]*)"', page.read_text())
+            if not u.startswith(("data:image/png;base64,", "#"))]
+
+
+@pytest.mark.slow
+def test_every_link_of_every_page_resolves_and_nothing_leaves_the_site(site):
+    names = {p.name for p in pages(site)}
+    assert {"index.html", "columns.html", "suite-uci.html", "suite-torgo.html"} <= names
+    specs = all_specs()
+    assert {publish.spec_file(s.name) for s in specs} <= names
+    index = (site / "index.html").read_text()
+    for s in specs:                                     # every spec and suite is on the index
+        assert publish.spec_file(s.name) in index
+    for suite in ("uci", "torgo", "gfc", "salsa", "gbrff"):
+        assert f">{suite}<" in index
+    for page in pages(site):
+        for url in local_links(page):
+            assert "://" not in url and not url.startswith("//"), (page.name, url)
+            target = site / urldefrag(url)[0]
+            assert target.is_file(), f"{page.name} links to {url}, which is not there"
+    dataset_pages = [p for p in names if p.startswith("dataset-")]
+    method_pages = [p for p in names if p.startswith("method-")]
+    assert len(dataset_pages) > 40 and len(method_pages) > 20
+
+
+@pytest.mark.slow
+def test_spec_pages_have_the_check_table_without_the_text_dump(site):
+    page = (site / publish.spec_file("gfc2016-table1")).read_text()
+    assert 'id="check"' in page and "the full check (rfbench check)" not in page
+    assert len(page) < 1_500_000
+
+
+@pytest.mark.slow
+def test_every_table_has_headers_and_its_csv_holds_its_rows(site):
+    tables = 0
+    for page in pages(site):
+        text = page.read_text()
+        for k, m in enumerate(site_markup.TABLE.finditer(text), start=1):
+            tables += 1
+            table = m.group(0)
+            assert "<th" in table.split("<tbody>")[0], f"{page.name}: table {k} has no header"
+            name = f"{page.stem}.{k}.csv"
+            assert f'href="{name}"' in text
+            with open(site / name, newline="") as f:
+                rows = list(csv.reader(f))
+            header, body = site_markup.table_rows(table)
+            assert rows[0] == header and all(h for h in header)
+            assert rows[1:] == body
+            assert len(body) == table.split("<tbody>")[-1].count("<tr")
+    assert tables > 150
+
+
+@pytest.mark.slow
+def test_exports_have_the_documented_columns_and_one_row_per_task(site):
+    columns_page = (site / "columns.html").read_text()
+    for c in publish.EXPORT_COLUMNS:
+        assert f"<td class=\"l\">{c}</td>" in columns_page
+    for s in all_specs():
+        shipped = [baselines.read_file(baselines.shipped_dir() / f"{d.name}.parquet").frame for d in s.result_dirs()
+                   if (baselines.shipped_dir() / f"{d.name}.parquet").is_file()]
+        pooled = pd.concat(shipped, ignore_index=True)
+        pooled = pooled[pooled["protocol"] == s.protocol_key] if s.protocol_key else pooled
+        # one row per task: the baseline's rows (a task of two directories once, as the spec's page counts it)
+        expected = len(pooled.drop_duplicates(["dataset", "method", "n_features", "fold", "seed", "protocol"]))
+        if len(shipped) == 1:                           # a spec reading its own directory only: every row
+            assert expected == len(shipped[0]), s.name
+        stem = site / "exports" / publish.safe_name(s.name)
+        table = pd.read_csv(stem.with_suffix(".csv"))
+        assert list(table.columns) == list(publish.EXPORT_COLUMNS)
+        assert len(table) == expected and expected > 0, s.name
+        assert not table.duplicated(["results", "dataset", "method", "n_features", "fold", "seed", "protocol"]).any()
+        assert set(table["source"]) == {"baseline"} and set(table["spec"]) == {s.name}
+        parquet = pd.read_parquet(stem.with_suffix(".parquet"))
+        assert list(parquet.columns) == list(publish.EXPORT_COLUMNS) and len(parquet) == len(table)
+    uci = pd.read_csv(site / "exports" / "suite-uci.csv")
+    assert len(uci) == len(baselines.read_file(baselines.shipped_dir() / "uci-splits.parquet").frame)
+    assert set(uci["device"].dropna()) <= {"cpu", "cuda"} and uci["error"].notna().any()
+
+
+@pytest.mark.slow
+def test_the_leaderboards_rank_and_draw(site):
+    uci = (site / "suite-uci.html").read_text()
+    assert "average rank" in uci and "wins vs" in uci and "Critical-difference diagram" in uci
+    assert "Average rank against wall time" in uci and uci.count("data:image/png;base64,") >= 2
+    torgo = (site / "suite-torgo.html").read_text()
+    assert "gfc2016-table1" in torgo and "gfc2016-table4" in torgo and "average rank" in torgo
+
+
+def test_publish_refuses_an_output_it_cannot_use(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    one_line_error(capsys, ["publish", "--output", str(tmp_path / "file")], "is a file, not a directory")
+    one_line_error(capsys, ["publish", "--output", str(tmp_path / "missing" / "site")], "does not exist")
+    one_line_error(capsys, ["publish", "--output", " "], "--output is empty")
+    with pytest.raises(SystemExit) as exc:                 # --output is required
+        main(["publish"])
+    assert exc.value.code == 2 and "--output" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file"]
+
+
+def test_csv_of_spanned_headers_names_every_column():
+    table = ('<table><thead><tr><th rowspan="2">dataset</th><th colspan="2">gfc</th></tr>'
+             "<tr><th>mean</th><th>std</th></tr></thead><tbody><tr><td>a</td><td>1</td><td>2</td></tr>"
+             '<tr class="group"><th colspan="3">g</th></tr></tbody></table>')
+    header, rows = site_markup.table_rows(table)
+    assert header == ["dataset", "gfc mean", "std"] or header == ["dataset", "gfc mean", "gfc std"]
+    assert rows == [["a", "1", "2"], ["g", "", ""]]
+
+
+# -- in a browser -------------------------------------------------------------------------------------------------------
+
+def chromium() -> str | None:
+    for name in ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome"):
+        if path := shutil.which(name):
+            return path
+    path = Path("/usr/lib/chromium/chromium-headless-shell")
+    return str(path) if path.is_file() else None
+
+
+def png_colours(path: Path) -> tuple[int, int, int]:
+    """(width, height, distinct colours) of a screenshot: with PIL when installed, else the PNG decoded
+    here (zlib and the five row filters of 8-bit RGB/RGBA)."""
+    try:
+        from PIL import Image
+    except ImportError:
+        return _decode_png(path)
+    with Image.open(path) as im:
+        return im.width, im.height, len(im.convert("RGB").getcolors(maxcolors=1 << 24))
+
+
+def _decode_png(path: Path) -> tuple[int, int, int]:
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    pos, idat = 8, b""
+    while pos < len(data):
+        n = int.from_bytes(data[pos:pos + 4], "big")
+        kind, body = data[pos + 4:pos + 8], data[pos + 8:pos + 8 + n]
+        if kind == b"IHDR":
+            width, height, depth, colour = (int.from_bytes(body[:4], "big"), int.from_bytes(body[4:8], "big"),
+                                            body[8], body[9])
+        elif kind == b"IDAT":
+            idat += body
+        pos += 12 + n
+    assert depth == 8 and colour in (2, 6)
+    bpp = 3 if colour == 2 else 4
+    raw, stride = zlib.decompress(idat), width * bpp
+    prev, colours = bytearray(stride), set()
+    for y in range(height):
+        f, line = raw[y * (stride + 1)], bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
+        for x in range(stride):
+            a = line[x - bpp] if x >= bpp else 0
+            b, c = prev[x], prev[x - bpp] if x >= bpp else 0
+            if f == 1:
+                line[x] = (line[x] + a) & 255
+            elif f == 2:
+                line[x] = (line[x] + b) & 255
+            elif f == 3:
+                line[x] = (line[x] + (a + b) // 2) & 255
+            elif f == 4:
+                p = a + b - c
+                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
+                line[x] = (line[x] + (a if pa <= pb and pa <= pc else b if pb <= pc else c)) & 255
+        if y % 8 == 0:
+            colours |= {bytes(line[i:i + 3]) for i in range(0, stride, bpp)}
+        prev = line
+    return width, height, len(colours)
+
+
+def browse(browser: str, *args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([browser, "--headless", "--no-sandbox", "--hide-scrollbars", "--disable-gpu",
+                           "--allow-file-access-from-files", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.slow
+def test_the_site_sorts_filters_and_draws_in_a_headless_browser(site, tmp_path):
+    browser = chromium()
+    if browser is None:
+        pytest.skip("no Chromium binary (apt install chromium-headless-shell)")
+    for name in ("index.html", "suite-uci.html", "dataset-uci-airfoil.html"):
+        url = (site / name).as_uri() + "#selftest"
+        out = browse(browser, "--dump-dom", url)
+        found = re.search(r'<pre id="selftest">(.*?)</pre>', out.stdout, re.S)
+        assert found, f"{name}: no self-test result in the DOM ({out.stderr[-500:]})"
+        result = json.loads(found.group(1).replace("&quot;", '"').replace("&amp;", "&").replace("&lt;", "<")
+                            .replace("&gt;", ">"))
+        assert "error" not in result, result
+        assert result["tables"] >= 1 and result["sortable"] >= 1, result
+        assert result["sort"]["ascending"] and result["sort"]["descending"] and result["sort"]["changed"], result
+        assert result["sort"]["same_rows"], result
+        numeric = result["numeric_sort"]                 # a column of numbers sorts as numbers, both ways
+        assert numeric["ascending"] and numeric["descending"] and numeric["numbers_descending"], result
+        f = result["filter"]
+        assert f["match"] and 1 <= f["shown"] <= f["total"] and f["cleared"], result
+    for name in ("index.html", "suite-uci.html", publish.spec_file("gfc2016-table1")):
+        shot = tmp_path / f"{name}.png"
+        browse(browser, f"--screenshot={shot}", "--window-size=1280,1600", (site / name).as_uri())
+        width, height, colours = png_colours(shot)
+        assert (width, height) == (1280, 1600)
+        assert colours > 20, f"{name}: the screenshot is (nearly) one colour"
+        if keep := os.environ.get("RFBENCH_SCREENSHOTS"):        # to look at them: a directory to copy them to
+            shutil.copy(shot, Path(keep) / shot.name)
+
+
+def test_chosen_parameters_are_summarised_per_parameter():
+    values = ['{"lambda": 1e-4, "sigma": 2.0, "kernel": "rbf"}', '{"lambda": 1e-3, "sigma": 2.0, "kernel": "lin"}',
+              '{"lambda": 1e-2, "sigma": 2.0, "kernel": "rbf"}', None, "{}"]
+    assert publish._mode_params(values) == 'lambda ≈ 0.001 (0.0001–0.01); sigma = 2; kernel = "rbf" (2 of 3)'
+    assert publish._mode_params([None, "{}", ""]) == ""
