@@ -362,7 +362,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 
         from rfbench.reporting import report
 
-        click.echo(report.render(df, "text", registry=reg))
+        click.echo(report.render(df, "text", registry=reg, shapes=run_dir.recorded_shapes()))
         click.echo(f"files: {run_dir.path / 'results.csv'} (one record per task in {run_dir.records_dir}/); "
                    f"LaTeX: rfbench report {shlex.quote(out)} --format latex")
 
@@ -425,7 +425,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
     from rfbench import registry
     from rfbench.experiments import sources
     from rfbench.reporting import cells, report
-    from rfbench.store import atomic_write_text, load_results
+    from rfbench.store import atomic_write_text, load_results, recorded_shapes
 
     reg = registry.load(registry_files)
     display_names = report.parse_names(names)      # a bad --names file is refused before anything is read
@@ -465,7 +465,8 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
 
         results = gp_table.relative_to_target_std(results, reg)
     options = dict(names=display_names, width=width, label=label,
-                   latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg)
+                   latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg,
+                   shapes=recorded_shapes(sources_read))
     if layout == "gp":
         from rfbench.reporting import gp_table
 

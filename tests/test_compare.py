@@ -342,3 +342,38 @@ def test_the_report_command_compare_run_prints_works_for_a_results_directory_and
     assert argv[argv.index("--against") + 1] == "base"
     main(argv[1:])                            # exits normally: the LaTeX table of the comparison
     assert "\\begin{table" in capsys.readouterr().out
+
+
+def test_a_user_dataset_registered_without_its_shape_shows_its_rows_and_inputs(tmp_path, monkeypatch, capsys):
+    """A registry entry without `shape` (and a data file named on the command line): the run records
+    the shape it loaded in run.json, and report and compare report show its m and d from there, with
+    the registry or without it."""
+    import io
+
+    import pandas as pd
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(1)
+    X = rng.normal(size=(70, 4))
+    np.savetxt("d.csv", np.c_[X, np.sin(X).sum(1)], delimiter=",", header="a,b,c,e,y", comments="")
+    (tmp_path / "reg.yaml").write_text("datasets:\n  mydata:\n    file: d.csv\n    target: y\n")
+    tiny = ["--features", "10", "--jobs", "1", "--quiet", "--no-report", "--outer-folds", "2", "--inner-folds", "2"]
+    main(["run", "--registry", "reg.yaml", "--datasets", "mydata", "--methods", "rff-gauss", *tiny, "--out", "base"])
+    main(["run", "--datasets", "d.csv", "--target", "y", "--methods", "rff-gauss", *tiny, "--out", "file"])
+    assert json.loads((tmp_path / "base" / "run.json").read_text())["user_entries"]["datasets"]["mydata"]["shape"] \
+        == [70, 4]
+    capsys.readouterr()
+
+    def shape_of(argv):
+        main(argv + ["--format", "csv"])
+        table = pd.read_csv(io.StringIO(capsys.readouterr().out))
+        return table[["m", "d"]].drop_duplicates().values.tolist()
+
+    assert shape_of(["report", "base", "--registry", "reg.yaml"]) == [[70, 4]]
+    assert shape_of(["report", "base"]) == [[70, 4]]
+    assert shape_of(["report", "file"]) == [[70, 4]]
+    main(["compare", "run", "base", "--methods", USER, "--registry", "reg.yaml", *tiny[:4], "--no-report",
+          "--out", "mine"])
+    capsys.readouterr()
+    csv = shape_of(["compare", "report", "mine", "--registry", "reg.yaml"])
+    assert [70, 4] in csv

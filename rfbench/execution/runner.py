@@ -666,6 +666,11 @@ class _Seed:
         for name, fold_of_row in assignments.items():
             if fold_of_row is not None:
                 run_dir.write_folds(name, fold_of_row, seed=protocol.seed)
+        # a user dataset registered without its shape gets the shape of the data it was run on (loaded
+        # just now for its splits), so that a report of the directory shows its rows and inputs
+        for name, info in (provenance.get("datasets") or {}).items():
+            if info.get("shape") is None:
+                info["shape"] = list(load(self.registry.dataset(name), config.data_dir).X.shape)
         run_dir.write_run_info({
             "command": self.command or " ".join(sys.argv),
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "invocation": self.invocation,

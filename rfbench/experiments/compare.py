@@ -265,6 +265,9 @@ def html_page(c: Comparison, **report_options) -> str:
 def render(c: Comparison, fmt: str, **report_options) -> str:
     """rfbench.reporting.report.render of the comparison, with its notes in every format (CSV: a column)."""
     from rfbench.reporting import report
+    from rfbench.store import recorded_shapes
+
+    report_options.setdefault("shapes", recorded_shapes(c.run_dirs))     # user datasets the registry may lack
 
     if fmt == "html":
         return html_page(c, **report_options)

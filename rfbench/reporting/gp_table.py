@@ -31,6 +31,7 @@ the critical-difference diagram per n and error against wall time per size group
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 import pandas as pd
@@ -151,8 +152,9 @@ def mark_bold(cells: dict, errors: dict, keys: list, higher_is_better: bool, alp
 
 
 def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: dict | None = None,
-          registry: Registry | None = None) -> GPReport:
-    """The gp layout's model of the results (see the module docstring)."""
+          registry: Registry | None = None, shapes: Mapping[str, tuple[int, int]] | None = None) -> GPReport:
+    """The gp layout's model of the results (see the module docstring; shapes as for
+    :func:`rfbench.reporting.report.render`)."""
     registry = or_default(registry)
     cells, errors, ds_order, ns, methods, sizes, higher = report.build(df, alpha, test, registry)
     reg = registry.datasets
@@ -176,7 +178,7 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: di
             entry = reg[d] if d in reg else None
             m = int(sizes.get(d, 0)) or (entry.m if entry is not None else DASH)
             rows.append(GPRow(d, (entry.paper if entry is not None and entry.paper else d), m,
-                              entry.d if entry is not None and entry.d else DASH, group_of(d, registry),
+                              report.inputs_of(d, registry, shapes) or DASH, group_of(d, registry),
                               _decimals(best)))
         ranks, screen, _ = plot.rank_table(df, n)
         for d, r in ranks.iterrows():
@@ -376,11 +378,11 @@ def _html(model: GPReport) -> str:
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, test: str = "paired", *,
            names: dict[str, str] | None = None, width: int | None = None, label: str | None = None,
            latex_width: float = report.TEXT_WIDTH_PT, html_fragment: bool = False,
-           registry: Registry | None = None) -> str:
+           registry: Registry | None = None, shapes: Mapping[str, tuple[int, int]] | None = None) -> str:
     """The gp layout in one format (the options as :func:`rfbench.reporting.report.render`'s)."""
     if fmt not in report.FORMATS:
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(report.FORMATS)}")
-    model = build(df, alpha, test, names, registry)
+    model = build(df, alpha, test, names, registry, shapes)
     if fmt == "csv":
         return _csv(model)
     if fmt == "markdown":

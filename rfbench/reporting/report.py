@@ -53,6 +53,7 @@ import re
 import shutil
 import sys
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -576,14 +577,25 @@ def bold_rule(test: str, alpha: float, unit: str = "outer folds", seeds: int = 1
     return f"bold: significantly better than every other method at that n, {how}, p = {alpha:g}"
 
 
+def inputs_of(dataset: str, registry: Registry, shapes: Mapping[str, tuple[int, int]] | None = None) -> int | None:
+    """The number of inputs of a dataset: the registry's shape, else the one its runs recorded
+    (``shapes``), else None (unknown)."""
+    entry = registry.datasets.get(dataset)
+    if entry is not None and entry.d:
+        return entry.d
+    return (shapes or {}).get(dataset, (0, None))[1]
+
+
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons=(), test: str = "welch", *,
            names: dict[str, str] | None = None, width: int | None = None, label: str | None = None,
-           latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False, registry: Registry | None = None) -> str:
+           latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False, registry: Registry | None = None,
+           shapes: Mapping[str, tuple[int, int]] | None = None) -> str:
     """The report in one format. names: display names of methods; width: characters a text line may
     take (None: the terminal's width, 0: no limit); label, latex_width: the LaTeX \\label and the
     text width (pt) its layout is chosen for; html_fragment: the HTML tables without the page
     around them (for rfbench.experiments.html_page); registry: the order and shapes of the datasets (default:
-    the one built now)."""
+    the one built now); shapes: (rows, inputs) the runs recorded of user datasets
+    (:meth:`rfbench.store.RunDir.recorded_shapes`), for those the registry lacks or has without a shape."""
     if fmt not in FORMATS:
         raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(FORMATS)}")
     names = dict(names or {})
@@ -600,14 +612,14 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     metric = " / ".join(cells_mod.metric(m).description for m in metrics or ["rmse100"])
     if fmt == "csv":
         rows = [{"dataset": d, "m": int(sizes.get(d, 0)) or (reg[d].m if d in reg else None),
-                 "d": reg[d].d if d in reg and reg[d].d else None, "n_features": n, "method": meth,
+                 "d": inputs_of(d, registry, shapes), "n_features": n, "method": meth,
                  "error_mean": c.mean, "error_std": c.std if c.folds > c.seeds else None, "walltime_s": c.walltime, "folds": c.folds,
                  "bold": c.bold, "bold_test": f"{test} p={alpha:g}"}   # a line would break the CSV
                 | ({"error_std_seeds": c.seed_std, "seeds": c.seeds} if seeds > 1 else {})
                 for d in ds_order for n in ns for meth in methods if (c := cells.get((d, n, meth)))]
         return pd.DataFrame(rows).to_csv(index=False)
     score = "accuracy" if higher else "error"          # what the table's numbers are
-    keys = [(d, int(sizes.get(d, 0)) or (reg[d].m if d in reg else DASH), reg[d].d if d in reg and reg[d].d else DASH)
+    keys = [(d, int(sizes.get(d, 0)) or (reg[d].m if d in reg else DASH), inputs_of(d, registry, shapes) or DASH)
             for d in ds_order]
     tests = wilcoxon_table(cells, methods, ns, higher, comparisons, errors, test, names=names)
     one = unit[:-1].replace("random ", "")

@@ -166,23 +166,33 @@ class RunDir:
         if not path.is_file():
             atomic_write_text(path, text)
 
-    def recorded_checksums(self) -> dict[str, str]:
-        """dataset name → the sha256 of its data file as the last invocation that named it recorded
-        (``runs.jsonl``: ``user_entries.datasets.<name>.sha256``); user datasets only, whose files
-        may change between invocations. An unreadable line is passed over."""
+    def _recorded_user_datasets(self):
+        """(name, info) of every user dataset each invocation recorded in ``runs.jsonl``
+        (``user_entries.datasets.<name>``), oldest first; an unreadable line is passed over."""
         history = self.path / "runs.jsonl"
-        out: dict[str, str] = {}
         if not history.is_file():
-            return out
+            return
         for line in history.read_text().splitlines():
             try:
                 entries = (json.loads(line).get("user_entries") or {}).get("datasets") or {}
             except (ValueError, AttributeError):
                 continue
             for name, info in entries.items():
-                if isinstance(info, dict) and isinstance(info.get("sha256"), str):
-                    out[name] = info["sha256"]
-        return out
+                if isinstance(info, dict):
+                    yield name, info
+
+    def recorded_checksums(self) -> dict[str, str]:
+        """dataset name → the sha256 of its data file as the last invocation that named it recorded;
+        user datasets only, whose files may change between invocations."""
+        return {name: info["sha256"] for name, info in self._recorded_user_datasets()
+                if isinstance(info.get("sha256"), str)}
+
+    def recorded_shapes(self) -> dict[str, tuple[int, int]]:
+        """dataset name → (rows, inputs) of a user dataset as the last invocation that named it
+        recorded (the registry of a later command may not know the dataset, or not its shape)."""
+        return {name: (int(shape[0]), int(shape[1])) for name, info in self._recorded_user_datasets()
+                if isinstance(shape := info.get("shape"), list) and len(shape) == 2
+                and all(isinstance(v, int) and v > 0 for v in shape)}
 
     def write_run_info(self, info: dict) -> None:
         history = self.inside(self.path / "runs.jsonl")
@@ -217,6 +227,16 @@ def inside(root: Path, inside_dirs: set[Path], path: Path) -> Path:
 
 #: the RunDir of each path (absolute) that open_run gave out in this process
 OPEN_RUNS: dict[str, RunDir] = {}
+
+
+def recorded_shapes(dirs) -> dict[str, tuple[int, int]]:
+    """:meth:`RunDir.recorded_shapes` of every results directory among ``dirs`` (a later one wins;
+    a shipped baseline read in a directory's place records none)."""
+    out: dict[str, tuple[int, int]] = {}
+    for d in dirs:
+        if not hasattr(d, "frame") and Path(d).is_dir():
+            out.update(open_run(d).recorded_shapes())
+    return out
 
 
 def open_run(path) -> RunDir:
