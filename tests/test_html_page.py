@@ -3,7 +3,6 @@ figures as data URIs, provenance, escaped text, no external URL), the index over
 the page as a real browser draws it (Chromium headless, skipped when none is installed)."""
 
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +16,7 @@ from rfbench.errors import UsageError
 from rfbench.experiments import html_page
 from rfbench.reporting import report
 from rfbench.store import RunDir
+from tests.browser import chromium
 
 HOSTILE = 'm<script>alert("x")</script>&'          # a display name that must stay text
 
@@ -147,14 +147,6 @@ def test_report_all_passes_names_test_and_alpha_to_every_page(tmp_path, monkeypa
     for extra, message in [(["--compare", "salsa@100:krr@100"], "--compare names cells of one run"),
                            (["--protocol", "holdout"], "--protocol selects one run's records")]:
         one_line_error(capsys, ["report", "--all", "--format", "html", "--output", str(site), *extra], message)
-
-
-def chromium() -> str | None:
-    for name in ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome"):
-        if path := shutil.which(name):
-            return path
-    path = Path("/usr/lib/chromium/chromium-headless-shell")
-    return str(path) if path.is_file() else None
 
 
 @pytest.mark.slow

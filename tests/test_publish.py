@@ -23,6 +23,7 @@ from rfbench.experiments import baselines, publish
 from rfbench.experiments import spec as spec_mod
 from rfbench.experiments.spec import all_specs
 from rfbench.reporting import site_markup
+from tests.browser import chromium
 from tests.cli_errors import one_line_error
 
 
@@ -160,14 +161,6 @@ def test_csv_of_spanned_headers_names_every_column():
 
 
 # -- in a browser -------------------------------------------------------------------------------------------------------
-
-def chromium() -> str | None:
-    for name in ("chromium-headless-shell", "chromium", "chromium-browser", "google-chrome"):
-        if path := shutil.which(name):
-            return path
-    path = Path("/usr/lib/chromium/chromium-headless-shell")
-    return str(path) if path.is_file() else None
-
 
 def png_colours(path: Path) -> tuple[int, int, int]:
     """(width, height, distinct colours) of a screenshot: with PIL when installed, else the PNG decoded

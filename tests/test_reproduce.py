@@ -153,7 +153,14 @@ def test_readme_reproduction_section_is_generated(monkeypatch, tmp_path, mirror_
     assert current == generated, "README is stale: run `rfbench reproduce --all --check-only --summary README.md`"
 
 
-def test_cheapest_first_runs_known_cheap_cells_before_expensive_and_unknown_ones(tiny_spec):
+@pytest.mark.parametrize("order, expected", [
+    # laplace (2 s) before gauss (50 s); ct-slice laplace by the size model of laplace's one dataset
+    # (proportional to rows × inputs: far larger) last; equal estimates by fold
+    ("cheapest_first", [3, 2, 1, 0]),
+    # the reverse for long cells, ct-slice first; equal estimates still by fold
+    ("longest_first", [0, 1, 3, 2]),
+])
+def test_a_spec_orders_its_cells_by_their_estimated_time(tiny_spec, order, expected):
     from rfbench.execution.tasks import WorkItem
     from rfbench.store import RunDir
 
@@ -165,10 +172,7 @@ def test_cheapest_first_runs_known_cheap_cells_before_expensive_and_unknown_ones
                           "total_s": seconds})
     items = [WorkItem("ct-slice", "rff-laplace", 1, (10,)), WorkItem("friedman-generated", "rff-gauss", 1, (10,)),
              WorkItem("friedman-generated", "rff-laplace", 2, (10,)), WorkItem("friedman-generated", "rff-laplace", 1, (10,))]
-    ordered = reproduce.cheapest_first(spec)(items)
-    # laplace (2 s) before gauss (50 s); ct-slice laplace by the size model of laplace's one dataset
-    # (proportional to rows × inputs: far larger) last; equal estimates by fold
-    assert ordered == [items[3], items[2], items[1], items[0]]
+    assert getattr(reproduce, order)(spec)(items) == [items[i] for i in expected]
 
 
 @pytest.mark.slow
@@ -292,19 +296,3 @@ def test_a_specs_results_stay_under_its_project_or_the_working_directory(tmp_pat
     assert load_spec(str(spec)).results == (spec.parent / results).resolve()
 
 
-def test_longest_first_runs_known_long_cells_first_and_unknown_ones_last(tiny_spec):
-    from rfbench.execution.tasks import WorkItem
-    from rfbench.store import RunDir
-
-    spec = load_spec(str(tiny_spec))
-    run = RunDir(spec.results).ensure()
-    for method, seconds in (("rff-gauss", 50.0), ("rff-laplace", 2.0)):
-        run.write_record({"dataset": "friedman-generated", "method": method, "n_features": 10, "fold": 0,
-                          "seed": 0, "protocol": spec.protocol_key, "status": "done", "error": 1.0,
-                          "total_s": seconds})
-    items = [WorkItem("ct-slice", "rff-laplace", 1, (10,)), WorkItem("friedman-generated", "rff-gauss", 1, (10,)),
-             WorkItem("friedman-generated", "rff-laplace", 2, (10,)), WorkItem("friedman-generated", "rff-laplace", 1, (10,))]
-    ordered = reproduce.longest_first(spec)(items)
-    # ct-slice laplace by the size model of laplace's one dataset (rows × inputs: far larger than
-    # 50 s) first, gauss (50 s), then laplace (2 s); equal estimates by fold
-    assert ordered == [items[0], items[1], items[3], items[2]]

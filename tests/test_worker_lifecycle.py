@@ -97,6 +97,24 @@ def run_args(out: Path, jobs: int, folds: int = 2) -> list[str]:
             "--quiet", "--no-report", "--out", str(out)]
 
 
+def run_to_end(args: list[str], env: dict, cwd: Path, timeout_s: float) -> tuple[int, str, list[int]]:
+    """(exit code, stderr, the pids of its session still alive 5 s after it ended) of a run started in a
+    session of its own; whatever of that session is left is killed afterwards."""
+    proc = subprocess.Popen(args, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+    try:
+        _, stderr = proc.communicate(timeout=timeout_s)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+        end = time.monotonic() + 5                      # loky's resource tracker ends a moment after
+        while (left := session_pids(proc.pid)) and time.monotonic() < end:
+            time.sleep(0.05)
+        kill_session(proc.pid)
+    return proc.returncode, stderr, left
+
+
 def kill_run_when_fitting(tmp_path: Path, trial: int, start_timeout_s: float = 120) -> float:
     """Start a --jobs 2 run whose two tasks sleep a minute, SIGKILL its process alone once both fit, and
     return the seconds until none of its processes is left (at most 10: then it gives up)."""
@@ -140,19 +158,8 @@ def test_a_thread_left_running_by_a_method_does_not_hang_the_run(tmp_path, jobs)
     thread)."""
     env, _ = setup(tmp_path, LEAVE_THREAD=1)
     out = tmp_path / "run"
-    proc = subprocess.Popen(run_args(out, jobs=jobs, folds=2), env=env, cwd=tmp_path, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        _, stderr = proc.communicate(timeout=90)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        end = time.monotonic() + 5                      # loky's resource tracker ends a moment after
-        while (left := session_pids(proc.pid)) and time.monotonic() < end:
-            time.sleep(0.05)
-        kill_session(proc.pid)
-    assert proc.returncode == 0, stderr[-2000:]
+    returncode, stderr, left = run_to_end(run_args(out, jobs=jobs, folds=2), env, tmp_path, timeout_s=90)
+    assert returncode == 0, stderr[-2000:]
     assert not left
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 2 and (df["status"] == "done").all()
@@ -167,16 +174,8 @@ def test_a_worker_segfault_is_one_line_not_the_fault_handlers_dump(tmp_path):
     env, _ = setup(tmp_path, SEGFAULT=1)
     env.pop("PYTHONFAULTHANDLER", None)
     out = tmp_path / "run"
-    proc = subprocess.Popen([*run_args(out, jobs=1), "--folds", "0"], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
-    try:
-        _, stderr = proc.communicate(timeout=120)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        kill_session(proc.pid)
-    assert proc.returncode == 0, stderr[-2000:]
+    returncode, stderr, _ = run_to_end([*run_args(out, jobs=1), "--folds", "0"], env, tmp_path, timeout_s=120)
+    assert returncode == 0, stderr[-2000:]
     assert "Fatal Python error" not in stderr and "Extension modules" not in stderr, stderr[-3000:]
     deaths = [line for line in stderr.splitlines() if "a worker died" in line]
     assert len(deaths) == 2 and all(line.endswith(": Segmentation fault") for line in deaths), stderr

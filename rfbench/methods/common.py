@@ -19,11 +19,24 @@ reads of it, including budget sharing, is written down in rfbench/contract.py):
 
 from __future__ import annotations
 
+import importlib
 import numbers
 from collections.abc import Iterable
 
 import numpy as np
 from sklearn.model_selection import KFold
+
+
+def import_extra(module: str, method: str, install: str):
+    """The optional package ``module`` a method needs, or ModuleNotFoundError (name ``module``) saying
+    how to install it (``install``); an error inside the package itself is raised as it is."""
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name != module:
+            raise
+        raise ModuleNotFoundError(f"{method} needs the optional extra: {install} (no module named '{module}')",
+                                  name=module) from None
 
 
 def as_generator(random_state) -> np.random.Generator:

@@ -74,7 +74,7 @@ from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from rfbench.methods import constraints as cons
-from rfbench.methods.common import as_generator, seed_from, standardise_columns
+from rfbench.methods.common import as_generator, import_extra, seed_from, standardise_columns
 from rfbench.methods.device import torch_device, uses_torch
 from rfbench.methods.tuning import Stopwatch
 
@@ -89,14 +89,7 @@ PREDICT_ROWS = 4096
 
 def import_gpytorch():
     """The ``gpytorch`` package, or ModuleNotFoundError (name 'gpytorch') naming rfbench's extra."""
-    try:
-        import gpytorch
-    except ModuleNotFoundError as exc:
-        if exc.name != "gpytorch":
-            raise
-        raise ModuleNotFoundError(f"svgp needs the optional extra: {EXTRA} (no module named 'gpytorch')",
-                                  name="gpytorch") from None
-    return gpytorch
+    return import_extra("gpytorch", "svgp", EXTRA)
 
 
 def build_model(Z, num_data: int):

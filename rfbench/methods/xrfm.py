@@ -48,7 +48,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, check_X_y
 
 from rfbench.contract import SharesBudgets
 from rfbench.methods import constraints as cons
-from rfbench.methods.common import library_seed, resolve_cv
+from rfbench.methods.common import import_extra, library_seed, resolve_cv
 
 #: what to install where xrfm is missing
 EXTRA = "pip install xrfm"
@@ -56,14 +56,7 @@ EXTRA = "pip install xrfm"
 
 def import_xrfm():
     """The ``xrfm`` package, or ModuleNotFoundError (name 'xrfm') naming rfbench's extra."""
-    try:
-        import xrfm
-    except ModuleNotFoundError as exc:
-        if exc.name != "xrfm":
-            raise
-        raise ModuleNotFoundError(f"xRFM needs the optional extra: {EXTRA} (no module named 'xrfm')",
-                                  name="xrfm") from None
-    return xrfm
+    return import_extra("xrfm", "xRFM", EXTRA)
 
 
 def torch_device_name(device: str) -> str:
