@@ -320,7 +320,8 @@ def test_claims_are_exclusive_released_and_taken_over_from_dead_or_recycled_hold
     import subprocess
     import sys
 
-    from rfbench.store import RunDir, _start_time
+    from rfbench.store import RunDir
+    from rfbench.store.claims import start_time
 
     run = RunDir(tmp_path / "run").ensure()
     assert run.claim("a") and not run.claim("a")           # held by a live process (this one)
@@ -332,7 +333,7 @@ def test_claims_are_exclusive_released_and_taken_over_from_dead_or_recycled_hold
     _claim_file(run, "b", host=host, pid=int(dead.stdout), start=None)          # killed holder
     assert run.claim("b")
     _claim_file(run, "c", host=host, pid=os.getpid(), start="0")               # pid reused since
-    assert _start_time(os.getpid()) is None or run.claim("c")
+    assert start_time(os.getpid()) is None or run.claim("c")
     _claim_file(run, "d", host="another-machine", pid=1, start=None)           # a live lease elsewhere
     assert not run.claim("d")
 

@@ -83,7 +83,7 @@ def count_file_reads(monkeypatch) -> list[str]:
 
 
 def fresh(path) -> RunDir:
-    store._OPEN.clear()
+    store.OPEN_RUNS.clear()
     return RunDir(path)
 
 
@@ -266,7 +266,7 @@ def test_status_and_report_print_the_same_with_and_without_the_index(tmp_path, c
     path = str(write_run(tmp_path / "run"))
     commands = [("status", path), ("report", path, "--width", "0"), ("report", path, "--format", "latex"),
                 ("report", path, "--format", "csv"), ("report", path, "--test", "paired", "--format", "markdown")]
-    store._OPEN.clear()
+    store.OPEN_RUNS.clear()
     fast = [cli_output(capsys, *c) for c in commands]
     assert "In all: " in fast[0] and "Wall time of the run" in fast[1]
     # the slow path: every record parsed from its file, the table built from a list of dicts
@@ -274,7 +274,7 @@ def test_status_and_report_print_the_same_with_and_without_the_index(tmp_path, c
     monkeypatch.setattr(store.RecordIndex, "_read_index", lambda self: (None, {}, 0))
     monkeypatch.setattr(store.RecordIndex, "_write_index", lambda self: None)
     monkeypatch.setattr(RunDir, "frame", lambda self: records_frame(self.records()))
-    store._OPEN.clear()
+    store.OPEN_RUNS.clear()
     slow = [cli_output(capsys, *c) for c in commands]
     for c, a, b in zip(commands, fast, slow, strict=True):
         assert a == b, c
@@ -289,7 +289,7 @@ def test_status_and_report_print_the_same_with_and_without_the_index(tmp_path, c
 ])
 def test_the_latest_finish_time_is_the_latest_parsed_time(values):
     times = [t for t in map(store.parse_timestamp, values) if t is not None]
-    assert store._latest(values) == (max(times) if times else None)
+    assert store.walltime.latest_time(values) == (max(times) if times else None)
 
 
 def test_the_end_of_a_run_leaves_the_index_as_columns(tmp_path, monkeypatch):

@@ -121,12 +121,12 @@ def main():
         for d in dirs:
             (Path(d) / INDEX_NAME).unlink(missing_ok=True)
         from rfbench import store
-        store._OPEN.clear()
+        store.OPEN_RUNS.clear()
         load_each()
 
     def warm():
         from rfbench import store
-        store._OPEN.clear()
+        store.OPEN_RUNS.clear()
         load_each()
 
     records["load_results_no_index"] = timed(cold, 1)       # rebuilds the indexes (a fresh clone)

@@ -236,7 +236,7 @@ def journal_index(path: Path) -> bool:
             if entry.name.endswith(".json"):
                 with open(entry.path) as fh:
                     text = fh.read()
-                out.write(store._entry_line(entry.name[:-5], store._signature(os.stat(entry.path)), text))
+                out.write(store.index.entry_line(entry.name[:-5], store.index.signature(os.stat(entry.path)), text))
     return True
 
 

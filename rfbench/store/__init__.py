@@ -55,13 +55,8 @@ from rfbench.store.rundir import OPEN_RUNS, RunDir, open_run, recorded_shapes
 from rfbench.store.table import read_results_csv, records_frame
 from rfbench.store.walltime import parse_timestamp, run_walltime
 
-# names the tests and bench/perf/store_scale.py reach for, from when the store was one module
-_start_time = claims.start_time
-_entry_line, _signature = index.entry_line, index.signature
-_OPEN = rundir.OPEN_RUNS
-_latest = walltime.latest_time
-
 __all__ = [
+    "claims", "index", "rundir", "walltime",  # the modules, for what is not re-exported
     "CELL", "COLUMNS", "DISK_FULL", "FILE_ONLY", "HEARTBEAT", "HEARTBEAT_S", "INDEX_APPENDED_MIN", "INDEX_FORMAT",
     "INDEX_MIN", "INDEX_NAME", "LEASE_S", "NOT_JSON", "NUMERIC", "OPEN_RUNS", "RACY_NS", "STATUSES", "TASK_KEY",
     "TEMPORARY_GRACE_S", "TEMPORARY_MAX_AGE_S", "TEMPORARY_NAME", "CombineError", "Record", "RecordIndex", "RunDir",
