@@ -322,6 +322,3 @@ def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, da
         except TaskTimeout as exc:
             records[n].update(status="timeout", message=str(exc))
 
-
-# ---------------------------------------------------------------------------------------------
-# planning and scheduling (main process)
