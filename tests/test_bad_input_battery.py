@@ -1,4 +1,4 @@
-"""The bad-input battery (issue 46 item 3): every command's options, registries, specs, data files
+"""The bad-input battery: every command's options, registries, specs, data files
 (CSV, ARFF, Parquet, the published split masks), user methods and baselines, each given something
 wrong. A refused command line exits 2 with one line on stderr ("rfbench: error: ...") and writes
 nothing: the working directory holds exactly the files the case set up. Where a task is at fault (a

@@ -1,4 +1,4 @@
-"""Runs combine correctly (issue 19 item 4): several directories are pooled by task key, conflicting
+"""Runs combine correctly: several directories are pooled by task key, conflicting
 copies and mixed protocols are refused, and repeated seeds share one directory and are pooled in
 the report with the spread across seeds shown apart from the spread across folds."""
 

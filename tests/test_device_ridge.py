@@ -1,4 +1,4 @@
-"""The torch path of the ridge-based methods (rfbench/methods/ridge_torch.py, issue 38 item 2) against
+"""The torch path of the ridge-based methods (rfbench/methods/ridge_torch.py) against
 the NumPy path, on the CPU through device="torch-cpu" (CI has no GPU).
 
 The primitives agree with their NumPy counterparts to 1e-10 relative on small well-conditioned

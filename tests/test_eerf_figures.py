@@ -1,4 +1,4 @@
-"""The EERF paper's figures (issue 23 item 4) and the MNIST scaling variant (item 3's gaps): the inputs
+"""The EERF paper's figures and the MNIST scaling variant: the inputs
 scaled jointly, the spec-declared figures' data against a naive computation, their files, the
 malformed figure blocks and the command line's one-line errors."""
 

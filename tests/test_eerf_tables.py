@@ -1,4 +1,4 @@
-"""The EERF paper's tables (issue 23 items 1-3): the `fixed` protocol on a dataset's own split, the
+"""The EERF paper's tables: the `fixed` protocol on a dataset's own split, the
 EERF datasets (Adult's encoding, MNIST, Letter), several classes, the per-dataset settings, the wide
 published tables in the check, and the committed results against the published numbers."""
 

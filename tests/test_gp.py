@@ -1,4 +1,4 @@
-"""Exact GP regression (rfbench/methods/gp.py, issue 44): the marginal likelihood against a naive
+"""Exact GP regression (rfbench/methods/gp.py): the marginal likelihood against a naive
 reference and its gradient against finite differences, the predictive mean against the textbook
 formula, hyper-parameters recovered from a GP draw, the jitter ladder, the refusal above N and
 gp-sod's subset, and the torch path on the CPU against the NumPy one."""

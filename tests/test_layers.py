@@ -243,7 +243,7 @@ def test_the_reader_sees_function_level_imports_and_packages():
     assert "rfbench.execution" not in GRAPH["rfbench.execution.runner"]
 
 
-#: private names imported across modules: none may be (the list was emptied by issue 37 item 2)
+#: private names imported across modules: none may be
 PRIVATE_IMPORTS_LEFT: set = set()
 
 

@@ -1,4 +1,4 @@
-"""The registry is a value (issue 37 item 2): built once per command, immutable, extended by the
+"""The registry is a value: built once per command, immutable, extended by the
 command line into a new value, passed explicitly, and handed to worker processes as an argument;
 nothing of it lives in process-global caches or in the environment."""
 

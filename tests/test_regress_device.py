@@ -1,4 +1,4 @@
-"""The device regression (rfbench.experiments.regress --device, issue 38 item 4): a ci configuration run with the
+"""The device regression (rfbench.experiments.regress --device): a ci configuration run with the
 device code on the CPU (torch-cpu) against the NumPy path's committed reference, each device cell
 within the table's check tolerance, the CPU-only methods' tasks still exactly."""
 

@@ -120,7 +120,7 @@ def test_lambda_is_the_continuous_cv_minimiser_per_bandwidth():
 
 @pytest.mark.parametrize("lambda_search, feature_map", [("cv-1d", "phase"), ("grid", "cos-sin")])
 def test_thread_count_does_not_change_the_numbers(lambda_search, feature_map):
-    """--threads 2 gives the numbers of --threads 1 bit for bit (issue 37 item 6): OpenBLAS's
+    """--threads 2 gives the numbers of --threads 1 bit for bit: OpenBLAS's
     multi-threaded GEMM/SYRK/GEMV and syevd round differently from its one-thread kernels (at this
     size they moved λ and the predictions), so the fit keeps one BLAS thread and spreads the
     bandwidths over n_jobs Python threads instead."""

@@ -648,7 +648,7 @@ def test_the_dry_run_does_not_count_a_data_file_with_another_checksum_as_offline
 def test_a_task_out_of_memory_or_past_its_jitter_ladder_is_its_error_record_and_the_run_goes_on(
         tmp_path, monkeypatch, raised):
     """A GPU (or host) out of memory, or a Cholesky that fails past its jitter ladder, in one task: that
-    task's one-line error record, the other tasks done, the run ends normally (issue 44 item 5)."""
+    task's one-line error record, the other tasks done, the run ends normally."""
     import json
 
     from rfbench.cli import main

@@ -1,4 +1,4 @@
-"""A store that scales (issue 22 item 5): the records index (records.index.jsonl) makes reading a
+"""A store that scales: the records index (records.index.jsonl) makes reading a
 results directory fast, and is never trusted for a record whose file changed since it was indexed;
 status and report print exactly what they printed from the record files alone."""
 

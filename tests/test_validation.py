@@ -417,7 +417,7 @@ def test_disk_full_during_a_run_stops_with_one_line_and_resumes(tmp_path, monkey
     assert len(pd.read_csv(out / "results.csv")) == 3
 
 
-# -- 10. faults of the torture run (issue 37 item 6) ------------------------------------------------
+# -- 10. faults of the torture run ------------------------------------------------
 
 def test_timeout_is_bounded_at_thirty_days():
     assert parse_duration("720h") == MAX_TIMEOUT_S == 30 * 86400
@@ -633,7 +633,7 @@ def test_stale_temporaries_of_killed_writers_are_removed_when_a_run_directory_is
 
 @pytest.mark.slow
 def test_user_tables_with_stray_text_a_constant_target_or_a_repeated_header_are_one_line(tmp_path):
-    """Issue 37 item 6: one text cell in a numeric column one-hot encoded the whole column (3 inputs
+    """One text cell in a numeric column one-hot encoded the whole column (3 inputs
     became 62), a constant target gave error 0.00, a repeated column name was renamed silently."""
     rows = [(i % 7, (i * 3) % 11, i % 5 + 0.5 * (i % 7)) for i in range(60)]
 
@@ -662,7 +662,7 @@ def test_user_tables_with_stray_text_a_constant_target_or_a_repeated_header_are_
     assert res.returncode == 0 and "one-hot encoded (c)" in res.stderr, res.stderr
 
 
-# -- bounded options (issue 46 items 6-8) ------------------------------------------------------------
+# -- bounded options ------------------------------------------------------------
 
 @pytest.mark.parametrize("argv, message", [
     (["report", "DIR", "--alpha", "2"], "2 is not a significance level"),

@@ -21,7 +21,7 @@ count; ``jobs`` only spreads tasks over processes and does not change a number.
     python -m rfbench.experiments.regress gfc2016-table4        # one spec
     python -m rfbench.experiments.regress SPEC --write-reference  # after reviewing a change that moves numbers
 
-The device regression (issue 38) runs the same ci configurations with the device code on the CPU
+The device regression runs the same ci configurations with the device code on the CPU
 (``--device torch-cpu``: the torch path of every method whose estimator takes a ``device``,
 :func:`rfbench.contract.accepts_device`) against the same references, which are the NumPy path's.
 The torch path agrees with NumPy to rounding, not bit for bit (a flat CV curve can pick another λ,

@@ -49,7 +49,7 @@ Choices where the sources are silent (method-notes §3.3 [O] items, plus ours):
   the GFC paper parallelised its à la carte over the folds, App. C.3); all random draws are made up
   front, so the restarts do not depend on n_jobs and the final run agrees to rounding (its sums
   are grouped by the threads' blocks).
-* device (issue 38): with ``device="cuda"`` (or "torch-cpu", for CI) the same objective runs in
+* device: with ``device="cuda"`` (or "torch-cpu", for CI) the same objective runs in
   torch float64 (:mod:`rfbench.methods.alc_torch`, imported only then; the gradient by autograd),
   the restarts' evaluations batched into one on the device. The random draws are the NumPy path's,
   so the restarts start from the same points; the trajectories agree to rounding.

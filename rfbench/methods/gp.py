@@ -1,4 +1,4 @@
-"""Exact Gaussian-process regression (issue 44; methods.yaml ``gp`` and ``gp-sod``).
+"""Exact Gaussian-process regression (methods.yaml ``gp`` and ``gp-sod``).
 
 Model: y = f(x) + ε, f ~ GP(0, k) on the training targets standardised inside ``fit`` (mean 0,
 standard deviation 1: the prior mean is the training mean), ε ~ N(0, σ²), with the ARD squared

@@ -1,4 +1,4 @@
-"""The dense linear algebra of the ridge-based methods in torch, float64, on a device (issue 38).
+"""The dense linear algebra of the ridge-based methods in torch, float64, on a device.
 
 Imported only from the branches of an estimator whose ``device`` is not "cpu" (the NumPy path never
 imports torch; :mod:`rfbench.methods.device`). The algorithms are those of :mod:`rfbench.methods.ridge`

@@ -1,4 +1,4 @@
-"""Sparse variational GP regression (issue 44; methods.yaml ``svgp``): Hensman, Fusi & Lawrence 2013,
+"""Sparse variational GP regression (methods.yaml ``svgp``): Hensman, Fusi & Lawrence 2013,
 "Gaussian Processes for Big Data" (UAI), in GPyTorch.
 
 Model: y = f(x) + ε on the training targets standardised inside ``fit`` (mean 0, standard deviation
