@@ -46,6 +46,18 @@ def mirror_dir():
     return MIRROR
 
 
+@pytest.fixture(params=["torch-cpu", "cuda"])
+def torch_device(request):
+    """The device a torch-path test runs on: "torch-cpu" everywhere (CI has no GPU) and "cuda" where a
+    GPU is present (skipped elsewhere), so the same checks cover the CUDA path on a GPU machine."""
+    if request.param == "cuda":
+        from rfbench.methods.device import cuda_available
+
+        if not cuda_available():
+            pytest.skip("no CUDA GPU here")
+    return request.param
+
+
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path, monkeypatch):
     """Every test gets its own download cache and never touches the network."""

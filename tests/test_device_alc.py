@@ -1,4 +1,5 @@
-"""ALC's torch path (rfbench.methods.alc_torch) against the NumPy path, on the CPU ("torch-cpu")."""
+"""ALC's torch path (rfbench.methods.alc_torch) against the NumPy path, on the CPU ("torch-cpu") and on a
+GPU where one is present (the torch_device fixture)."""
 
 import subprocess
 import sys
@@ -34,9 +35,9 @@ def rel(a, b):
 
 
 @pytest.mark.parametrize("Q", [1, 2, 5])
-def test_objective_and_gradient_match_numpy(Q):
+def test_objective_and_gradient_match_numpy(Q, torch_device):
     X, y, splits, Us, rng = problem(Q, Q)
-    prob = alc_torch.Problem(X, y, splits, 0.7, Us, "torch-cpu")
+    prob = alc_torch.Problem(X, y, splits, 0.7, Us, torch_device)
     for r, lam in enumerate([1e-1, 1e-4, 1e-7]):
         theta = random_theta(rng, Q, X.shape[1], lam)
         value, grad = prob.single(theta, r)
@@ -45,10 +46,10 @@ def test_objective_and_gradient_match_numpy(Q):
         assert rel(grad, grad0) <= 1e-10
 
 
-def test_batched_restarts_equal_single_evaluations():
+def test_batched_restarts_equal_single_evaluations(torch_device):
     Q = 2
     X, y, splits, Us, rng = problem(10, Q, restarts=4)
-    prob = alc_torch.Problem(X, y, splits, 1.3, Us, "torch-cpu")
+    prob = alc_torch.Problem(X, y, splits, 1.3, Us, torch_device)
     thetas = np.stack([random_theta(rng, Q, X.shape[1], lam) for lam in (1e-1, 1e-2, 1e-3)])
     which = [3, 0, 2]                                   # any subset of the restarts, in any order
     values, grads = prob.evaluate(thetas, which)
@@ -97,7 +98,7 @@ def test_lockstep_reraises_a_failed_evaluation():
         alc_torch.lockstep_minimise(batch, np.ones((3, 2)), 10)
 
 
-def test_fit_on_torch_cpu_matches_numpy(monkeypatch):
+def test_fit_on_a_torch_device_matches_numpy(monkeypatch, torch_device):
     starts = []
     draw = alc.initial_solutions
     monkeypatch.setattr(alc, "initial_solutions", lambda *a: starts.append(draw(*a)) or starts[-1])
@@ -106,7 +107,7 @@ def test_fit_on_torch_cpu_matches_numpy(monkeypatch):
     y = np.sin(X @ [1.0, 0.5, -0.3]) + 0.5 * np.cos(2 * X[:, 1]) + 0.1 * rng.normal(size=250)
     kw = dict(n_features=20, n_components=2, n_restarts=4, restart_iter=5, final_iter=10, random_state=0)
     cpu = ALCRegressor(**kw).fit(X[:200], y[:200])
-    dev = ALCRegressor(device="torch-cpu", **kw).fit(X[:200], y[:200])
+    dev = ALCRegressor(device=torch_device, **kw).fit(X[:200], y[:200])
     # same restart starts (θ₀ and u's), same trajectories to rounding (measured: 1e-10)
     assert len(starts) == 2
     for (th_a, U_a), (th_b, U_b) in zip(*starts, strict=True):

@@ -1,5 +1,6 @@
 """The torch path of the ridge-based methods (rfbench/methods/ridge_torch.py) against
-the NumPy path, on the CPU through device="torch-cpu" (CI has no GPU).
+the NumPy path, on the CPU through device="torch-cpu" (CI has no GPU) and on a GPU where one is present
+(the torch_device fixture).
 
 The primitives agree with their NumPy counterparts to 1e-10 relative on small well-conditioned
 problems; each estimator's fit with device="torch-cpu" chooses what device="cpu" chooses (the same
@@ -8,8 +9,6 @@ bandwidth, order, c or grid λ; a continuous λ to 1e-8 relative) and predicts w
 curve is flat at rounding level (1e-17 on some real folds), any two LAPACKs — or OpenBLAS at one and
 two threads — pick different λ, and only the test MSE stays close.
 """
-
-import os
 
 import numpy as np
 import pytest
@@ -21,9 +20,6 @@ from rfbench.methods import device as devmod  # noqa: E402
 from rfbench.methods import rfkit, ridge  # noqa: E402
 from rfbench.methods import ridge_torch as rt  # noqa: E402
 
-#: the device under test: "torch-cpu" (CI); RFBENCH_TEST_DEVICE=cuda runs the same checks on a GPU
-DEVICE = os.environ.get("RFBENCH_TEST_DEVICE", "torch-cpu")
-TDEV = devmod.torch_device(DEVICE)
 RTOL = 1e-10
 
 
@@ -65,11 +61,12 @@ SPLITS = {
 
 
 @pytest.mark.parametrize("kind", sorted(SPLITS))
-def test_cv_mse_path_and_curve_match_numpy(kind):
+def test_cv_mse_path_and_curve_match_numpy(kind, torch_device):
+    tdev = devmod.torch_device(torch_device)
     Z, y = _problem()
     splits = SPLITS[kind](Z.shape[0])
     lambdas = np.logspace(-6, 1, 8)
-    parts = rt.fold_parts(rt.as_tensor(Z, TDEV), rt.as_tensor(y, TDEV), splits)
+    parts = rt.fold_parts(rt.as_tensor(Z, tdev), rt.as_tensor(y, tdev), splits)
     mse, err = rt.cv_criteria(parts, lambdas)
     assert err is None and mse.shape == (1, len(splits), lambdas.size)
     assert _rel(mse[0], ridge.cv_mse_path(Z, y, splits, lambdas)) < RTOL
@@ -80,12 +77,13 @@ def test_cv_mse_path_and_curve_match_numpy(kind):
     assert _rel(lam_dev, lam_np) < 1e-8 and _rel(err_dev, err_np) < RTOL
 
 
-def test_eigen_quantities_give_the_numpy_coefficients():
+def test_eigen_quantities_give_the_numpy_coefficients(torch_device):
     """Eigenvectors are defined up to sign: compare what they give, the coefficients of every λ,
     the eigenvalues, and the validation predictions."""
+    tdev = devmod.torch_device(torch_device)
     Z, y = _problem()
     splits = SPLITS["kfold"](Z.shape[0])
-    parts = rt.fold_parts(rt.as_tensor(Z, TDEV), rt.as_tensor(y, TDEV), splits)
+    parts = rt.fold_parts(rt.as_tensor(Z, tdev), rt.as_tensor(y, tdev), splits)
     _, train = ridge.split_stats(Z, y, splits)
     lambdas = np.array([1e-4, 1e-1])
     for k, st in enumerate(train):
@@ -102,32 +100,34 @@ def test_eigen_quantities_give_the_numpy_coefficients():
 
 
 @pytest.mark.parametrize("intercept", [True, False])
-def test_ridge_solve_matches_numpy(intercept):
+def test_ridge_solve_matches_numpy(intercept, torch_device):
+    tdev = devmod.torch_device(torch_device)
     Z, y = _problem()
     for lam in (1e-6, 1e-2):
-        coef, b = rt.ridge_solve(rt.as_tensor(Z, TDEV), rt.as_tensor(y, TDEV), lam, intercept)
+        coef, b = rt.ridge_solve(rt.as_tensor(Z, tdev), rt.as_tensor(y, tdev), lam, intercept)
         ref_coef, ref_b = ridge.ridge_solve(Z, y, lam, intercept)
         assert _rel(coef, ref_coef) < RTOL and abs(b - ref_b) < 1e-10 * abs(ref_b) + 1e-14
 
 
 @pytest.mark.parametrize("classes", [None, 2, 3])
-def test_classification_criteria_match_rfkit(classes):
+def test_classification_criteria_match_rfkit(classes, torch_device):
     Z, y = _problem(classes=classes)
     splits = SPLITS["kfold"](Z.shape[0])
     lambdas = np.logspace(-5, 1, 7)
     primary, secondary = rfkit.cv_curves(Z, y, splits, lambdas, classify=classes is not None)
-    d_primary, d_secondary = rfkit.cv_curves(Z, y, splits, lambdas, classify=classes is not None, device=DEVICE)
+    d_primary, d_secondary = rfkit.cv_curves(Z, y, splits, lambdas, classify=classes is not None, device=torch_device)
     assert _rel(d_secondary, secondary) < RTOL
     if classes is None:
         assert _rel(d_primary, primary) < RTOL
     else:
         np.testing.assert_array_equal(d_primary, primary)      # error rates: counts of the same signs
-    coef, b = rfkit.ridge_fit(Z, y, 1e-3, device=DEVICE)
+    coef, b = rfkit.ridge_fit(Z, y, 1e-3, device=torch_device)
     ref_coef, ref_b = rfkit.ridge_fit(Z, y, 1e-3)
     assert _rel(coef, ref_coef) < RTOL and np.allclose(b, ref_b, rtol=RTOL, atol=1e-14)
 
 
-def test_kernel_folds_and_solve_match_numpy():
+def test_kernel_folds_and_solve_match_numpy(torch_device):
+    tdev = devmod.torch_device(torch_device)
     from rfbench.methods.esp import esp_kernel, salsa_bandwidths
 
     rng = np.random.default_rng(0)
@@ -136,13 +136,13 @@ def test_kernel_folds_and_solve_match_numpy():
     E = esp_kernel(X, X, salsa_bandwidths(X), 2)
     splits = SPLITS["kfold"](90)     # training parts of 72: one batch of 5
     lambdas = np.array([1e-4, 1e-2, 1.0])
-    for (w, q, P, y_va, m_tr), (tr, va) in zip(rt.kernel_fold_paths(E, y, splits, TDEV), splits, strict=True):
+    for (w, q, P, y_va, m_tr), (tr, va) in zip(rt.kernel_fold_paths(E, y, splits, tdev), splits, strict=True):
         assert m_tr == tr.size and np.array_equal(y_va, y[va])
         pred = P @ (q[:, None] / (w[:, None] + m_tr * lambdas))
         ref = E[np.ix_(va, tr)] @ np.linalg.solve(E[np.ix_(tr, tr)][None] + m_tr * lambdas[:, None, None]
                                                   * np.eye(tr.size), np.broadcast_to(y[tr], (3, tr.size))[..., None])[..., 0].T
         assert _rel(pred, ref) < 1e-9
-    alpha = rt.kernel_solve(E, y, 1e-3, TDEV)
+    alpha = rt.kernel_solve(E, y, 1e-3, tdev)
     assert _rel(alpha, np.linalg.solve(E + 90 * 1e-3 * np.eye(90), y)) < 1e-9
 
 
@@ -155,9 +155,9 @@ def _data(m=300, d=3, seed=0):
     return X[:200], y[:200], X[200:], y[200:]
 
 
-def _fit_both(make, data, continuous=("lambda",)):
+def _fit_both(make, data, device, continuous=("lambda",)):
     X, y, X_te, y_te = data
-    cpu, dev = make("cpu").fit(X, y), make(DEVICE).fit(X, y)
+    cpu, dev = make("cpu").fit(X, y), make(device).fit(X, y)
     for key, value in cpu.best_params_.items():
         if key in continuous:
             assert _rel(dev.best_params_[key], value) < 1e-8, key
@@ -173,12 +173,12 @@ def _fit_both(make, data, continuous=("lambda",)):
 @pytest.mark.parametrize("kernel, feature_map, search", [
     ("gaussian", "phase", "cv-1d"), ("gaussian", "cos-sin", "grid"), ("laplace", "phase", "grid"),
     ("laplace", "cos-sin", "cv-1d"), ("cauchy", "phase", "cv-1d"), ("cauchy", "cos-sin", "grid")])
-def test_rff_device_fit_matches_cpu(kernel, feature_map, search):
+def test_rff_device_fit_matches_cpu(kernel, feature_map, search, torch_device):
     from rfbench.methods.rff import RFFRegressor
 
     cpu, dev = _fit_both(lambda d: RFFRegressor(kernel=kernel, n_features=30, feature_map=feature_map,
                                                  lambda_search=search, bandwidths=[0.3, 1.0, 3.0], cv=3,
-                                                 random_state=0, device=d), _data())
+                                                 random_state=0, device=d), _data(), torch_device)
     assert cpu.bandwidth_ == dev.bandwidth_
     if search == "grid":        # the grid's 1e-10 end is conditioning-limited: 1e-10 from λ = 1e-6 on
         assert cpu.lambda_ == dev.lambda_
@@ -186,12 +186,12 @@ def test_rff_device_fit_matches_cpu(kernel, feature_map, search):
         assert _rel(dev.cv_curves_[:, 16:], cpu.cv_curves_[:, 16:]) < RTOL
 
 
-def test_rff_device_batches_bandwidths(monkeypatch):
+def test_rff_device_batches_bandwidths(monkeypatch, torch_device):
     """One bandwidth per batch (a small device budget) gives the batch-of-all result."""
     from rfbench.methods.rff import RFFRegressor
 
     X, y, X_te, _ = _data()
-    kw = dict(n_features=30, bandwidths=[0.3, 1.0, 3.0], cv=3, random_state=0, device=DEVICE)
+    kw = dict(n_features=30, bandwidths=[0.3, 1.0, 3.0], cv=3, random_state=0, device=torch_device)
     whole = RFFRegressor(**kw).fit(X, y)
     monkeypatch.setattr(rt, "BATCH_BYTES", 1)
     assert rt.batch_size(200, 30, 3) == 1
@@ -214,18 +214,18 @@ def _krr(**kw):
 
 @pytest.mark.parametrize("make", [_salsa(max_order=2), _salsa(threshold=100, n_features=60), _krr(c_grid=(5.0, 20.0))],
                          ids=["salsa-exact", "salsa-nystrom", "krr-c-grid"])
-def test_salsa_and_krr_device_fit_matches_cpu(make):
+def test_salsa_and_krr_device_fit_matches_cpu(make, torch_device):
     X, y, X_te, y_te = _data(d=4)
     y = y + X[:, 2]
     y_te = y_te + X_te[:, 2]
-    cpu, dev = _fit_both(make, (X, y, X_te, y_te))
+    cpu, dev = _fit_both(make, (X, y, X_te, y_te), torch_device)
     assert dev.order_ == cpu.order_ and _rel(dev.cv_mse_, cpu.cv_mse_) < 1e-9
     assert [s["order"] for s in dev.order_path_] == [s["order"] for s in cpu.order_path_]
 
 
 @pytest.mark.parametrize("name, task", [("eerf", "regression"), ("eerf", 2), ("eerf", 3),
                                         ("lkrf", "regression"), ("lkrf", 2), ("rks", "regression"), ("rks", 3)])
-def test_eerf_lkrf_rks_device_fit_matches_cpu(name, task):
+def test_eerf_lkrf_rks_device_fit_matches_cpu(name, task, torch_device):
     from rfbench.methods import eerf, lkrf, rff
 
     classes = {"eerf": eerf.EERFClassifier, "lkrf": lkrf.LKRFClassifier, "rks": rff.RKSClassifier}
@@ -239,7 +239,7 @@ def test_eerf_lkrf_rks_device_fit_matches_cpu(name, task):
         cut = np.quantile(np.concatenate([y, y_te]), np.linspace(0, 1, task + 1)[1:-1])
         y, y_te = np.digitize(y, cut), np.digitize(y_te, cut)
     cpu = cls(device="cpu", **kw).fit(X, y)
-    dev = cls(device=DEVICE, **kw).fit(X, y)
+    dev = cls(device=torch_device, **kw).fit(X, y)
     assert dev.best_params_ == cpu.best_params_       # λ (and ρ) from grids: the same grid point
     assert _rel(dev.cv_errors_, cpu.cv_errors_) < 1e-9
     if task == "regression":

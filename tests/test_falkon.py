@@ -1,7 +1,6 @@
 """FALKON (rfbench/methods/falkon.py) against a naive dense kernel ridge regression, its CG's stopping,
 its torch path (on the CPU as "torch-cpu") against the NumPy path, and its validation."""
 
-import os
 
 import numpy as np
 import pytest
@@ -10,9 +9,6 @@ from sklearn.utils._param_validation import InvalidParameterError
 
 from rfbench.methods import falkon as F
 from rfbench.methods.falkon import FalkonRegressor
-
-#: the device of the torch tests: "torch-cpu" (CI); RFBENCH_TEST_DEVICE=cuda runs them on a GPU
-DEVICE = os.environ.get("RFBENCH_TEST_DEVICE", "torch-cpu")
 
 
 def _problem(m=120, d=3, seed=0):
@@ -186,7 +182,7 @@ class TestTorchPath:
         self.torch.set_num_threads(before)
 
     @pytest.mark.parametrize("block_bytes", [2**28, 8 * 30 * 11])
-    def test_the_device_path_equals_the_numpy_path(self, block_bytes):
+    def test_the_device_path_equals_the_numpy_path(self, block_bytes, torch_device):
         """A well-conditioned problem (σ small against the spread of the centres, λ not tiny) where CG
         stops by its tolerance: the iterates are then insensitive to rounding and the two paths agree
         to 1e-10. (With λ = 1e-3 and σ half the median distance, a 15-iteration CG cut short at a
@@ -197,17 +193,17 @@ class TestTorchPath:
         kw = dict(n_features=30, bandwidth_factors=[0.1, 0.25], lambdas=[1e-2, 1e-1], cv=folds,
                   max_iter=20, random_state=5, block_bytes=block_bytes)
         cpu = FalkonRegressor(**kw).fit(X, y)
-        dev = FalkonRegressor(**kw, device=DEVICE).fit(X, y)
+        dev = FalkonRegressor(**kw, device=torch_device).fit(X, y)
         assert (dev.sigma_, dev.lambda_, dev.n_iter_) == (cpu.sigma_, cpu.lambda_, cpu.n_iter_)
         assert _rel(dev.cv_errors_, cpu.cv_errors_) < 1e-10
         assert _rel(dev.alpha_, cpu.alpha_) < 1e-10
         assert _rel(dev.predict(X_te), cpu.predict(X_te)) < 1e-10
         np.testing.assert_allclose(dev.cg_residuals_, cpu.cg_residuals_, rtol=1e-8)
 
-    def test_the_device_path_is_exact_kernel_ridge_with_every_row(self):
+    def test_the_device_path_is_exact_kernel_ridge_with_every_row(self, torch_device):
         X, y, X_te = _problem()
         est = FalkonRegressor(n_features=len(y), bandwidths=[1.3], lambdas=[1e-3], max_iter=20, tol=1e-14,
-                              device=DEVICE).fit(X, y)
+                              device=torch_device).fit(X, y)
         assert _rel(est.predict(X_te), _exact_krr(X, y, X_te, 1.3, 1e-3)) < 1e-8
 
 
