@@ -12,6 +12,7 @@ from scipy import stats as sps
 from rfbench.errors import UsageError
 from rfbench.reporting import cells, plot, report
 from rfbench.store import RunDir
+from tests.records import as_record
 
 DATASETS = ("kinematics", "bank", "pumadyn", "ailerons", "elevators", "friedman")
 
@@ -158,7 +159,7 @@ def test_cd_diagram_of_a_screen_is_on_the_common_folds_and_says_so(tmp_path):
 def _write_dir(path, df):
     run = RunDir(path).ensure()
     for rec in df.to_dict("records"):
-        run.write_record(rec)
+        run.write_record(as_record(rec))
     run.write_results_csv()
     return path
 

@@ -10,6 +10,7 @@ from rfbench.errors import UsageError
 from rfbench.experiments import check
 from rfbench.reporting import stats as check_stats
 from rfbench.store import RunDir
+from tests.records import as_record
 
 SPECS = sorted(p.name for p in (Path(__file__).resolve().parent.parent / "bench").glob("*.yaml"))
 
@@ -25,9 +26,9 @@ def fake_run(tmp_path, shift_in_stds: float, only: int | None = None) -> Path:
             continue
         errors = row["error_mean"] + row["error_std"] * (z + shift_in_stds)
         for fold, e in enumerate(errors):
-            run.write_record({"dataset": row["dataset"], "method": names[row["kernel"]],
+            run.write_record(as_record({"dataset": row["dataset"], "method": names[row["kernel"]],
                               "n_features": int(row["n_features"]), "fold": fold, "seed": 0,
-                              "protocol": "cv-o10-i5", "status": "done", "error": float(e), "total_s": 1.0})
+                              "protocol": "cv-o10-i5", "status": "done", "error": float(e), "total_s": 1.0}))
     run.write_results_csv()
     return run.path
 
@@ -89,9 +90,9 @@ def test_rank_summary_ranks_among_the_reproduced_methods(tmp_path):
     for ds in ("wine", "sonar", "heart"):
         for meth, acc in score.items():
             for fold in range(20):        # the spec's 20 repeats: a complete cell
-                run.write_record({"dataset": ds, "method": meth, "n_features": 100, "fold": fold, "seed": 0,
+                run.write_record(as_record({"dataset": ds, "method": meth, "n_features": 100, "fold": fold, "seed": 0,
                                   "protocol": "splits-r20-t0.3-i5", "status": "done", "error": acc + 2 * (fold % 2),
-                                  "total_s": 1.0})
+                                  "total_s": 1.0}))
     run.write_results_csv()
     from rfbench.store import load_results
 
@@ -123,9 +124,9 @@ def test_paper_wilcoxon_comparisons_are_recomputed_on_the_reproduced_means(tmp_p
         # still running (three folds): a partial mean must not enter the test
         folds = 3 if (r["dataset"], r["method"], r["n_features"]) == ("bank", "ALC", 500) else 10
         for fold in range(folds):
-            run.write_record({"dataset": r["dataset"], "method": r["method"].lower(), "n_features": int(r["n_features"]),
+            run.write_record(as_record({"dataset": r["dataset"], "method": r["method"].lower(), "n_features": int(r["n_features"]),
                               "fold": fold, "seed": 0, "protocol": "cv-o10-i5", "status": "done",
-                              "error": float(r["error_mean"]) + (0.1 if fold % 2 else -0.1), "total_s": 1.0})
+                              "error": float(r["error_mean"]) + (0.1 if fold % 2 else -0.1), "total_s": 1.0}))
     run.write_results_csv()
     summary = check.wilcoxon_summary(spec, load_results([run.path]))
     assert list(summary["paper_T"]) == [28, 60, 42] and list(summary["datasets"]) == [7, 7, 6]
@@ -167,16 +168,16 @@ def test_a_method_listed_with_alternates_is_found_under_either_name(tmp_path):
     run = RunDir(tmp_path / "run").ensure()
     for meth, err in (("alc", 3.7), ("alc-q1", 3.8)):
         for fold in range(3):
-            run.write_record({"dataset": "delta-ailerons", "method": meth, "n_features": 100, "fold": fold,
+            run.write_record(as_record({"dataset": "delta-ailerons", "method": meth, "n_features": 100, "fold": fold,
                               "seed": 0, "protocol": "cv-o10-i5", "status": "done", "error": err + 0.01 * fold,
-                              "total_s": 1.0})
+                              "total_s": 1.0}))
     table = check.compare(spec, load_results([run.path])).set_index(["dataset", "method", "n"])
     assert table.loc[("delta-ailerons", "alc", 100), "folds"] == 3          # Q = 5 found as `alc`
     assert table.loc[("delta-ailerons", "alc-q1", 100), "folds"] == 3
     assert table.loc[("delta-ailerons", "alc-q5", 500), "status"] == "missing"
     for fold in range(2):
-        run.write_record({"dataset": "delta-ailerons", "method": "alc-q5", "n_features": 100, "fold": fold,
-                          "seed": 0, "protocol": "cv-o10-i5", "status": "done", "error": 3.9, "total_s": 1.0})
+        run.write_record(as_record({"dataset": "delta-ailerons", "method": "alc-q5", "n_features": 100, "fold": fold,
+                          "seed": 0, "protocol": "cv-o10-i5", "status": "done", "error": 3.9, "total_s": 1.0}))
     table = check.compare(spec, load_results([run.path])).set_index(["dataset", "method", "n"])
     assert table.loc[("delta-ailerons", "alc-q5", 100), "folds"] == 2       # the preferred name wins
 
@@ -196,9 +197,9 @@ def salsa_run(tmp_path, rel_shift: dict) -> Path:
     run = RunDir(tmp_path / "run").ensure()
     for _, r in pub[pub["dataset"].isin(spec.datasets) & pub["method"].isin(["SALSA", "KRR"])].iterrows():
         ds = spec.datasets[r["dataset"]]
-        run.write_record({"dataset": ds, "method": r["method"].lower(), "n_features": 500, "fold": 0, "seed": 0,
+        run.write_record(as_record({"dataset": ds, "method": r["method"].lower(), "n_features": 500, "fold": 0, "seed": 0,
                           "protocol": "holdout-t0.3-i5", "status": "done", "total_s": 1.0,
-                          "error": float(r["mse"]) * (1 + rel_shift.get((ds, r["method"]), 0.0))})
+                          "error": float(r["mse"]) * (1 + rel_shift.get((ds, r["method"]), 0.0))}))
     run.write_results_csv()
     return run.path
 
@@ -273,9 +274,9 @@ def test_wilcoxon_claims_name_the_better_side_for_the_published_means_and_ours(t
         if (meth, n) == ("GFC", 500):          # mirror GFC@500 around ALC@100
             mean = 2 * float(pub.loc[(ds, "ALC", 100), "error_mean"]) - mean
         for fold in range(10):
-            run.write_record({"dataset": ds, "method": meth.lower(), "n_features": int(n), "fold": fold, "seed": 0,
+            run.write_record(as_record({"dataset": ds, "method": meth.lower(), "n_features": int(n), "fold": fold, "seed": 0,
                               "protocol": "cv-o10-i5", "status": "done", "error": mean + (0.1 if fold % 2 else -0.1),
-                              "total_s": 1.0})
+                              "total_s": 1.0}))
     run.write_results_csv()
     summary = check.wilcoxon_summary(spec, load_results([run.path]))
     row = summary.iloc[0]
@@ -302,9 +303,9 @@ def test_spec_variants_are_judged_against_the_same_cell_but_not_counted(tmp_path
     run = RunDir(tmp_path / "run").ensure()
     for fold in range(10):
         for method, shift in (("gfc", 0.0), ("gfc-all-rows", 50.0)):   # the variant far off
-            run.write_record({"dataset": "kinematics", "method": method, "n_features": 100, "fold": fold, "seed": 0,
+            run.write_record(as_record({"dataset": "kinematics", "method": method, "n_features": 100, "fold": fold, "seed": 0,
                               "protocol": "cv-o10-i5", "status": "done", "total_s": 1.0,
-                              "error": pub.loc[("kinematics", "GFC", 100), "error_mean"] + shift})
+                              "error": pub.loc[("kinematics", "GFC", 100), "error_mean"] + shift}))
     run.write_results_csv()
     table = check.compare(spec, load_results([run.path]))
     rows = table.set_index(["dataset", "method", "n"])
@@ -350,9 +351,9 @@ def test_rank_views_add_the_methods_complete_everywhere(tmp_path):
     for ds in everywhere:
         for meth, acc in {**score, **({"bmkr": 95.0} if ds in ("wine", "heart") else {})}.items():
             for fold in range(20):
-                run.write_record({"dataset": ds, "method": meth, "n_features": 100, "fold": fold, "seed": 0,
+                run.write_record(as_record({"dataset": ds, "method": meth, "n_features": 100, "fold": fold, "seed": 0,
                                   "protocol": "splits-r20-t0.3-i5", "status": "done", "error": acc,
-                                  "total_s": 1.0})
+                                  "total_s": 1.0}))
     run.write_results_csv()
     from rfbench.store import load_results
 

@@ -17,6 +17,7 @@ from rfbench.cli import main
 from rfbench.experiments import check
 from rfbench.reporting import report
 from rfbench.store import CombineError, RunDir, load_results, record_key
+from tests.records import as_record
 
 PROTOCOL = "cv-o3-i2"
 DATASETS = ("kinematics", "bank", "pumadyn")
@@ -30,11 +31,11 @@ def write_run(path, protocol=PROTOCOL, seeds=(0,), shift=0.0, methods=(("a", 0.0
         for d, ds in enumerate(DATASETS):
             for method, offset in methods:
                 for fold in range(3):
-                    run.write_record({"dataset": ds, "method": method, "n_features": 10, "fold": fold, "seed": seed,
+                    run.write_record(as_record({"dataset": ds, "method": method, "n_features": 10, "fold": fold, "seed": seed,
                                       "protocol": protocol, "status": "done", "metric": "rmse100",
                                       "error": 5 + d + offset + shift + 0.3 * seed + 0.05 * rng.normal(),
                                       "total_s": 1.0, "n_train": 90, "n_test": 10, "task": "regression",
-                                      "finished_at": "2024-01-01T00:00:00+00:00"})
+                                      "finished_at": "2024-01-01T00:00:00+00:00"}))
     run.write_results_csv()
     return run.path
 
@@ -193,9 +194,9 @@ def test_check_pools_seeds_against_the_published_std_over_folds(tmp_path):
     for seed in (0, 1):
         for _, row in rows.iterrows():
             for fold, e in enumerate(row["error_mean"] + row["error_std"] * (z + seed)):
-                run.write_record({"dataset": "kinematics", "method": names[row["kernel"]],
+                run.write_record(as_record({"dataset": "kinematics", "method": names[row["kernel"]],
                                   "n_features": int(row["n_features"]), "fold": fold, "seed": seed,
-                                  "protocol": "cv-o10-i5", "status": "done", "error": float(e), "total_s": 1.0})
+                                  "protocol": "cv-o10-i5", "status": "done", "error": float(e), "total_s": 1.0}))
     spec = check.load_spec("gfc2016-table4")
     table = check.compare(spec, load_results([run.path], spec.protocol_key))
     present = table[table["status"] != "missing"]

@@ -22,6 +22,7 @@ from rfbench.execution import runner
 from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import baselines, compare
 from rfbench.protocol import Protocol
+from tests.records import as_record
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ["breiman-generated", "friedman-generated"]      # no mirror needed
@@ -149,8 +150,8 @@ def test_bad_requests_are_one_line(capsys, tmp_path):
     one_line_error(capsys, ["compare", "report", out], "no results in")
     from rfbench.store import RunDir
 
-    RunDir(out).ensure().write_record({"dataset": "kinematics", "method": "m", "n_features": 100, "fold": 0, "seed": 0,
-                                       "protocol": "cv-o10-i5", "status": "error", "message": "boom"})
+    RunDir(out).ensure().write_record(as_record({"dataset": "kinematics", "method": "m", "n_features": 100, "fold": 0, "seed": 0,
+                                       "protocol": "cv-o10-i5", "status": "error", "message": "boom"}))
     one_line_error(capsys, ["compare", "report", out, "--against", "gfc2016-table1"], "no finished tasks in")
     shutil.rmtree(tmp_path / "x" / "records")
     (tmp_path / "x" / "records.index.jsonl").unlink()

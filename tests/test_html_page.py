@@ -17,6 +17,7 @@ from rfbench.experiments import html_page
 from rfbench.reporting import report
 from rfbench.store import RunDir
 from tests.browser import chromium
+from tests.records import as_record
 
 HOSTILE = 'm<script>alert("x")</script>&'          # a display name that must stay text
 
@@ -28,7 +29,7 @@ def write_dir(path: Path, df) -> Path:
                         "machine": {"cpu_count": 2, "memory_gb": 23.5, "python": "3.11.7",
                                     "versions": {"rfbench": "0.1.0", "numpy": "2.4.6"}}})
     for rec in df.to_dict("records"):
-        run.write_record(rec)
+        run.write_record(as_record(rec))
     run.write_results_csv()
     return path
 

@@ -11,6 +11,7 @@ import pytest
 from rfbench.errors import UsageError
 from rfbench.experiments import regress
 from rfbench.experiments.spec import all_specs, load_spec
+from tests.records import as_record
 
 
 def _record(dataset="d1", method="m", n=10, fold=0, error=1.5, params=None, status="done", message=""):
@@ -159,7 +160,7 @@ def test_write_reference_refuses_unfinished_tasks(tmp_path):
     run = RunDir(tmp_path / "run").ensure()
     rec = dict(_record(dataset="friedman-generated", method="rff-gauss", n=8, status="timeout",
                        message="exceeded"), seed=0, protocol=spec.ci.plan.protocol.key())
-    run.write_record(rec)
+    run.write_record(as_record(rec))
     with pytest.raises(UsageError, match="1 task.* did not finish"):
         regress.write_reference(spec, tmp_path / "run")
     assert not Path(spec.ci.reference).exists()

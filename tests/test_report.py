@@ -12,6 +12,7 @@ from scipy import stats as sps
 
 from rfbench.errors import UsageError
 from rfbench.reporting import report
+from tests.records import as_record
 
 
 def frame():
@@ -104,8 +105,8 @@ def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path, m
                         "datasets": ["bank", "kinematics"], "methods": ["rff-gauss", "pbrff"], "features": [100],
                         "folds": [0]})
     for fold, st, secs in ((0, "done", 10.0), (1, "error", 1.0)):
-        run.write_record({"dataset": "kinematics", "method": "rff-gauss", "n_features": 100, "fold": fold, "seed": 0,
-                          "protocol": "cv-o3-i3", "status": st, "error": 1.0, "total_s": secs})
+        run.write_record(as_record({"dataset": "kinematics", "method": "rff-gauss", "n_features": 100, "fold": fold, "seed": 0,
+                          "protocol": "cv-o3-i3", "status": st, "error": 1.0, "total_s": secs}))
     table = status.status([run.path]).set_index("method")
     row = table.loc["rff-gauss"]
     assert (row["asked"], row["done"], row["failed"], row["left"]) == (4, 1, 1, 3)   # 3 kinematics + 1 bank
@@ -464,3 +465,14 @@ def test_text_to_a_file_or_pipe_is_not_cut_into_continued_blocks(capsys, monkeyp
     monkeypatch.setenv("COLUMNS", "80")
     main(["report", str(results)])
     assert "(continued)" in capsys.readouterr().out
+
+
+def test_the_caption_names_the_methods_fitted_on_signs_and_only_them():
+    from rfbench.store.record import SIGN_FIT
+
+    df = frame()
+    df.loc[df["method"] == "b", "task"] = "classification" + SIGN_FIT
+    text = report.render(df, "text", width=0)
+    assert "(regression methods) are fitted by ridge/least squares on ±1 labels" in text
+    assert re.search(r"On classification data, b \(regression", text)
+    assert "±1 labels" not in report.render(frame(), "text", width=0)

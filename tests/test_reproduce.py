@@ -12,6 +12,7 @@ import pytest
 from rfbench.errors import UsageError
 from rfbench.experiments import reproduce, status
 from rfbench.experiments.spec import all_specs, load_spec
+from tests.records import as_record
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = [sys.executable, "-m", "rfbench.cli"]
@@ -167,9 +168,9 @@ def test_a_spec_orders_its_cells_by_their_estimated_time(tiny_spec, order, expec
     spec = load_spec(str(tiny_spec))
     run = RunDir(spec.results).ensure()
     for method, seconds in (("rff-gauss", 50.0), ("rff-laplace", 2.0)):
-        run.write_record({"dataset": "friedman-generated", "method": method, "n_features": 10, "fold": 0,
+        run.write_record(as_record({"dataset": "friedman-generated", "method": method, "n_features": 10, "fold": 0,
                           "seed": 0, "protocol": spec.protocol_key, "status": "done", "error": 1.0,
-                          "total_s": seconds})
+                          "total_s": seconds}))
     items = [WorkItem("ct-slice", "rff-laplace", 1, (10,)), WorkItem("friedman-generated", "rff-gauss", 1, (10,)),
              WorkItem("friedman-generated", "rff-laplace", 2, (10,)), WorkItem("friedman-generated", "rff-laplace", 1, (10,))]
     assert getattr(reproduce, order)(spec)(items) == [items[i] for i in expected]

@@ -140,7 +140,7 @@ def test_device_auto_runs_on_the_cpu_with_the_note_once_and_the_config_file_sets
     assert err.count("--device auto: the GPU path needs torch") == 1, err      # once, for both seeds
     infos = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert [i["device"] for i in infos] == ["cpu", "cpu"]
-    assert {r["device"] for r in runner.RunDir(out).records()} == {"cpu"}
+    assert {r.device for r in runner.RunDir(out).records()} == {"cpu"}
     main([*argv, "--device", "cpu"])            # the command line wins: no note
     assert "--device auto" not in capsys.readouterr().err
     monkeypatch.setenv("RFBENCH_DEVICE", "cpu")   # so does the environment over the file
@@ -252,9 +252,9 @@ def test_a_device_item_gives_its_estimator_the_device_and_records_it(devmod):
     [on_gpu] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, registry=reg)
     [user] = execute(WorkItem("friedman-generated", cpu, 0, (10,), "cuda"), SMALL, None, 1, None, registry=reg)
     [plain] = execute(WorkItem("friedman-generated", dev, 1, (10,)), SMALL, None, 1, None, registry=reg)
-    assert (on_gpu["status"], on_gpu["device"]) == ("done", "cuda")
-    assert (user["status"], user["device"]) == ("done", "cpu")        # no device parameter: the CPU as it is
-    assert (plain["status"], plain["device"]) == ("done", "cpu")
+    assert (on_gpu.status, on_gpu.device) == ("done", "cuda")
+    assert (user.status, user.device) == ("done", "cpu")        # no device parameter: the CPU as it is
+    assert (plain.status, plain.device) == ("done", "cpu")
     assert [f["device"] for f in _fits(devmod)] == ["cuda", None, "cpu"]
     # the run's plan: only the estimators that take a device are device items
     items = runner.plan(["friedman-generated"], [dev, cpu], [10], SMALL, runner.RunDir(devmod / "r").ensure(),
@@ -269,15 +269,15 @@ def test_a_gpu_out_of_memory_error_is_the_tasks_one_line_error_record(devmod, mo
     reg, [dev] = registry.resolve_method_names(registry.load(), ["devmod:DevEst"])
     [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, gpu_slots=4,
                     registry=reg)
-    assert rec["status"] == "error" and rec["device"] == "cuda"
-    assert rec["message"] == ("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 GiB "
+    assert rec.status == "error" and rec.device == "cuda"
+    assert rec.message == ("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 GiB "
                               "total).; lower --gpu-slots or the budget")
     # torch's one line is long (its advice on fragmentation): cut, so that ours stays in the record
     monkeypatch.setenv("RFBENCH_TEST_OOM", " Of the allocated memory ..." * 30)
     [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, gpu_slots=4,
                     registry=reg)
-    assert rec["message"].startswith("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB")
-    assert rec["message"].endswith("; lower --gpu-slots or the budget") and len(rec["message"]) <= 500
+    assert rec.message.startswith("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB")
+    assert rec.message.endswith("; lower --gpu-slots or the budget") and len(rec.message) <= 500
 
 
 def test_the_device_is_recorded_but_not_part_of_the_protocol_key(devmod, fake_gpu, tmp_path):
@@ -290,7 +290,7 @@ def test_the_device_is_recorded_but_not_part_of_the_protocol_key(devmod, fake_gp
     runner.run(["friedman-generated"], dev, [10], SMALL, str(out), RunConfig(folds=[0, 1]), registry=reg,
                progress=False)
     recs = sorted(runner.RunDir(out).records(), key=lambda r: r["fold"])
-    assert [(r["fold"], r["device"], r["protocol"]) for r in recs] == [(0, "cuda", SMALL.key()),
+    assert [(r["fold"], r.device, r["protocol"]) for r in recs] == [(0, "cuda", SMALL.key()),
                                                                        (1, "cpu", SMALL.key())]
     assert len(_fits(devmod)) == 2                  # fold 0 was done: the CPU run resumed, not redid it
     infos = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
@@ -366,7 +366,7 @@ def test_a_task_whose_worker_died_is_rerun_once_then_recorded_never_claimed_twic
     ex = FakeExecutor(2, die=[items[1], items[1]])
     _, collected, _ = _dispatch(ex, items)
     [(_, recs)] = [(i, r) for i, r in collected if i == items[1]]
-    assert recs[0]["status"] == "error" and recs[0]["message"].startswith("worker died (2 times): A worker process")
+    assert recs[0].status == "error" and recs[0].message.startswith("worker died (2 times): A worker process")
 
 
 def test_the_time_limit_counts_from_the_tasks_start_in_its_worker_not_its_submission():
@@ -390,7 +390,7 @@ def test_the_time_limit_counts_from_the_tasks_start_in_its_worker_not_its_submis
     _, collected, _ = _dispatch(ex, [item], timeout_s=1.0, clock=lambda: now[0])
     assert ex.killed == [item] and now[0] == 110.0
     [(_, recs)] = collected
-    assert recs[0]["status"] == "timeout" and recs[0]["message"].startswith("killed after 1 s")
+    assert recs[0].status == "timeout" and recs[0].message.startswith("killed after 1 s")
 
 
 def test_an_interrupted_dispatch_releases_every_claimed_item_and_kills_the_workers():
@@ -414,7 +414,7 @@ def test_a_failed_event_is_one_error_record_per_budget():
             return [Failed(self.running.pop(0), "worker failed: cannot unpickle")]
 
     _, [(_, recs)], _ = _dispatch(Fails(1), [item])
-    assert [(r["n_features"], r["status"], r["device"]) for r in recs] == [(10, "error", "cuda"), (20, "error", "cuda")]
+    assert [(r.n_features, r.status, r.device) for r in recs] == [(10, "error", "cuda"), (20, "error", "cuda")]
     assert executor.failed_records is not None
 
 
@@ -434,7 +434,7 @@ def test_worker_lanes_run_at_most_gpu_slots_device_tasks_and_cpu_tasks_beside_th
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 8 and set(df["status"]) == {"done"}
     recs = runner.RunDir(out).records()
-    assert {(r["method"], r["device"]) for r in recs} == {(methods[0], "cuda"), (methods[1], "cpu")}
+    assert {(r["method"], r.device) for r in recs} == {(methods[0], "cuda"), (methods[1], "cpu")}
     fits = _fits(devmod)
     dev = sorted((f["start"], f["end"]) for f in fits if f["kind"] == "device")
     cpu = [(f["start"], f["end"]) for f in fits if f["kind"] == "cpu"]

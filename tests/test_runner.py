@@ -13,6 +13,7 @@ from rfbench.execution import pool, runner, tasks
 from rfbench.execution.runconfig import RunConfig
 from rfbench.execution.tasks import WorkItem, execute
 from rfbench.protocol import Protocol
+from tests.records import as_record
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
 #: the built-in registry (what the tasks below look their names up in, as the runner passes it)
@@ -46,10 +47,10 @@ def test_test_fold_values_do_not_leak_into_training(monkeypatch):
     monkeypatch.setattr(tasks, "prepared", lambda ds, *a: (ds, X2, y2, src))
     tasks._fold_data.cache_clear()          # the runner keeps a fold's data for the next task
     poisoned = execute(item, SMALL, None, 1, None, registry=REG)[0]
-    assert base["status"] == poisoned["status"] == "done"
+    assert base.status == poisoned.status == "done"
     # identical training statistics ⇒ identical selection, to the last digit of the CV error
-    assert json.loads(base["params"]) == json.loads(poisoned["params"])
-    assert base["error"] != poisoned["error"]
+    assert json.loads(base.params) == json.loads(poisoned.params)
+    assert base.error != poisoned.error
 
 
 def test_scaler_uses_training_rows_only():
@@ -63,7 +64,7 @@ def test_scaler_uses_training_rows_only():
 def test_error_and_timeout_become_records(tmp_path, monkeypatch):
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
     recs = execute(item, SMALL, None, 1, timeout_s=1e-3, registry=REG)
-    assert recs[0]["status"] == "timeout" and "timeout" in recs[0]["message"]
+    assert recs[0].status == "timeout" and "timeout" in recs[0].message
     from rfbench.methods import rff
 
     def boom(self, X, y):
@@ -71,7 +72,7 @@ def test_error_and_timeout_become_records(tmp_path, monkeypatch):
 
     monkeypatch.setattr(rff.RFFRegressor, "fit", boom)
     recs = execute(item, SMALL, None, 1, None, registry=REG)
-    assert recs[0]["status"] == "error" and "synthetic failure" in recs[0]["message"]
+    assert recs[0].status == "error" and "synthetic failure" in recs[0].message
 
 
 def test_a_task_off_the_main_thread_runs_without_an_alarm_and_on_supplied_data():
@@ -84,8 +85,8 @@ def test_a_task_off_the_main_thread_runs_without_an_alarm_and_on_supplied_data()
     with ThreadPoolExecutor(1) as threads:
         [rec] = threads.submit(execute, item, SMALL, None, 1, 60.0, registry=REG).result()
         [sent] = threads.submit(execute, item, SMALL, "/nonexistent", 1, 60.0, (X, y, src), registry=REG).result()
-    assert rec["status"] == sent["status"] == "done", rec["message"]
-    assert (sent["error"], sent["params"], sent["source"]) == (rec["error"], rec["params"], rec["source"])
+    assert rec.status == sent.status == "done", rec.message
+    assert (sent.error, sent.params, sent.source) == (rec.error, rec.params, rec.source)
 
 
 def test_failed_tasks_are_retried_done_ones_skipped(tmp_path, monkeypatch):
@@ -161,8 +162,8 @@ def test_sync_files_falls_back_to_an_fsync_of_each_file_and_the_directory(tmp_pa
 
     run = store.RunDir(tmp_path / "run").ensure()
     for fold in range(3):
-        run.write_record({"dataset": "d", "method": "m", "n_features": 1, "fold": fold, "seed": 0,
-                          "protocol": "p", "status": "done", "error": 1.0, "total_s": 0.1}, durable=False)
+        run.write_record(as_record({"dataset": "d", "method": "m", "n_features": 1, "fold": fold, "seed": 0,
+                          "protocol": "p", "status": "done", "error": 1.0, "total_s": 0.1}), durable=False)
     synced = []
     monkeypatch.setattr(store.atomic, "_syncfs", lambda d: False)  # no syncfs (not Linux)
     monkeypatch.setattr(os, "fsync", lambda fd: synced.append(os.readlink(f"/proc/self/fd/{fd}")))
@@ -218,19 +219,19 @@ def test_the_runner_reads_budget_sharing_and_fitted_attributes_through_the_writt
 
 
 def test_shared_fit_time_is_attributed_to_the_budgets_not_repeated():
-    recs = {r["n_features"]: r for r in execute(WorkItem("friedman-generated", "lgbm", 0, (10, 30)), SMALL, None, 1, None,
+    recs = {r.n_features: r for r in execute(WorkItem("friedman-generated", "lgbm", 0, (10, 30)), SMALL, None, 1, None,
                                                 registry=REG)}
-    assert {r["status"] for r in recs.values()} == {"done"}
-    whole = recs[10]["shared_fit_s"]
-    assert whole == recs[30]["shared_fit_s"] > 0
+    assert {r.status for r in recs.values()} == {"done"}
+    whole = recs[10].shared_fit_s
+    assert whole == recs[30].shared_fit_s > 0
     # the budgets' fit times add up to the one fit, in proportion to n (10 : 30)
-    fits = {n: r["total_s"] - r["predict_s"] for n, r in recs.items()}
+    fits = {n: r.total_s - r.predict_s for n, r in recs.items()}
     assert fits[10] + fits[30] == pytest.approx(whole)
     assert fits[30] == pytest.approx(3 * fits[10])
-    assert recs[10]["tune_s"] + recs[30]["tune_s"] <= whole
+    assert recs[10].tune_s + recs[30].tune_s <= whole
     # a budget fitted alone keeps its whole time and has no shared part
     alone = execute(WorkItem("friedman-generated", "rff-gauss", 0, (10,)), SMALL, None, 1, None, registry=REG)[0]
-    assert "shared_fit_s" not in alone
+    assert alone.shared_fit_s is None and "shared_fit_s" not in alone.to_dict()
 
 
 def test_holdout_protocol_uses_registry_sizes_and_standardised_mse():
@@ -257,8 +258,8 @@ def test_run_walltime_sums_invocations_up_to_their_last_finished_task(tmp_path):
     finished = ["2026-01-01T10:10:00+00:00", "2026-01-01T10:30:00+00:00",   # first invocation: 30 min
                 "2026-01-01T12:05:00+00:00"]                                # second: 5 min
     for i, t in enumerate(finished):
-        run.write_record({"dataset": "friedman-generated", "method": "rff-gauss", "n_features": 10, "fold": i, "seed": 0,
-                          "protocol": "cv-o10-i5", "status": "done", "error": 1.0, "finished_at": t})
+        run.write_record(as_record({"dataset": "friedman-generated", "method": "rff-gauss", "n_features": 10, "fold": i, "seed": 0,
+                          "protocol": "cv-o10-i5", "status": "done", "error": 1.0, "finished_at": t}))
     assert run_walltime(run.path) == (35 * 60.0, 2)
     assert json.loads((run.path / "runs.jsonl").read_text().splitlines()[0])["started_at"].startswith("2026")
 
@@ -273,10 +274,10 @@ def test_two_invocations_on_one_directory_see_each_others_records(tmp_path):
                 "protocol": "cv-o10-i5", "status": "done", "error": 1.0}
 
     lane_a, lane_b = RunDir(tmp_path / "run").ensure(), RunDir(tmp_path / "run").ensure()
-    lane_a.write_record(rec(0))
+    lane_a.write_record(as_record(rec(0)))
     assert len(lane_b.records()) == 1          # b's cache is loaded now ...
-    lane_a.write_record(rec(1))
-    lane_b.write_record(rec(2))
+    lane_a.write_record(as_record(rec(1)))
+    lane_b.write_record(as_record(rec(2)))
     df = lane_b.write_results_csv()            # ... and still sees a's later record
     assert sorted(df["fold"]) == [0, 1, 2]
     assert lane_b.done_keys() == lane_a.done_keys()
@@ -293,9 +294,9 @@ def test_run_walltime_counts_side_by_side_lanes_once(tmp_path):
     finished = [("a", "2026-01-01T10:10:00+00:00"), ("b", "2026-01-01T10:20:00+00:00"),
                 ("a", "2026-01-01T10:30:00+00:00"), ("c", "2026-01-01T12:05:00+00:00")]
     for fold, (inv, t) in enumerate(finished):
-        run.write_record({"dataset": "friedman-generated", "method": "rff-gauss", "n_features": 10, "fold": fold, "seed": 0,
+        run.write_record(as_record({"dataset": "friedman-generated", "method": "rff-gauss", "n_features": 10, "fold": fold, "seed": 0,
                           "protocol": "cv-o10-i5", "status": "done", "error": 1.0, "finished_at": t,
-                          "invocation": inv})
+                          "invocation": inv}))
     # union of [10:00, 10:30] (a), [10:05, 10:20] (b) and [12:00, 12:05] (c): 35 min, not 50
     assert run_walltime(run.path) == (35 * 60.0, 3)
 
@@ -520,8 +521,8 @@ def test_non_finite_predictions_are_an_error_record_that_a_rerun_retries(tmp_pat
         except SystemExit as exc:
             assert exc.code in (0, None)
         records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
-        assert len(records) == 2 and {r["status"] for r in records} == {"error"}
-        assert all("predicted 2 non-finite values (NaN or inf) of 50" in r["message"] for r in records)
+        assert len(records) == 2 and {r.status for r in records} == {"error"}
+        assert all("predicted 2 non-finite values (NaN or inf) of 50" in r.message for r in records)
         invocations.append({r["invocation"] for r in records})
     assert len(invocations[1]) == 1 and invocations[1] != invocations[0]     # the rerun ran both tasks again
 
@@ -579,7 +580,7 @@ def test_a_user_method_that_ends_its_process_is_an_error_record_with_one_job(tmp
     main(["run", "--datasets", "friedman-generated", "--methods", "exitmod:Ends", "--features", "10", "--outer-folds",
           "2", "--inner-folds", "2", "--max-samples", "100", "--jobs", "1", "--quiet", "--no-report", "--out", "o"])
     records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
-    assert len(records) == 2 and all(r["status"] == "error" and message in r["message"] for r in records)
+    assert len(records) == 2 and all(r.status == "error" and message in r.message for r in records)
     assert not list((tmp_path / "o" / "records").glob("*.claim"))
 
 
@@ -669,11 +670,11 @@ def test_a_task_out_of_memory_or_past_its_jitter_ladder_is_its_error_record_and_
           "3", "--inner-folds", "2", "--max-samples", "100", "--jobs", "1", "--quiet", "--no-report", "--out", "o"])
     records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
     assert len(records) == 3
-    failed = [r for r in records if r["status"] == "error"]
-    assert failed and len(failed) < 3 and all(r["status"] == "done" for r in records if r not in failed)
+    failed = [r for r in records if r.status == "error"]
+    assert failed and len(failed) < 3 and all(r.status == "done" for r in records if r not in failed)
     said = {"OutOfMemoryError": "GPU out of memory: CUDA out of memory", "MemoryError": "MemoryError: Unable to",
             "np.linalg.LinAlgError": "LinAlgError: the Cholesky"}[raised.split("(")[0]]
-    assert all(r["message"].startswith(said) and "\n" not in r["message"] for r in failed), failed[0]["message"]
+    assert all(r.message.startswith(said) and "\n" not in r.message for r in failed), failed[0]["message"]
     assert not list((tmp_path / "o" / "records").glob("*.claim"))
 
 

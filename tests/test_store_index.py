@@ -17,6 +17,7 @@ from rfbench.protocol import Splits, outer_count_of_key, read_key
 from rfbench.reporting import cells as cells_mod
 from rfbench.reporting import report
 from rfbench.store import INDEX_NAME, RunDir, load_results, record_key, records_frame
+from tests.records import as_record
 
 DATASETS = ("kinematics", "bank", "pumadyn", "elevators")
 METHODS = ("rff-gauss", "alc", "gfc")
@@ -58,7 +59,7 @@ def write_run(path, seeds=(0, 1), folds=5):
             for meth in METHODS:
                 for n in (10, 20):
                     for fold in range(folds):
-                        run.write_record(record(ds, meth, n, fold, seed, rng))
+                        run.write_record(as_record(record(ds, meth, n, fold, seed, rng)))
     return run.path
 
 
@@ -164,7 +165,7 @@ def test_a_torn_or_damaged_index_costs_only_speed(tmp_path):
     with open(path / INDEX_NAME, "a") as fh:                 # a writer killed mid-append ...
         fh.write('["kinematics__gfc__n10__f0__s0__deadbeef", 1, 2')
     run = RunDir(path)                                       # ... and the next record glued onto it
-    run.write_record(record("bank", "gfc", 30, 0, 0, np.random.default_rng(2), status="done", error=2.0))
+    run.write_record(as_record(record("bank", "gfc", 30, 0, 0, np.random.default_rng(2), status="done", error=2.0)))
     assert fresh(path).records() == from_files(path)
     fresh(path).records()                                    # rebuilt when too much was unreadable
     (path / INDEX_NAME).write_text((path / INDEX_NAME).read_text()[:5000])   # a truncated index
@@ -202,7 +203,7 @@ def test_records_written_by_another_invocation_appear_in_a_loaded_directory(tmp_
     path = write_run(tmp_path / "run", seeds=(0,))
     lane_a, lane_b = RunDir(path), RunDir(path)
     assert len(lane_a.records()) == 120
-    lane_b.write_record(record("bank", "gfc", 30, 0, 0, np.random.default_rng(3), status="done", error=2.0))
+    lane_b.write_record(as_record(record("bank", "gfc", 30, 0, 0, np.random.default_rng(3), status="done", error=2.0)))
     assert len(lane_a.records()) == 121 and lane_a.records() == from_files(path)
     (path / "records" / f"{record_key('bank', 'gfc', 30, 0, 0, PROTOCOL)}.json").unlink()
     assert len(lane_a.records()) == 120
@@ -298,7 +299,7 @@ def test_the_end_of_a_run_leaves_the_index_as_columns(tmp_path, monkeypatch):
     run.write_results_csv()                                  # as the runner does when it starts
     rng = np.random.default_rng(4)
     for fold in range(150):
-        run.write_record(record("bank", "gfc", 10, fold, 0, rng))
+        run.write_record(as_record(record("bank", "gfc", 10, fold, 0, rng)))
     text = (tmp_path / "run" / INDEX_NAME).read_text()
     assert len(text.splitlines()) == 150 and text.startswith("[")        # appended while it ran
     run.write_results_csv()                                  # the consolidation at its end

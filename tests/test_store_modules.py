@@ -24,6 +24,8 @@ from rfbench.store import (
     load_results,
     record_problem,
 )
+from rfbench.store.record import MESSAGE_MAX, TRACEBACK_MAX
+from tests.records import as_record
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -66,7 +68,8 @@ def test_a_worker_s_failed_records_are_records_with_every_field():
     records = execute(WorkItem("no-such-dataset", "rff-gauss", 1, (10, 20)), Protocol("cv", outer_folds=3),
                       None, 1, None, registry=registry.load())
     for rec in records:
-        rec = rec.to_dict() if isinstance(rec, Record) else rec
+        assert isinstance(rec, Record)
+        rec = rec.to_dict()
         assert rec["status"] == "error" and rec["traceback"]
         assert set(rec) - set(COLUMNS) == {"traceback", "device"}     # the file-only fields it sets
         assert set(COLUMNS) <= set(rec)
@@ -109,9 +112,9 @@ def test_a_failed_record_and_the_pool_s_dict_load_as_the_same_table(tmp_path):
     frames = []
     for name, rec in (("dict", literal), ("record", built)):
         run = RunDir(tmp_path / name).ensure()
-        run.write_record(rec)
+        run.write_record(as_record(rec))
         done = dict(TASK, fold=0, status="done", error=1.0, total_s=0.1, n_train=200, n_test=100)
-        run.write_record(done)
+        run.write_record(as_record(done))
         frames.append(load_results([run.path]))
         assert run.read(built.key) == built and not run.is_done(built.key) and run.is_done(Record(**done).key)
     pd.testing.assert_frame_equal(*frames)
@@ -120,7 +123,7 @@ def test_a_failed_record_and_the_pool_s_dict_load_as_the_same_table(tmp_path):
 def test_a_written_record_s_file_is_its_json_text(tmp_path):
     rec = Record.base(**TASK, threads=2).replace(status="done", error=2.0, total_s=0.3)
     run = RunDir(tmp_path / "run").ensure()
-    run.write_record(rec)
+    run.write_record(as_record(rec))
     path = run.record_path(rec)
     assert path.read_text() == rec.to_json() == json.dumps(rec.to_dict(), sort_keys=True)
     assert run.records() == [rec.to_dict()]
@@ -156,3 +159,27 @@ def test_written_files_follow_the_umask(tmp_path, umask, mode):
             "atomic_write_text(sys.argv[1], 'x')\n")
     subprocess.run([sys.executable, "-c", code, str(tmp_path / "f.txt"), oct(umask)[2:]], check=True)
     assert (tmp_path / "f.txt").stat().st_mode & 0o777 == mode
+
+
+def test_a_failing_record_keeps_the_start_of_its_message_and_the_end_of_its_traceback():
+    rec = Record.base(**TASK, threads=1)
+    failed = rec.failing("timeout", "m" * 600 + "tail", "head" + "t" * 4000, total_s=2.0)
+    assert (failed.status, failed.total_s) == ("timeout", 2.0)
+    assert failed.message == "m" * MESSAGE_MAX and failed.traceback == "t" * TRACEBACK_MAX
+    assert rec.status == "error" and rec.message == ""              # a new value; the old one unchanged
+    with pytest.raises(ValueError, match="error or timeout"):
+        rec.failing("done", "")
+
+
+def test_a_sign_fitted_task_is_told_by_one_definition():
+    from rfbench.store.record import SIGN_FIT, fitted_by_sign
+
+    assert fitted_by_sign("classification" + SIGN_FIT)
+    assert not any(fitted_by_sign(t) for t in ("classification", "regression", None, float("nan")))
+
+
+def test_write_record_takes_a_record_only(tmp_path):
+    run = RunDir(tmp_path / "run").ensure()
+    with pytest.raises(TypeError, match="takes a Record, not dict"):
+        run.write_record(dict(TASK))
+    assert not list(run.records_dir.glob("*.json"))

@@ -19,6 +19,7 @@ from rfbench import registry
 from rfbench.cli import MAX_TIMEOUT_S, parse_duration
 from rfbench.errors import UsageError
 from rfbench.store import RunDir, atomic_write_text
+from tests.records import as_record
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = [sys.executable, "-m", "rfbench.cli"]
@@ -98,13 +99,13 @@ def test_store_refuses_every_path_outside_the_run_directory(tmp_path):
     rec = {"dataset": "../../escape", "method": "m", "n_features": 1, "fold": 0, "seed": 0, "protocol": "cv",
            "status": "done", "error": 1.0, "total_s": 1.0}
     with pytest.raises(UsageError, match="outside the results directory"):
-        run.write_record(rec)
+        run.write_record(as_record(rec))
     with pytest.raises(UsageError, match="outside the results directory"):
         run.write_folds("../../escape", [0, 1])
     with pytest.raises(UsageError, match="outside the results directory"):
         run.claim("../../escape")
     assert sorted(p.name for p in tmp_path.rglob("*") if p.is_file()) == []
-    run.write_record(dict(rec, dataset="fine"))          # a safe record is still written
+    run.write_record(as_record(dict(rec, dataset="fine")))          # a safe record is still written
     # records/ is now known to be inside: a link planted there still cannot lead out
     (tmp_path / "outside.claim").write_text("")
     (run.records_dir / "linked.claim").symlink_to(tmp_path / "outside.claim")

@@ -104,7 +104,7 @@ def expected_records() -> int:
 def write_synthetic(path: Path) -> int:
     """The synthetic directory (see the module docstring); returns the number of records."""
     from rfbench import registry
-    from rfbench.store import RunDir
+    from rfbench.store import Record, RunDir
 
     run = RunDir(path).ensure()
     rng = np.random.default_rng(0)
@@ -156,7 +156,7 @@ def write_synthetic(path: Path) -> int:
                                        fit_s=fit, predict_s=pred, total_s=tune + fit + pred,
                                        preprocess_s=float(fit / 3) if meth in ("eerf", "lkrf") else None,
                                        params=json.dumps(params), message="")
-                        run.write_record(rec)
+                        run.write_record(Record.from_dict(rec))
                         written += 1
         print(f"  seed {seed}: {written} records", file=sys.stderr, flush=True)
     return written

@@ -33,6 +33,7 @@ from pathlib import Path
 from rfbench.errors import UsageError
 from rfbench.execution.executor import MAX_WORKER_DEATHS, Dispatch, Failed, Finished, Started
 from rfbench.execution.tasks import execute, prepared
+from rfbench.store.record import Record
 
 INSTALL = "pip install 'dask[distributed]'"
 #: seconds to reach a scheduler before giving up with one line
@@ -163,7 +164,7 @@ def worker_threads() -> int:
     return threads
 
 
-def _task(item, registry, protocol, data_dir, threads, timeout_s, data=None) -> list[dict]:
+def _task(item, registry, protocol, data_dir, threads, timeout_s, data=None) -> list[Record]:
     """One work item on a dask worker, with the client's registry."""
     return execute(item, protocol, data_dir, threads or worker_threads(), timeout_s, data, registry=registry)
 

@@ -32,12 +32,12 @@ MAX_WORKER_DEATHS = 2
 TIMEOUT_GRACE = (1.2, 5.0)     # × the limit, + seconds
 
 
-def failed_records(item: WorkItem, protocol, threads, message: str) -> list[dict]:
-    """One error record per budget of an item that produced none itself (its worker died, its result
-    could not be read)."""
+def failed_records(item: WorkItem, protocol, threads, message: str, status: str = "error") -> list[Record]:
+    """One error (or timeout) record per budget of an item that produced none itself (its worker died,
+    its result could not be read, it was killed past its time limit)."""
     return [Record.failed(dataset=item.dataset, method=item.method, n_features=n, fold=item.fold,
-                          seed=protocol.seed, protocol=protocol.key(), threads=threads, status="error",
-                          message=message).replace(device=item.device).to_dict()
+                          seed=protocol.seed, protocol=protocol.key(), threads=threads, status=status,
+                          message=message).replace(device=item.device)
             for n in item.budgets]
 
 
@@ -47,11 +47,10 @@ def time_limit(item: WorkItem, timeout_s: float) -> float:
     return timeout_s * len(item.budgets) * TIMEOUT_GRACE[0] + TIMEOUT_GRACE[1]
 
 
-def timeout_records(item: WorkItem, protocol, threads, timeout_s: float) -> list[dict]:
+def timeout_records(item: WorkItem, protocol, threads, timeout_s: float) -> list[Record]:
     """The records of an item whose worker was killed past its time limit."""
-    return [dict(r, status="timeout", message=f"killed after {timeout_s * len(item.budgets):g} s "
-                 "(--timeout; the task did not stop by itself)")
-            for r in failed_records(item, protocol, threads, "")]
+    return failed_records(item, protocol, threads, f"killed after {timeout_s * len(item.budgets):g} s "
+                          "(--timeout; the task did not stop by itself)", status="timeout")
 
 
 # -- what an executor reports ----------------------------------------------------------------------
@@ -66,7 +65,7 @@ class Started:
 @dataclass(frozen=True)
 class Finished:
     item: WorkItem
-    records: list
+    records: list[Record]
 
 
 @dataclass(frozen=True)
@@ -170,7 +169,7 @@ class Dispatch:
             self.executor.submit(item)
 
     # -- outcomes --------------------------------------------------------------------------------
-    def _record(self, item: WorkItem, records: list[dict]) -> None:
+    def _record(self, item: WorkItem, records: list[Record]) -> None:
         self.in_flight.discard(item)
         self.deadline.pop(item, None)
         self.claimed.discard(item)          # collect releases the claims, also when it fails

@@ -42,7 +42,7 @@ from rfbench.execution.runconfig import RunConfig
 from rfbench.execution.tasks import WorkItem, own_splits, prepared
 from rfbench.provenance import code_version, machine_info
 from rfbench.registry import Registry, or_default
-from rfbench.store import LEASE_S, RunDir, is_disk_full, record_key
+from rfbench.store import LEASE_S, Record, RunDir, is_disk_full, record_key
 
 #: seconds between two consolidations of results.csv during a run
 RESULTS_CSV_EVERY_S = 60.0
@@ -591,12 +591,11 @@ class _Seed:
         for k in self.keys[item]:
             self.run_dir.release(k)
 
-    def collect(self, item: WorkItem, records: list[dict]) -> None:
+    def collect(self, item: WorkItem, records: list[Record]) -> None:
         run_dir, bar = self.run_dir, self.bar
         try:
             for rec in records:
-                rec["invocation"] = self.invocation
-                run_dir.write_record(rec, durable=False)
+                run_dir.write_record(rec.replace(invocation=self.invocation), durable=False)
         finally:                            # a failed write (disk full) frees the task too
             self.release(item)
         now = time.monotonic()
@@ -608,8 +607,8 @@ class _Seed:
         if now - self.consolidated >= RESULTS_CSV_EVERY_S:
             run_dir.write_results_csv()
             self.consolidated = time.monotonic()
-        statuses = ",".join(sorted({r["status"] for r in records}))
-        secs = max((r.get("total_s") or 0.0) for r in records)
+        statuses = ",".join(sorted({r.status for r in records}))
+        secs = max((r.total_s or 0.0) for r in records)
         wall = (bar.clock() - self.started.pop(item, bar.clock())) / len(item.budgets)   # budgets share the item
         bar.update(f"{item.dataset} {item.method} n={'/'.join(map(str, item.budgets))} "
                    f"fold {item.fold}: {statuses} ({secs:.1f}s)", finished=[(t, wall) for t in self._tasks_of(item)])

@@ -15,7 +15,6 @@ import threading
 import time
 import traceback
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from functools import lru_cache
 
 import numpy as np
@@ -25,7 +24,7 @@ from rfbench import protocol as proto
 from rfbench.data import load
 from rfbench.methods.device import is_out_of_memory
 from rfbench.registry import Dataset, Registry
-from rfbench.store.record import Record
+from rfbench.store.record import SIGN_FIT, Record, timestamp
 
 
 @dataclass(frozen=True)
@@ -145,7 +144,7 @@ def _first_line(exc: BaseException) -> str:
 
 def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, threads: int,
             timeout_s: float | None, data: tuple | None = None, gpu_slots: int = 1, *,
-            registry: Registry) -> list[dict]:
+            registry: Registry) -> list[Record]:
     """Run one work item (in a worker); returns one record per budget, whatever happens. Its dataset
     and method are the entries of ``registry``.
 
@@ -154,8 +153,8 @@ def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, thre
     not "cpu") first caps this process's GPU memory (:func:`cap_gpu_memory` of ``gpu_slots``); a GPU
     out-of-memory error is its error record (:data:`GPU_OOM`), never a crash."""
     records = {n: Record.base(dataset=item.dataset, method=item.method, n_features=n, fold=item.fold,
-                              seed=protocol.seed, protocol=protocol.key(), threads=threads)
-                  .replace(device="cpu").to_dict() for n in item.budgets}
+                              seed=protocol.seed, protocol=protocol.key(), threads=threads).replace(device="cpu")
+               for n in item.budgets}
     t_start = time.perf_counter()
     try:
         if item.on_device:
@@ -170,16 +169,12 @@ def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, thre
             _free_gpu_cache()
         else:
             message = f"{type(exc).__name__}: {_first_line(exc)}"
-        for rec in records.values():
-            if rec["status"] != "done":
-                rec["status"] = status
-                rec["message"] = message[:500]
-                rec["traceback"] = traceback.format_exc()[-3000:]
-                rec["total_s"] = time.perf_counter() - t_start
-    now = datetime.now(UTC).isoformat(timespec="seconds")
-    for rec in records.values():
-        rec["finished_at"] = now
-    return list(records.values())
+        for n, rec in records.items():
+            if rec.status != "done":
+                records[n] = rec.failing(status, message, traceback.format_exc(),
+                                         total_s=time.perf_counter() - t_start)
+    now = timestamp()
+    return [rec.replace(finished_at=now) for rec in records.values()]
 
 
 def _free_gpu_cache() -> None:
@@ -269,11 +264,11 @@ def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, da
                      registry=registry)
     ds, cls, common, as_sign = task.ds, task.cls, task.common, task.as_sign
     X_tr, X_te, y_tr, y_te = task.X_tr, task.X_te, task.y_tr, task.y_te
-    for rec in records.values():
-        rec.update(source=task.source, task=ds.task + (" (ridge on ±1, sign)" if as_sign else ""),
-                   n_train=len(y_tr), n_test=len(y_te), device=common.get("device", "cpu"))
+    for n, rec in records.items():
+        records[n] = rec.replace(source=task.source, task=ds.task + (SIGN_FIT if as_sign else ""),
+                                 n_train=len(y_tr), n_test=len(y_te), device=common.get("device", "cpu"))
 
-    def finish(rec, est, predict, fit: Timed, share=1.0):
+    def finish(n, est, predict, fit: Timed, share=1.0):
         """``share``: this budget's part of a fit that served several budgets (its tuning and
         fitting time are attributed in proportion to n, so that the budgets' times add up to the
         item's instead of repeating it; the whole is kept in ``shared_fit_s``). ``cpu_s``: the
@@ -292,17 +287,16 @@ def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, da
             raise ValueError(f"the method predicted {bad} non-finite value{'s' * (bad != 1)} (NaN or inf) of "
                              f"{values.size}; no error can be computed")
         tune = contract.tuning_seconds(est)
-        params = contract.chosen_params(est, rec["n_features"])
-        if share != 1.0:
-            rec["shared_fit_s"] = fit.wall
-        rec.update(status="done", metric=proto.metric_name(ds.task, protocol.target_scaling),
-                   error=proto.score(ds.task, y_te, pred, protocol.target_scaling, task.y_unit), tune_s=tune * share,
-                   fit_s=max(fit.wall - tune, 0.0) * share, predict_s=pred_t.wall,
-                   total_s=fit.wall * share + pred_t.wall, cpu_s=fit.cpu * share + pred_t.cpu,
-                   params=json.dumps(params, default=float),
-                   # data-dependent feature methods (EERF, LKRF): the feature selection part of fit
-                   preprocess_s=contract.preprocess_seconds(est),
-                   message="")
+        params = contract.chosen_params(est, n)
+        records[n] = records[n].replace(
+            status="done", metric=proto.metric_name(ds.task, protocol.target_scaling),
+            error=proto.score(ds.task, y_te, pred, protocol.target_scaling, task.y_unit), tune_s=tune * share,
+            fit_s=max(fit.wall - tune, 0.0) * share, predict_s=pred_t.wall,
+            total_s=fit.wall * share + pred_t.wall, cpu_s=fit.cpu * share + pred_t.cpu,
+            params=json.dumps(params, default=float),
+            # data-dependent feature methods (EERF, LKRF): the feature selection part of fit
+            preprocess_s=contract.preprocess_seconds(est),
+            shared_fit_s=fit.wall if share != 1.0 else None, message="")
 
     if contract.shares_budgets(cls):
         with alarm(timeout_s * len(item.budgets) if timeout_s else None):
@@ -310,7 +304,7 @@ def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, da
             with Timed() as fit:
                 est.fit(X_tr, y_tr)
             for n in item.budgets:
-                finish(records[n], est, lambda n=n: est.predict(X_te, budget=n), fit, share=n / sum(item.budgets))
+                finish(n, est, lambda n=n: est.predict(X_te, budget=n), fit, share=n / sum(item.budgets))
         return
     for n in item.budgets:
         try:
@@ -318,7 +312,7 @@ def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, da
                 est = cls(n_features=n, **common)
                 with Timed() as fit:
                     est.fit(X_tr, y_tr)
-                finish(records[n], est, lambda est=est: est.predict(X_te), fit)
+                finish(n, est, lambda est=est: est.predict(X_te), fit)
         except TaskTimeout as exc:
-            records[n].update(status="timeout", message=str(exc))
+            records[n] = records[n].failing("timeout", str(exc))
 

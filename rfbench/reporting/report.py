@@ -69,6 +69,7 @@ from rfbench.registry import Registry, or_default
 from rfbench.reporting import cells as cells_mod
 from rfbench.reporting import stats
 from rfbench.reporting.html_markup import document, esc, simple_table
+from rfbench.store.record import fitted_by_sign
 
 FORMATS = ("text", "markdown", "latex", "csv", "html")
 DASH = "–"                   # an empty cell or a value that does not exist (never 'None' or 'nan')
@@ -643,7 +644,7 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
         caption += (f" [k/K]: only k of the K {tasks} have finished (a run in progress, or a screen of some folds: --folds); a t-test against "
                     "it runs on the folds both cells have in common, and a Wilcoxon test leaves it out, unless fewer than two datasets are complete: then it is a screen on the "
                     "folds both methods have in common (column protocol).")
-    as_sign = sorted(set(df.loc[df["task"].astype(str).str.contains("sign", na=False), "method"]))
+    as_sign = sorted(set(df.loc[df["task"].map(fitted_by_sign), "method"]))
     if as_sign:
         caption += (f" On classification data, {', '.join(_display(m, names) for m in as_sign)} (regression "
                     "methods) are fitted by ridge/least squares on ±1 labels and predict the sign.")

@@ -25,6 +25,15 @@ STATUSES = ("done", "error", "timeout")
 MESSAGE_MAX = 500
 TRACEBACK_MAX = 3000
 
+#: what a record's ``task`` adds when a regression method was fitted on a classification set (by
+#: ridge/least squares on ±1 labels, predicting the sign)
+SIGN_FIT = " (ridge on ±1, sign)"
+
+
+def fitted_by_sign(task) -> bool:
+    """Whether a record's ``task`` says a regression method was fitted on ±1 labels (:data:`SIGN_FIT`)."""
+    return isinstance(task, str) and task.endswith(SIGN_FIT)
+
 _TASK = {"part": "task"}        # identifies the task: record_key hashes these, in this order
 _FILE = {"part": "file"}        # kept in the record's file, not a column of results.csv
 
@@ -86,6 +95,14 @@ class Record:
         return cls(dataset=dataset, method=method, n_features=n_features, fold=fold, seed=seed, protocol=protocol,
                    status=status, threads=threads, message=message[:MESSAGE_MAX],
                    finished_at=finished_at or timestamp())
+
+    def failing(self, status: str, message: str, traceback: str | None = None, **changes) -> Record:
+        """This record as a failure (``status`` error or timeout) with its message and traceback cut to
+        MESSAGE_MAX and TRACEBACK_MAX characters (the message's start, the traceback's end)."""
+        if status not in STATUSES or status == "done":
+            raise ValueError(f"a failed task's status is error or timeout, not {status!r}")
+        return dataclasses.replace(self, status=status, message=message[:MESSAGE_MAX],
+                                   traceback=None if traceback is None else traceback[-TRACEBACK_MAX:], **changes)
 
     def replace(self, **changes) -> Record:
         """This record with ``changes`` (field names)."""

@@ -34,7 +34,7 @@ from rfbench.errors import UsageError
 from rfbench.store import claims
 from rfbench.store.atomic import atomic_write_text, remove_stale_temporaries, sync_files
 from rfbench.store.index import INDEX_NAME, RecordIndex
-from rfbench.store.record import COLUMNS, Record, UnreadableRecord, record_key, record_text
+from rfbench.store.record import COLUMNS, Record, UnreadableRecord, record_key
 from rfbench.store.table import sort_records
 
 
@@ -80,16 +80,18 @@ class RunDir:
             rec["dataset"], rec["method"], rec["n_features"], rec["fold"], rec["seed"], rec["protocol"])
         return self.inside(self.records_dir / f"{key}.json")
 
-    def write_record(self, rec: Record | Mapping, durable: bool = True) -> None:
-        """Write the record (a :class:`Record`, or a dict written as it is) atomically, then append
-        it to the index.
+    def write_record(self, rec: Record, durable: bool = True) -> None:
+        """Write the record atomically, then append it to the index (a mapping is refused: a record
+        is built, and so checked, as a :class:`Record`; ``Record.from_dict`` reads one).
 
         ``durable=False`` (the runner's group commit): no fsync now; :meth:`sync` flushes every such
         record at once. A killed process loses nothing either way (the kernel holds the file); only
         a crash of the machine before the next sync can, and then the task is simply run again (a
         record file left empty or cut is read as not done)."""
+        if not isinstance(rec, Record):
+            raise TypeError(f"write_record takes a Record, not {type(rec).__name__}")
         path = self.record_path(rec)
-        text = rec.to_json() if isinstance(rec, Record) else record_text(rec)
+        text = rec.to_json()
         written = atomic_write_text(path, text, durable=durable)
         if not durable:
             self._unsynced.append(path)
