@@ -44,8 +44,8 @@ def main() -> None:
     wall = time.perf_counter() - t0
     out = io.StringIO()
     out.write(f"{args.method} on {args.dataset}, n = {args.features}, outer fold {args.fold}, "
-              f"{args.threads} thread(s): status {record['status']}, error {record['error']}, "
-              f"tune {record['tune_s']:.1f} s, fit {record['fit_s']:.1f} s, predict {record['predict_s']:.2f} s, "
+              f"{args.threads} thread(s): status {record.status}, error {record.error}, "
+              f"tune {record.tune_s:.1f} s, fit {record.fit_s:.1f} s, predict {record.predict_s:.2f} s, "
               f"wall {wall:.1f} s (with profiling overhead)\n\n")
     pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(args.top)
     text = out.getvalue().replace(str(Path.cwd()) + "/", "")

@@ -63,10 +63,10 @@ def main() -> None:
             t0 = time.perf_counter()
             (rec,) = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), threads, None, registry=reg)
             wall = time.perf_counter() - t0
-            if rec["status"] != "done":
-                raise SystemExit(f"{spec} with {threads} thread(s): {rec['status']}: {rec['message']}")
+            if rec.status != "done":
+                raise SystemExit(f"{spec} with {threads} thread(s): {rec.status}: {rec.message}")
             row[f"wall_{threads}core_s"] = round(wall, 2)
-            row[f"error_{threads}core"] = round(rec["error"], 4)
+            row[f"error_{threads}core"] = round(rec.error, 4)
         pub = row["published_walltime_s"]
         row["two_core_gain"] = round(row["wall_1core_s"] / row["wall_2core_s"], 2)
         row["speedup_1core"] = round(pub / row["wall_1core_s"], 1) if pub else None

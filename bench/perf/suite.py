@@ -183,9 +183,9 @@ def main() -> None:
                 row = {"dataset": dataset, "method": method, "budgets": list(item.budgets), "fold": args.fold,
                        "threads": args.threads, "seconds": time.perf_counter() - t0,
                        "cpu_seconds": time.process_time() - cpu0,
-                       "status": sorted({r["status"] for r in recs}),
-                       "errors": {str(r["n_features"]): r.get("error") for r in recs},
-                       "params": {str(r["n_features"]): r.get("params") for r in recs}}
+                       "status": sorted({r.status for r in recs}),
+                       "errors": {str(r.n_features): r.error for r in recs},
+                       "params": {str(r.n_features): r.params for r in recs}}
                 rows[:] = [r for r in rows if (r["dataset"], r["method"], r["budgets"]) !=
                            (dataset, method, row["budgets"])] + [row]
                 state["labels"][args.label]["summary"] = summary(rows, protocol.n_outer)

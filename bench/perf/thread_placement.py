@@ -67,13 +67,13 @@ def measure(method: str, dataset: str, budgets: tuple[int, ...]) -> dict:
         t0 = time.perf_counter()
         one_by_two = pool.submit(_run_items, folds[0] + folds[1], 2).result()
         wall_1x2 = time.perf_counter() - t0
-    errors = lambda recs: {f"f{r['fold']}n{r['n_features']}": r["error"] for r in recs}   # noqa: E731
+    errors = lambda recs: {f"f{r.fold}n{r.n_features}": r.error for r in recs}   # noqa: E731
     e21 = {k: v for recs in two_by_one for k, v in errors(recs).items()}
     return {"method": method, "dataset": dataset, "budgets": list(budgets), "wall_2x1_s": round(wall_2x1, 2),
             "wall_1x2_s": round(wall_1x2, 2), "ratio_1x2_over_2x1": round(wall_1x2 / wall_2x1, 3),
             "faster": "2x1" if wall_2x1 <= wall_1x2 else "1x2",
             "errors_2x1": e21, "errors_1x2": errors(one_by_two),
-            "status": sorted({r["status"] for recs in [*two_by_one, one_by_two] for r in recs})}
+            "status": sorted({r.status for recs in [*two_by_one, one_by_two] for r in recs})}
 
 
 def main() -> None:
