@@ -621,7 +621,7 @@ def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
               help="show every spec's cells: published / offline / present / pass / fail / not comparable")
 @click.option("--check-only", is_flag=True, help="do not run; check and write the outputs")
 @click.option("--summary", default=None, metavar="FILE",
-              help="write the generated reproduction section into FILE (e.g. README.md) and results/README.md")
+              help="write the generated reproduction section into FILE (docs/results.md) and results/README.md")
 @click.option("--ci", is_flag=True, help="run each spec's fast CI configuration and compare it with its reference")
 @click.option("--write-reference", is_flag=True, help="with --ci: write the reference from this run (review it first)")
 @click.option("--out", default=None, help="with --ci: where the CI runs go (default: a temporary directory)")
@@ -659,7 +659,7 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     check_jobs(backend, scheduler)
     note = no_mirror_note(data_dir)
     if summary and note:     # the summaries are committed: their offline counts must be the mirror's
-        raise UsageError("--summary needs the dataset mirror (its offline counts are written into the README); "
+        raise UsageError("--summary needs the dataset mirror (its offline counts are written into the summary); "
                          "set RFBENCH_DATA_DIR or --data-dir")
     if dry_run and (ci or check_only or list_only or summary):
         raise UsageError("--dry-run shows what a run would do; leave out --ci, --check-only, --list and --summary")

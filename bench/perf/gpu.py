@@ -445,10 +445,10 @@ def per_fold_comparison(out: dict) -> list[dict]:
 
 
 # --------------------------------------------------------------------------------------------
-# the summary that the README and docs/device.md quote
+# the summary that docs/results.md and docs/device.md quote
 
 def render(out: dict) -> str:
-    """Markdown summary of a results file (rfbench.experiments.reproduce renders the README's with it)."""
+    """Markdown summary of a results file (rfbench.experiments.reproduce renders docs/results.md's with it)."""
     from rfbench.experiments.reproduce import gpu_benchmark_markdown
 
     return gpu_benchmark_markdown(out)

@@ -118,7 +118,7 @@ def merge(out: Path, others: list[Path], label: str, carry_from: str | None, out
         have = {(r["dataset"], r["method"]) for r in rows}
         rows += [dict(r, carried_from=carry_from) for r in state["labels"][carry_from]["rows"]
                  if (r["dataset"], r["method"]) not in have and r.get("carried_from") is None]
-        state["current"] = label  # the completed projection of the newest code (the README shows it)
+        state["current"] = label  # the completed projection of the newest code (docs/results.md shows it)
     for block in state["labels"].values():
         block["summary"] = summary(block["rows"], outer_folds)
     labels = list(state["labels"])
