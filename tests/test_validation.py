@@ -550,8 +550,11 @@ def test_a_spec_field_of_the_wrong_type_is_one_line_naming_it(tmp_path, field, v
     ("wilcoxon", [{"a": "x", "n_a": "1", "b": "y", "n_b": 2}], "wilcoxon[0] needs a, n_a, b, n_b (n_a and n_b whole "
                                                                "numbers)"),
     ("wilcoxon", [5], "field 'wilcoxon[0]' must be a mapping, not int 5"),
-    ("reasons", {"x": 5}, "reasons must map datasets to {paper method: text}"),
+    ("reasons", {"x": 5}, "reasons must map datasets to {paper method: {text, command, results}}"),
     ("reasons", {"nope": {"A": "why"}}, "reasons names nope, not among the spec's datasets"),
+    ("reasons", {"*": {"A": "why"}}, "reasons.*.A needs text, command and results (and optionally measured)"),
+    ("reasons", {"*": {"A": {"text": "t", "command": "c", "results": "r", "why": 1}}},
+     "unknown field(s) reasons.*.A.why; allowed: text, command, results, measured"),
 ])
 def test_a_spec_section_is_built_and_checked_in_one_place(tmp_path, field, value, message):
     """Each section (tolerance, test, columns, chosen, published_summary, wilcoxon) is a frozen

@@ -24,9 +24,19 @@ is a standard error of the mean (ours is then shown as one too: std over the fol
 pre-processing), ``t_train`` = ``fit_s − preprocess_s`` (the fit without pre-processing and without
 the inner-CV search, ``tune_s``), ``t_test`` = ``predict_s``.
 
-A spec may say why cells miss: ``reasons: {rfbench dataset: {paper method: text}}`` (read from the
-spec file), printed under the table for every cell of that dataset and method that fails; the text
-points at what measures it (a variant's row, the other methods' rows), it types no number.
+Every failing cell of the paper's methods carries a reason (column ``reason``, with
+``reason_command`` and ``reason_results``: the command whose output shows it and the committed results
+file it reads), printed under the table and on the site's check table:
+
+- computed (:func:`better_than_published`): ours is better than published by more than the tolerance
+  (lower error, or higher for a metric where higher is better); the sentence is built from the cell's
+  numbers, never typed;
+- declared: the spec's ``reasons: {rfbench dataset or "*": {paper method: {text, command, results}}}``
+  (``measured: false`` marks a hypothesis no committed measurement backs; printed as unmeasured);
+  the text points at what measures it (a variant's row, another spec's check, an analysis script's
+  results file), it types no number.
+
+A failing cell with neither is counted and named under the table (``reason_summary``).
 
 Several seeds (``rfbench run --seeds``) are pooled (see :func:`rfbench.reporting.cells.pooled`): the reproduced mean is over
 every (seed, fold) error and is judged against the published mean; the ± next to it is the spread
@@ -173,7 +183,9 @@ def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_fol
             "diff_stds": (rm - pm) / ps if ps > 0 else np.nan,
             "diff_se": (rm - pm) / (holdout_se(ds, registry) * abs(pm)) if spec.tolerance.holdout_ses and pm else np.nan,
             "walltime_s": float(sel["total_s"].astype(float).median()),
-            "status": "pass" if abs(rm - pm) <= tol else "fail"}
+            "status": "pass" if abs(rm - pm) <= tol else "fail",
+            "reproduced_mean": rm, "published_mean": pm,
+            "better": better_than_published(rm, pm, tol, spec.higher_is_better)}
     if pool["seeds"] > 1:      # the std next to the published one is across folds; seeds apart
         row["reproduced"] += f" (±{pool['seed_std']:.2f} seeds)"
         row["seeds"] = pool["seeds"]
@@ -188,6 +200,51 @@ def _judge(spec: Spec, sel: pd.DataFrame, row: dict, pm: float, ps: float, n_fol
         if f"{t}_published_s" in row:
             row[f"{t}_s"] = ours[t]
     return row
+
+
+def better_than_published(reproduced: float, published: float, tol: float, higher_is_better: bool = False) -> bool:
+    """Whether ours beats the published mean by more than the tolerance: a cell that fails on the
+    better side (a lower error; a higher score where higher is better)."""
+    gain = (reproduced - published) if higher_is_better else (published - reproduced)
+    return bool(gain > tol)
+
+
+def check_command(spec: Spec, dataset: str | None = None, method: str | None = None) -> str:
+    """The command whose output shows a cell (its row of ``rfbench check``)."""
+    return (f"python -m rfbench.cli check bench/{spec.path.name}" if spec.path else f"python -m rfbench.cli check {spec.name}") \
+        + (f" --datasets {dataset}" if dataset else "") + (f" --methods {method}" if method else "")
+
+
+def results_file(spec: Spec) -> str:
+    """The spec's committed records as the check reads them (relative to the checkout when inside it)."""
+    from rfbench.registry import ROOT
+
+    path = spec.results / "results.csv" if spec.results is not None else None
+    if path is None:
+        return ""
+    try:
+        return str(path.resolve().relative_to(ROOT.resolve()))
+    except ValueError:
+        return str(path)
+
+
+def _better_text(row: dict) -> str:
+    rm, pm, tol = row["reproduced_mean"], row["published_mean"], row["tolerance"]
+    return (f"ours is better than published: {rm:.4g} against {pm:.4g}, |Δ| = {abs(rm - pm) / tol:.1f} × the "
+            f"tolerance ±{tol:.3g}, on the better side (computed from the cell)")
+
+
+def _reason_of(spec: Spec, row: dict, paper: str) -> dict:
+    """The reason of one failing paper cell: computed when ours is better than published, else the
+    spec's (its dataset's, else its "*" entry); empty when there is none."""
+    if row.get("better"):
+        return {"reason": _better_text(row), "reason_command": check_command(spec, row["dataset"], row["method"]),
+                "reason_results": results_file(spec), "reason_measured": True, "reason_kind": "computed"}
+    declared = spec.reasons.get(row["dataset"], {}).get(paper) or spec.reasons.get("*", {}).get(paper)
+    if declared is None:
+        return {}
+    return {"reason": declared.text, "reason_command": declared.command, "reason_results": declared.results,
+            "reason_measured": declared.measured, "reason_kind": "declared"}
 
 
 def _runs_on(method: str, dataset: str, registry: Registry) -> bool:
@@ -238,7 +295,8 @@ def compare(spec: Spec, results: pd.DataFrame, registry: Registry | None = None)
                                  f"got {label!r}")
             if field in p and pd.notna(p[field]) and str(p[field]).strip():
                 row[f"{label}_published_s"] = float(p[field])
-        rows.append(_judge(spec, sel, row | {"variant": False}, pm, ps, n_folds, registry))
+        judged = _judge(spec, sel, row | {"variant": False}, pm, ps, n_folds, registry)
+        rows.append(judged | (_reason_of(spec, judged, paper_m) if judged["status"] == "fail" else {}))
         for variant in spec.variants.get(paper_m, []):
             if not _runs_on(variant, ds, registry):       # e.g. a two-class variant on a multiclass dataset
                 continue
@@ -525,22 +583,61 @@ def _time_columns(shown: pd.DataFrame) -> pd.DataFrame:
     return shown
 
 
+def failing_without_reason(table: pd.DataFrame) -> pd.DataFrame:
+    """The failing cells of the paper's methods that carry no reason (computed or declared)."""
+    paper = paper_cells(table)
+    fail = paper[paper["status"] == "fail"]
+    if "reason_command" not in fail:
+        return fail
+    return fail[fail["reason_command"].isna() | (fail["reason_command"].astype(str) == "")]
+
+
+def reason_summary(table: pd.DataFrame) -> str:
+    """'reasons: 22 of 22 failing cells (20 computed: better than published; 2 declared, 1 of them unmeasured)'."""
+    paper = paper_cells(table)
+    fail = paper[paper["status"] == "fail"]
+    if fail.empty:
+        return ""
+    kind = fail["reason_kind"] if "reason_kind" in fail else pd.Series("", index=fail.index)
+    computed, declared = int((kind == "computed").sum()), int((kind == "declared").sum())
+    unmeasured = int(((kind == "declared") & (fail["reason_measured"] == False)).sum())  # noqa: E712
+    return (f"reasons: {computed + declared} of {len(fail)} failing cells ({computed} computed: better than "
+            f"published; {declared} declared by the spec, {unmeasured} of them unmeasured)")
+
+
 def _reason_lines(table: pd.DataFrame, spec: Spec) -> list[str]:
-    reasons = spec.reasons
-    if not reasons:
-        return []
+    """The failing cells' reasons, one paragraph per reason (the cells sharing it named together), its
+    command and results file under it; then the failing cells without one, and the count."""
     paper_of = {m: p for p, names in spec.method_alternates.items() for m in names}
+    groups: dict[tuple, list[str]] = {}
+    for r in paper_cells(table).to_dict("records"):
+        if r["status"] != "fail" or not isinstance(r.get("reason_command"), str) or not r["reason_command"]:
+            continue
+        paper = paper_of.get(r["method"], r["method"])
+        paper = r["method"] if str(paper).isdigit() else paper      # a bare number (Q = 1) says less than the name
+        cell = f"{r['dataset']} {paper}" + ("" if r["n"] is None or pd.isna(r["n"]) else f" (n = {r['n']})")
+        groups.setdefault((r["reason"], r["reason_command"], r["reason_results"], bool(r["reason_measured"])),
+                          []).append(cell)
     lines = []
-    for r in paper_cells(table).itertuples():
-        paper = paper_of.get(r.method, r.method)
-        text = reasons.get(r.dataset, {}).get(paper)
-        if r.status == "fail" and text:
-            lines += _wrap(f"  {r.dataset} {paper} (n = {r.n})", text)
-    return ["", "why the failing cells miss (the spec's reasons; the rows above measure them):", *lines] if lines else []
+    for (text, command, results, measured), names in groups.items():
+        lines += _wrap("  " + ", ".join(names), ("" if measured else "unmeasured: ") + text)
+        lines += [f"      shown by: {command}", f"      results: {results}"]
+    missing = failing_without_reason(table)
+    if not lines and missing.empty:
+        return []
+    out = ["", "why the failing cells miss (computed: ours better than published; else the spec's reasons, "
+           "each with the command that shows it and the committed results it reads):", *lines]
+    if len(missing):
+        out += _wrap("  no reason yet", ", ".join(f"{r.dataset} {r.method} (n = {r.n})" for r in missing.itertuples()))
+    return [*out, "", reason_summary(table)]
+
+
+REASON_COLUMNS = ("reason_command", "reason_results", "reason_measured", "reason_kind", "better", "reproduced_mean",
+                  "published_mean")   # the table's working columns, not drawn
 
 
 def render(table: pd.DataFrame, spec: Spec) -> str:
-    shown = _time_columns(table.drop(columns=["reason", "variant"], errors="ignore"))
+    shown = _time_columns(table.drop(columns=["reason", "variant", *REASON_COLUMNS], errors="ignore"))
     fmt = {"diff_stds": "{:+.2f}", "diff_se": "{:+.2f}", "walltime_s": "{:.1f}", "published_walltime_s": "{:.1f}",
            "speedup": "{:.0f}x", "seeds": "{:.0f}"}     # speedup = published / reproduced walltime per outer fold
     for col, f in fmt.items():

@@ -67,6 +67,19 @@ def gp_figures_section(results: pd.DataFrame, registry: Registry | None = None, 
 STATUS_CLASS = {"pass": "b-pass", "fail": "b-fail"}
 
 
+def _reason_cell(r: dict) -> str:
+    """A check row's reason as the site shows it: the sentence, the command that shows it and the committed
+    results file it reads (a failing cell), or why it is not judged (not comparable); empty otherwise."""
+    text = r.get("reason")
+    if not isinstance(text, str) or not text:
+        return ""
+    command = r.get("reason_command")
+    if not isinstance(command, str) or not command:
+        return text
+    return (("" if r.get("reason_measured", True) else "unmeasured: ") + text
+            + f" (shown by: {command}; results: {r.get('reason_results', '')})")
+
+
 def check_section(spec, results: pd.DataFrame, methods=None, datasets=None, registry: Registry | None = None,
                   full_text: bool = True) -> str:
     """The check against the published table: counts, one row per cell, the full text folded
@@ -79,14 +92,15 @@ def check_section(spec, results: pd.DataFrame, methods=None, datasets=None, regi
     counts = check.paper_cells(table)["status"].value_counts()
     badges = "".join(f'<span class="badge {STATUS_CLASS.get(s, "b-other")}">{int(counts.get(s, 0))} {esc(s)}</span>'
                      for s in check.STATUSES if counts.get(s, 0) or s in ("pass", "fail"))
-    cols = [c for c in ("dataset", "method", "n", "published", "reproduced", "folds", "diff_stds", "status")
+    cols = [c for c in ("dataset", "method", "n", "published", "reproduced", "folds", "diff_stds", "status", "reason")
             if c in table]
     rows, classes = [], []
     for r in table.to_dict("records"):
-        rows.append(["" if pd.isna(r[c]) else (f"{r[c]:+.2f}" if c == "diff_stds" else r[c]) for c in cols])
+        rows.append([_reason_cell(r) if c == "reason" else "" if pd.isna(r[c]) else
+                     (f"{r[c]:+.2f}" if c == "diff_stds" else r[c]) for c in cols])
         classes.append(r["status"].replace(" ", "-") + (" variant" if bool(r.get("variant", False)) else ""))
-    body = simple_table(cols, rows, left=3, row_classes=classes,
-                        column_classes={cols.index("status"): "status"} if "status" in cols else None)
+    column_classes = {cols.index(c): k for c, k in (("status", "status"), ("reason", "l")) if c in cols}
+    body = simple_table(cols, rows, left=3, row_classes=classes, column_classes=column_classes or None)
     return (f'<h2 id="check">Check against the published table ({esc(spec.published)})</h2>'
             f"<p>{badges}</p>"
             f'<p class="note">variants (grey rows) are shown next to the paper\'s cells and not counted; '

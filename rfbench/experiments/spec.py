@@ -33,7 +33,8 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
     metric:     the metric code of the published cells (rfbench.reporting.cells.METRICS; default: an error, lower
                 is better): its direction (higher is better for accuracy) orders ranks and Wilcoxon wins
     not_comparable: {rfbench dataset: reason}: cells whose problem differs from the paper's
-    reasons:    {rfbench dataset: {paper method: text}}: why those cells miss the published number
+    reasons:    {rfbench dataset or "*": {paper method: {text, command, results[, measured]}}}: why
+                those cells miss the published number (a :class:`Reason`; "*": every dataset without its own)
     wilcoxon:   the paper's Wilcoxon claims [{a, n_a, b, n_b, published_T, published_datasets}]
     published_summary: {file, method, mean, rank, note}: the paper's printed average ranks and means,
                 shown next to the same recomputed from its printed cells
@@ -243,7 +244,7 @@ class Spec:
     test: TTest = field(default_factory=TTest)
     layout: str = "default"              # the report's layout (rfbench.reporting.gp_table.LAYOUTS)
     not_comparable: dict = field(default_factory=dict)
-    reasons: dict = field(default_factory=dict)    # rfbench dataset -> {paper method: why its cells miss}
+    reasons: dict = field(default_factory=dict)    # rfbench dataset or "*" -> {paper method: Reason}
     protocol: dict = field(default_factory=dict)
     filters: dict = field(default_factory=dict)
     metric: str | None = None            # the published cells' metric code (rfbench.reporting.cells.METRICS)
@@ -413,14 +414,41 @@ def _layout(raw: dict, path: Path) -> str:
     return layout
 
 
+@dataclass(frozen=True)
+class Reason:
+    """Why a failing cell misses: a sentence, the command whose output shows it and the committed results
+    file that command reads (relative to the checkout); ``measured: false`` says the sentence is a
+    hypothesis no committed measurement backs (the check prints it as unmeasured)."""
+    text: str
+    command: str
+    results: str
+    measured: bool = True
+
+
+REASON_FIELDS = ("text", "command", "results", "measured")
+ALL_DATASETS = "*"      # reasons: a paper method's reason on every dataset without one of its own
+
+
+def _reason(value, where: str, path: Path) -> Reason:
+    if not isinstance(value, dict) or not all(k in value for k in REASON_FIELDS[:3]):
+        raise UsageError(f"{path.name}: {where} needs text, command and results (and optionally measured)")
+    unknown = sorted(set(map(str, value)) - set(REASON_FIELDS))
+    if unknown:
+        raise UsageError(f"{path.name}: unknown field(s) {where}.{', '.join(unknown)}; allowed: "
+                         f"{', '.join(REASON_FIELDS)}")
+    if not isinstance(value.get("measured", True), bool):
+        raise UsageError(f"{path.name}: {where}.measured must be true or false")
+    return Reason(str(value["text"]), str(value["command"]), str(value["results"]), value.get("measured", True))
+
+
 def _reasons(raw: dict, path: Path) -> dict:
     value = raw.get("reasons") or {}
     if not (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())):
-        raise UsageError(f"{path.name}: reasons must map datasets to {{paper method: text}}")
-    unknown = sorted(set(map(str, value)) - set(map(str, (raw.get("datasets") or {}).values())))
+        raise UsageError(f"{path.name}: reasons must map datasets to {{paper method: {{text, command, results}}}}")
+    unknown = sorted(set(map(str, value)) - set(map(str, (raw.get("datasets") or {}).values())) - {ALL_DATASETS})
     if unknown:
         raise UsageError(f"{path.name}: reasons names {', '.join(unknown)}, not among the spec's datasets")
-    return {str(d): {str(m): str(t) for m, t in v.items()} for d, v in value.items()}
+    return {str(d): {str(m): _reason(t, f"reasons.{d}.{m}", path) for m, t in v.items()} for d, v in value.items()}
 
 
 def _metric(raw: dict, path: Path) -> str | None:
