@@ -1012,9 +1012,9 @@ def compare_plot(dirs, against, method_list, dataset_list, kind, fmt, output, al
 
     output = output_dir(output)
     c = compare.compare(list(dirs), split_names(against) or None, _names(method_list), _names(dataset_list))
+    written, notes = plot.make_plots(c.frame, kind, output, fmt, alpha, cd_test)     # nothing to plot: one line
     for note in c.notes[:1]:
         click.echo(note, err=True)
-    written, notes = plot.make_plots(c.frame, kind, output, fmt, alpha, cd_test)
     for note in notes:
         click.echo(f"rfbench compare plot: {note}", err=True)
     for path in written:

@@ -90,13 +90,19 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     assert "all outer folds, folds 0-2 of 3" in c.notes[0] and set(c.frame["protocol"]) == {"cv-o3-i2-max300"}
 
 
-def test_compare_plot_draws_the_cd_diagram_of_a_screen(base_dir, tmp_path, capsys):
+def test_compare_plot_of_two_datasets_says_the_cd_tests_need_more_in_one_line(base_dir, tmp_path, capsys):
+    """Two methods on two datasets: no critical-difference test can reject (the signed-rank test
+    needs N ≥ 6), so no diagram is drawn and the error says so in one line (issue 45, item 2)."""
     out = tmp_path / "mine"
     compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False)
-    main(["compare", "plot", str(out), "--output", str(tmp_path / "plots")])
+    one_line_error(capsys, ["compare", "plot", str(out), "--output", str(tmp_path / "plots")],
+                   "too few datasets for a test (N = 2; with 2 methods the Wilcoxon signed-rank test at α = 0.05 can "
+                   "reject only from N = 6)")
+    assert not (tmp_path / "plots" / "cd-diagram-n10.png").exists()
+    main(["compare", "plot", str(out), "--kind", "walltime", "--output", str(tmp_path / "plots")])
     captured = capsys.readouterr()
     assert "a screen, folds 0-1 of 3" in captured.err
-    png = tmp_path / "plots" / "cd-diagram-n10.png"
+    png = tmp_path / "plots" / "walltime.png"
     assert f"wrote {png}" in captured.out and png.read_bytes().startswith(b"\x89PNG")
     one_line_error(capsys, ["compare", "plot", str(out), "--methods", "nosuch", "--output", str(tmp_path / "p2")],
                     "--methods: nosuch not in")
@@ -268,12 +274,17 @@ def test_a_classifier_on_the_gbrff_splits_is_reported_beside_gbrff2_and_lgbm(gbr
     assert sorted(table.index.get_level_values("method").unique()) == [
         "gbrff2", "lgbm", "sklearn.linear_model.RidgeClassifier"]
     # accuracy: higher is better, so a Wilcoxon pair's wins are the datasets where its mean accuracy is higher
-    text = compare.render(c, "markdown")
+    # (two datasets are too few for the test to reject: the report says so in one line, the rows are
+    # still computed)
+    assert "too few datasets for a test" in compare.render(c, "markdown")
+    from rfbench.reporting import report
+
+    cells_, errors, higher = report.summarise(c.frame)
+    rows = {r["pair"]: r for r in report.wilcoxon_table(cells_, sorted(set(c.frame["method"])), [100], higher,
+                                                        errors=errors)}
     means = table["error_mean"].unstack("method")
-    for a, b_ in (("gbrff2", "lgbm"), ("sklearn.linear_model.RidgeClassifier", "gbrff2")):
-        row = next(x for x in text.splitlines() if f"| {a} vs {b_} " in x).split("|")
-        header = next(x for x in text.splitlines() if "| pair " in x).split("|")
-        wins = {h.strip(): v.strip() for h, v in zip(header, row, strict=True)}
+    for a, b_ in (("gbrff2", "lgbm"), ("gbrff2", "sklearn.linear_model.RidgeClassifier")):
+        wins = rows[f"{a} vs {b_}"]
         assert (int(wins["wins_a"]), int(wins["wins_b"])) == (int((means[a] > means[b_]).sum()),
                                                               int((means[b_] > means[a]).sum()))
     assert (means["gbrff2"] > means["lgbm"]).all()                 # so the check above sees the direction

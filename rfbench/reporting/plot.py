@@ -271,6 +271,43 @@ def cd_analysis(df: pd.DataFrame, n: int, alpha: float = 0.05, test: str = "neme
                     metric=_metric_label(metrics), higher_is_better=cells.higher_is_better(metrics), screen=screen)
 
 
+def cd_minimum(k: int, alpha: float = 0.05, test: str = "nemenyi") -> int:
+    """The fewest datasets N on which the diagram's tests can find any difference among k methods
+    at ``alpha``, with the strongest data there is (every dataset ranking the methods alike): the
+    Friedman test (k ≥ 3; its statistic is then N(k − 1), p from the χ² approximation scipy uses)
+    must reject, and the post-hoc test too: Nemenyi's critical difference below the widest rank
+    gap k − 1, or (Wilcoxon–Holm, and any two methods) the signed-rank test at alpha divided by the
+    k(k − 1)/2 pairs (Holm's first step), by the exact critical values of rfbench.reporting.stats."""
+    from scipy import stats as st
+
+    from rfbench.reporting import stats
+
+    if test == "nemenyi" and k < 3:
+        test = "wilcoxon-holm"           # as cd_analysis: Nemenyi needs the Friedman ranks of ≥ 3 methods
+    for n in range(2, 10_000):
+        if k >= 3 and not st.chi2.sf(n * (k - 1), k - 1) < alpha:
+            continue
+        if test == "nemenyi":
+            q = float(st.studentized_range.ppf(1 - alpha, k, np.inf)) / math.sqrt(2)
+            if q * math.sqrt(k * (k + 1) / (6.0 * n)) < k - 1:
+                return n
+        elif stats.wilcoxon_critical_value(n, alpha / (k * (k - 1) / 2)) is not None:
+            return n
+    raise ValueError(f"no N up to 10000 for k = {k}, alpha = {alpha}")
+
+
+def too_few_for_cd(res: CDResult) -> str | None:
+    """One line when res has fewer datasets than :func:`cd_minimum` (no diagram is drawn), else None."""
+    k = len(res.ranks)
+    need = cd_minimum(k, res.alpha, res.test)
+    if res.n_datasets >= need:
+        return None
+    post = "Nemenyi" if res.test == "nemenyi" else "Wilcoxon–Holm"
+    tests = f"the Friedman and {post} tests" if k >= 3 else "the Wilcoxon signed-rank test"
+    return (f"critical-difference diagram at n={res.n}: too few datasets for a test (N = {res.n_datasets}; "
+            f"with {k} methods {tests} at α = {res.alpha:g} can reject only from N = {need}), so none is drawn")
+
+
 # -- figures -------------------------------------------------------------------------------------
 def _colors(methods) -> dict[str, str]:
     plt = _pyplot()
@@ -299,6 +336,7 @@ def cd_figure(res: CDResult):
         label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
         label_props={"fontsize": 9}, marker_props={"clip_on": False, "s": 30},
         elbow_props={"clip_on": False, "lw": 1.2})
+    tied = _spread_ties(artists, k)
     bottom = min(float(np.min(line.get_ydata())) for line in artists["elbows"])
     ax.set_ylim(bottom - 0.6, 0)            # the rank axis (y = 0) is the top edge of the axes
     ax.set_xlim(1 - 0.03 * k, k + 0.03 * k)
@@ -314,11 +352,65 @@ def cd_figure(res: CDResult):
     ax.set_title(res.title(), fontsize=9.5, pad=48 if res.cd is not None else 26)
     notes = [f"average rank over datasets (1 = {best}); a thick bar joins methods that are not "
              "significantly different"]
+    if tied:
+        notes.append("methods with the same average rank are drawn side by side, a hair apart")
     if res.left_out:
         notes.append(f"left out (not every method complete): {', '.join(res.left_out)}")
     fig.text(0.5, 0.01, _wrap("; ".join(notes), 130), ha="center", va="bottom", fontsize=7.5, color="0.35")
     fig.tight_layout(rect=(0, 0.07 + (0.05 if res.left_out else 0), 1, 1))
     return fig
+
+
+TIE_SPACING_IN = 0.1          # inches between the markers of methods with the same average rank
+LABEL_MARGIN = 0.01           # rank units between a label and its elbow (scikit-posthocs' text_h_margin)
+
+
+def _spread_ties(artists, k: int) -> bool:
+    """Methods with equal average rank, which scikit-posthocs draws on one point (one marker on
+    top of the other, their elbows on one line): their markers and elbows moved apart by
+    TIE_SPACING_IN around the rank, so that no elbow crosses another (the left-hand labels' in the
+    order of their rows, then the right-hand ones' in reverse). The labels still print the rank.
+    Returns whether any rank was tied."""
+    per_unit = (k - 1 + 0.06 * k) / 7.5      # rank units per inch: the axes span about 7.5 in
+    original = [round(float(np.asarray(e.get_xdata(), float)[1]), 9) for e in artists["elbows"]]
+    groups: dict[float, list[int]] = {}
+    for i, rank in enumerate(original):
+        groups.setdefault(rank, []).append(i)
+    tied = False
+    for rank, members in groups.items():
+        if len(members) < 2:
+            continue
+        tied = True
+        left = [i for i in members if artists["labels"][i].get_ha() == "right"]
+        right = [i for i in members if artists["labels"][i].get_ha() != "right"]
+        for j, i in enumerate(left + right[::-1]):
+            x = rank + (j - (len(members) - 1) / 2) * TIE_SPACING_IN * per_unit
+            xs = np.asarray(artists["elbows"][i].get_xdata(), float)
+            artists["elbows"][i].set_xdata([xs[0], x, x])
+            artists["markers"][i].set_offsets([[x, 0.0]])
+    # a thick bar joining methods (a range of ranks) reaches their moved markers: a bar joining
+    # only tied methods would otherwise have no length
+    moved = [float(np.asarray(e.get_xdata(), float)[1]) for e in artists["elbows"]]
+    bars = [line for b in artists.get("crossbars", []) for line in (b if isinstance(b, list) else [b])]
+    for bar in bars if tied else []:
+        xs = np.asarray(bar.get_xdata(), float)
+        lo, hi = round(float(xs.min()), 9), round(float(xs.max()), 9)
+        inside = [x for r, x in zip(original, moved, strict=True) if lo <= r <= hi]
+        if inside:
+            bar.set_xdata([min(inside), max(inside)])
+            bar.set_ydata(np.full(2, np.asarray(bar.get_ydata(), float)[0]))
+    # the labels' column stays just outside the outermost elbow of its side
+    for side, outer in (("right", min), ("left", max)):
+        idx = [i for i, label in enumerate(artists["labels"]) if label.get_ha() == side]
+        if not tied or not idx:
+            continue
+        xs = [np.asarray(artists["elbows"][i].get_xdata(), float) for i in idx]
+        edge = outer(x[1] for x in xs) + (-LABEL_MARGIN if side == "right" else LABEL_MARGIN)
+        edge = min(edge, xs[0][0]) if side == "right" else max(edge, xs[0][0])
+        for i, x in zip(idx, xs, strict=True):
+            artists["elbows"][i].set_xdata([edge, x[1], x[2]])
+            artists["labels"][i].set_x(edge)
+    return tied
 
 
 def _wrap(text: str, width: int) -> str:
@@ -579,6 +671,10 @@ def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05,
                 res = cd_analysis(df, int(n), alpha, test)
             except UsageError as exc:
                 notes.append(str(exc))
+                continue
+            few = too_few_for_cd(res)
+            if few:
+                notes.append(few)
                 continue
             out.append((int(n), cd_figure(res)))
         if not out:
