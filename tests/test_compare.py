@@ -388,3 +388,107 @@ def test_a_user_dataset_registered_without_its_shape_shows_its_rows_and_inputs(t
     capsys.readouterr()
     csv = shape_of(["compare", "report", "mine", "--registry", "reg.yaml"])
     assert [70, 4] in csv
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def table1_screen(out: Path, machine: dict | None) -> Path:
+    """A run of one's own on folds 0-2 of kinematics and bank under Table 1's protocol: its folds
+    are Table 1's (copied from the checkout's results), its records written directly, and its
+    run.json records ``machine`` (None: none)."""
+    import shutil
+
+    from rfbench.store import RunDir
+
+    run = RunDir(str(out)).ensure()
+    (out / "folds").mkdir(exist_ok=True)
+    for d in ("kinematics", "bank"):
+        shutil.copy(ROOT / "results" / "gfc2016-table1" / "folds" / f"{d}.csv", out / "folds" / f"{d}.csv")
+        for fold in range(3):
+            run.write_record({"dataset": d, "method": "mine", "n_features": 100, "fold": fold, "seed": 0,
+                              "protocol": "cv-o10-i5", "status": "done", "metric": "rmse100", "task": "regression",
+                              "error": 5.0 + 0.1 * fold, "total_s": 1.0, "tune_s": 0.5, "fit_s": 0.4,
+                              "predict_s": 0.1})
+    if machine is not None:
+        (out / "run.json").write_text(json.dumps({"machine": machine}))
+    return out
+
+
+def table1_machine() -> dict:
+    """The machine the checkout's Table 1 results were measured on (its runs.jsonl)."""
+    lines = (ROOT / "results" / "gfc2016-table1" / "runs.jsonl").read_text().splitlines()
+    return json.loads(lines[-1])["machine"]
+
+
+def test_a_gfc_row_shown_says_which_gfc_rows_exist_and_what_each_is(tmp_path, capsys):
+    """`--methods mine,gfc` picks the faithful gfc among several readings: one note line names them
+    all (gfc-prior, the ablation rows, gfc-gbrff) and where each is checked (issue 45, item 1)."""
+    from rfbench import registry as reg_mod
+
+    run = table1_screen(tmp_path / "mine", table1_machine())
+    main(["compare", "report", str(run), "--against", "gfc2016-table1", "--methods", "mine,gfc", "--width", "0"])
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("GFC rows")]
+    assert len(lines) == 1
+    gfc_names = [m.name for m in reg_mod.gfc_rows()]
+    assert {"gfc", "gfc-prior", "gfc-all-rows", "gfc-scaled-objective", "gfc-gbrff"} <= set(gfc_names)
+    assert "(shown here: gfc)" in lines[0] and all(n in lines[0] for n in gfc_names)
+    assert "gfc-prior = GFC as rfbench ran it until 2026-11-24" in lines[0] and "rfbench check gfc2016-table1" in lines[0]
+    for fmt, marker in (("markdown", "GFC rows (shown here: gfc)"), ("html", "GFC rows (shown here: gfc)"),
+                        ("latex", "% GFC rows (shown here: gfc)")):
+        main(["compare", "report", str(run), "--against", "gfc2016-table1", "--methods", "mine,gfc", "--format", fmt])
+        assert marker in capsys.readouterr().out, fmt
+    main(["compare", "report", str(run), "--against", "gfc2016-table1", "--methods", "mine,alc"])
+    assert "GFC rows" not in capsys.readouterr().out            # no GFC row shown: no note
+    # the listing describes each GFC row, and says which is which once whatever the width
+    methods = reg_mod.load().methods
+    for width in ("0", "80"):
+        main(["methods", "--width", width])
+        listing = capsys.readouterr().out
+        assert "GFC rows: gfc = GFC as the paper's Algorithm 2 reads" in " ".join(listing.split())
+    assert methods["gfc"].description.startswith("GFC as the paper's Algorithm 2 reads")
+    assert methods["gfc-prior"].description.startswith("GFC as rfbench ran it until 2026-11-24")
+    assert all(methods[n].description.startswith("GFC ablation: gfc with") for n in gfc_names
+               if n not in ("gfc", "gfc-prior", "gfc-gbrff"))
+
+
+@pytest.mark.parametrize("case", ["other", "same", "unrecorded"])
+def test_walltimes_from_different_machines_are_said_in_the_notes_and_the_time_figures(tmp_path, capsys,
+                                                                                       monkeypatch, case):
+    """The run's run.json machine against the baseline's (the runs.jsonl of the results it was made
+    from): a difference is said in the table's notes and in the time figures' titles (issue 45, item 4)."""
+    machine = table1_machine()
+    if case == "other":
+        machine = {**machine, "cpu_count": 64, "memory_gb": 512.0}
+    run = table1_screen(tmp_path / "mine", None if case == "unrecorded" else machine)
+    c = compare.compare([str(run)], ["gfc2016-table1"], ["mine", "gfc"])
+    timed = [n for n in c.notes if n.startswith("Walltimes")]
+    assert len(timed) == 1
+    if case == "same":
+        assert timed[0].startswith("Walltimes: the run and the baseline(s) were measured on the same machine (2 cores")
+        assert c.time_caveat is None
+    elif case == "other":
+        assert timed[0].startswith("Walltimes mix machines: the run's on 64 cores, 512.0 GB")
+        assert "baseline gfc2016-table1's on 2 cores, 23.5 GB" in timed[0]
+        assert c.time_caveat == ("walltimes from different machines: the run on 64 cores, 512.0 GB, baseline "
+                                 "gfc2016-table1 on 2 cores, 23.5 GB")
+    else:
+        assert timed[0].startswith("Walltimes may mix machines: the run's on a machine its run.json does not record")
+        assert c.time_caveat == "walltimes may mix machines (see the notes)"
+    main(["compare", "report", str(run), "--against", "gfc2016-table1", "--methods", "mine,gfc", "--width", "0"])
+    assert timed[0] in capsys.readouterr().out
+    from rfbench.reporting import plot
+
+    for kind in ("walltime", "pareto"):
+        (_, fig), = plot.figures(c.frame, kind, time_caveat=c.time_caveat)[0]
+        titles = " ".join([fig._suptitle.get_text() if fig._suptitle else ""] + [a.get_title() for a in fig.axes])
+        assert (c.time_caveat is None and "machines" not in titles) or \
+            " ".join(c.time_caveat.split()) in " ".join(titles.split()), (kind, titles)
+    if case == "other":
+        page = compare.render(c, "html")
+        assert "Wall time per task (walltimes from different machines" in page
+    # a shipped baseline outside a checkout records no machine: "may mix"
+    monkeypatch.setattr(compare, "spec_paths", lambda: [])
+    c = compare.compare([str(run)], ["gfc2016-table1"], ["mine", "gfc"])
+    assert any(n.startswith("Walltimes may mix machines") and "does not record (the shipped file" in n for n in c.notes)

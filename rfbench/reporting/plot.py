@@ -42,6 +42,7 @@ from rfbench.reporting.published import published_dir, read_published
 from rfbench.store import atomic_write_text
 
 KINDS = ("cd", "error-vs-n", "walltime", "pareto")
+TIME_KINDS = ("walltime", "pareto")      # the kinds that plot walltimes
 CD_TESTS = ("nemenyi", "wilcoxon-holm")
 FORMATS = ("png", "pdf")
 FILE_STEMS = {"cd": "cd-diagram", "error-vs-n": "error-vs-n", "walltime": "walltime",
@@ -501,9 +502,9 @@ def _timed(df: pd.DataFrame, what: str) -> pd.DataFrame:
     return done
 
 
-def walltime_figure(df: pd.DataFrame):
+def walltime_figure(df: pd.DataFrame, time_caveat: str | None = None):
     """Per-fold total_s (tuning + fit + predict) per method and n: boxes with the folds of every
-    dataset as points, log scale."""
+    dataset as points, log scale; ``time_caveat`` a second title line (times from several machines)."""
     plt = _pyplot()
     done = _timed(df, "wall time")
     methods = sorted(done["method"].unique())
@@ -531,8 +532,8 @@ def walltime_figure(df: pd.DataFrame):
     ax.set_ylabel("wall time per outer fold (s, log scale)")
     ax.grid(axis="y", which="major", alpha=0.3, lw=0.5)
     n_ds = done["dataset"].nunique()
-    ax.set_title(f"Wall time per task (tuning + fit + predict): {n_ds} datasets × outer folds",
-                 fontsize=10.5)
+    ax.set_title(f"Wall time per task (tuning + fit + predict): {n_ds} datasets × outer folds"
+                 + (f"\n{_wrap(time_caveat, 110)}" if time_caveat else ""), fontsize=10.5)
     if len(ns) > 1:
         from matplotlib.patches import Patch
 
@@ -569,7 +570,7 @@ def pareto_front(points: np.ndarray) -> np.ndarray:
     return np.array(front, dtype=int)
 
 
-def pareto_figure(df: pd.DataFrame):
+def pareto_figure(df: pd.DataFrame, time_caveat: str | None = None):
     """Error against wall time per dataset (log x), one point per (method, n), Pareto front dashed."""
     plt = _pyplot()
     done = _timed(df, "error against wall time")
@@ -615,6 +616,8 @@ def pareto_figure(df: pd.DataFrame):
     if len(ns) == 1:
         title += f", n = {ns[0]}"
     title += partial_note(done)
+    if time_caveat:
+        title += "\n" + _wrap(time_caveat, 130)
     fig.suptitle(title, fontsize=11)
     _header_legend(fig, handles, ncol=min(len(handles), 8), title_lines=title.count("\n") + 1)
     return fig
@@ -659,10 +662,11 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05,
-            test: str = "nemenyi") -> tuple[list[tuple[int | None, object]], list[str]]:
+def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05, test: str = "nemenyi",
+            time_caveat: str | None = None) -> tuple[list[tuple[int | None, object]], list[str]]:
     """([(n or None, figure)], notes on the budgets n left out) of one kind; UsageError when there
-    is nothing to plot."""
+    is nothing to plot. ``time_caveat``: a line the time figures' titles add (e.g. walltimes that
+    mix machines, rfbench.experiments.compare)."""
     if kind == "cd":
         df = _prepare(df)
         out, notes = [], []
@@ -683,11 +687,11 @@ def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05,
     make = {"error-vs-n": error_vs_n_figure, "walltime": walltime_figure, "pareto": pareto_figure}.get(kind)
     if make is None:
         raise UsageError(f"unknown plot kind '{kind}'; use one of {', '.join(KINDS)} or all")
-    return [(None, make(df))], []
+    return [(None, make(df, time_caveat) if kind in TIME_KINDS else make(df))], []
 
 
 def make_plots(df: pd.DataFrame, kind: str = "all", output: str | Path = "plots", fmt: str = "png",
-               alpha: float = 0.05, test: str = "nemenyi") -> tuple[list[Path], list[str]]:
+               alpha: float = 0.05, test: str = "nemenyi", time_caveat: str | None = None) -> tuple[list[Path], list[str]]:
     """Write the figures of ``kind`` (or every kind) to ``output``; returns (paths written, notes
     on what was skipped because there was nothing to plot). An explicitly asked kind with nothing
     to plot raises UsageError; with ``all`` it is skipped with a note (an error if nothing is left)."""
@@ -704,7 +708,7 @@ def make_plots(df: pd.DataFrame, kind: str = "all", output: str | Path = "plots"
     written: list[Path] = []
     for k in kinds:
         try:
-            figs, skipped = figures(df, k, alpha, test)
+            figs, skipped = figures(df, k, alpha, test, time_caveat)
         except UsageError as exc:
             if kind != "all":
                 raise
