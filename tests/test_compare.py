@@ -492,3 +492,20 @@ def test_walltimes_from_different_machines_are_said_in_the_notes_and_the_time_fi
     monkeypatch.setattr(compare, "spec_paths", lambda: [])
     c = compare.compare([str(run)], ["gfc2016-table1"], ["mine", "gfc"])
     assert any(n.startswith("Walltimes may mix machines") and "does not record (the shipped file" in n for n in c.notes)
+
+
+def test_compare_report_to_a_file_or_pipe_is_not_cut_into_continued_blocks(tmp_path, capsys, monkeypatch):
+    """Not a terminal (here pytest's capture) and no $COLUMNS: the comparison's table and notes are
+    whole lines, not "continued" blocks of 80 columns; $COLUMNS=80 wraps them (issue 45, item 5)."""
+    run = table1_screen(tmp_path / "mine", table1_machine())
+    argv = ["compare", "report", str(run), "--against", "gfc2016-table1", "--methods",
+            "mine,gfc,gfc-prior,gfc-all-rows,alc"]
+    monkeypatch.delenv("COLUMNS", raising=False)
+    main(argv)
+    whole = capsys.readouterr().out
+    assert "(continued)" not in whole and max(map(len, whole.splitlines())) > 150
+    assert sum(line.startswith("GFC rows") for line in whole.splitlines()) == 1       # one line, unwrapped
+    monkeypatch.setenv("COLUMNS", "80")
+    main(argv)
+    wrapped = capsys.readouterr().out
+    assert "(continued)" in wrapped and max(map(len, wrapped.splitlines())) <= 80
