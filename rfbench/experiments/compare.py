@@ -217,6 +217,7 @@ def machines_note(run_dirs, loaded) -> tuple[str, str | None]:
     if not mine or unknown:
         return ("Walltimes may mix machines: " + ", ".join(parts) + "; compare times across them with care.",
                 "walltimes may mix machines (see the notes)")
+
     def short(ms: set[str]) -> set[str]:            # cores and memory, when they tell the machines apart
         return {", ".join(m.split(", ")[:2]) for m in ms}
 
