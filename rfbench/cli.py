@@ -1012,9 +1012,10 @@ def compare_plot(dirs, against, method_list, dataset_list, kind, fmt, output, al
 
     output = output_dir(output)
     c = compare.compare(list(dirs), split_names(against) or None, _names(method_list), _names(dataset_list))
+    written, notes = plot.make_plots(c.frame, kind, output, fmt, alpha, cd_test,   # nothing to plot: one line
+                                     time_caveat=c.time_caveat)
     for note in c.notes[:1]:
         click.echo(note, err=True)
-    written, notes = plot.make_plots(c.frame, kind, output, fmt, alpha, cd_test)
     for note in notes:
         click.echo(f"rfbench compare plot: {note}", err=True)
     for path in written:
@@ -1126,7 +1127,7 @@ def datasets_fetch(names, suite, data_dir, registry_files):
               help="a user registry (YAML with methods:/datasets: sections) that extends the built-in one; "
                    "repeatable (also $RFBENCH_REGISTRY)")
 @click.option("--width", type=WIDTH, default=None,
-              help="characters per line (default: the terminal's width, 80 when not a terminal); 0: no limit, "
+              help="characters per line (default: the terminal's width; no limit when not a terminal); 0: no limit, "
                    "with each method's paper and whole description")
 def methods_cmd(registry_files, width):
     """List the registered methods, one line each."""
@@ -1136,17 +1137,17 @@ def methods_cmd(registry_files, width):
 
     from rfbench import registry
 
-    methods = list(registry.load(registry_files).methods.values())
-    if width == 0:
-        rows = [[m.name, ", ".join(sorted(m.estimators)), m.paper, m.description] for m in methods]
-        click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))
-        return
+    reg = registry.load(registry_files)
+    methods = list(reg.methods.values())
+    gfc = registry.gfc_note(None, reg)          # which GFC row is which, whatever the width
     from rfbench.reporting.report import terminal_width
 
     width = terminal_width() if width is None else width
-    if width == 0:            # a file or a pipe: whole lines
+    if width == 0:            # --width 0, a file or a pipe: whole lines
         rows = [[m.name, ", ".join(sorted(m.estimators)), m.paper, m.description] for m in methods]
         click.echo(tabulate(rows, headers=["name", "native tasks", "paper", "description"]))
+        if gfc:
+            click.echo("\n" + gfc)
         return
     if width < 40:
         raise UsageError(f"--width {width} is too narrow for the list; give 40 or more, or 0 for no limit")
@@ -1168,6 +1169,9 @@ def methods_cmd(registry_files, width):
     click.echo("\n".join(lines))
     click.echo(textwrap.fill("tasks: reg = regression, clf = classification, multi = multiclass; each method's "
                              "paper and whole description: rfbench methods --width 0", width))
+    if gfc:
+        # continuation lines indented: none may start with a method's name, as the table's rows do
+        click.echo(textwrap.fill(gfc, width, break_on_hyphens=False, subsequent_indent="  "))
 
 
 class Terminated(KeyboardInterrupt):

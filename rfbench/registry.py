@@ -851,3 +851,34 @@ def resolve_method_names(registry: Registry, names) -> tuple[Registry, list[str]
             n = name
         out.append(n)
     return (registry.with_command_line(methods=added) if added else registry), out
+
+
+GFC_ESTIMATORS = {"rfbench.methods.gfc:GFCRegressor", "rfbench.methods.gfc_gbrff:GFCGBRFFClassifier"}
+GFC_CHECK = "rfbench check gfc2016-table1"
+
+
+def gfc_rows(registry: Registry | None = None) -> list:
+    """The registered methods that are readings of GFC (their estimator is one of GFC_ESTIMATORS)."""
+    return [m for m in or_default(registry).methods.values() if set(m.estimators.values()) & GFC_ESTIMATORS]
+
+
+def gfc_note(shown=None, registry: Registry | None = None) -> str | None:
+    """One line naming every GFC row and what each is (from the registry's descriptions), when a
+    shown method is one of them (``shown`` None: for the registry's listing, always); None
+    otherwise. ``gfc`` is one reading of the paper's Algorithm 2 among several, so a user who picks
+    one is told which others exist and where each is checked against the published Table 1."""
+    rows = gfc_rows(registry)
+    picked = [m.name for m in rows if shown is None or m.name in set(shown)]
+    if not picked:
+        return None
+
+    def head(m) -> str:
+        return m.description.split(": ")[0] if m.description else m.paper
+
+    ablation = [m.name for m in rows if head(m) == "GFC ablation"]
+    parts = [f"{m.name} = {head(m)}" for m in rows if m.name not in ablation]
+    if ablation:
+        parts.insert(min(2, len(parts)), f"{', '.join(ablation)} = gfc with one reading changed each (the ablation)")
+    lead = "GFC rows" if shown is None else f"GFC rows (shown here: {', '.join(picked)}); rfbench has {len(rows)}"
+    return (f"{lead}: " + "; ".join(parts) + f". Each against the published Table 1: `{GFC_CHECK}`"
+            + ("." if shown is None else "; `rfbench methods --width 0` describes them."))

@@ -91,13 +91,19 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     assert "all outer folds, folds 0-2 of 3" in c.notes[0] and set(c.frame["protocol"]) == {"cv-o3-i2-max300"}
 
 
-def test_compare_plot_draws_the_cd_diagram_of_a_screen(base_dir, tmp_path, capsys):
+def test_compare_plot_of_two_datasets_says_the_cd_tests_need_more_in_one_line(base_dir, tmp_path, capsys):
+    """Two methods on two datasets: no critical-difference test can reject (the signed-rank test
+    needs N ≥ 6), so no diagram is drawn and the error says so in one line (issue 45, item 2)."""
     out = tmp_path / "mine"
     compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False)
-    main(["compare", "plot", str(out), "--output", str(tmp_path / "plots")])
+    one_line_error(capsys, ["compare", "plot", str(out), "--output", str(tmp_path / "plots")],
+                   "too few datasets for a test (N = 2; with 2 methods the Wilcoxon signed-rank test at α = 0.05 can "
+                   "reject only from N = 6)")
+    assert not (tmp_path / "plots" / "cd-diagram-n10.png").exists()
+    main(["compare", "plot", str(out), "--kind", "walltime", "--output", str(tmp_path / "plots")])
     captured = capsys.readouterr()
     assert "a screen, folds 0-1 of 3" in captured.err
-    png = tmp_path / "plots" / "cd-diagram-n10.png"
+    png = tmp_path / "plots" / "walltime.png"
     assert f"wrote {png}" in captured.out and png.read_bytes().startswith(b"\x89PNG")
     one_line_error(capsys, ["compare", "plot", str(out), "--methods", "nosuch", "--output", str(tmp_path / "p2")],
                     "--methods: nosuch not in")
@@ -269,12 +275,17 @@ def test_a_classifier_on_the_gbrff_splits_is_reported_beside_gbrff2_and_lgbm(gbr
     assert sorted(table.index.get_level_values("method").unique()) == [
         "gbrff2", "lgbm", "sklearn.linear_model.RidgeClassifier"]
     # accuracy: higher is better, so a Wilcoxon pair's wins are the datasets where its mean accuracy is higher
-    text = compare.render(c, "markdown")
+    # (two datasets are too few for the test to reject: the report says so in one line, the rows are
+    # still computed)
+    assert "too few datasets for a test" in compare.render(c, "markdown")
+    from rfbench.reporting import report
+
+    cells_, errors, higher = report.summarise(c.frame)
+    rows = {r["pair"]: r for r in report.wilcoxon_table(cells_, sorted(set(c.frame["method"])), [100], higher,
+                                                        errors=errors)}
     means = table["error_mean"].unstack("method")
-    for a, b_ in (("gbrff2", "lgbm"), ("sklearn.linear_model.RidgeClassifier", "gbrff2")):
-        row = next(x for x in text.splitlines() if f"| {a} vs {b_} " in x).split("|")
-        header = next(x for x in text.splitlines() if "| pair " in x).split("|")
-        wins = {h.strip(): v.strip() for h, v in zip(header, row, strict=True)}
+    for a, b_ in (("gbrff2", "lgbm"), ("gbrff2", "sklearn.linear_model.RidgeClassifier")):
+        wins = rows[f"{a} vs {b_}"]
         assert (int(wins["wins_a"]), int(wins["wins_b"])) == (int((means[a] > means[b_]).sum()),
                                                               int((means[b_] > means[a]).sum()))
     assert (means["gbrff2"] > means["lgbm"]).all()                 # so the check above sees the direction
@@ -378,3 +389,124 @@ def test_a_user_dataset_registered_without_its_shape_shows_its_rows_and_inputs(t
     capsys.readouterr()
     csv = shape_of(["compare", "report", "mine", "--registry", "reg.yaml"])
     assert [70, 4] in csv
+
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def table1_screen(out: Path, machine: dict | None) -> Path:
+    """A run of one's own on folds 0-2 of kinematics and bank under Table 1's protocol: its folds
+    are Table 1's (copied from the checkout's results), its records written directly, and its
+    run.json records ``machine`` (None: none)."""
+    import shutil
+
+    from rfbench.store import RunDir
+
+    run = RunDir(str(out)).ensure()
+    (out / "folds").mkdir(exist_ok=True)
+    for d in ("kinematics", "bank"):
+        shutil.copy(ROOT / "results" / "gfc2016-table1" / "folds" / f"{d}.csv", out / "folds" / f"{d}.csv")
+        for fold in range(3):
+            run.write_record({"dataset": d, "method": "mine", "n_features": 100, "fold": fold, "seed": 0,
+                              "protocol": "cv-o10-i5", "status": "done", "metric": "rmse100", "task": "regression",
+                              "error": 5.0 + 0.1 * fold, "total_s": 1.0, "tune_s": 0.5, "fit_s": 0.4,
+                              "predict_s": 0.1})
+    if machine is not None:
+        (out / "run.json").write_text(json.dumps({"machine": machine}))
+    return out
+
+
+def table1_machine() -> dict:
+    """The machine the checkout's Table 1 results were measured on (its runs.jsonl)."""
+    lines = (ROOT / "results" / "gfc2016-table1" / "runs.jsonl").read_text().splitlines()
+    return json.loads(lines[-1])["machine"]
+
+
+def test_a_gfc_row_shown_says_which_gfc_rows_exist_and_what_each_is(tmp_path, capsys):
+    """`--methods mine,gfc` picks the faithful gfc among several readings: one note line names them
+    all (gfc-prior, the ablation rows, gfc-gbrff) and where each is checked (issue 45, item 1)."""
+    from rfbench import registry as reg_mod
+
+    run = table1_screen(tmp_path / "mine", table1_machine())
+    main(["compare", "report", str(run), "--against", "gfc2016-table1", "--methods", "mine,gfc", "--width", "0"])
+    out = capsys.readouterr().out
+    lines = [line for line in out.splitlines() if line.startswith("GFC rows")]
+    assert len(lines) == 1
+    gfc_names = [m.name for m in reg_mod.gfc_rows()]
+    assert {"gfc", "gfc-prior", "gfc-all-rows", "gfc-scaled-objective", "gfc-gbrff"} <= set(gfc_names)
+    assert "(shown here: gfc)" in lines[0] and all(n in lines[0] for n in gfc_names)
+    assert "gfc-prior = GFC as rfbench ran it until 2026-11-24" in lines[0] and "rfbench check gfc2016-table1" in lines[0]
+    for fmt, marker in (("markdown", "GFC rows (shown here: gfc)"), ("html", "GFC rows (shown here: gfc)"),
+                        ("latex", "% GFC rows (shown here: gfc)")):
+        main(["compare", "report", str(run), "--against", "gfc2016-table1", "--methods", "mine,gfc", "--format", fmt])
+        assert marker in capsys.readouterr().out, fmt
+    main(["compare", "report", str(run), "--against", "gfc2016-table1", "--methods", "mine,alc"])
+    assert "GFC rows" not in capsys.readouterr().out            # no GFC row shown: no note
+    # the listing describes each GFC row, and says which is which once whatever the width
+    methods = reg_mod.load().methods
+    for width in ("0", "80"):
+        main(["methods", "--width", width])
+        listing = capsys.readouterr().out
+        assert "GFC rows: gfc = GFC as the paper's Algorithm 2 reads" in " ".join(listing.split())
+    assert methods["gfc"].description.startswith("GFC as the paper's Algorithm 2 reads")
+    assert methods["gfc-prior"].description.startswith("GFC as rfbench ran it until 2026-11-24")
+    assert all(methods[n].description.startswith("GFC ablation: gfc with") for n in gfc_names
+               if n not in ("gfc", "gfc-prior", "gfc-gbrff"))
+
+
+@pytest.mark.parametrize("case", ["other", "same", "unrecorded"])
+def test_walltimes_from_different_machines_are_said_in_the_notes_and_the_time_figures(tmp_path, capsys,
+                                                                                       monkeypatch, case):
+    """The run's run.json machine against the baseline's (the runs.jsonl of the results it was made
+    from): a difference is said in the table's notes and in the time figures' titles (issue 45, item 4)."""
+    machine = table1_machine()
+    if case == "other":
+        machine = {**machine, "cpu_count": 64, "memory_gb": 512.0}
+    run = table1_screen(tmp_path / "mine", None if case == "unrecorded" else machine)
+    c = compare.compare([str(run)], ["gfc2016-table1"], ["mine", "gfc"])
+    timed = [n for n in c.notes if n.startswith("Walltimes")]
+    assert len(timed) == 1
+    if case == "same":
+        assert timed[0].startswith("Walltimes: the run and the baseline(s) were measured on the same machine (2 cores")
+        assert c.time_caveat is None
+    elif case == "other":
+        assert timed[0].startswith("Walltimes mix machines: the run's on 64 cores, 512.0 GB")
+        assert "baseline gfc2016-table1's on 2 cores, 23.5 GB" in timed[0]
+        assert c.time_caveat == ("walltimes from different machines: the run on 64 cores, 512.0 GB, baseline "
+                                 "gfc2016-table1 on 2 cores, 23.5 GB")
+    else:
+        assert timed[0].startswith("Walltimes may mix machines: the run's on a machine its run.json does not record")
+        assert c.time_caveat == "walltimes may mix machines (see the notes)"
+    main(["compare", "report", str(run), "--against", "gfc2016-table1", "--methods", "mine,gfc", "--width", "0"])
+    assert timed[0] in capsys.readouterr().out
+    from rfbench.reporting import plot
+
+    for kind in ("walltime", "pareto"):
+        (_, fig), = plot.figures(c.frame, kind, time_caveat=c.time_caveat)[0]
+        titles = " ".join([fig._suptitle.get_text() if fig._suptitle else ""] + [a.get_title() for a in fig.axes])
+        assert (c.time_caveat is None and "machines" not in titles) or \
+            " ".join(c.time_caveat.split()) in " ".join(titles.split()), (kind, titles)
+    if case == "other":
+        page = compare.render(c, "html")
+        assert "Wall time per task (walltimes from different machines" in page
+    # a shipped baseline outside a checkout records no machine: "may mix"
+    monkeypatch.setattr(compare, "spec_paths", lambda: [])
+    c = compare.compare([str(run)], ["gfc2016-table1"], ["mine", "gfc"])
+    assert any(n.startswith("Walltimes may mix machines") and "does not record (the shipped file" in n for n in c.notes)
+
+
+def test_compare_report_to_a_file_or_pipe_is_not_cut_into_continued_blocks(tmp_path, capsys, monkeypatch):
+    """Not a terminal (here pytest's capture) and no $COLUMNS: the comparison's table and notes are
+    whole lines, not "continued" blocks of 80 columns; $COLUMNS=80 wraps them (issue 45, item 5)."""
+    run = table1_screen(tmp_path / "mine", table1_machine())
+    argv = ["compare", "report", str(run), "--against", "gfc2016-table1", "--methods",
+            "mine,gfc,gfc-prior,gfc-all-rows,alc"]
+    monkeypatch.delenv("COLUMNS", raising=False)
+    main(argv)
+    whole = capsys.readouterr().out
+    assert "(continued)" not in whole and max(map(len, whole.splitlines())) > 150
+    assert sum(line.startswith("GFC rows") for line in whole.splitlines()) == 1       # one line, unwrapped
+    monkeypatch.setenv("COLUMNS", "80")
+    main(argv)
+    wrapped = capsys.readouterr().out
+    assert "(continued)" in wrapped and max(map(len, wrapped.splitlines())) <= 80

@@ -172,3 +172,58 @@ def test_cli_plot_exit_codes(tmp_path, capsys):
     assert err.startswith("rfbench: error: critical-difference diagram") and "\n" not in err
     main(["plot", str(run), "--kind", "walltime", "--format", "pdf", "--output", str(tmp_path / "out")])
     assert (tmp_path / "out" / "walltime.pdf").read_bytes()[:5] == PDF_MAGIC
+
+
+def test_cd_minimum_follows_the_tests_critical_values():
+    """The fewest datasets on which the diagram's tests can reject at all (issue 45, item 2)."""
+    from rfbench.reporting import stats as rstats
+
+    assert plot.cd_minimum(2) == 6                      # two methods: the signed-rank test, N ≥ 6
+    assert rstats.wilcoxon_critical_value(5) is None and rstats.wilcoxon_critical_value(6) is not None
+    assert plot.cd_minimum(3) == 3                      # Friedman χ² = N(k − 1) = 6: p = e^-3 < 0.05
+    assert stats.chi2.sf(2 * 2, 2) > 0.05 and stats.chi2.sf(3 * 2, 2) < 0.05
+    assert plot.cd_minimum(3, test="wilcoxon-holm") == 7     # Holm: 0.05 / 3 pairs needs 2/2^N below it
+
+
+@pytest.mark.parametrize("methods, datasets", [(("m-a", "m-b", "m-c"), ("d1", "d2")),
+                                               (("m-a", "m-b"), ("d1", "d2", "d3"))])
+def test_too_few_datasets_for_the_cd_tests_draw_no_diagram_and_say_so_in_one_line(tmp_path, methods, datasets):
+    df = frame(methods=methods, datasets=datasets, ns=(10,))
+    with pytest.raises(UsageError) as exc:
+        plot.make_plots(df, "cd", tmp_path, "png")
+    message = str(exc.value)
+    assert "\n" not in message and "too few datasets for a test" in message
+    assert f"N = {len(datasets)};" in message and f"only from N = {plot.cd_minimum(len(methods))}" in message
+    assert not list(tmp_path.glob("*.png"))
+    written, notes = plot.make_plots(df, "all", tmp_path, "png")       # the other kinds are drawn
+    assert "cd-diagram-n10.png" not in {p.name for p in written}
+    assert any("too few datasets" in n for n in notes)
+
+
+def test_tied_average_ranks_are_drawn_apart():
+    """Two pairs of methods with identical errors: equal average ranks, which scikit-posthocs draws
+    on one point; their markers, elbows and labels are separate, and the bar joining them has length."""
+    df = frame(methods=("m-a", "m-b", "m-c", "m-d"), ns=(10,))
+    for a, b in (("m-a", "m-b"), ("m-c", "m-d")):
+        df.loc[df["method"] == b, "error"] = df.loc[df["method"] == a, "error"].to_numpy()
+    res = plot.cd_analysis(df, 10)
+    assert res.ranks["m-a"] == res.ranks["m-b"] and res.ranks["m-c"] == res.ranks["m-d"]
+    fig = plot.cd_figure(res)
+    ax = fig.axes[0]
+    markers = [tuple(c.get_offsets()[0]) for c in ax.collections]
+    assert len(markers) == 4 and len(set(markers)) == 4
+    xs = sorted(x for x, _ in markers)
+    assert min(np.diff(xs)) > 0.01                                     # apart, not on one point
+    labels = [t for t in ax.texts if "(" in t.get_text() and "CD" not in t.get_text()]
+    assert len(labels) == 4 and len({t.get_position() for t in labels}) == 4
+    for t in labels:           # the rank printed is still the tied average rank
+        name = t.get_text().replace("(", " ").replace(")", " ").split()
+        assert f"{res.ranks[[n for n in name if n.startswith('m-')][0]]:.2f}" in t.get_text()
+    elbows = [line for line in ax.lines if len(line.get_xdata()) == 3]
+    assert len({float(line.get_xdata()[1]) for line in elbows}) == 4
+    bars = [line for line in ax.lines if len(line.get_xdata()) == 2 and float(line.get_ydata()[0]) < 0]
+    assert bars and all(np.ptp(np.asarray(b.get_xdata(), float)) > 0.01 for b in bars)
+    assert "side by side" in fig.texts[-1].get_text()
+    untied = plot.cd_figure(plot.cd_analysis(frame(), 10))              # no tie: markers on the ranks
+    ranks = sorted(plot.cd_analysis(frame(), 10).ranks)
+    assert sorted(c.get_offsets()[0][0] for c in untied.axes[0].collections) == pytest.approx(ranks)

@@ -255,8 +255,23 @@ def test_no_none_or_nan_in_any_format(fmt):
     out = report.render(df, fmt, width=80)
     assert "None" not in out
     assert not re.search(r"\bnan\b", out, re.IGNORECASE)
-    if fmt == "latex":
-        assert "no critical value exists" in out
+    if fmt in ("text", "markdown", "latex", "html"):         # the table of dashes is one line now
+        assert "too few datasets for a test" in out
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "html"])
+def test_too_few_datasets_for_a_wilcoxon_test_is_one_line_not_a_table_of_dashes(fmt):
+    """Three datasets: the two-sided signed-rank test at p = 0.05 cannot reject below N = 6 (the
+    project's exact critical values), so the report says so in one line instead of a table."""
+    assert report.wilcoxon_minimum() == 6
+    assert report.stats.wilcoxon_critical_value(5) is None and report.stats.wilcoxon_critical_value(6) == 0
+    out = report.render(few_datasets_frame(), fmt, width=0)
+    lines = [line for line in out.splitlines() if "too few datasets for a test" in line]
+    assert len(lines) == 1 and "N = 6" in lines[0] and "3 at most" in lines[0]
+    assert "T_crit" not in out and "wilcoxon}" not in out          # no table (LaTeX: no -wilcoxon float)
+    # six datasets: the table is back, the line gone
+    full = report.render(frame(), fmt, width=0)
+    assert "too few datasets" not in full and ("T_crit" in full or "T_{\\mathrm{crit}}" in full)
 
 
 @pytest.mark.parametrize("width", [60, 80, 100, 140])

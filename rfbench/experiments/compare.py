@@ -30,8 +30,9 @@ from rfbench.errors import UsageError
 from rfbench.execution import runner
 from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import baselines
+from rfbench.experiments.spec import spec_paths
 from rfbench.protocol import CV, Protocol
-from rfbench.registry import Registry, or_default, resolve_method_names
+from rfbench.registry import Registry, gfc_note, load_yaml, or_default, resolve_method_names
 from rfbench.reporting import cells
 from rfbench.store import RunDir, atomic_write_text, load_results, pool_frames
 
@@ -155,6 +156,78 @@ class Comparison:
     outer: int                     # folds of the protocol
     baselines: list[str]
     run_dirs: list[Path]           # the user's run directories
+    # what the time figures' titles say when the walltimes are not all from one known machine
+    time_caveat: str | None = None
+
+
+def _machine(info: dict) -> str | None:
+    """A run's machine as the comparison names it (cores, memory, processor, platform), from the
+    ``machine`` of its run.json / runs.jsonl line; None when it records none."""
+    m = info.get("machine") if isinstance(info, dict) else None
+    if not isinstance(m, dict) or not any(m.get(k) for k in ("cpu_count", "memory_gb", "platform")):
+        return None
+    return (f"{m.get('cpu_count', '?')} cores, {m.get('memory_gb', '?')} GB, {m.get('processor') or '?'}, "
+            f"{m.get('platform') or '?'}")
+
+
+def machines_of(path) -> set[str]:
+    """The machines a results directory's invocations ran on (runs.jsonl, else run.json); empty
+    when none is recorded."""
+    path = Path(path)
+    infos = baselines._invocations(path)
+    if not infos and (path / "run.json").is_file():
+        try:
+            infos = [json.loads((path / "run.json").read_text())]
+        except ValueError:
+            infos = []
+    return {m for m in map(_machine, infos) if m}
+
+
+def baseline_machines(b: baselines.Baseline) -> set[str]:
+    """The machines a baseline's rows were measured on: a results directory's own runs.jsonl; for a
+    shipped file (which records code version and device, not the machine) the runs.jsonl of the
+    results directory it was made from, when this is a checkout that has it; else empty (unknown)."""
+    if b.source.is_dir():
+        return machines_of(b.source)
+    for spec_path in spec_paths():
+        results = load_yaml(spec_path).get("results")
+        if results and Path(results).name == b.name:
+            found = machines_of((spec_path.parent / results).resolve())
+            if found:
+                return found
+    return set()
+
+
+def machines_note(run_dirs, loaded) -> tuple[str, str | None]:
+    """The notes' line on where the walltimes were measured and, when they are not all from one
+    known machine, the short caveat the time figures' titles carry."""
+    mine: set[str] = set()
+    for d in run_dirs:
+        mine |= machines_of(d)
+    theirs = {b.name: baseline_machines(b) for b in loaded}
+    unknown = [name for name, ms in theirs.items() if not ms]
+    everyone = set().union(mine, *theirs.values())
+    run_text = "; ".join(sorted(mine)) or "a machine its run.json does not record"
+    if mine and not unknown and len(everyone) == 1:
+        return (f"Walltimes: the run and the baseline(s) were measured on the same machine ({run_text}).", None)
+    parts = [f"the run's on {run_text}"]
+    for name, ms in theirs.items():
+        parts.append(f"baseline {name}'s on " + ("; ".join(sorted(ms)) if ms else
+                     "a machine it does not record (the shipped file holds code version and device only)"))
+    if not mine or unknown:
+        return ("Walltimes may mix machines: " + ", ".join(parts) + "; compare times across them with care.",
+                "walltimes may mix machines (see the notes)")
+
+    def short(ms: set[str]) -> set[str]:            # cores and memory, when they tell the machines apart
+        return {", ".join(m.split(", ")[:2]) for m in ms}
+
+    if len(short(everyone)) > 1:
+        brief = [f"the run on {'; '.join(sorted(short(mine)))}"] + [
+            f"baseline {name} on {'; '.join(sorted(short(ms)))}" for name, ms in theirs.items()]
+    else:
+        brief = [p.replace("'s on ", " on ", 1) for p in parts]
+    return ("Walltimes mix machines: " + ", ".join(parts) + "; compare times across them with care.",
+            "walltimes from different machines: " + ", ".join(brief))
 
 
 def _baseline_names(run_dirs) -> list[str]:
@@ -225,11 +298,14 @@ def compare(run_dirs, against: list[str] | None = None, methods: list[str] | Non
              ", computed from the data by `rfbench compare run` before it ran (this protocol stores no splits)."),
              ("Every mean, std, t-test and Wilcoxon test below is over these folds only (the folds every shown "
               "method has finished), not over the published table's " + f"{outer} {unit}." if not full else
-              "Every statistic below is over the folds every shown method has finished."),
-             "Walltimes of the baselines are from their records (code version and device in the shipped file); "
-             "the run's from this machine."]
+              "Every statistic below is over the folds every shown method has finished.")]
+    where_timed, caveat = machines_note(run_dirs, loaded)
+    notes.append(where_timed)
+    gfc = gfc_note(set(df["method"]), registry)      # which reading of GFC a user picked
+    if gfc:
+        notes.append(gfc)
     return Comparison(df.reset_index(drop=True), notes, folds, outer, [b.name for b in loaded],
-                      [Path(d) for d in run_dirs])
+                      [Path(d) for d in run_dirs], caveat)
 
 
 def common_folds(df: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
@@ -259,7 +335,8 @@ def html_page(c: Comparison, **report_options) -> str:
     return page.document(f"rfbench comparison: {title}", [
         f"<h1>Comparison: {page.esc(title)}</h1>",
         *(f'<p class="sub">{page.esc(n)}</p>' for n in c.notes),
-        fragment, page.figures_section(c.frame, c.run_dirs), page.provenance_section(c.run_dirs)])
+        fragment, page.figures_section(c.frame, c.run_dirs, time_caveat=c.time_caveat),
+        page.provenance_section(c.run_dirs)])
 
 
 def render(c: Comparison, fmt: str, **report_options) -> str:
@@ -279,7 +356,7 @@ def render(c: Comparison, fmt: str, **report_options) -> str:
     if fmt == "markdown":
         return "\n\n".join(c.notes) + "\n\n" + text
     if fmt == "latex":
-        note = " ".join(c.notes[:2])
+        note = " ".join(c.notes[:2] + ([n for n in c.notes if n.startswith("Walltimes")] if c.time_caveat else []))
         head = "".join(f"% {n}\n" for n in c.notes)
         return head + text.replace("\\caption{", "\\caption{" + report.latex_text(note) + " ", 1)
     table = pd.read_csv(io.StringIO(text))

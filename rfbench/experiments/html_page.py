@@ -34,19 +34,21 @@ FIGURE_CAPTIONS = {"cd": "Critical-difference diagram", "error-vs-n": "Error aga
                    "walltime": "Wall time per task", "pareto": "Error against wall time, Pareto front dashed"}
 
 
-def figures_section(results: pd.DataFrame, dirs: list[Path]) -> str:
+def figures_section(results: pd.DataFrame, dirs: list[Path], time_caveat: str | None = None) -> str:
     """Every kind of ``rfbench plot`` that has something to draw, then the PNGs the directories hold
-    (a spec's own figures); a kind with nothing to draw is one line saying why."""
+    (a spec's own figures); a kind with nothing to draw is one line saying why. ``time_caveat``:
+    what the time figures' titles and captions add (a comparison whose walltimes mix machines)."""
     parts, notes = [], []
     for kind in plot.KINDS:
         try:
-            figs, skipped = plot.figures(results, kind)
+            figs, skipped = plot.figures(results, kind, time_caveat=time_caveat)
         except UsageError as exc:
             notes.append(f"{FIGURE_CAPTIONS[kind]}: not drawn ({exc})")
             continue
         notes += [f"{FIGURE_CAPTIONS[kind]}: {s}" for s in skipped]
         for n, fig in figs:
-            parts.append(img(figure_png(fig), FIGURE_CAPTIONS[kind] + (f", n = {n}" if n is not None else "")))
+            caveat = f" ({time_caveat})" if time_caveat and kind in plot.TIME_KINDS else ""
+            parts.append(img(figure_png(fig), FIGURE_CAPTIONS[kind] + (f", n = {n}" if n is not None else "") + caveat))
     for d in dirs:
         if sources.is_shipped(d):           # a shipped baseline holds rows, no figures
             continue

@@ -42,6 +42,7 @@ from rfbench.reporting.published import published_dir, read_published
 from rfbench.store import atomic_write_text
 
 KINDS = ("cd", "error-vs-n", "walltime", "pareto")
+TIME_KINDS = ("walltime", "pareto")      # the kinds that plot walltimes
 CD_TESTS = ("nemenyi", "wilcoxon-holm")
 FORMATS = ("png", "pdf")
 FILE_STEMS = {"cd": "cd-diagram", "error-vs-n": "error-vs-n", "walltime": "walltime",
@@ -271,6 +272,43 @@ def cd_analysis(df: pd.DataFrame, n: int, alpha: float = 0.05, test: str = "neme
                     metric=_metric_label(metrics), higher_is_better=cells.higher_is_better(metrics), screen=screen)
 
 
+def cd_minimum(k: int, alpha: float = 0.05, test: str = "nemenyi") -> int:
+    """The fewest datasets N on which the diagram's tests can find any difference among k methods
+    at ``alpha``, with the strongest data there is (every dataset ranking the methods alike): the
+    Friedman test (k ≥ 3; its statistic is then N(k − 1), p from the χ² approximation scipy uses)
+    must reject, and the post-hoc test too: Nemenyi's critical difference below the widest rank
+    gap k − 1, or (Wilcoxon–Holm, and any two methods) the signed-rank test at alpha divided by the
+    k(k − 1)/2 pairs (Holm's first step), by the exact critical values of rfbench.reporting.stats."""
+    from scipy import stats as st
+
+    from rfbench.reporting import stats
+
+    if test == "nemenyi" and k < 3:
+        test = "wilcoxon-holm"           # as cd_analysis: Nemenyi needs the Friedman ranks of ≥ 3 methods
+    for n in range(2, 10_000):
+        if k >= 3 and not st.chi2.sf(n * (k - 1), k - 1) < alpha:
+            continue
+        if test == "nemenyi":
+            q = float(st.studentized_range.ppf(1 - alpha, k, np.inf)) / math.sqrt(2)
+            if q * math.sqrt(k * (k + 1) / (6.0 * n)) < k - 1:
+                return n
+        elif stats.wilcoxon_critical_value(n, alpha / (k * (k - 1) / 2)) is not None:
+            return n
+    raise ValueError(f"no N up to 10000 for k = {k}, alpha = {alpha}")
+
+
+def too_few_for_cd(res: CDResult) -> str | None:
+    """One line when res has fewer datasets than :func:`cd_minimum` (no diagram is drawn), else None."""
+    k = len(res.ranks)
+    need = cd_minimum(k, res.alpha, res.test)
+    if res.n_datasets >= need:
+        return None
+    post = "Nemenyi" if res.test == "nemenyi" else "Wilcoxon–Holm"
+    tests = f"the Friedman and {post} tests" if k >= 3 else "the Wilcoxon signed-rank test"
+    return (f"critical-difference diagram at n={res.n}: too few datasets for a test (N = {res.n_datasets}; "
+            f"with {k} methods {tests} at α = {res.alpha:g} can reject only from N = {need}), so none is drawn")
+
+
 # -- figures -------------------------------------------------------------------------------------
 def _colors(methods) -> dict[str, str]:
     plt = _pyplot()
@@ -299,6 +337,7 @@ def cd_figure(res: CDResult):
         label_fmt_left="{label} ({rank:.2f})", label_fmt_right="({rank:.2f}) {label}",
         label_props={"fontsize": 9}, marker_props={"clip_on": False, "s": 30},
         elbow_props={"clip_on": False, "lw": 1.2})
+    tied = _spread_ties(artists, k)
     bottom = min(float(np.min(line.get_ydata())) for line in artists["elbows"])
     ax.set_ylim(bottom - 0.6, 0)            # the rank axis (y = 0) is the top edge of the axes
     ax.set_xlim(1 - 0.03 * k, k + 0.03 * k)
@@ -314,11 +353,65 @@ def cd_figure(res: CDResult):
     ax.set_title(res.title(), fontsize=9.5, pad=48 if res.cd is not None else 26)
     notes = [f"average rank over datasets (1 = {best}); a thick bar joins methods that are not "
              "significantly different"]
+    if tied:
+        notes.append("methods with the same average rank are drawn side by side, a hair apart")
     if res.left_out:
         notes.append(f"left out (not every method complete): {', '.join(res.left_out)}")
     fig.text(0.5, 0.01, _wrap("; ".join(notes), 130), ha="center", va="bottom", fontsize=7.5, color="0.35")
     fig.tight_layout(rect=(0, 0.07 + (0.05 if res.left_out else 0), 1, 1))
     return fig
+
+
+TIE_SPACING_IN = 0.1          # inches between the markers of methods with the same average rank
+LABEL_MARGIN = 0.01           # rank units between a label and its elbow (scikit-posthocs' text_h_margin)
+
+
+def _spread_ties(artists, k: int) -> bool:
+    """Methods with equal average rank, which scikit-posthocs draws on one point (one marker on
+    top of the other, their elbows on one line): their markers and elbows moved apart by
+    TIE_SPACING_IN around the rank, so that no elbow crosses another (the left-hand labels' in the
+    order of their rows, then the right-hand ones' in reverse). The labels still print the rank.
+    Returns whether any rank was tied."""
+    per_unit = (k - 1 + 0.06 * k) / 7.5      # rank units per inch: the axes span about 7.5 in
+    original = [round(float(np.asarray(e.get_xdata(), float)[1]), 9) for e in artists["elbows"]]
+    groups: dict[float, list[int]] = {}
+    for i, rank in enumerate(original):
+        groups.setdefault(rank, []).append(i)
+    tied = False
+    for rank, members in groups.items():
+        if len(members) < 2:
+            continue
+        tied = True
+        left = [i for i in members if artists["labels"][i].get_ha() == "right"]
+        right = [i for i in members if artists["labels"][i].get_ha() != "right"]
+        for j, i in enumerate(left + right[::-1]):
+            x = rank + (j - (len(members) - 1) / 2) * TIE_SPACING_IN * per_unit
+            xs = np.asarray(artists["elbows"][i].get_xdata(), float)
+            artists["elbows"][i].set_xdata([xs[0], x, x])
+            artists["markers"][i].set_offsets([[x, 0.0]])
+    # a thick bar joining methods (a range of ranks) reaches their moved markers: a bar joining
+    # only tied methods would otherwise have no length
+    moved = [float(np.asarray(e.get_xdata(), float)[1]) for e in artists["elbows"]]
+    bars = [line for b in artists.get("crossbars", []) for line in (b if isinstance(b, list) else [b])]
+    for bar in bars if tied else []:
+        xs = np.asarray(bar.get_xdata(), float)
+        lo, hi = round(float(xs.min()), 9), round(float(xs.max()), 9)
+        inside = [x for r, x in zip(original, moved, strict=True) if lo <= r <= hi]
+        if inside:
+            bar.set_xdata([min(inside), max(inside)])
+            bar.set_ydata(np.full(2, np.asarray(bar.get_ydata(), float)[0]))
+    # the labels' column stays just outside the outermost elbow of its side
+    for side, outer in (("right", min), ("left", max)):
+        idx = [i for i, label in enumerate(artists["labels"]) if label.get_ha() == side]
+        if not tied or not idx:
+            continue
+        xs = [np.asarray(artists["elbows"][i].get_xdata(), float) for i in idx]
+        edge = outer(x[1] for x in xs) + (-LABEL_MARGIN if side == "right" else LABEL_MARGIN)
+        edge = min(edge, xs[0][0]) if side == "right" else max(edge, xs[0][0])
+        for i, x in zip(idx, xs, strict=True):
+            artists["elbows"][i].set_xdata([edge, x[1], x[2]])
+            artists["labels"][i].set_x(edge)
+    return tied
 
 
 def _wrap(text: str, width: int) -> str:
@@ -409,9 +502,9 @@ def _timed(df: pd.DataFrame, what: str) -> pd.DataFrame:
     return done
 
 
-def walltime_figure(df: pd.DataFrame):
+def walltime_figure(df: pd.DataFrame, time_caveat: str | None = None):
     """Per-fold total_s (tuning + fit + predict) per method and n: boxes with the folds of every
-    dataset as points, log scale."""
+    dataset as points, log scale; ``time_caveat`` a second title line (times from several machines)."""
     plt = _pyplot()
     done = _timed(df, "wall time")
     methods = sorted(done["method"].unique())
@@ -439,8 +532,8 @@ def walltime_figure(df: pd.DataFrame):
     ax.set_ylabel("wall time per outer fold (s, log scale)")
     ax.grid(axis="y", which="major", alpha=0.3, lw=0.5)
     n_ds = done["dataset"].nunique()
-    ax.set_title(f"Wall time per task (tuning + fit + predict): {n_ds} datasets × outer folds",
-                 fontsize=10.5)
+    ax.set_title(f"Wall time per task (tuning + fit + predict): {n_ds} datasets × outer folds"
+                 + (f"\n{_wrap(time_caveat, 110)}" if time_caveat else ""), fontsize=10.5)
     if len(ns) > 1:
         from matplotlib.patches import Patch
 
@@ -477,7 +570,7 @@ def pareto_front(points: np.ndarray) -> np.ndarray:
     return np.array(front, dtype=int)
 
 
-def pareto_figure(df: pd.DataFrame):
+def pareto_figure(df: pd.DataFrame, time_caveat: str | None = None):
     """Error against wall time per dataset (log x), one point per (method, n), Pareto front dashed."""
     plt = _pyplot()
     done = _timed(df, "error against wall time")
@@ -523,6 +616,8 @@ def pareto_figure(df: pd.DataFrame):
     if len(ns) == 1:
         title += f", n = {ns[0]}"
     title += partial_note(done)
+    if time_caveat:
+        title += "\n" + _wrap(time_caveat, 130)
     fig.suptitle(title, fontsize=11)
     _header_legend(fig, handles, ncol=min(len(handles), 8), title_lines=title.count("\n") + 1)
     return fig
@@ -567,10 +662,11 @@ def _save(fig, path: Path) -> Path:
     return path
 
 
-def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05,
-            test: str = "nemenyi") -> tuple[list[tuple[int | None, object]], list[str]]:
+def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05, test: str = "nemenyi",
+            time_caveat: str | None = None) -> tuple[list[tuple[int | None, object]], list[str]]:
     """([(n or None, figure)], notes on the budgets n left out) of one kind; UsageError when there
-    is nothing to plot."""
+    is nothing to plot. ``time_caveat``: a line the time figures' titles add (e.g. walltimes that
+    mix machines, rfbench.experiments.compare)."""
     if kind == "cd":
         df = _prepare(df)
         out, notes = [], []
@@ -580,6 +676,10 @@ def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05,
             except UsageError as exc:
                 notes.append(str(exc))
                 continue
+            few = too_few_for_cd(res)
+            if few:
+                notes.append(few)
+                continue
             out.append((int(n), cd_figure(res)))
         if not out:
             raise UsageError("; ".join(notes) or "critical-difference diagram: no finished task in the results")
@@ -587,11 +687,11 @@ def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05,
     make = {"error-vs-n": error_vs_n_figure, "walltime": walltime_figure, "pareto": pareto_figure}.get(kind)
     if make is None:
         raise UsageError(f"unknown plot kind '{kind}'; use one of {', '.join(KINDS)} or all")
-    return [(None, make(df))], []
+    return [(None, make(df, time_caveat) if kind in TIME_KINDS else make(df))], []
 
 
 def make_plots(df: pd.DataFrame, kind: str = "all", output: str | Path = "plots", fmt: str = "png",
-               alpha: float = 0.05, test: str = "nemenyi") -> tuple[list[Path], list[str]]:
+               alpha: float = 0.05, test: str = "nemenyi", time_caveat: str | None = None) -> tuple[list[Path], list[str]]:
     """Write the figures of ``kind`` (or every kind) to ``output``; returns (paths written, notes
     on what was skipped because there was nothing to plot). An explicitly asked kind with nothing
     to plot raises UsageError; with ``all`` it is skipped with a note (an error if nothing is left)."""
@@ -608,7 +708,7 @@ def make_plots(df: pd.DataFrame, kind: str = "all", output: str | Path = "plots"
     written: list[Path] = []
     for k in kinds:
         try:
-            figs, skipped = figures(df, k, alpha, test)
+            figs, skipped = figures(df, k, alpha, test, time_caveat)
         except UsageError as exc:
             if kind != "all":
                 raise

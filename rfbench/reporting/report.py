@@ -276,6 +276,26 @@ def wilcoxon_row(cells, a, na, b, nb, higher_is_better: bool, errors=None, test:
 
 
 FULL_PROTOCOL = "full protocol"
+WILCOXON_ALPHA = 0.05        # the level of the T_crit_95 columns
+
+
+def wilcoxon_minimum(alpha: float = WILCOXON_ALPHA) -> int:
+    """The fewest datasets (non-tied pairs) on which the two-sided Wilcoxon signed-rank test can
+    reject at ``alpha``: the smallest N with an exact critical value (:func:`stats.wilcoxon_critical_value`;
+    6 at 0.05)."""
+    return next(n for n in range(1, 1000) if stats.wilcoxon_critical_value(n, alpha) is not None)
+
+
+def too_few_datasets(tests: list[dict], alpha: float = WILCOXON_ALPHA) -> str | None:
+    """The one line shown instead of the Wilcoxon table when no pair has the datasets the test needs
+    to reject at ``alpha`` (every row would be dashes); None when some pair has them (or no row)."""
+    if not tests:
+        return None
+    most, need = max(int(t["datasets"]) for t in tests), wilcoxon_minimum(alpha)
+    if most >= need:
+        return None
+    return (f"Wilcoxon signed-rank test across datasets: too few datasets for a test ({most} at most per pair of "
+            f"methods; two-sided at p = {alpha:g} it can reject only from N = {need} datasets without ties).")
 
 
 def wilcoxon_table(cells, methods, ns, higher_is_better: bool = False, comparisons=(), errors=None,
@@ -623,6 +643,9 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
     keys = [(d, int(sizes.get(d, 0)) or (reg[d].m if d in reg else DASH), inputs_of(d, registry, shapes) or DASH)
             for d in ds_order]
     tests = wilcoxon_table(cells, methods, ns, higher, comparisons, errors, test, names=names)
+    few = too_few_datasets(tests)
+    if few:                      # a table of dashes says less than one line
+        tests = []
     one = unit[:-1].replace("random ", "")
     lead = "Accuracy (%)" if higher else f"Error: {metric}"
     if seeds > 1:
@@ -650,19 +673,19 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
                     "methods) are fitted by ridge/least squares on ±1 labels and predict the sign.")
     if fmt == "latex":
         return _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test,
-                      label or DEFAULT_LABEL, latex_width)
+                      label or DEFAULT_LABEL, latex_width, few)
     times = timing_table(df, ds_order, ns, methods)
     for t in times:
         t["method"] = _display(t["method"], names)
     if fmt == "html":
         plain = caption.removeprefix(f"{screen}. ") if screen else caption      # the banner says it
-        fragment = _html(keys, cells, ns, methods, names, tests, times, plain, rule, score, one, screen)
+        fragment = _html(keys, cells, ns, methods, names, tests, times, plain, rule, score, one, screen, few)
         if html_fragment:
             return fragment
         return document("rfbench report", [fragment])
     if fmt == "text":
         return _text(keys, cells, ns, methods, names, tests, times, caption, rule, score, one,
-                     terminal_width() if width is None else width)
+                     terminal_width() if width is None else width, few)
     header = ["dataset", "m", "d"]
     for n in ns:
         for meth in methods:
@@ -671,6 +694,8 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons
             for d, m, dd in keys]
     out = [caption, "", tabulate(body, headers=header, tablefmt="github", disable_numparse=True, missingval=DASH),
            "", rule[0].upper() + rule[1:] + "."]
+    if few:
+        out += ["", few]
     if tests:
         out += ["", WILCOXON_NOTE, "",
                 tabulate([{k: _missing(v) for k, v in t.items()} for t in tests], headers="keys",
@@ -696,7 +721,7 @@ def _methods_at(cells, keys, ns, methods) -> dict:
     return {n: [m for m in methods if any((d, n, m) in cells for d, _, _ in keys)] for n in ns}
 
 
-def _text(keys, cells, ns, methods, names, tests, times, caption, rule, score, one, width) -> str:
+def _text(keys, cells, ns, methods, names, tests, times, caption, rule, score, one, width, few=None) -> str:
     """The text report, every line at most width characters when the columns allow it: the main
     table as one table, else one table per n, each split into column blocks of whole methods."""
     def main(pairs, with_n):
@@ -723,6 +748,8 @@ def _text(keys, cells, ns, methods, names, tests, times, caption, rule, score, o
             for j, block in enumerate(blocks):
                 out += ([""] if i or j else []) + [f"n = {n}" + (" (continued)" if j else ""), block]
     out += ["", wrap("* = " + rule + ".", width)]
+    if few:
+        out += ["", wrap(few, width)]
     if tests:
         header, body, colalign = _records_table(tests, ".4g")
         blocks = fit_columns(header, body, width, [0, 1], [0, 1], [[i] for i in range(2, len(header))], colalign)
@@ -789,7 +816,7 @@ def _latex_layout(panel_width, ns, at, width_pt):
     return size, [p for n, chunks in panels for p in blocks(n, chunks)], "panels of whole methods"
 
 
-def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, label, width_pt) -> str:
+def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, label, width_pt, few=None) -> str:
     # every cell as LaTeX with its estimated width (pt at 10 pt)
     tex: dict = {}
     for d, _, _ in keys:
@@ -882,6 +909,8 @@ def _latex(keys, cells, ns, methods, names, tests, caption, score, rule, test, l
             body = tabular(panels[i])
             out += ([r"\resizebox{\textwidth}{!}{%", *body, "}"] if scaled[i] else body)
         out += ["", r"\smallskip", f"{{\\footnotesize {latex_text(rule[0].upper() + rule[1:])}.\\par}}", r"\end{table}", ""]
+    if few:
+        out += [f"\\noindent{{\\footnotesize {latex_text(few)}\\par}}", ""]
     if tests:
         out += _latex_wilcoxon(tests, test, label, width_pt)
     return "\n".join(out).rstrip("\n") + "\n"
@@ -930,7 +959,7 @@ def _latex_wilcoxon(tests, test, label, width_pt) -> list[str]:
             *([r"\resizebox{\textwidth}{!}{%", *body, "}"] if scaled else body), r"\end{table}"]
 
 
-def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, one, screen=None) -> str:
+def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, one, screen=None, few=None) -> str:
     """The report as an HTML fragment (rfbench.experiments.html_page wraps it into a page): a banner when the
     whole report is a screen, one table per n with a column group per method (error, walltime), bold
     and shaded where significantly best; then the Wilcoxon and timing tables. Every text is escaped."""
@@ -971,7 +1000,9 @@ def _html(keys, cells, ns, methods, names, tests, times, caption, rule, score, o
              *tables,
              f"<p>{esc(rule[0].upper() + rule[1:])}; bold cells are shaded.</p>"]
     parts.append('<h2 id="wilcoxon">Wilcoxon signed-rank tests across datasets</h2>')
-    if tests:
+    if few:
+        parts.append(f'<p class="note">{esc(few)}</p>')
+    elif tests:
         columns = list(tests[0])
         rows = [[_cell_text(t[k], ".4g") for k in columns] for t in tests]
         classes = ["screen" if t.get("protocol", FULL_PROTOCOL) != FULL_PROTOCOL else "" for t in tests]
