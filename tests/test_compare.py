@@ -93,7 +93,7 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
 
 def test_compare_plot_of_two_datasets_says_the_cd_tests_need_more_in_one_line(base_dir, tmp_path, capsys):
     """Two methods on two datasets: no critical-difference test can reject (the signed-rank test
-    needs N ≥ 6), so no diagram is drawn and the error says so in one line (issue 45, item 2)."""
+    needs N ≥ 6), so no diagram is drawn and the error says so in one line."""
     out = tmp_path / "mine"
     compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False)
     one_line_error(capsys, ["compare", "plot", str(out), "--output", str(tmp_path / "plots")],
@@ -407,10 +407,10 @@ def table1_screen(out: Path, machine: dict | None) -> Path:
     for d in ("kinematics", "bank"):
         shutil.copy(ROOT / "results" / "gfc2016-table1" / "folds" / f"{d}.csv", out / "folds" / f"{d}.csv")
         for fold in range(3):
-            run.write_record({"dataset": d, "method": "mine", "n_features": 100, "fold": fold, "seed": 0,
+            run.write_record(as_record({"dataset": d, "method": "mine", "n_features": 100, "fold": fold, "seed": 0,
                               "protocol": "cv-o10-i5", "status": "done", "metric": "rmse100", "task": "regression",
                               "error": 5.0 + 0.1 * fold, "total_s": 1.0, "tune_s": 0.5, "fit_s": 0.4,
-                              "predict_s": 0.1})
+                              "predict_s": 0.1}))
     if machine is not None:
         (out / "run.json").write_text(json.dumps({"machine": machine}))
     return out
@@ -424,7 +424,7 @@ def table1_machine() -> dict:
 
 def test_a_gfc_row_shown_says_which_gfc_rows_exist_and_what_each_is(tmp_path, capsys):
     """`--methods mine,gfc` picks the faithful gfc among several readings: one note line names them
-    all (gfc-prior, the ablation rows, gfc-gbrff) and where each is checked (issue 45, item 1)."""
+    all (gfc-prior, the ablation rows, gfc-gbrff) and where each is checked."""
     from rfbench import registry as reg_mod
 
     run = table1_screen(tmp_path / "mine", table1_machine())
@@ -435,7 +435,7 @@ def test_a_gfc_row_shown_says_which_gfc_rows_exist_and_what_each_is(tmp_path, ca
     gfc_names = [m.name for m in reg_mod.gfc_rows()]
     assert {"gfc", "gfc-prior", "gfc-all-rows", "gfc-scaled-objective", "gfc-gbrff"} <= set(gfc_names)
     assert "(shown here: gfc)" in lines[0] and all(n in lines[0] for n in gfc_names)
-    assert "gfc-prior = GFC as rfbench ran it until 2026-11-24" in lines[0] and "rfbench check gfc2016-table1" in lines[0]
+    assert "gfc-prior = GFC as rfbench ran it before (docs/history/gfc.md)" in lines[0] and "rfbench check gfc2016-table1" in lines[0]
     for fmt, marker in (("markdown", "GFC rows (shown here: gfc)"), ("html", "GFC rows (shown here: gfc)"),
                         ("latex", "% GFC rows (shown here: gfc)")):
         main(["compare", "report", str(run), "--against", "gfc2016-table1", "--methods", "mine,gfc", "--format", fmt])
@@ -449,7 +449,7 @@ def test_a_gfc_row_shown_says_which_gfc_rows_exist_and_what_each_is(tmp_path, ca
         listing = capsys.readouterr().out
         assert "GFC rows: gfc = GFC as the paper's Algorithm 2 reads" in " ".join(listing.split())
     assert methods["gfc"].description.startswith("GFC as the paper's Algorithm 2 reads")
-    assert methods["gfc-prior"].description.startswith("GFC as rfbench ran it until 2026-11-24")
+    assert methods["gfc-prior"].description.startswith("GFC as rfbench ran it before")
     assert all(methods[n].description.startswith("GFC ablation: gfc with") for n in gfc_names
                if n not in ("gfc", "gfc-prior", "gfc-gbrff"))
 
@@ -458,7 +458,7 @@ def test_a_gfc_row_shown_says_which_gfc_rows_exist_and_what_each_is(tmp_path, ca
 def test_walltimes_from_different_machines_are_said_in_the_notes_and_the_time_figures(tmp_path, capsys,
                                                                                        monkeypatch, case):
     """The run's run.json machine against the baseline's (the runs.jsonl of the results it was made
-    from): a difference is said in the table's notes and in the time figures' titles (issue 45, item 4)."""
+    from): a difference is said in the table's notes and in the time figures' titles."""
     machine = table1_machine()
     if case == "other":
         machine = {**machine, "cpu_count": 64, "memory_gb": 512.0}
@@ -497,7 +497,7 @@ def test_walltimes_from_different_machines_are_said_in_the_notes_and_the_time_fi
 
 def test_compare_report_to_a_file_or_pipe_is_not_cut_into_continued_blocks(tmp_path, capsys, monkeypatch):
     """Not a terminal (here pytest's capture) and no $COLUMNS: the comparison's table and notes are
-    whole lines, not "continued" blocks of 80 columns; $COLUMNS=80 wraps them (issue 45, item 5)."""
+    whole lines, not "continued" blocks of 80 columns; $COLUMNS=80 wraps them."""
     run = table1_screen(tmp_path / "mine", table1_machine())
     argv = ["compare", "report", str(run), "--against", "gfc2016-table1", "--methods",
             "mine,gfc,gfc-prior,gfc-all-rows,alc"]

@@ -175,7 +175,7 @@ def test_cli_plot_exit_codes(tmp_path, capsys):
 
 
 def test_cd_minimum_follows_the_tests_critical_values():
-    """The fewest datasets on which the diagram's tests can reject at all (issue 45, item 2)."""
+    """The fewest datasets on which the diagram's tests can reject at all."""
     from rfbench.reporting import stats as rstats
 
     assert plot.cd_minimum(2) == 6                      # two methods: the signed-rank test, N ≥ 6

@@ -1,4 +1,4 @@
-"""Every failing published cell carries its reason (issue 45, item 4): computed when ours is better than
+"""Every failing published cell carries its reason: computed when ours is better than
 published beyond the tolerance, else declared by the spec with the command that shows it and the committed
 results file that command reads."""
 

@@ -140,7 +140,7 @@ def test_device_auto_runs_on_the_cpu_with_the_note_once_and_the_config_file_sets
     assert err.count("--device auto: the GPU path needs torch") == 1, err      # once, for both seeds
     infos = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     assert [i["device"] for i in infos] == ["cpu", "cpu"]
-    assert {r.device for r in runner.RunDir(out).records()} == {"cpu"}
+    assert {r["device"] for r in runner.RunDir(out).records()} == {"cpu"}
     main([*argv, "--device", "cpu"])            # the command line wins: no note
     assert "--device auto" not in capsys.readouterr().err
     monkeypatch.setenv("RFBENCH_DEVICE", "cpu")   # so does the environment over the file
@@ -290,7 +290,7 @@ def test_the_device_is_recorded_but_not_part_of_the_protocol_key(devmod, fake_gp
     runner.run(["friedman-generated"], dev, [10], SMALL, str(out), RunConfig(folds=[0, 1]), registry=reg,
                progress=False)
     recs = sorted(runner.RunDir(out).records(), key=lambda r: r["fold"])
-    assert [(r["fold"], r.device, r["protocol"]) for r in recs] == [(0, "cuda", SMALL.key()),
+    assert [(r["fold"], r["device"], r["protocol"]) for r in recs] == [(0, "cuda", SMALL.key()),
                                                                        (1, "cpu", SMALL.key())]
     assert len(_fits(devmod)) == 2                  # fold 0 was done: the CPU run resumed, not redid it
     infos = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
@@ -434,7 +434,7 @@ def test_worker_lanes_run_at_most_gpu_slots_device_tasks_and_cpu_tasks_beside_th
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 8 and set(df["status"]) == {"done"}
     recs = runner.RunDir(out).records()
-    assert {(r["method"], r.device) for r in recs} == {(methods[0], "cuda"), (methods[1], "cpu")}
+    assert {(r["method"], r["device"]) for r in recs} == {(methods[0], "cuda"), (methods[1], "cpu")}
     fits = _fits(devmod)
     dev = sorted((f["start"], f["end"]) for f in fits if f["kind"] == "device")
     cpu = [(f["start"], f["end"]) for f in fits if f["kind"] == "cpu"]

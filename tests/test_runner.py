@@ -521,8 +521,8 @@ def test_non_finite_predictions_are_an_error_record_that_a_rerun_retries(tmp_pat
         except SystemExit as exc:
             assert exc.code in (0, None)
         records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
-        assert len(records) == 2 and {r.status for r in records} == {"error"}
-        assert all("predicted 2 non-finite values (NaN or inf) of 50" in r.message for r in records)
+        assert len(records) == 2 and {r["status"] for r in records} == {"error"}
+        assert all("predicted 2 non-finite values (NaN or inf) of 50" in r["message"] for r in records)
         invocations.append({r["invocation"] for r in records})
     assert len(invocations[1]) == 1 and invocations[1] != invocations[0]     # the rerun ran both tasks again
 
@@ -580,7 +580,7 @@ def test_a_user_method_that_ends_its_process_is_an_error_record_with_one_job(tmp
     main(["run", "--datasets", "friedman-generated", "--methods", "exitmod:Ends", "--features", "10", "--outer-folds",
           "2", "--inner-folds", "2", "--max-samples", "100", "--jobs", "1", "--quiet", "--no-report", "--out", "o"])
     records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
-    assert len(records) == 2 and all(r.status == "error" and message in r.message for r in records)
+    assert len(records) == 2 and all(r["status"] == "error" and message in r["message"] for r in records)
     assert not list((tmp_path / "o" / "records").glob("*.claim"))
 
 
@@ -670,11 +670,11 @@ def test_a_task_out_of_memory_or_past_its_jitter_ladder_is_its_error_record_and_
           "3", "--inner-folds", "2", "--max-samples", "100", "--jobs", "1", "--quiet", "--no-report", "--out", "o"])
     records = [json.loads(p.read_text()) for p in (tmp_path / "o" / "records").glob("*.json")]
     assert len(records) == 3
-    failed = [r for r in records if r.status == "error"]
-    assert failed and len(failed) < 3 and all(r.status == "done" for r in records if r not in failed)
+    failed = [r for r in records if r["status"] == "error"]
+    assert failed and len(failed) < 3 and all(r["status"] == "done" for r in records if r not in failed)
     said = {"OutOfMemoryError": "GPU out of memory: CUDA out of memory", "MemoryError": "MemoryError: Unable to",
             "np.linalg.LinAlgError": "LinAlgError: the Cholesky"}[raised.split("(")[0]]
-    assert all(r.message.startswith(said) and "\n" not in r.message for r in failed), failed[0]["message"]
+    assert all(r["message"].startswith(said) and "\n" not in r["message"] for r in failed), failed[0]["message"]
     assert not list((tmp_path / "o" / "records").glob("*.claim"))
 
 
