@@ -19,6 +19,7 @@ from rfbench.execution.runconfig import (  # noqa: F401 - MAX_TIMEOUT_S: the old
     MAX_TIMEOUT_S,
     check_timeout,
 )
+from rfbench.formats import FIGURE_FORMATS, TABLE_FORMATS
 
 DEFAULT_SUITE = "synthetic"
 
@@ -370,7 +371,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
 @cli.command("report")
 @click.argument("dirs", nargs=-1)
 @click.option("--format", "fmt", default="text", show_default=True,
-              type=click.Choice(["text", "markdown", "latex", "csv", "html"]),
+              type=click.Choice(TABLE_FORMATS),
               help="html: one self-contained page (tables, figures, the check against the published table when "
                    "DIR belongs to a spec, provenance)")
 @click.option("--output", default=None, help="write to this file instead of stdout (with --all: a directory)")
@@ -730,7 +731,7 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
               type=click.Choice(["cd", "error-vs-n", "walltime", "pareto", "all"]),
               help="critical-difference diagram per n, error against n per dataset, wall time per method and n, "
                    "error against wall time with the Pareto front, or every one that has something to plot")
-@click.option("--format", "fmt", default="png", show_default=True, type=click.Choice(["png", "pdf"]))
+@click.option("--format", "fmt", default="png", show_default=True, type=click.Choice(FIGURE_FORMATS))
 @click.option("--output", default="plots", show_default=True, help="directory the figures are written to")
 @click.option("--alpha", default=0.05, show_default=True, type=ALPHA, help="significance level (cd)")
 @click.option("--cd-test", default="nemenyi", show_default=True, type=click.Choice(["nemenyi", "wilcoxon-holm"]),
@@ -955,7 +956,7 @@ def _report_width(width):
               help="only these methods, yours and the baselines' (comma-separated; default: all)")
 @click.option("--datasets", "dataset_list", default=None, help="only these datasets (default: all the run has)")
 @click.option("--format", "fmt", default="text", show_default=True,
-              type=click.Choice(["text", "markdown", "latex", "csv", "html"]))
+              type=click.Choice(TABLE_FORMATS))
 @click.option("--output", default=None, help="write to this file instead of stdout")
 @click.option("--alpha", default=0.05, show_default=True, type=ALPHA, help="significance level")
 @click.option("--test", "ttest", default="welch", show_default=True, type=click.Choice(["welch", "paired"]),
@@ -999,7 +1000,7 @@ def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha,
 @click.option("--kind", default="cd", show_default=True,
               type=click.Choice(["cd", "error-vs-n", "walltime", "pareto", "all"]),
               help="as rfbench plot: the critical-difference diagram per n by default")
-@click.option("--format", "fmt", default="png", show_default=True, type=click.Choice(["png", "pdf"]))
+@click.option("--format", "fmt", default="png", show_default=True, type=click.Choice(FIGURE_FORMATS))
 @click.option("--output", default="plots", show_default=True, help="directory the figures are written to")
 @click.option("--alpha", default=0.05, show_default=True, type=ALPHA, help="significance level (cd)")
 @click.option("--cd-test", default="nemenyi", show_default=True, type=click.Choice(["nemenyi", "wilcoxon-holm"]),

@@ -24,7 +24,7 @@ RANK = {"shared": 0, "methods": 1, "data": 1, "store": 1, "execution": 2, "repor
         "entry point": 5}
 LAYERS = {
     # the shared definitions: errors, settings, protocols, registries, the estimator contract, provenance
-    "rfbench": "shared", "rfbench.errors": "shared", "rfbench.config": "shared", "rfbench.protocol": "shared",
+    "rfbench": "shared", "rfbench.errors": "shared", "rfbench.formats": "shared", "rfbench.config": "shared", "rfbench.protocol": "shared",
     "rfbench.registry": "shared", "rfbench.contract": "shared", "rfbench.provenance": "shared",
     "rfbench.methods": "methods", "rfbench.data": "data", "rfbench.store": "store",
     "rfbench.execution": "execution",

@@ -491,3 +491,19 @@ def test_the_caption_names_the_methods_fitted_on_signs_and_only_them():
     assert "(regression methods) are fitted by ridge/least squares on ±1 labels" in text
     assert re.search(r"On classification data, b \(regression", text)
     assert "±1 labels" not in report.render(frame(), "text", width=0)
+
+
+def test_every_table_format_the_commands_offer_is_rendered():
+    """One list of formats (rfbench.formats): the --format choices of report and compare report are
+    it, and the report renders each."""
+    import click
+
+    from rfbench.cli import cli
+    from rfbench.formats import TABLE_FORMATS
+
+    commands = [cli.commands["report"], cli.commands["compare"].commands["report"]]
+    for command in commands:
+        [option] = [p for p in command.params if p.name == "fmt"]
+        assert isinstance(option.type, click.Choice) and tuple(option.type.choices) == TABLE_FORMATS
+    for fmt in TABLE_FORMATS:
+        assert report.render(frame(), fmt).strip()

@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.errors import UsageError
+from rfbench.formats import FIGURE_FORMATS
 from rfbench.registry import load_yaml
 from rfbench.reporting import cells
 from rfbench.reporting.published import published_dir, read_published
@@ -44,7 +45,7 @@ from rfbench.store import atomic_write_text
 KINDS = ("cd", "error-vs-n", "walltime", "pareto")
 TIME_KINDS = ("walltime", "pareto")      # the kinds that plot walltimes
 CD_TESTS = ("nemenyi", "wilcoxon-holm")
-FORMATS = ("png", "pdf")
+FORMATS = FIGURE_FORMATS
 FILE_STEMS = {"cd": "cd-diagram", "error-vs-n": "error-vs-n", "walltime": "walltime",
               "pareto": "error-vs-walltime"}
 KEY = ["dataset", "method", "n_features", "fold", "seed", "protocol"]

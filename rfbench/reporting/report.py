@@ -64,6 +64,7 @@ from tabulate import tabulate
 
 from rfbench.errors import UsageError
 from rfbench.execution.progress import hms
+from rfbench.formats import TABLE_FORMATS
 from rfbench.protocol import Splits, read_key
 from rfbench.registry import Registry, or_default
 from rfbench.reporting import cells as cells_mod
@@ -71,7 +72,7 @@ from rfbench.reporting import stats
 from rfbench.reporting.html_markup import document, esc, simple_table
 from rfbench.store.record import fitted_by_sign
 
-FORMATS = ("text", "markdown", "latex", "csv", "html")
+FORMATS = TABLE_FORMATS
 DASH = "–"                   # an empty cell or a value that does not exist (never 'None' or 'nan')
 TEXT_WIDTH_PT = 469.0        # LaTeX \textwidth the layout is chosen for: 6.5 in (letter, 1 in margins)
 TEXT_HEIGHT_PT = 650.0       # \textheight (9 in): panels beyond it go to a continuation float
