@@ -38,8 +38,8 @@ from rfbench.errors import UsageError
 from rfbench.experiments import baselines, html_page, sources
 from rfbench.experiments.spec import Spec, all_specs
 from rfbench.registry import Registry, or_default
-from rfbench.reporting import plot, stats
-from rfbench.reporting.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
+from rfbench.reporting import pairwise, plot, svg_figures
+from rfbench.reporting.html_markup import Markup, attr, document, esc, simple_table
 from rfbench.reporting.site_markup import decorate, site_header
 from rfbench.store import COLUMNS, RunDir, atomic_write_text
 
@@ -242,37 +242,14 @@ class Board:
     table: str = ""
     figures: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    matrix: str = ""
 
 
-def _versus_best(done: pd.DataFrame, ranks: pd.Series, datasets, alpha: float, test: str) -> dict[str, tuple]:
-    """method → (wins, ties, losses) against the best-ranked method over ``datasets``: a win where
-    its errors are significantly lower (the spec's t-test at ``alpha``; paired on the folds both
-    have), a loss where the best's are, else a tie."""
-    best = ranks.idxmin()
-    errors = {k: g.set_index(["fold", "seed"])["error"].astype(float)
-              for k, g in done[done["dataset"].isin(datasets)].groupby(["dataset", "method"])}
-    out = {}
-    for m in ranks.index:
-        w = t = lo = 0
-        for ds in datasets:
-            a, b = errors.get((ds, m)), errors.get((ds, best))
-            if m == best or a is None or b is None:
-                t += 1
-                continue
-            if test == "paired":
-                common = a.index.intersection(b.index)
-                a, b = a.loc[common], b.loc[common]
-            x, y = a.to_numpy(), b.to_numpy()
-            if len(x) < 2 or len(y) < 2:
-                t += 1
-            elif stats.significantly_lower(x, y, alpha, test):
-                w += 1
-            elif stats.significantly_lower(y, x, alpha, test):
-                lo += 1
-            else:
-                t += 1
-        out[m] = (w, t, lo)
-    return out
+def pair_table(pairs: pd.DataFrame) -> str:
+    """The wins/ties/losses matrix of a board as a table: the row's method against the column's."""
+    rows = [[link(a, method_file(a)), *("" if a == b else "/".join(map(str, pairs.loc[a, b])) for b in pairs.columns)]
+            for a in pairs.index]
+    return simple_table(["method", *(f"vs {b}" for b in pairs.columns)], rows, left=1)
 
 
 def boards(spec: Spec, tasks: pd.DataFrame, datasets: set[str], alpha: float = 0.05) -> list[Board]:
@@ -292,10 +269,11 @@ def boards(spec: Spec, tasks: pd.DataFrame, datasets: set[str], alpha: float = 0
             b.notes.append(str(exc))
             out.append(b)
             continue
-        wtl = _versus_best(at_n, res.ranks, list(res.scores.index), alpha, spec.test.name)
+        order = res.ranks.sort_values().index
+        pairs = pairwise.matrix(at_n, order, list(res.scores.index), alpha, spec.test.name)
+        wtl = pairs.loc[:, order[0]]            # every method against the best-ranked one
         ranked = at_n[at_n["dataset"].isin(res.scores.index)]
         cells = ranked.groupby("method").agg(total_s=("total_s", "median"))
-        order = res.ranks.sort_values().index
         rows = [[link(m, method_file(m)), f"{res.ranks[m]:.2f}", res.n_datasets, *wtl[m],
                  _num(res.scores[m].mean(), ".4g"), _num(cells.loc[m, "total_s"], ".3g")] for m in order]
         b.table = simple_table(["method", "average rank", "datasets", f"wins vs {order[0]}", "ties", "losses",
@@ -304,13 +282,23 @@ def boards(spec: Spec, tasks: pd.DataFrame, datasets: set[str], alpha: float = 0
                        + (f"; left out: {', '.join(res.left_out)}" if res.left_out else "")
                        + f"; wins/ties/losses: {spec.test.name} t-test at α = {alpha:g} against {order[0]}, "
                          "per dataset")
-        b.figures.append(img(figure_png(plot.cd_figure(res)), f"Critical-difference diagram, {spec.name}, n = {n}"))
-        b.figures.append(img(figure_png(plot.rank_against_time(
-            res.ranks, ranked.groupby("method")["total_s"].median(), f"{spec.name}, n = {n}: average rank against "
-            f"median wall time over {res.n_datasets} datasets")), f"Average rank against wall time, {spec.name}, "
-            f"n = {n} (error against wall time per dataset: the spec's page)"))
+        b.matrix = pair_table(pairs)
+        b.figures.append(svg_figures.figure_html("cd", plot.cd_figure(res), None,
+                                                 f"Critical-difference diagram, {spec.name}, n = {n}"))
+        seconds = ranked.groupby("method")["total_s"].median()
+        b.figures.append(svg_figures.figure_html(
+            "rank-time", plot.rank_against_time(res.ranks, seconds, f"{spec.name}, n = {n}: average rank against "
+                                                f"median wall time over {res.n_datasets} datasets"), None,
+            f"Average rank against wall time, {spec.name}, n = {n} (error against wall time per dataset: the spec's "
+            "page)", tips_of=svg_figures.rank_time_tips(res.ranks, seconds, f"n = {n}, {res.n_datasets} datasets")))
         out.append(b)
     return out
+
+
+PAIR_NOTE = ("Per dataset where every method is complete, the row's method wins when its errors are significantly "
+             "lower than the column's (the spec's t-test at α, paired on the folds both finished when the spec's "
+             "test is paired), loses when they are significantly higher, and ties otherwise (or with fewer than "
+             "two folds); wins + ties + losses is the number of datasets, and (b, a) is (a, b) reversed.")
 
 
 # -- the site ----------------------------------------------------------------------------------------------------------
@@ -351,7 +339,8 @@ _WORK: dict = {}      # what a forked worker draws the spec pages from (set befo
 
 
 def _spec_page(i: int):
-    return html_page.spec_page(_WORK["specs"][i], registry=_WORK["registry"], alpha=_WORK["alpha"], check_text=False)
+    return html_page.spec_page(_WORK["specs"][i], registry=_WORK["registry"], alpha=_WORK["alpha"], check_text=False,
+                               draw=svg_figures.figure_html)
 
 
 def _start_spec_pages(specs: list[Spec], registry: Registry, alpha: float, jobs: int) -> list:
@@ -426,7 +415,11 @@ def build(output: Path, registry: Registry | None = None, *, alpha: float = 0.05
                 parts.append(f'<h2>spec <a href="{attr(spec_file(s))}">{esc(s)}</a>: {esc(spec.title)}</h2>')
                 for b in boards(spec, tasks[s], names, alpha):
                     parts.append(f"<h3>n = {b.n}</h3>" + b.table
-                                 + "".join(f'<p class="note">{esc(x)}</p>' for x in b.notes) + "".join(b.figures))
+                                 + "".join(f'<p class="note">{esc(x)}</p>' for x in b.notes))
+                    if b.matrix:
+                        parts.append(f"<h4>n = {b.n}: every pair, wins/ties/losses of the row against the column</h4>"
+                                     + b.matrix + f'<p class="note">{esc(PAIR_NOTE)}</p>')
+                    parts.append("".join(b.figures))
             w.page(suite_file(suite), f"rfbench leaderboard: {suite}", parts)
             board_links[suite] = suite_file(suite)
         suite_rows.append([link(suite, board_links[suite]) if suite in board_links else suite, len(names),
