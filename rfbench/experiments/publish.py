@@ -35,11 +35,12 @@ import numpy as np
 import pandas as pd
 
 from rfbench.errors import UsageError
-from rfbench.experiments import baselines, html_page, sources
+from rfbench.experiments import baselines, html_page, site_runs, sources
 from rfbench.experiments.spec import Spec, all_specs
 from rfbench.registry import Registry, or_default
 from rfbench.reporting import pairwise, plot, svg_figures
 from rfbench.reporting.html_markup import Markup, attr, document, esc, simple_table
+from rfbench.reporting.shown_paths import shown
 from rfbench.reporting.site_markup import decorate, site_header
 from rfbench.store import COLUMNS, RunDir, atomic_write_text
 
@@ -316,15 +317,16 @@ class Site:
 
 
 class _Writer:
-    def __init__(self, output: Path):
+    def __init__(self, output: Path, nav: list[tuple[str, str]]):
         self.output = output
         self.site = Site(output)
+        self.nav = nav
 
     def page(self, name: str, title: str, parts: list[str], *, whole: str | None = None) -> Path:
         """Write a page (``whole``: a finished document, else one built from ``parts``) with the site's
         header, its tables' CSV files beside it."""
         text = whole if whole is not None else document(title, parts)
-        text = text.replace("<body>\n", "<body>\n" + site_header(NAV) + "\n", 1)
+        text = text.replace("<body>\n", "<body>\n" + site_header(self.nav) + "\n", 1)
         text, csvs = decorate(text, name.removesuffix(".html"))
         path = self.output / name
         atomic_write_text(path, text, durable=False)
@@ -370,18 +372,32 @@ class _Later:
         return _spec_page(self.i)
 
 
+def run_files(dirs: list[Path]) -> list[str]:
+    """run-<name>.html per run directory (a name met twice numbered: run-<name>-2.html)."""
+    out: list[str] = []
+    for d in dirs:
+        stem, k = f"run-{safe_name(Path(d).name)}", 2
+        name = f"{stem}.html"
+        while name in out:
+            name, k = f"{stem}-{k}.html", k + 1
+        out.append(name)
+    return out
+
+
 def build(output: Path, registry: Registry | None = None, *, alpha: float = 0.05, jobs: int | None = None,
-          progress=None) -> Site:
+          progress=None, runs=()) -> Site:
     """Write the site into ``output`` (created if missing; its parent must exist); ``jobs``: the
-    processes drawing the spec pages (default: the CPU count)."""
+    processes drawing the spec pages (default: the CPU count); ``runs``: results directories of the
+    user's runs, a page each (:mod:`rfbench.experiments.site_runs`), checked before anything is written."""
     started = time.perf_counter()
     registry = or_default(registry)
     output = Path(output)
     if output.exists() and not output.is_dir():
         raise UsageError(f"--output {output} is a file; name a directory for the site")
+    run_dirs = site_runs.check_runs(runs)
     (output / "exports").mkdir(parents=True, exist_ok=True)
     say = progress or (lambda line: None)
-    w = _Writer(output)
+    w = _Writer(output, NAV[:5] + [("Runs", "index.html#runs")] + NAV[5:] if run_dirs else NAV)
     specs = all_specs(registry)
     drawn = _start_spec_pages(specs, registry, alpha, jobs or os.cpu_count() or 1)
     tasks: dict[str, pd.DataFrame] = {}
@@ -453,6 +469,14 @@ def build(output: Path, registry: Registry | None = None, *, alpha: float = 0.05
         w.page(spec_file(spec.name), spec.title, [], whole=page)
         say(f"{spec.name}: {len(tasks[spec.name])} tasks")
 
+    # the user's runs, each beside the baseline of its datasets
+    run_rows = []
+    for d, name in zip(run_dirs, run_files(run_dirs), strict=True):
+        rp = site_runs.run_page(d, registry, alpha)
+        w.page(name, f"rfbench run: {d.name}", [], whole=rp.html)
+        run_rows.append([link(shown(d), name), ", ".join(rp.methods), len(rp.datasets), rp.tasks, rp.against])
+        say(f"run {shown(d)}: {rp.tasks} tasks")
+
     # the columns of the exports, and the index
     w.page("columns.html", "rfbench: the exports", [
         "<h1>Exports: one row per task</h1>",
@@ -485,6 +509,8 @@ def build(output: Path, registry: Registry | None = None, *, alpha: float = 0.05
         '<h2 id="specs">Specs</h2>',
         simple_table(["spec", "tasks", "done", "failed", "datasets", "methods", "check against the paper / tasks",
                       "export", "title"], spec_rows, left=1, column_classes={8: "w"}),
+        *(['<h2 id="runs">Runs</h2>', simple_table(["run", "methods", "datasets", "finished tasks", "compared with"],
+                                                   run_rows, left=2, column_classes={4: "w"})] if run_rows else []),
         '<h2 id="suites">Suites</h2>',
         simple_table(["suite", "datasets", "with results", "tasks", "done", "specs", "export", "description"],
                      suite_rows, left=1, column_classes={7: "w"}),
