@@ -191,7 +191,8 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
     ``report.render(..., "html", html_fragment=True)``, or of ``gp_table.render`` with ``layout="gp"``),
     figures (gp: :func:`gp_figures_section` at level ``alpha``), the check against ``spec``'s
     published table (on ``check_results``, default ``results``) when it has one (``check_text``: with
-    the folded text of ``rfbench check`` under its table), provenance."""
+    the folded text of ``rfbench check`` under its table), provenance. ``draw``: the markup of one
+    figure (:func:`png_figure`; ``rfbench publish`` passes SVG with tooltips)."""
     title = spec.title if spec is not None else ", ".join(shown(d) for d in dirs)
     # the machine's own paths stay off the page: relative to the project (rfbench.reporting.shown_paths)
     sub = (f"spec {spec.name}; results in " if spec is not None else "results in ") + ", ".join(
@@ -221,7 +222,7 @@ def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, n
     of methods; ``test``: the t-test that bolds cells (default: the spec's own); ``alpha``: its level;
     ``layout``: the table's layout (default: the spec's own) (``rfbench report --all`` passes its
     options through); ``check_text``: the check's folded text under its table (``rfbench publish``
-    leaves it out). The results are those :mod:`rfbench.experiments.sources` resolves: a local
+    leaves it out); ``draw``: as :func:`directory_page`'s. The results are those :mod:`rfbench.experiments.sources` resolves: a local
     results directory, else the shipped baseline."""
     registry = or_default(registry)
     results = reproduce.results_of(spec)

@@ -9,7 +9,10 @@ The site (``DIR/``, every page flat in it, each table's CSV beside its page):
   (:func:`rfbench.experiments.html_page.spec_page`), without the check's text dump;
 * ``suite-<name>.html``: a leaderboard per suite (:data:`LEADERBOARDS`, where results exist): per
   spec and budget n, the average rank over the datasets, wins/ties/losses of every method against
-  the best, the critical-difference diagram and error against wall time;
+  the best and of every pair (:mod:`rfbench.reporting.pairwise`), the critical-difference diagram
+  and average rank against wall time;
+* ``run-<name>.html``: with ``runs``, each of the user's runs beside the baseline of its datasets
+  (:mod:`rfbench.experiments.site_runs`);
 * ``dataset-<name>.html`` and ``method-<name>.html``: the cells of a dataset or a method in every
   spec (mean error ± std, tasks, times, the chosen parameters);
 * ``exports/<spec>.csv|.parquet`` and ``exports/suite-<name>.csv|.parquet``: the tasks, one row per
@@ -17,7 +20,9 @@ The site (``DIR/``, every page flat in it, each table's CSV beside its page):
 
 Every spec's results are read once, where :mod:`rfbench.experiments.sources` resolves them (the
 local results directory, else the shipped baseline); the statistics of a spec's page are computed
-once. Nothing is written outside ``DIR``.
+once. The figures are inline SVG with a tooltip per point (:mod:`rfbench.reporting.svg_figures`);
+paths are shown relative to the project (:mod:`rfbench.reporting.shown_paths`). Nothing is
+written outside ``DIR``.
 """
 
 from __future__ import annotations
