@@ -23,7 +23,7 @@ from click.testing import CliRunner
 from rfbench.cli import cli, main
 from rfbench.execution import runner
 from rfbench.execution.runconfig import RunConfig
-from rfbench.experiments import baselines, compare, publish
+from rfbench.experiments import baselines, compare, publish, site_runs
 from rfbench.experiments import spec as spec_mod
 from rfbench.experiments.spec import all_specs
 from rfbench.protocol import Protocol
@@ -404,3 +404,20 @@ def test_pair_matrix_of_known_errors():
     assert pairs.loc["p", "q"] == (1, 1, 0) and pairs.loc["q", "p"] == (0, 1, 1)
     assert pairs.loc["q", "r"] == (1, 0, 1) and pairs.loc["r", "q"] == (1, 0, 1)
     assert pairs.loc["p", "p"] == (0, 2, 0)
+
+
+def test_a_run_without_a_baseline_of_its_datasets_gets_its_own_table(my_run):
+    # the small baseline the fixture ran is a plain run: no compare.json, no shipped baseline of the generated sets
+    page = site_runs.run_page(my_run.parent / "base")
+    assert page.methods == ["rff-gauss"] and page.against.startswith("not compared: ")
+    assert "Not compared with a baseline" in page.html and "rff-gauss" in page.html
+    assert str(my_run.parent) not in page.html
+
+
+def test_the_baseline_of_a_run_holds_most_of_its_datasets_and_is_not_its_own_copy():
+    frame = pd.DataFrame({"dataset": ["bank", "elevators"], "protocol": ["cv-o10-i5"] * 2})
+    chosen = site_runs.baseline_for(frame, Path("results/gfc2016-table1"))
+    held = pd.read_parquet(baselines.shipped_dir() / f"{chosen}.parquet", columns=["dataset", "protocol"])
+    assert chosen != "gfc2016-table1" and {"bank", "elevators"} <= set(held.loc[held["protocol"] == "cv-o10-i5",
+                                                                               "dataset"])
+    assert site_runs.baseline_for(frame.assign(protocol="holdout-t0.9-i2"), Path("mine")) is None

@@ -4,7 +4,8 @@
 folds, fingerprints and notes), with the figures as SVG with tooltips and the run's provenance.
 
 The baseline: the one ``compare run`` recorded in the directory's compare.json, else the shipped
-baseline under the run's protocol that holds most of its datasets (ties: the first by name). A run
+baseline under the run's protocol that holds most of its datasets (then most tasks on them), not
+the directory's own shipped copy. A run
 that cannot be compared (no baseline holds its datasets under its protocol, or its splits cannot
 be verified) still gets its page: its own table, and the reason in one line.
 
@@ -61,16 +62,21 @@ def check_runs(dirs) -> list[Path]:
     return out
 
 
-def baseline_for(results: pd.DataFrame) -> str | None:
-    """The shipped baseline under the run's protocol holding most of its datasets (None: none)."""
+def baseline_for(results: pd.DataFrame, directory: Path) -> str | None:
+    """The shipped baseline under the run's protocol holding most of its datasets, then most tasks
+    on them (more methods to compare with); never the shipped copy of ``directory`` itself (None:
+    none)."""
     keys = set(results["protocol"].dropna().astype(str))
     datasets = set(results["dataset"])
-    best, held = None, 0
+    best, held = None, (0, 0)
     for file in baselines.shipped():
+        if file.stem == Path(directory).name:
+            continue
         frame = pd.read_parquet(file, columns=["dataset", "protocol"])
-        n = len(set(frame.loc[frame["protocol"].isin(keys), "dataset"]) & datasets)
-        if n > held:
-            best, held = file.stem, n
+        rows = frame[frame["protocol"].isin(keys) & frame["dataset"].isin(datasets)]
+        score = (rows["dataset"].nunique(), len(rows))
+        if score[0] and score > held:
+            best, held = file.stem, score
     return best
 
 
@@ -81,7 +87,7 @@ def run_page(directory: Path, registry: Registry | None = None, alpha: float = 0
     mine = sorted(set(done["method"]))
     title = f"Run {shown(directory)}"
     notes: list[str] = []
-    against = None if (directory / compare.MARKER).is_file() else baseline_for(done)
+    against = None if (directory / compare.MARKER).is_file() else baseline_for(done, directory)
     try:
         if against is None and not (directory / compare.MARKER).is_file():
             raise UsageError("no shipped baseline holds its datasets under its protocol")
