@@ -325,9 +325,6 @@ def test_an_svg_figure_is_valid_and_titles_each_point_with_its_value():
     assert (f"q, b, n = 100: error {want['error'].mean():.4g}, {want['total_s'].mean():.4g} s per task "
             "(mean over 3 tasks)") in tooltips("</head>" + svg)
     assert len(tooltips("</head>" + svg)) == 8                              # every (dataset, method, n)
-    line = svg_figures.figure_html("error-vs-n", plot.error_vs_n_figure(df), df, "caption")
-    assert f"p, a, n = 10: error {df[(df.dataset == 'a') & (df.method == 'p') & (df.n_features == 10)].error.mean():.4g}" \
-        in "".join(tooltips("</head>" + line))
 
 
 # -- paths, runs, the pair matrix --------------------------------------------------------------------------------------
@@ -406,6 +403,7 @@ def test_pair_matrix_of_known_errors():
     assert pairs.loc["p", "p"] == (0, 2, 0)
 
 
+@pytest.mark.slow                        # the fixture runs two small benchmarks (about 5 s)
 def test_a_run_without_a_baseline_of_its_datasets_gets_its_own_table(my_run):
     # the small baseline the fixture ran is a plain run: no compare.json, no shipped baseline of the generated sets
     page = site_runs.run_page(my_run.parent / "base")
