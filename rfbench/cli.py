@@ -795,8 +795,11 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
               help="extra datasets/methods/suites file (repeatable)")
 @click.option("--jobs", default=None, type=click.IntRange(min=1),
               help="processes drawing the spec pages (default: the CPU count)")
+@click.option("--runs", "runs", multiple=True, metavar="DIR",
+              help="a results directory of `rfbench run` or `rfbench compare run` to show beside the baseline of its "
+                   "datasets, a page each (repeatable)")
 @click.option("--quiet", is_flag=True, help="print only the summary line")
-def publish_cmd(output, alpha, registry_files, jobs, quiet):
+def publish_cmd(output, alpha, registry_files, jobs, runs, quiet):
     """Every spec's results as one static site in --output (docs/site.md): an index of the specs and
     suites, a page per spec, leaderboards per suite, a page per dataset and per method, tables that
     sort and filter with their CSV, and one-row-per-task exports (CSV and Parquet). Each spec's
@@ -806,7 +809,7 @@ def publish_cmd(output, alpha, registry_files, jobs, quiet):
     from rfbench.experiments import publish
 
     reg = registry.load(registry_files)
-    site = publish.build(output_dir(output), reg, alpha=alpha, jobs=jobs,
+    site = publish.build(output_dir(output), reg, alpha=alpha, jobs=jobs, runs=runs,
                          progress=None if quiet else lambda line: click.echo(line, err=True))
     click.echo(f"wrote {len(site.pages)} pages and {len(site.files)} CSV/Parquet files into {output} in "
                f"{site.seconds:.1f} s; open {Path(output) / 'index.html'}")

@@ -1,15 +1,17 @@
-"""rfbench publish (issue 45, items 2 and 3): the static site built from the shipped baselines (no
+"""rfbench publish: the static site built from the shipped baselines (no
 local results directory): every link resolves, every table has headers and a CSV beside its page
 that holds its rows, the exports have the documented columns and one row per task, the command
 refuses an --output it cannot use in one line, and the page works in a headless browser (its
 self-test clicks a header and types a filter; screenshots are not blank)."""
 
 import csv
+import html
 import json
 import os
 import re
 import shutil
 import subprocess
+import xml.etree.ElementTree as ET
 import zlib
 from pathlib import Path
 from urllib.parse import unquote, urldefrag
@@ -19,27 +21,53 @@ import pytest
 from click.testing import CliRunner
 
 from rfbench.cli import cli, main
-from rfbench.experiments import baselines, publish
+from rfbench.execution import runner
+from rfbench.execution.runconfig import RunConfig
+from rfbench.experiments import baselines, compare, publish, site_runs
 from rfbench.experiments import spec as spec_mod
 from rfbench.experiments.spec import all_specs
-from rfbench.reporting import site_markup
+from rfbench.protocol import Protocol
+from rfbench.reporting import pairwise, plot, shown_paths, site_markup, svg_figures
 from tests.browser import chromium
 from tests.cli_errors import one_line_error
 
+GENERATED = ["breiman-generated", "friedman-generated"]      # no mirror needed
+USER = "sklearn.linear_model:Ridge"
+
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory):
-    """The site of the shipped baselines, built once: an empty working directory, the packaged specs
-    resolving their results as an installed wheel's do (no local results directory anywhere)."""
+def my_run(tmp_path_factory):
+    """A user's comparison: Ridge on the outer folds of a small baseline (rff-gauss on the generated
+    sets, 3 folds), as `rfbench compare run` writes it."""
+    mp = pytest.MonkeyPatch()
+    mp.setenv("RFBENCH_REGISTRY", "")
+    root = tmp_path_factory.mktemp("runs")
+    try:
+        runner.run(GENERATED, ["rff-gauss"], [10], Protocol(outer_folds=3, inner_folds=2, max_samples=300),
+                   str(root / "base"), RunConfig(jobs=1), progress=False)
+        compare.run(str(root / "base"), [USER], None, None, None, str(root / "mine"), RunConfig(jobs=1),
+                    progress=False)
+        yield root / "mine"
+    finally:
+        mp.undo()
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, my_run):
+    """The site of the shipped baselines and one user's run, built once: an empty working directory,
+    the packaged specs resolving their results as an installed wheel's do (no local results directory
+    anywhere)."""
     mp = pytest.MonkeyPatch()
     mp.setattr(spec_mod, "is_packaged", lambda path: True)
     mp.setenv("RFBENCH_CONFIG", "none")
+    mp.setenv("RFBENCH_REGISTRY", "")
     mp.delenv("RFBENCH_RESULTS_ROOT", raising=False)
     cwd = tmp_path_factory.mktemp("empty")
     mp.chdir(cwd)
     out = tmp_path_factory.mktemp("site") / "site"
     try:
-        result = CliRunner().invoke(cli, ["publish", "--output", str(out), "--quiet"], catch_exceptions=False)
+        result = CliRunner().invoke(cli, ["publish", "--output", str(out), "--quiet", "--runs", str(my_run)],
+                                    catch_exceptions=False)
         assert result.exit_code == 0, result.output
         assert sorted(p.name for p in cwd.iterdir()) == []            # nothing written where not pointed
         yield out
@@ -135,7 +163,7 @@ def test_exports_have_the_documented_columns_and_one_row_per_task(site):
 def test_the_leaderboards_rank_and_draw(site):
     uci = (site / "suite-uci.html").read_text()
     assert "average rank" in uci and "wins vs" in uci and "Critical-difference diagram" in uci
-    assert "Average rank against wall time" in uci and uci.count("data:image/png;base64,") >= 2
+    assert "Average rank against wall time" in uci and uci.count("<svg") >= 2 and 'src="data:image/png' not in uci
     torgo = (site / "suite-torgo.html").read_text()
     assert "gfc2016-table1" in torgo and "gfc2016-table4" in torgo and "average rank" in torgo
 
@@ -251,3 +279,143 @@ def test_chosen_parameters_are_summarised_per_parameter():
               '{"lambda": 1e-2, "sigma": 2.0, "kernel": "rbf"}', None, "{}"]
     assert publish._mode_params(values) == 'lambda ≈ 0.001 (0.0001–0.01); sigma = 2; kernel = "rbf" (2 of 3)'
     assert publish._mode_params([None, "{}", ""]) == ""
+
+
+# -- figures with the value under the pointer ---------------------------------------------------------------------------
+
+def tooltips(page: str) -> list[str]:
+    return [html.unescape(t) for t in re.findall(r"<title>([^<]*)</title>", page.split("</head>", 1)[1])]
+
+
+@pytest.mark.slow
+def test_figures_are_svg_with_each_cells_value_under_the_pointer(site):
+    page = (site / publish.spec_file("gfc2016-table1")).read_text()
+    assert 'src="data:image/png' not in page and page.count("<svg") >= 4      # (rasterised fold points: inside an SVG)
+    tips = tooltips(page)
+    tasks = pd.read_csv(site / "exports" / "gfc2016-table1.csv")
+    done = tasks[tasks["status"] == "done"]
+    cell = done.groupby(["dataset", "method", "n_features"]).agg(err=("error", "mean"), std=("error", "std"),
+                                                                 t=("total_s", "mean"), k=("error", "size"))
+    (ds, m, n), r = next(iter(cell.iterrows()))
+    k = int(r.k)
+    # error against wall time: the point of (method, dataset, n); error against n: the marker of n
+    assert f"{m}, {ds}, n = {n}: error {r.err:.4g}, {r.t:.4g} s per task (mean over {k} tasks)" in tips
+    assert f"{m}, {ds}, n = {n}: error {r.err:.4g} ± {r['std']:.4g} ({k} folds)" in tips
+    assert any(t.startswith(f"{m}, n = {n}: median ") for t in tips)            # the wall-time box
+    assert any(re.fullmatch(rf"{re.escape(m)}: average rank \d\.\d\d \(n = {n}, over \d+ datasets\)", t)
+               for t in tips)                                                    # the CD diagram's marker
+    board = tooltips((site / "suite-uci.html").read_text())
+    assert any(re.match(r"[\w-]+, n = 100, \d+ datasets: average rank \d+\.\d\d, median ", t) for t in board)
+
+
+def _frame(rows):
+    return pd.DataFrame(rows, columns=["dataset", "method", "n_features", "fold", "seed", "status", "metric", "error",
+                                       "total_s"])
+
+
+def test_an_svg_figure_is_valid_and_titles_each_point_with_its_value():
+    rows = [(ds, m, n, f, 0, "done", "mse", e + f * 0.01, 1.0 + k + n / 100)
+            for ds, base in (("a", 1.0), ("b", 2.0)) for k, m in enumerate(("p", "q"))
+            for n in (10, 100) for f in range(3) for e in [base + k + 1 / n]]
+    df = _frame(rows)
+    out = svg_figures.figure_html("pareto", plot.pareto_figure(df), df, "caption")
+    svg = re.search(r"<svg.*</svg>", out, re.S).group(0)
+    ET.fromstring(svg)                                                    # well-formed, inline-ready
+    want = df[(df["dataset"] == "b") & (df["method"] == "q") & (df["n_features"] == 100)]
+    assert (f"q, b, n = 100: error {want['error'].mean():.4g}, {want['total_s'].mean():.4g} s per task "
+            "(mean over 3 tasks)") in tooltips("</head>" + svg)
+    assert len(tooltips("</head>" + svg)) == 8                              # every (dataset, method, n)
+
+
+# -- paths, runs, the pair matrix --------------------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_no_page_shows_a_path_of_this_machine(site, my_run):
+    home = str(Path.home())
+    for page in pages(site):
+        text = page.read_text()
+        for where in ("/work/", home + "/", str(my_run), str(site), str(shown_paths.PACKAGE_DIR)):
+            assert where not in text, (page.name, where)
+
+
+def test_paths_are_shown_relative_to_the_project():
+    root = shown_paths.PACKAGE_DIR.parent
+    assert shown_paths.shown(root / "results" / "uci-splits") == str(Path("results") / "uci-splits")
+    assert shown_paths.shown("/elsewhere/runs/mine") == "…/mine"
+    assert shown_paths.scrub(f"rfbench run --out /x/y/runs --data-dir={root}/data a/b 1/2") == \
+        "rfbench run --out …/runs --data-dir=data a/b 1/2"
+
+
+@pytest.mark.slow
+def test_the_runs_page_shows_the_runs_methods_beside_its_baseline(site, my_run):
+    index = (site / "index.html").read_text()
+    assert 'id="runs"' in index and 'href="run-mine.html"' in index
+    page = (site / "run-mine.html").read_text()
+    header, body = site_markup.table_rows(site_markup.TABLE.search(page).group(0))
+    shown = " ".join(" ".join(r) + " " + " ".join(header) for r in [header, *body])
+    assert "sklearn.linear_model.Ridge" in shown and "rff-gauss" in shown       # the run's method and the baseline's
+    assert "Compared: sklearn.linear_model.Ridge against the baseline(s) base" in page
+    assert "<svg" in page and 'src="data:image/png' not in page
+
+
+def test_publish_refuses_a_runs_dir_that_is_not_a_results_directory(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "empty").mkdir()
+    site = tmp_path / "site"
+    for bad, message in ((tmp_path / "missing", "no such directory"),
+                         (tmp_path / "file", "is a file, not a results directory"),
+                         (tmp_path / "empty", "--runs")):
+        one_line_error(capsys, ["publish", "--output", str(site), "--runs", str(bad)], message)
+    assert not site.exists()                                           # nothing written
+
+
+def _matrices(page: str):
+    """(datasets, header, rows) of every pair matrix of a leaderboard page."""
+    for m in re.finditer(r'(\d+) datasets where every method is complete.*?<h4>.*?</h4>(.*?</table>)', page, re.S):
+        header, rows = site_markup.table_rows(m.group(2))
+        yield int(m.group(1)), header, rows
+
+
+@pytest.mark.slow
+def test_the_pair_matrix_counts_every_dataset_and_is_antisymmetric(site):
+    found = 0
+    for name in ("suite-uci.html", "suite-torgo.html"):
+        for n_datasets, header, rows in _matrices((site / name).read_text()):
+            found += 1
+            methods = [r[0] for r in rows]
+            assert header[1:] == [f"vs {m}" for m in methods]
+            wtl = {(a, methods[j]): tuple(map(int, v.split("/"))) for a, *vals in rows
+                   for j, v in enumerate(vals) if v}
+            assert len(wtl) == len(methods) * (len(methods) - 1)
+            for (a, b), (w, t, lo) in wtl.items():
+                assert w + t + lo == n_datasets
+                assert wtl[(b, a)] == (lo, t, w)
+    assert found >= 3
+
+
+def test_pair_matrix_of_known_errors():
+    rows = [(ds, m, 10, f, 0, "done", "mse", err + 0.01 * f, 1.0) for ds, errs in
+            (("a", {"p": 1.0, "q": 2.0, "r": 1.0}), ("b", {"p": 1.0, "q": 1.0, "r": 3.0}))
+            for m, err in errs.items() for f in range(5)]
+    pairs = pairwise.matrix(_frame(rows), ["p", "q", "r"], ["a", "b"], 0.05, "welch")
+    assert pairs.loc["p", "q"] == (1, 1, 0) and pairs.loc["q", "p"] == (0, 1, 1)
+    assert pairs.loc["q", "r"] == (1, 0, 1) and pairs.loc["r", "q"] == (1, 0, 1)
+    assert pairs.loc["p", "p"] == (0, 2, 0)
+
+
+@pytest.mark.slow                        # the fixture runs two small benchmarks (about 5 s)
+def test_a_run_without_a_baseline_of_its_datasets_gets_its_own_table(my_run):
+    # the small baseline the fixture ran is a plain run: no compare.json, no shipped baseline of the generated sets
+    page = site_runs.run_page(my_run.parent / "base")
+    assert page.methods == ["rff-gauss"] and page.against.startswith("not compared: ")
+    assert "Not compared with a baseline" in page.html and "rff-gauss" in page.html
+    assert str(my_run.parent) not in page.html
+
+
+def test_the_baseline_of_a_run_holds_most_of_its_datasets_and_is_not_its_own_copy():
+    frame = pd.DataFrame({"dataset": ["bank", "elevators"], "protocol": ["cv-o10-i5"] * 2})
+    chosen = site_runs.baseline_for(frame, Path("results/gfc2016-table1"))
+    held = pd.read_parquet(baselines.shipped_dir() / f"{chosen}.parquet", columns=["dataset", "protocol"])
+    assert chosen != "gfc2016-table1" and {"bank", "elevators"} <= set(held.loc[held["protocol"] == "cv-o10-i5",
+                                                                               "dataset"])
+    assert site_runs.baseline_for(frame.assign(protocol="holdout-t0.9-i2"), Path("mine")) is None

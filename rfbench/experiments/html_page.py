@@ -26,6 +26,7 @@ from rfbench.experiments import check, reproduce, sources
 from rfbench.registry import Registry, or_default
 from rfbench.reporting import gp_table, plot, report
 from rfbench.reporting.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
+from rfbench.reporting.shown_paths import scrub, shown
 from rfbench.store import atomic_write_text
 
 # -- one results directory --------------------------------------------------------------------------------------------
@@ -34,10 +35,17 @@ FIGURE_CAPTIONS = {"cd": "Critical-difference diagram", "error-vs-n": "Error aga
                    "walltime": "Wall time per task", "pareto": "Error against wall time, Pareto front dashed"}
 
 
-def figures_section(results: pd.DataFrame, dirs: list[Path], time_caveat: str | None = None) -> str:
+def png_figure(kind: str, fig, data: pd.DataFrame, caption: str) -> str:
+    """A figure as a PNG data URI (the default; ``rfbench publish`` draws SVG with tooltips instead)."""
+    return img(figure_png(fig), caption)
+
+
+def figures_section(results: pd.DataFrame, dirs: list[Path], time_caveat: str | None = None,
+                    draw=png_figure) -> str:
     """Every kind of ``rfbench plot`` that has something to draw, then the PNGs the directories hold
     (a spec's own figures); a kind with nothing to draw is one line saying why. ``time_caveat``:
-    what the time figures' titles and captions add (a comparison whose walltimes mix machines)."""
+    what the time figures' titles and captions add (a comparison whose walltimes mix machines);
+    ``draw(kind, figure, data, caption)``: the markup of one figure."""
     parts, notes = [], []
     for kind in plot.KINDS:
         try:
@@ -48,21 +56,23 @@ def figures_section(results: pd.DataFrame, dirs: list[Path], time_caveat: str | 
         notes += [f"{FIGURE_CAPTIONS[kind]}: {s}" for s in skipped]
         for n, fig in figs:
             caveat = f" ({time_caveat})" if time_caveat and kind in plot.TIME_KINDS else ""
-            parts.append(img(figure_png(fig), FIGURE_CAPTIONS[kind] + (f", n = {n}" if n is not None else "") + caveat))
+            parts.append(draw(kind, fig, results, FIGURE_CAPTIONS[kind] + (f", n = {n}" if n is not None else "") + caveat))
     for d in dirs:
         if sources.is_shipped(d):           # a shipped baseline holds rows, no figures
             continue
         for path in sorted(Path(d).glob("*.png")):
-            parts.append(img(path.read_bytes(), f"{path.name} (in {d})"))
+            parts.append(img(path.read_bytes(), f"{path.name} (in {shown(d)})"))
     return ("<h2 id=\"figures\">Figures</h2>" + "".join(parts)
             + "".join(f'<p class="note">{esc(n)}</p>' for n in notes))
 
 
-def gp_figures_section(results: pd.DataFrame, registry: Registry | None = None, alpha: float = 0.05) -> str:
+def gp_figures_section(results: pd.DataFrame, registry: Registry | None = None, alpha: float = 0.05,
+                       draw=png_figure) -> str:
     """The figures of the gp layout (rfbench.reporting.gp_table.figures): the critical-difference diagram
     per n, error against wall time per size group; a figure with nothing to draw is one line saying why."""
     figs, notes = gp_table.figures(results, registry, alpha)
-    return ("<h2 id=\"figures\">Figures</h2>" + "".join(img(figure_png(fig), caption) for caption, fig in figs)
+    drawn = [draw("cd" if caption.startswith("Critical") else "pareto", fig, results, caption) for caption, fig in figs]
+    return ("<h2 id=\"figures\">Figures</h2>" + "".join(drawn)
             + "".join(f'<p class="note">{esc(n)}</p>' for n in notes))
 
 
@@ -156,18 +166,18 @@ def provenance_section(dirs: list[Path]) -> str:
             continue
         runs = sorted(_invocations(d), key=lambda r: str(r.get("started_at", "")), reverse=True)
         if not runs:
-            parts.append(f'<p class="note">{esc(d)}: no runs.jsonl or run.json (records only)</p>')
+            parts.append(f'<p class="note">{esc(shown(d))}: no runs.jsonl or run.json (records only)</p>')
             continue
         machines, packages = {_machine(r) for r in runs}, {_packages(r) for r in runs}
         header = ["started", "command", "protocol", "code"]
         header += ["machine"] if len(machines) > 1 else []
         header += ["packages"] if len(packages) > 1 else []
-        rows = [[_when(r.get("started_at")), r.get("command", ""), r.get("protocol_key", ""), _code(r)]
+        rows = [[_when(r.get("started_at")), scrub(r.get("command", "")), r.get("protocol_key", ""), _code(r)]
                 + ([_machine(r)] if len(machines) > 1 else []) + ([_packages(r)] if len(packages) > 1 else [])
                 for r in runs]
         wrap = {1: "w"} | ({len(header) - 1: "w"} if "packages" in header else {})
         span = f"from {_when(runs[-1].get('started_at'))} to {_when(runs[0].get('started_at'))}" if len(runs) > 1 else ""
-        parts.append(f"<h3>{esc(d)}: {len(runs)} invocation(s) {esc(span)}</h3>")
+        parts.append(f"<h3>{esc(shown(d))}: {len(runs)} invocation(s) {esc(span)}</h3>")
         shared = ([f"machine: {machines.pop()}"] if len(machines) == 1 else []) + \
             ([f"packages: {packages.pop()}"] if len(packages) == 1 else [])
         parts += [f'<p class="note">{esc(line)}</p>' for line in shared]
@@ -184,7 +194,8 @@ def _shipped_provenance(src) -> str:
     frame = src.baseline().frame
     code = frame["code"].fillna("(not recorded)").value_counts()
     device = frame["device"].fillna("cpu").value_counts()
-    return (f"<h3>{esc(src)}: {len(frame)} task(s), read in place of {esc(src.directory)} (no records there)</h3>"
+    return (f"<h3>{esc(src)}: {len(frame)} task(s), read in place of {esc(shown(src.directory))} (no records there)"
+            "</h3>"
             f'<p class="note">{esc("code: " + ", ".join(f"{k} ({v})" for k, v in code.items()))}</p>'
             f'<p class="note">{esc("device: " + ", ".join(f"{k} ({v})" for k, v in device.items()))}</p>')
 
@@ -192,15 +203,17 @@ def _shipped_provenance(src) -> str:
 def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, spec=None,
                    figures: bool = True, check_results: pd.DataFrame | None = None, methods=None,
                    datasets=None, registry: Registry | None = None, layout: str = "default",
-                   alpha: float = 0.05, check_text: bool = True) -> str:
+                   alpha: float = 0.05, check_text: bool = True, draw=png_figure) -> str:
     """One page over the results of ``dirs``: title, the report (``report_html``: the fragment of
     ``report.render(..., "html", html_fragment=True)``, or of ``gp_table.render`` with ``layout="gp"``),
     figures (gp: :func:`gp_figures_section` at level ``alpha``), the check against ``spec``'s
     published table (on ``check_results``, default ``results``) when it has one (``check_text``: with
-    the folded text of ``rfbench check`` under its table), provenance."""
-    title = spec.title if spec is not None else ", ".join(str(d) for d in dirs)
+    the folded text of ``rfbench check`` under its table), provenance. ``draw``: the markup of one
+    figure (:func:`png_figure`; ``rfbench publish`` passes SVG with tooltips)."""
+    title = spec.title if spec is not None else ", ".join(shown(d) for d in dirs)
+    # the machine's own paths stay off the page: relative to the project (rfbench.reporting.shown_paths)
     sub = (f"spec {spec.name}; results in " if spec is not None else "results in ") + ", ".join(
-        sources.describe_one(d.directory, d) if sources.is_shipped(d) else str(d) for d in dirs)
+        scrub(sources.describe_one(d.directory, d)) if sources.is_shipped(d) else shown(d) for d in dirs)
     has_check = spec is not None and bool(spec.published)
     nav = ['<a href="#table">Table</a>'] + (['<a href="#wilcoxon">Statistics</a>'] if layout != "gp" else [])
     nav += ['<a href="#figures">Figures</a>'] if figures else []
@@ -209,7 +222,8 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
     parts = [f"<h1>{esc(title)}</h1>", f'<p class="sub">{esc(sub)}</p>', "<nav>" + "".join(nav) + "</nav>",
              report_html]
     if figures:
-        parts.append(gp_figures_section(results, registry, alpha) if layout == "gp" else figures_section(results, dirs))
+        parts.append(gp_figures_section(results, registry, alpha, draw) if layout == "gp"
+                     else figures_section(results, dirs, draw=draw))
     if has_check:
         parts.append(check_section(spec, results if check_results is None else check_results, methods, datasets,
                                    registry, full_text=check_text))
@@ -219,13 +233,13 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
 
 def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, names: dict[str, str] | None = None,
               test: str | None = None, alpha: float = 0.05, layout: str | None = None,
-              check_text: bool = True) -> tuple[str, str] | None:
+              check_text: bool = True, draw=png_figure) -> tuple[str, str] | None:
     """(page, one-line summary) of a spec's results directory, as ``rfbench reproduce`` writes its
     report.md and check.txt from them; None before its first finished task. ``names``: display names
     of methods; ``test``: the t-test that bolds cells (default: the spec's own); ``alpha``: its level;
     ``layout``: the table's layout (default: the spec's own) (``rfbench report --all`` passes its
     options through); ``check_text``: the check's folded text under its table (``rfbench publish``
-    leaves it out). The results are those :mod:`rfbench.experiments.sources` resolves: a local
+    leaves it out); ``draw``: as :func:`directory_page`'s. The results are those :mod:`rfbench.experiments.sources` resolves: a local
     results directory, else the shipped baseline."""
     registry = or_default(registry)
     results = reproduce.results_of(spec)
@@ -243,7 +257,7 @@ def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, n
                                  names=names, html_fragment=True, registry=registry)
     dirs = [src for _, src in sources.of_spec(spec) if src is not None]
     page = directory_page(dirs, done, fragment, spec, figures, check_results=results, registry=registry,
-                          layout=layout, alpha=alpha, check_text=check_text)
+                          layout=layout, alpha=alpha, check_text=check_text, draw=draw)
     if spec.published:
         summary = check.summary_line(check.compare(spec, results, registry))     # check_text's table
     elif spec.plan is not None:       # the tasks the spec asks for that are finished, as reproduce --list counts

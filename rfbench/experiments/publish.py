@@ -1,5 +1,5 @@
-"""``rfbench publish --output DIR``: every spec's results as one static site (issue 45, items 2
-and 3), opened from the file system or served by any web server: no network, no CDN.
+"""``rfbench publish --output DIR``: every spec's results as one static site, opened from the
+file system or served by any web server: no network, no CDN.
 
 The site (``DIR/``, every page flat in it, each table's CSV beside its page):
 
@@ -9,7 +9,10 @@ The site (``DIR/``, every page flat in it, each table's CSV beside its page):
   (:func:`rfbench.experiments.html_page.spec_page`), without the check's text dump;
 * ``suite-<name>.html``: a leaderboard per suite (:data:`LEADERBOARDS`, where results exist): per
   spec and budget n, the average rank over the datasets, wins/ties/losses of every method against
-  the best, the critical-difference diagram and error against wall time;
+  the best and of every pair (:mod:`rfbench.reporting.pairwise`), the critical-difference diagram
+  and average rank against wall time;
+* ``run-<name>.html``: with ``runs``, each of the user's runs beside the baseline of its datasets
+  (:mod:`rfbench.experiments.site_runs`);
 * ``dataset-<name>.html`` and ``method-<name>.html``: the cells of a dataset or a method in every
   spec (mean error ± std, tasks, times, the chosen parameters);
 * ``exports/<spec>.csv|.parquet`` and ``exports/suite-<name>.csv|.parquet``: the tasks, one row per
@@ -17,7 +20,9 @@ The site (``DIR/``, every page flat in it, each table's CSV beside its page):
 
 Every spec's results are read once, where :mod:`rfbench.experiments.sources` resolves them (the
 local results directory, else the shipped baseline); the statistics of a spec's page are computed
-once. Nothing is written outside ``DIR``.
+once. The figures are inline SVG with a tooltip per point (:mod:`rfbench.reporting.svg_figures`);
+paths are shown relative to the project (:mod:`rfbench.reporting.shown_paths`). Nothing is
+written outside ``DIR``.
 """
 
 from __future__ import annotations
@@ -35,11 +40,12 @@ import numpy as np
 import pandas as pd
 
 from rfbench.errors import UsageError
-from rfbench.experiments import baselines, html_page, sources
+from rfbench.experiments import baselines, html_page, site_runs, sources
 from rfbench.experiments.spec import Spec, all_specs
 from rfbench.registry import Registry, or_default
-from rfbench.reporting import plot, stats
-from rfbench.reporting.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
+from rfbench.reporting import pairwise, plot, svg_figures
+from rfbench.reporting.html_markup import Markup, attr, document, esc, simple_table
+from rfbench.reporting.shown_paths import shown
 from rfbench.reporting.site_markup import decorate, site_header
 from rfbench.store import COLUMNS, RunDir, atomic_write_text
 
@@ -242,37 +248,14 @@ class Board:
     table: str = ""
     figures: list = field(default_factory=list)
     notes: list = field(default_factory=list)
+    matrix: str = ""
 
 
-def _versus_best(done: pd.DataFrame, ranks: pd.Series, datasets, alpha: float, test: str) -> dict[str, tuple]:
-    """method → (wins, ties, losses) against the best-ranked method over ``datasets``: a win where
-    its errors are significantly lower (the spec's t-test at ``alpha``; paired on the folds both
-    have), a loss where the best's are, else a tie."""
-    best = ranks.idxmin()
-    errors = {k: g.set_index(["fold", "seed"])["error"].astype(float)
-              for k, g in done[done["dataset"].isin(datasets)].groupby(["dataset", "method"])}
-    out = {}
-    for m in ranks.index:
-        w = t = lo = 0
-        for ds in datasets:
-            a, b = errors.get((ds, m)), errors.get((ds, best))
-            if m == best or a is None or b is None:
-                t += 1
-                continue
-            if test == "paired":
-                common = a.index.intersection(b.index)
-                a, b = a.loc[common], b.loc[common]
-            x, y = a.to_numpy(), b.to_numpy()
-            if len(x) < 2 or len(y) < 2:
-                t += 1
-            elif stats.significantly_lower(x, y, alpha, test):
-                w += 1
-            elif stats.significantly_lower(y, x, alpha, test):
-                lo += 1
-            else:
-                t += 1
-        out[m] = (w, t, lo)
-    return out
+def pair_table(pairs: pd.DataFrame) -> str:
+    """The wins/ties/losses matrix of a board as a table: the row's method against the column's."""
+    rows = [[link(a, method_file(a)), *("" if a == b else "/".join(map(str, pairs.loc[a, b])) for b in pairs.columns)]
+            for a in pairs.index]
+    return simple_table(["method", *(f"vs {b}" for b in pairs.columns)], rows, left=1)
 
 
 def boards(spec: Spec, tasks: pd.DataFrame, datasets: set[str], alpha: float = 0.05) -> list[Board]:
@@ -292,10 +275,11 @@ def boards(spec: Spec, tasks: pd.DataFrame, datasets: set[str], alpha: float = 0
             b.notes.append(str(exc))
             out.append(b)
             continue
-        wtl = _versus_best(at_n, res.ranks, list(res.scores.index), alpha, spec.test.name)
+        order = res.ranks.sort_values().index
+        pairs = pairwise.matrix(at_n, order, list(res.scores.index), alpha, spec.test.name)
+        wtl = pairs.loc[:, order[0]]            # every method against the best-ranked one
         ranked = at_n[at_n["dataset"].isin(res.scores.index)]
         cells = ranked.groupby("method").agg(total_s=("total_s", "median"))
-        order = res.ranks.sort_values().index
         rows = [[link(m, method_file(m)), f"{res.ranks[m]:.2f}", res.n_datasets, *wtl[m],
                  _num(res.scores[m].mean(), ".4g"), _num(cells.loc[m, "total_s"], ".3g")] for m in order]
         b.table = simple_table(["method", "average rank", "datasets", f"wins vs {order[0]}", "ties", "losses",
@@ -304,13 +288,27 @@ def boards(spec: Spec, tasks: pd.DataFrame, datasets: set[str], alpha: float = 0
                        + (f"; left out: {', '.join(res.left_out)}" if res.left_out else "")
                        + f"; wins/ties/losses: {spec.test.name} t-test at α = {alpha:g} against {order[0]}, "
                          "per dataset")
-        b.figures.append(img(figure_png(plot.cd_figure(res)), f"Critical-difference diagram, {spec.name}, n = {n}"))
-        b.figures.append(img(figure_png(plot.rank_against_time(
-            res.ranks, ranked.groupby("method")["total_s"].median(), f"{spec.name}, n = {n}: average rank against "
-            f"median wall time over {res.n_datasets} datasets")), f"Average rank against wall time, {spec.name}, "
-            f"n = {n} (error against wall time per dataset: the spec's page)"))
+        b.matrix = pair_table(pairs)
+        few = plot.too_few_for_cd(res)          # below the fewest datasets its tests can reject on: a line
+        if few:
+            b.notes.append(few)
+        else:
+            b.figures.append(svg_figures.figure_html("cd", plot.cd_figure(res), None,
+                                                     f"Critical-difference diagram, {spec.name}, n = {n}"))
+        seconds = ranked.groupby("method")["total_s"].median()
+        b.figures.append(svg_figures.figure_html(
+            "rank-time", plot.rank_against_time(res.ranks, seconds, f"{spec.name}, n = {n}: average rank against "
+                                                f"median wall time over {res.n_datasets} datasets"), None,
+            f"Average rank against wall time, {spec.name}, n = {n} (error against wall time per dataset: the spec's "
+            "page)", tips_of=svg_figures.rank_time_tips(res.ranks, seconds, f"n = {n}, {res.n_datasets} datasets")))
         out.append(b)
     return out
+
+
+PAIR_NOTE = ("Per dataset where every method is complete, the row's method wins when its errors are significantly "
+             "lower than the column's (the spec's t-test at α, paired on the folds both finished when the spec's "
+             "test is paired), loses when they are significantly higher, and ties otherwise (or with fewer than "
+             "two folds); wins + ties + losses is the number of datasets, and (b, a) is (a, b) reversed.")
 
 
 # -- the site ----------------------------------------------------------------------------------------------------------
@@ -328,15 +326,16 @@ class Site:
 
 
 class _Writer:
-    def __init__(self, output: Path):
+    def __init__(self, output: Path, nav: list[tuple[str, str]]):
         self.output = output
         self.site = Site(output)
+        self.nav = nav
 
     def page(self, name: str, title: str, parts: list[str], *, whole: str | None = None) -> Path:
         """Write a page (``whole``: a finished document, else one built from ``parts``) with the site's
         header, its tables' CSV files beside it."""
         text = whole if whole is not None else document(title, parts)
-        text = text.replace("<body>\n", "<body>\n" + site_header(NAV) + "\n", 1)
+        text = text.replace("<body>\n", "<body>\n" + site_header(self.nav) + "\n", 1)
         text, csvs = decorate(text, name.removesuffix(".html"))
         path = self.output / name
         atomic_write_text(path, text, durable=False)
@@ -351,7 +350,8 @@ _WORK: dict = {}      # what a forked worker draws the spec pages from (set befo
 
 
 def _spec_page(i: int):
-    return html_page.spec_page(_WORK["specs"][i], registry=_WORK["registry"], alpha=_WORK["alpha"], check_text=False)
+    return html_page.spec_page(_WORK["specs"][i], registry=_WORK["registry"], alpha=_WORK["alpha"], check_text=False,
+                               draw=svg_figures.figure_html)
 
 
 def _start_spec_pages(specs: list[Spec], registry: Registry, alpha: float, jobs: int) -> list:
@@ -381,18 +381,32 @@ class _Later:
         return _spec_page(self.i)
 
 
+def run_files(dirs: list[Path]) -> list[str]:
+    """run-<name>.html per run directory (a name met twice numbered: run-<name>-2.html)."""
+    out: list[str] = []
+    for d in dirs:
+        stem, k = f"run-{safe_name(Path(d).name)}", 2
+        name = f"{stem}.html"
+        while name in out:
+            name, k = f"{stem}-{k}.html", k + 1
+        out.append(name)
+    return out
+
+
 def build(output: Path, registry: Registry | None = None, *, alpha: float = 0.05, jobs: int | None = None,
-          progress=None) -> Site:
+          progress=None, runs=()) -> Site:
     """Write the site into ``output`` (created if missing; its parent must exist); ``jobs``: the
-    processes drawing the spec pages (default: the CPU count)."""
+    processes drawing the spec pages (default: the CPU count); ``runs``: results directories of the
+    user's runs, a page each (:mod:`rfbench.experiments.site_runs`), checked before anything is written."""
     started = time.perf_counter()
     registry = or_default(registry)
     output = Path(output)
     if output.exists() and not output.is_dir():
         raise UsageError(f"--output {output} is a file; name a directory for the site")
+    run_dirs = site_runs.check_runs(runs)
     (output / "exports").mkdir(parents=True, exist_ok=True)
     say = progress or (lambda line: None)
-    w = _Writer(output)
+    w = _Writer(output, NAV[:5] + [("Runs", "index.html#runs")] + NAV[5:] if run_dirs else NAV)
     specs = all_specs(registry)
     drawn = _start_spec_pages(specs, registry, alpha, jobs or os.cpu_count() or 1)
     tasks: dict[str, pd.DataFrame] = {}
@@ -426,7 +440,11 @@ def build(output: Path, registry: Registry | None = None, *, alpha: float = 0.05
                 parts.append(f'<h2>spec <a href="{attr(spec_file(s))}">{esc(s)}</a>: {esc(spec.title)}</h2>')
                 for b in boards(spec, tasks[s], names, alpha):
                     parts.append(f"<h3>n = {b.n}</h3>" + b.table
-                                 + "".join(f'<p class="note">{esc(x)}</p>' for x in b.notes) + "".join(b.figures))
+                                 + "".join(f'<p class="note">{esc(x)}</p>' for x in b.notes))
+                    if b.matrix:
+                        parts.append(f"<h4>n = {b.n}: every pair, wins/ties/losses of the row against the column</h4>"
+                                     + b.matrix + f'<p class="note">{esc(PAIR_NOTE)}</p>')
+                    parts.append("".join(b.figures))
             w.page(suite_file(suite), f"rfbench leaderboard: {suite}", parts)
             board_links[suite] = suite_file(suite)
         suite_rows.append([link(suite, board_links[suite]) if suite in board_links else suite, len(names),
@@ -460,6 +478,14 @@ def build(output: Path, registry: Registry | None = None, *, alpha: float = 0.05
         w.page(spec_file(spec.name), spec.title, [], whole=page)
         say(f"{spec.name}: {len(tasks[spec.name])} tasks")
 
+    # the user's runs, each beside the baseline of its datasets
+    run_rows = []
+    for d, name in zip(run_dirs, run_files(run_dirs), strict=True):
+        rp = site_runs.run_page(d, registry, alpha)
+        w.page(name, f"rfbench run: {d.name}", [], whole=rp.html)
+        run_rows.append([link(shown(d), name), ", ".join(rp.methods), len(rp.datasets), rp.tasks, rp.against])
+        say(f"run {shown(d)}: {rp.tasks} tasks")
+
     # the columns of the exports, and the index
     w.page("columns.html", "rfbench: the exports", [
         "<h1>Exports: one row per task</h1>",
@@ -492,6 +518,8 @@ def build(output: Path, registry: Registry | None = None, *, alpha: float = 0.05
         '<h2 id="specs">Specs</h2>',
         simple_table(["spec", "tasks", "done", "failed", "datasets", "methods", "check against the paper / tasks",
                       "export", "title"], spec_rows, left=1, column_classes={8: "w"}),
+        *(['<h2 id="runs">Runs</h2>', simple_table(["run", "methods", "datasets", "finished tasks", "compared with"],
+                                                   run_rows, left=2, column_classes={4: "w"})] if run_rows else []),
         '<h2 id="suites">Suites</h2>',
         simple_table(["suite", "datasets", "with results", "tasks", "done", "specs", "export", "description"],
                      suite_rows, left=1, column_classes={7: "w"}),

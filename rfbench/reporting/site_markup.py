@@ -30,6 +30,7 @@ header.site a{margin-right:14px}
 div.tall{max-height:680px;overflow:auto;border-bottom:1px solid #d6dae3;display:inline-block;max-width:100%}
 div.tall thead tr:first-child th{position:sticky;top:0;z-index:1}
 figure{display:inline-block;vertical-align:top;width:calc(50% - 14px);margin:8px 10px 16px 0}
+figure svg{display:block;max-width:100%;height:auto;border:1px solid #e3e6ec}h4{font-size:13px;margin:14px 0 4px}
 @media (max-width:1000px){figure{width:100%}}
 """
 
