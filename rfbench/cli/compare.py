@@ -18,6 +18,7 @@ from rfbench.cli.options import (
     output_file,
     parse_folds,
     parse_int_list,
+    quiet_option,
     registry_option,
     results_dir_option,
     split_names,
@@ -49,7 +50,7 @@ def compare_group():
 @data_dir_option()
 @registry_option("a user registry (YAML with methods:/datasets: sections) that extends the built-in one")
 @click.option("--no-report", is_flag=True, help="do not print the comparison at the end")
-@click.option("--quiet", is_flag=True, help="no progress bar")
+@quiet_option
 def compare_run(baseline, method_names, dataset_names, features, fold_list, protocol_key, out, jobs, threads,
                 timeout, data_dir, registry_files, no_report, quiet):
     """Run your method on BASELINE's outer folds, under its protocol, seed and feature budgets; the

@@ -212,3 +212,8 @@ def registry_option(help: str = REGISTRY_HELP):
 def data_dir_option(help: str | None = DATA_DIR_HELP):
     """--data-dir, the dataset mirror directory: parameter ``data_dir`` (None: $RFBENCH_DATA_DIR)."""
     return click.option("--data-dir", default=None, help=help)
+
+
+def quiet_option(command):
+    """--quiet of the commands that draw a progress bar (run, reproduce, compare run)."""
+    return click.option("--quiet", is_flag=True, help="no progress bar")(command)

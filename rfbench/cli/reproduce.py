@@ -13,6 +13,7 @@ from rfbench.cli.options import (
     data_dir_option,
     device_options,
     parse_duration,
+    quiet_option,
     results_dir_option,
     worker_options,
 )
@@ -36,7 +37,7 @@ from rfbench.errors import UsageError
 @click.option("--datasets", "dataset_list", default=None, help="run only these of the spec's datasets")
 @worker_options
 @data_dir_option()
-@click.option("--quiet", is_flag=True, help="no progress bar")
+@quiet_option
 @click.option("--dry-run", is_flag=True,
               help="show each spec's tasks that would run, those done in its results directory and the estimated "
                    "core-hours; run, check and write nothing")

@@ -14,6 +14,7 @@ from rfbench.cli.options import (
     parse_folds,
     parse_int_list,
     parse_seeds,
+    quiet_option,
     registry_option,
     results_dir_option,
     split_names,
@@ -106,7 +107,7 @@ def check_jobs(backend: str, scheduler: str | None) -> None:
               help="task of the data files / openml:ID in --datasets (default: inferred from the target)")
 @registry_option()
 @click.option("--no-report", is_flag=True, help="do not print the table at the end")
-@click.option("--quiet", is_flag=True, help="no progress bar")
+@quiet_option
 @click.option("--dry-run", is_flag=True,
               help="show the tasks that would run, those done in --out and the estimated core-hours; run nothing, "
                    "write nothing")
