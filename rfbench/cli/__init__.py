@@ -1,6 +1,11 @@
 """Command line: rfbench run | report | check | reproduce | status | baselines | compare | datasets | methods.
 
 Usage errors and bad input exit with code 2 and one line naming the problem, never a traceback.
+
+Here: the group ``cli`` and ``main``. ``options`` holds the parsers and the shared options; each command
+group is a module (``running``: run; ``results``: report, status, check, plot; ``publish``: publish,
+baselines; ``reproduce``; ``compare``; ``datasets``; ``methods``), imported here and added to ``cli``.
+A command imports what it needs inside itself, so ``rfbench --help`` stays light.
 """
 
 from __future__ import annotations
