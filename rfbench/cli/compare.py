@@ -11,9 +11,9 @@ import click
 from rfbench.cli.options import (
     ALPHA,
     WIDTH,
-    _names,
     data_dir_option,
     latex_label,
+    name_list,
     output_dir,
     output_file,
     parse_folds,
@@ -117,7 +117,7 @@ def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha,
     from rfbench import registry
 
     reg = registry.load(registry_files)
-    c = compare.compare(list(dirs), split_names(against) or None, _names(method_list), _names(dataset_list),
+    c = compare.compare(list(dirs), split_names(against) or None, name_list(method_list), name_list(dataset_list),
                         registry=reg)
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
     text = compare.render(c, fmt, registry=reg, alpha=alpha, test=ttest, names=report.parse_names(names), width=_report_width(width),
@@ -150,7 +150,7 @@ def compare_plot(dirs, against, method_list, dataset_list, kind, fmt, output, al
     from rfbench.reporting import plot
 
     output = output_dir(output)
-    c = compare.compare(list(dirs), split_names(against) or None, _names(method_list), _names(dataset_list))
+    c = compare.compare(list(dirs), split_names(against) or None, name_list(method_list), name_list(dataset_list))
     written, notes = plot.make_plots(c.frame, kind, output, fmt, alpha, cd_test,   # nothing to plot: one line
                                      time_caveat=c.time_caveat)
     for note in c.notes[:1]:

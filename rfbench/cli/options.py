@@ -118,7 +118,7 @@ def parse_seeds(text: str | None, seed: int = 0) -> list[int]:
     return seeds
 
 
-def _names(text: str | None) -> list[str] | None:
+def name_list(text: str | None) -> list[str] | None:
     return [t.strip() for t in text.split(",") if t.strip()] if text else None
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 import click
 
 from rfbench.cli.options import (
-    _names,
     backend_options,
     data_dir_option,
     device_options,
+    name_list,
     parse_duration,
     quiet_option,
     results_dir_option,
@@ -79,8 +79,8 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
     if dry_run:
         for spec in loaded:
             click.echo(f"== {spec.name}: {spec.title}")
-            click.echo(reproduce.dry_run_spec(spec, config, registry=reg, only_methods=_names(method_list),
-                                              only_datasets=_names(dataset_list)))
+            click.echo(reproduce.dry_run_spec(spec, config, registry=reg, only_methods=name_list(method_list),
+                                              only_datasets=name_list(dataset_list)))
         if note:
             click.echo(note, err=True)
         return
@@ -106,8 +106,8 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
             # the first line says where the results go (a spec's results directory is the spec's choice)
             click.echo(f"== {spec.name}: {spec.title} → {spec.results}", err=True)
             reproduce.run_spec(spec, config, registry=reg, progress=not quiet,
-                               command="rfbench " + " ".join(sys.argv[1:]), only_methods=_names(method_list),
-                               only_datasets=_names(dataset_list))
+                               command="rfbench " + " ".join(sys.argv[1:]), only_methods=name_list(method_list),
+                               only_datasets=name_list(dataset_list))
     checked = [reproduce.check_spec(spec, data_dir, reg) for spec in loaded]
     if list_only:
         click.echo(reproduce.list_table(checked), nl=False)

@@ -11,10 +11,10 @@ import click
 from rfbench.cli.options import (
     ALPHA,
     WIDTH,
-    _names,
     data_dir_option,
     filter_options,
     latex_label,
+    name_list,
     output_dir,
     output_file,
     registry_option,
@@ -115,7 +115,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
                          "leave out --layout gp or --compare")
     if relative and layout != "gp":
         raise UsageError("--relative (RMSE / std(y)) goes with --layout gp; add --layout gp")
-    results = cells.select(load_results(sources_read, protocol_key), _names(method_filter), _names(dataset_filter))
+    results = cells.select(load_results(sources_read, protocol_key), name_list(method_filter), name_list(dataset_filter))
     if relative:
         from rfbench.reporting import gp_table
 
@@ -135,8 +135,8 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
         report.check_comparisons(results, comparisons)
         text = report.render(results, fmt, alpha, comparisons, test=ttest, **options)
     if fmt == "html":
-        text = _html_page(dirs, sources_read, spec_of_arg, results, text, protocol_key, _names(method_filter),
-                          _names(dataset_filter), reg, layout, alpha)
+        text = _html_page(dirs, sources_read, spec_of_arg, results, text, protocol_key, name_list(method_filter),
+                          name_list(dataset_filter), reg, layout, alpha)
     if fmt in ("text", "markdown"):
         from rfbench.reporting.report import fmt_walltime
         from rfbench.store import run_walltime
@@ -263,7 +263,7 @@ def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
             click.echo(f"{sp.name} also reads: {sources.describe(extra)}", err=True)
         read = [*read, *(src for _, src in extra)]
     results = load_results(read, protocol_key or sp.protocol_key, missing_ok=protocol_key is None)
-    table, text, _ = reproduce.check_text(sp, results, _names(method_filter), _names(dataset_filter), registry=reg)
+    table, text, _ = reproduce.check_text(sp, results, name_list(method_filter), name_list(dataset_filter), registry=reg)
     click.echo(text, nl=False)
     if (check.paper_cells(table)["status"] == "fail").any():
         sys.exit(1)
@@ -324,7 +324,7 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
     from rfbench.reporting import cells
 
     read, _ = _resolve_dirs(dirs, registry.load())
-    results = cells.select(load_results(read, protocol_key), _names(method_filter), _names(dataset_filter))
+    results = cells.select(load_results(read, protocol_key), name_list(method_filter), name_list(dataset_filter))
     written, notes = plot.make_plots(results, kind, output_dir(output), fmt, alpha, cd_test)
     for note in notes:
         click.echo(f"rfbench plot: {note}", err=True)

@@ -42,6 +42,7 @@ from rfbench.experiments.spec import all_specs, spec_paths
 from rfbench.protocol import CV, Protocol, folds_fingerprint
 from rfbench.registry import PACKAGE_DIR, Registry, in_checkout, load_yaml, or_default
 from rfbench.store import COLUMNS, TASK_KEY, RunDir, parse_timestamp, read_results_csv
+from rfbench.store import invocations as store_invocations
 
 FORMAT = "rfbench-baseline-1"
 METADATA_KEY = b"rfbench.baseline"
@@ -79,18 +80,9 @@ def run_fingerprints(path: Path) -> dict[tuple[str, int], str]:
     return out
 
 
-def _invocations(path: Path) -> list[dict]:
-    """The runs.jsonl lines of a results directory (unreadable lines skipped), by start time."""
-    history = Path(path) / "runs.jsonl"
-    lines = []
-    if history.is_file():
-        for line in history.read_text().splitlines():
-            try:
-                info = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(info, dict) and parse_timestamp(info.get("started_at")) is not None:
-                lines.append(info)
+def started_invocations(path: Path) -> list[dict]:
+    """The invocations of a results directory that say when they started, by start time."""
+    lines = [i for i in store_invocations(path) if parse_timestamp(i.get("started_at")) is not None]
     return sorted(lines, key=lambda i: parse_timestamp(i["started_at"]))
 
 
@@ -183,7 +175,7 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
 def code_of(records: pd.DataFrame, path) -> list:
     """The code version of every record of the results directory ``path`` (columns invocation and
     finished_at), from its runs.jsonl: the ``code`` column of a baseline file."""
-    return _code_of(records, _invocations(Path(path)))
+    return _code_of(records, started_invocations(Path(path)))
 
 
 def results_table(path, spec: str | None = None, data_dir: str | None = None, unavailable: list | None = None,
@@ -203,7 +195,7 @@ def results_table(path, spec: str | None = None, data_dir: str | None = None, un
     if frame.empty:
         raise UsageError(f"no results in {path}; run `rfbench run` or `rfbench reproduce` first")
     frame = frame.sort_values(TASK_KEY, kind="stable").reset_index(drop=True)
-    invocations = _invocations(path)
+    invocations = started_invocations(path)
     frame["code"] = _code_of(frame, invocations)
     frame["device"] = [d if isinstance(d, str) and d else DEFAULT_DEVICE for d in frame["device"].tolist()]
     keys = sorted(set(frame["protocol"].dropna().astype(str)))

@@ -600,7 +600,8 @@ def reason_summary(table: pd.DataFrame) -> str:
         return ""
     kind = fail["reason_kind"] if "reason_kind" in fail else pd.Series("", index=fail.index)
     computed, declared = int((kind == "computed").sum()), int((kind == "declared").sum())
-    unmeasured = int(((kind == "declared") & (fail["reason_measured"] == False)).sum())  # noqa: E712
+    unmeasured = (int(((kind == "declared") & (fail["reason_measured"] == False)).sum())  # noqa: E712
+                  if "reason_measured" in fail else 0)     # no cell has a reason: no reason columns
     return (f"reasons: {computed + declared} of {len(fail)} failing cells ({computed} computed: better than "
             f"published; {declared} declared by the spec, {unmeasured} of them unmeasured)")
 

@@ -174,7 +174,7 @@ def machines_of(path) -> set[str]:
     """The machines a results directory's invocations ran on (runs.jsonl, else run.json); empty
     when none is recorded."""
     path = Path(path)
-    infos = baselines._invocations(path)
+    infos = baselines.started_invocations(path)
     if not infos and (path / "run.json").is_file():
         try:
             infos = [json.loads((path / "run.json").read_text())]

@@ -16,7 +16,6 @@ The datasets and methods are those of the :class:`rfbench.registry.Registry` giv
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pandas as pd
@@ -27,7 +26,7 @@ from rfbench.registry import Registry, or_default
 from rfbench.reporting import gp_table, plot, report
 from rfbench.reporting.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
 from rfbench.reporting.shown_paths import scrub, shown
-from rfbench.store import atomic_write_text
+from rfbench.store import atomic_write_text, invocations
 
 # -- one results directory --------------------------------------------------------------------------------------------
 
@@ -121,14 +120,6 @@ def check_section(spec, results: pd.DataFrame, methods=None, datasets=None, regi
                if full_text else ""))
 
 
-def _invocations(directory: Path) -> list[dict]:
-    path = Path(directory) / "runs.jsonl"
-    if not path.is_file():
-        info = Path(directory) / "run.json"
-        return [json.loads(info.read_text())] if info.is_file() else []
-    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
-
-
 PROVENANCE_SHOWN = 10     # invocations listed before the rest are folded away
 
 
@@ -164,7 +155,7 @@ def provenance_section(dirs: list[Path]) -> str:
         if sources.is_shipped(d):
             parts.append(_shipped_provenance(d))
             continue
-        runs = sorted(_invocations(d), key=lambda r: str(r.get("started_at", "")), reverse=True)
+        runs = sorted(invocations(d), key=lambda r: str(r.get("started_at", "")), reverse=True)
         if not runs:
             parts.append(f'<p class="note">{esc(shown(d))}: no runs.jsonl or run.json (records only)</p>')
             continue

@@ -30,7 +30,7 @@ from rfbench.experiments.spec import Spec, published_path
 from rfbench.registry import ROOT, Registry, or_default
 from rfbench.reporting import cells
 from rfbench.reporting.published import read_published
-from rfbench.store import COLUMNS, CombineError, atomic_write_text, load_results
+from rfbench.store import COLUMNS, CombineError, atomic_write_text, invocations, load_results
 
 CHECK_FILE, REPORT_FILE = "check.txt", "report.md"
 #: where the generated reproduction section lives, and the command that rewrites it
@@ -385,13 +385,6 @@ def replace_section(path: Path, section: str) -> None:
     atomic_write_text(path, text)
 
 
-def _invocations(directory: Path) -> list[dict]:
-    history = directory / "runs.jsonl"
-    if not history.is_file():
-        return []
-    return [json.loads(line) for line in history.read_text().splitlines() if line.strip()]
-
-
 def results_readme(specs: list[Spec]) -> str:
     """results/README.md: every results directory with its spec, command and code commits."""
     root = ROOT / "results"
@@ -401,7 +394,7 @@ def results_readme(specs: list[Spec]) -> str:
              f"`{SUMMARY_COMMAND}`; do not edit by hand.", "",
              "| directory | spec | command | code commits (invocations) |", "|---|---|---|---|"]
     for d in sorted(p for p in root.iterdir() if p.is_dir()):
-        runs = _invocations(d)
+        runs = invocations(d)
         commits = {}
         for r in runs:
             code = r.get("code") or {}

@@ -231,6 +231,28 @@ def inside(root: Path, inside_dirs: set[Path], path: Path) -> Path:
 OPEN_RUNS: dict[str, RunDir] = {}
 
 
+def invocations(path) -> list[dict]:
+    """The invocations a results directory records, oldest first: the lines of its ``runs.jsonl``
+    (one per ``rfbench run``; an unreadable line is passed over), else its ``run.json`` alone."""
+    path = Path(path)
+    history = path / "runs.jsonl"
+    if not history.is_file():
+        info = path / "run.json"
+        try:
+            return [json.loads(info.read_text())] if info.is_file() else []
+        except ValueError:
+            return []
+    out = []
+    for line in history.read_text().splitlines():
+        try:
+            info = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(info, dict):
+            out.append(info)
+    return out
+
+
 def recorded_shapes(dirs) -> dict[str, tuple[int, int]]:
     """:meth:`RunDir.recorded_shapes` of every results directory among ``dirs`` (a later one wins;
     a shipped baseline read in a directory's place records none)."""
