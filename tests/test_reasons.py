@@ -168,3 +168,27 @@ def test_the_music_reasons_measurement_says_what_the_reasons_say():
         # yet within the check's tolerance (3 standard errors) of the best split
         assert mse.min() - pub < 3 * se
     assert out["every_split_above_published"]
+
+
+def test_the_ujindoorloc_laplace_reason_s_measurement_says_what_the_reason_says():
+    out = _measurement("gfc2016-table4", "ujindoorloc", ["Laplace"], "python bench/analysis/gfc_ujindoor_laplace.py",
+                       "results/gfc-ujindoor-laplace.json")
+    # the committed Laplace rows chose the top of the paper's grid, σ = 100
+    done = _committed("gfc2016-table4", "ujindoorloc", "rff-laplace", 100)
+    assert {json.loads(p)["bandwidth"] for p in done["params"]} == {100.0}
+    rows = out["folds"]
+    laplace = [r for r in rows if r["kernel"] == "Laplace"]
+    assert {r["n"] for r in laplace} == {100, 500} and all(r["inner_cv_sigma"] > 100 for r in laplace)
+    cell = {(c["kernel"], c["n"]): c for c in out["cells"]}
+    for n in (100, 500):
+        c = cell[("Laplace", n)]
+        assert c["inner_cv_error_mean"] < c["published_error"] < c["committed_error_mean"]
+        # the isotropic reading: above the published cell even with σ and λ chosen on the test fold
+        assert cell[("Laplace-L2 (isotropic)", n)]["oracle_error_mean"] > c["published_error"]
+
+    def gain(kernel):
+        c = cell[(kernel, 100)]
+        return c["committed_error_mean"] - c["inner_cv_error_mean"]
+
+    assert gain("Laplace") > 3 * max(gain("Gauss"), gain("Cauchy"), 0.0)
+    assert not out["every_laplace_inner_cv_above_published"]
