@@ -192,3 +192,24 @@ def test_the_ujindoorloc_laplace_reason_s_measurement_says_what_the_reason_says(
 
     assert gain("Laplace") > 3 * max(gain("Gauss"), gain("Cauchy"), 0.0)
     assert not out["every_laplace_inner_cv_above_published"]
+
+
+def test_the_letter_reasons_measurements_say_what_the_reasons_say():
+    out = _measurement("eerf2018-table5", "eerf-letter", ["EERF", "LKRF"], "python bench/analysis/eerf_letter_maps.py",
+                       "results/eerf-letter-maps.json")
+    pub = max(out["published_error_pct"].values())
+    assert out["every_cell_above_published"] and min(c["error_pct_mean"] for c in out["cells"]) > pub
+    spec = load_spec("eerf2018-table5")
+    for method in ("EERF", "LKRF"):
+        text = spec.reasons["eerf-letter"][method].text
+        assert "python bench/analysis/eerf_letter_krr.py" in text and "results/eerf-letter-krr.json" in text
+    krr = json.loads((ROOT / "results/eerf-letter-krr.json").read_text())
+    cells = sorted((c for c in krr["cells"] if c["kernel"] == "arccos-2"), key=lambda c: c["train_rows"])
+    assert [c["train_rows"] for c in cells] == [1000, 2000, 3000]
+    # the test set's λ gains little over the inner CV's at every size (a few tenths of a point at most)
+    assert all(0.0 <= c["inner_cv_error_pct"] - c["test_chosen_error_pct"] < 0.5 for c in cells)
+    # the error falls steeply with the rows, still above the published one at the largest size
+    errors = [c["inner_cv_error_pct"] for c in cells]
+    assert errors == sorted(errors, reverse=True) and errors[0] - errors[-1] > 5.0
+    assert all(c["test_chosen_error_pct"] > pub for c in cells)
+    assert krr["arccos_test_chosen_above_published_at_every_size"]
