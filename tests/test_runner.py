@@ -83,8 +83,8 @@ def test_a_task_off_the_main_thread_runs_without_an_alarm_and_on_supplied_data()
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
     _, X, y, src = tasks.prepared(REG.dataset("friedman-generated"), None, 300, 0)
     with ThreadPoolExecutor(1) as threads:
-        [rec] = threads.submit(execute, item, SMALL, None, 1, 60.0, registry=REG).result()
-        [sent] = threads.submit(execute, item, SMALL, "/nonexistent", 1, 60.0, (X, y, src), registry=REG).result()
+        [rec] = threads.submit(execute, item, WorkerOptions(SMALL, (), 1, 60.0, REG)).result()
+        [sent] = threads.submit(execute, item, WorkerOptions(SMALL, ("/nonexistent",), 1, 60.0, REG), (X, y, src)).result()
     assert rec.status == sent.status == "done", rec.message
     assert (sent.error, sent.params, sent.source) == (rec.error, rec.params, rec.source)
 
