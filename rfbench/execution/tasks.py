@@ -93,7 +93,7 @@ def method_seed(seed: int, fold: int) -> int:
 
 
 @lru_cache(maxsize=4)
-def prepared(ds: Dataset, data_dir: str | None, max_samples: int | None, seed: int):
+def prepared(ds: Dataset, data_dir: str | tuple[str, ...] | None, max_samples: int | None, seed: int):
     """(ds, X, y, source): the loaded, subsampled, label-encoded data of a dataset (its registry entry;
     kept for the next tasks of the process, keyed by the entry itself, so that another entry of the
     same name is another dataset)."""
@@ -257,7 +257,7 @@ def _fold_data(ds: Dataset, fold: int, protocol: proto.Protocol, data_dir: str |
     return out
 
 
-def own_splits(ds: Dataset, protocol: proto.Protocol, data_dir: str | None):
+def own_splits(ds: Dataset, protocol: proto.Protocol, data_dir: str | tuple[str, ...] | None):
     """What a protocol's outer splits read of the dataset itself: its published split masks (the
     published protocol; :func:`rfbench.data.loader.load_split_masks`), else its registry ``holdout``."""
     if isinstance(protocol, proto.Published):
