@@ -16,7 +16,15 @@ from rfbench import contract
 from rfbench.cli import main
 from rfbench.errors import UsageError
 from rfbench.execution import executor, runner, tasks
-from rfbench.execution.executor import Died, Dispatch, Failed, Finished, ItemCallbacks, Slots, Started
+from rfbench.execution.executor import (
+    Died,
+    Dispatch,
+    Failed,
+    Finished,
+    ItemCallbacks,
+    Slots,
+    Started,
+)
 from rfbench.execution.runconfig import MAX_TIMEOUT_S, RunConfig
 from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.methods import device as devices

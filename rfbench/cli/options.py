@@ -8,7 +8,9 @@ from pathlib import Path
 import click
 
 from rfbench.errors import UsageError
-from rfbench.execution.backends import BACKENDS     # the names only: a backend's module loads when it runs
+from rfbench.execution.backends import (
+    BACKENDS,  # the names only: a backend's module loads when it runs
+)
 from rfbench.execution.runconfig import DEFAULT_GPU_SLOTS, check_timeout
 
 

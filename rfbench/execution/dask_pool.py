@@ -30,7 +30,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rfbench.errors import UsageError
-from rfbench.execution.executor import MAX_WORKER_DEATHS, Dispatch, Failed, Finished, ItemCallbacks, Started
+from rfbench.execution.executor import (
+    MAX_WORKER_DEATHS,
+    Dispatch,
+    Failed,
+    Finished,
+    ItemCallbacks,
+    Started,
+)
 from rfbench.execution.tasks import WorkerOptions, execute, prepared
 from rfbench.store.record import Record
 
@@ -189,7 +196,7 @@ def _loads_locally(sources: dict[str, str], data_dir: tuple[str, ...], registry)
 
 # -- on the client -------------------------------------------------------------------------------
 
-def _place_data(client, names, options: WorkerOptions, warn) -> dict:
+def _place_data(client, names, options: WorkerOptions, worker_dirs: tuple[str, ...], warn) -> dict:
     """dataset → future of its prepared (X, y, source) scattered to the cluster, for the datasets that
     a worker present now cannot load itself; the others are loaded by the workers."""
     if not client.nthreads():
@@ -198,7 +205,7 @@ def _place_data(client, names, options: WorkerOptions, warn) -> dict:
     registry, protocol, data_dirs = options.registry, options.protocol, options.data_dirs
     sources = {name: prepared(registry.dataset(name), data_dirs, protocol.max_samples, protocol.seed)[3]
                for name in names}
-    everywhere = _loaded_everywhere(client, sources, data_dirs, registry)
+    everywhere = _loaded_everywhere(client, sources, worker_dirs, registry)
     placed = {}
     for name in names:
         if name not in everywhere:
@@ -333,12 +340,13 @@ def run_dask(cluster: Cluster, items, options: WorkerOptions, callbacks: ItemCal
     if not items:
         return
     client = cluster.client
-    options = options.replace(data_dirs=worker_data_dirs(options.data_dirs), threads=cluster.threads)
+    on_workers = options.replace(data_dirs=worker_data_dirs(options.data_dirs), threads=cluster.threads)
     data: dict = {}
-    executor = DaskExecutor(cluster, items, options, data, callbacks.warn)
+    executor = DaskExecutor(cluster, items, on_workers, data, callbacks.warn)
     try:
-        data.update(_place_data(client, list(dict.fromkeys(i.dataset for i in items)), options, callbacks.warn))
-        Dispatch(executor, items, options, callbacks).run()
+        data.update(_place_data(client, list(dict.fromkeys(i.dataset for i in items)), options,
+                                on_workers.data_dirs, callbacks.warn))
+        Dispatch(executor, items, on_workers, callbacks).run()
     except OSError as exc:
         if not isinstance(exc, CommClosedError) and client.status == "running":
             raise                             # not the connection (e.g. the disk, writing a record)

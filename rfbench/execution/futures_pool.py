@@ -20,7 +20,16 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 
-from rfbench.execution.executor import Died, Dispatch, Event, Failed, Finished, ItemCallbacks, Slots, Started
+from rfbench.execution.executor import (
+    Died,
+    Dispatch,
+    Event,
+    Failed,
+    Finished,
+    ItemCallbacks,
+    Slots,
+    Started,
+)
 from rfbench.execution.pool import worker_init
 from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 

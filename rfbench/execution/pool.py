@@ -25,7 +25,15 @@ import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 
-from rfbench.execution.executor import Died, Dispatch, Failed, Finished, ItemCallbacks, Slots, Started
+from rfbench.execution.executor import (
+    Died,
+    Dispatch,
+    Failed,
+    Finished,
+    ItemCallbacks,
+    Slots,
+    Started,
+)
 from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 
 #: seconds between two looks for the start files of tasks submitted but not started yet
