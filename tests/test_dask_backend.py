@@ -165,7 +165,7 @@ def test_data_a_worker_cannot_load_is_scattered_from_the_client(cluster, mirror_
     from rfbench.protocol import Protocol
 
     monkeypatch.setattr(dask_pool, "_loaded_everywhere", lambda *a: set())
-    monkeypatch.setattr(dask_pool, "_worker_data_dir", lambda data_dir: str(tmp_path / "nowhere"))
+    monkeypatch.setattr(dask_pool, "worker_data_dirs", lambda data_dirs: (str(tmp_path / "nowhere"),))
     protocol = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
     runs = {}
     for backend in ("local", "dask"):

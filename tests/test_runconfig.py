@@ -16,9 +16,17 @@ from rfbench import contract
 from rfbench.cli import main
 from rfbench.errors import UsageError
 from rfbench.execution import executor, runner, tasks
-from rfbench.execution.executor import Died, Dispatch, Failed, Finished, Started
+from rfbench.execution.executor import (
+    Died,
+    Dispatch,
+    Failed,
+    Finished,
+    ItemCallbacks,
+    Slots,
+    Started,
+)
 from rfbench.execution.runconfig import MAX_TIMEOUT_S, RunConfig
-from rfbench.execution.tasks import WorkItem, execute
+from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.methods import device as devices
 from rfbench.protocol import Protocol
 
@@ -249,9 +257,9 @@ def test_a_device_item_gives_its_estimator_the_device_and_records_it(devmod):
     from rfbench import registry
 
     reg, (dev, cpu) = registry.resolve_method_names(registry.load(), ["devmod:DevEst", "devmod:CpuEst"])
-    [on_gpu] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, registry=reg)
-    [user] = execute(WorkItem("friedman-generated", cpu, 0, (10,), "cuda"), SMALL, None, 1, None, registry=reg)
-    [plain] = execute(WorkItem("friedman-generated", dev, 1, (10,)), SMALL, None, 1, None, registry=reg)
+    [on_gpu] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), WorkerOptions(SMALL, (), 1, None, reg))
+    [user] = execute(WorkItem("friedman-generated", cpu, 0, (10,), "cuda"), WorkerOptions(SMALL, (), 1, None, reg))
+    [plain] = execute(WorkItem("friedman-generated", dev, 1, (10,)), WorkerOptions(SMALL, (), 1, None, reg))
     assert (on_gpu.status, on_gpu.device) == ("done", "cuda")
     assert (user.status, user.device) == ("done", "cpu")        # no device parameter: the CPU as it is
     assert (plain.status, plain.device) == ("done", "cpu")
@@ -267,15 +275,13 @@ def test_a_gpu_out_of_memory_error_is_the_tasks_one_line_error_record(devmod, mo
 
     monkeypatch.setenv("RFBENCH_TEST_OOM", ".")
     reg, [dev] = registry.resolve_method_names(registry.load(), ["devmod:DevEst"])
-    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, gpu_slots=4,
-                    registry=reg)
+    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), WorkerOptions(SMALL, (), 1, None, reg, gpu_slots=4))
     assert rec.status == "error" and rec.device == "cuda"
     assert rec.message == ("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 GiB "
                               "total).; lower --gpu-slots or the budget")
     # torch's one line is long (its advice on fragmentation): cut, so that ours stays in the record
     monkeypatch.setenv("RFBENCH_TEST_OOM", " Of the allocated memory ..." * 30)
-    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), SMALL, None, 1, None, gpu_slots=4,
-                    registry=reg)
+    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), WorkerOptions(SMALL, (), 1, None, reg, gpu_slots=4))
     assert rec.message.startswith("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB")
     assert rec.message.endswith("; lower --gpu-slots or the budget") and len(rec.message) <= 500
 
@@ -338,8 +344,9 @@ def _items(kinds: str) -> list[WorkItem]:
 def _dispatch(ex, items, gpu_slots=None, timeout_s=None, clock=None, taken=None):
     collected, released = [], []
     take = (lambda item: taken.append(item) or True) if taken is not None else (lambda item: True)
-    d = Dispatch(ex, items, SMALL, 1, timeout_s, take, lambda item, recs: collected.append((item, recs)),
-                 released.append, device_slots=gpu_slots, **({"clock": clock} if clock else {}))
+    d = Dispatch(ex, items, WorkerOptions(SMALL, (), 1, timeout_s, None),
+                 ItemCallbacks(take, lambda item, recs: collected.append((item, recs)), released.append),
+                 Slots(device=gpu_slots), **({"clock": clock} if clock else {}))
     d.run()
     return d, collected, released
 

@@ -11,7 +11,7 @@ from rfbench import provenance, registry
 from rfbench.errors import UsageError
 from rfbench.execution import pool, runner, tasks
 from rfbench.execution.runconfig import RunConfig
-from rfbench.execution.tasks import WorkItem, execute
+from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.protocol import Protocol
 from tests.records import as_record
 
@@ -43,10 +43,10 @@ def test_test_fold_values_do_not_leak_into_training(monkeypatch):
     X2[te] *= 1000.0
     y2[te] += 1e6
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
-    base = execute(item, SMALL, None, 1, None, registry=REG)[0]
+    base = execute(item, WorkerOptions(SMALL, (), 1, None, REG))[0]
     monkeypatch.setattr(tasks, "prepared", lambda ds, *a: (ds, X2, y2, src))
     tasks._fold_data.cache_clear()          # the runner keeps a fold's data for the next task
-    poisoned = execute(item, SMALL, None, 1, None, registry=REG)[0]
+    poisoned = execute(item, WorkerOptions(SMALL, (), 1, None, REG))[0]
     assert base.status == poisoned.status == "done"
     # identical training statistics ⇒ identical selection, to the last digit of the CV error
     assert json.loads(base.params) == json.loads(poisoned.params)
@@ -63,7 +63,7 @@ def test_scaler_uses_training_rows_only():
 
 def test_error_and_timeout_become_records(tmp_path, monkeypatch):
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
-    recs = execute(item, SMALL, None, 1, timeout_s=1e-3, registry=REG)
+    recs = execute(item, WorkerOptions(SMALL, (), 1, 1e-3, REG))
     assert recs[0].status == "timeout" and "timeout" in recs[0].message
     from rfbench.methods import rff
 
@@ -71,7 +71,7 @@ def test_error_and_timeout_become_records(tmp_path, monkeypatch):
         raise RuntimeError("synthetic failure")
 
     monkeypatch.setattr(rff.RFFRegressor, "fit", boom)
-    recs = execute(item, SMALL, None, 1, None, registry=REG)
+    recs = execute(item, WorkerOptions(SMALL, (), 1, None, REG))
     assert recs[0].status == "error" and "synthetic failure" in recs[0].message
 
 
@@ -83,8 +83,8 @@ def test_a_task_off_the_main_thread_runs_without_an_alarm_and_on_supplied_data()
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
     _, X, y, src = tasks.prepared(REG.dataset("friedman-generated"), None, 300, 0)
     with ThreadPoolExecutor(1) as threads:
-        [rec] = threads.submit(execute, item, SMALL, None, 1, 60.0, registry=REG).result()
-        [sent] = threads.submit(execute, item, SMALL, "/nonexistent", 1, 60.0, (X, y, src), registry=REG).result()
+        [rec] = threads.submit(execute, item, WorkerOptions(SMALL, (), 1, 60.0, REG)).result()
+        [sent] = threads.submit(execute, item, WorkerOptions(SMALL, ("/nonexistent",), 1, 60.0, REG), (X, y, src)).result()
     assert rec.status == sent.status == "done", rec.message
     assert (sent.error, sent.params, sent.source) == (rec.error, rec.params, rec.source)
 
@@ -219,8 +219,8 @@ def test_the_runner_reads_budget_sharing_and_fitted_attributes_through_the_writt
 
 
 def test_shared_fit_time_is_attributed_to_the_budgets_not_repeated():
-    recs = {r.n_features: r for r in execute(WorkItem("friedman-generated", "lgbm", 0, (10, 30)), SMALL, None, 1, None,
-                                                registry=REG)}
+    recs = {r.n_features: r for r in execute(WorkItem("friedman-generated", "lgbm", 0, (10, 30)),
+                                                WorkerOptions(SMALL, (), 1, None, REG))}
     assert {r.status for r in recs.values()} == {"done"}
     whole = recs[10].shared_fit_s
     assert whole == recs[30].shared_fit_s > 0
@@ -230,7 +230,7 @@ def test_shared_fit_time_is_attributed_to_the_budgets_not_repeated():
     assert fits[30] == pytest.approx(3 * fits[10])
     assert recs[10].tune_s + recs[30].tune_s <= whole
     # a budget fitted alone keeps its whole time and has no shared part
-    alone = execute(WorkItem("friedman-generated", "rff-gauss", 0, (10,)), SMALL, None, 1, None, registry=REG)[0]
+    alone = execute(WorkItem("friedman-generated", "rff-gauss", 0, (10,)), WorkerOptions(SMALL, (), 1, None, REG))[0]
     assert alone.shared_fit_s is None and "shared_fit_s" not in alone.to_dict()
 
 
@@ -722,8 +722,8 @@ def test_a_resumed_run_dispatches_the_longest_estimated_items_first_with_the_sam
     methods, features = ["rff-gauss", "lgbm"], [10, 40]
     runner.run(["friedman-generated"], methods, features, SMALL, str(tmp_path / "planned"), progress=False)
     seen = []
-    real = runner.run_pool
-    monkeypatch.setattr(runner, "run_pool", lambda items, *a, **k: (seen.append(list(items)), real(items, *a, **k))[1])
+    real = pool.run_pool
+    monkeypatch.setattr(pool, "run_pool", lambda items, *a, **k: (seen.append(list(items)), real(items, *a, **k))[1])
     resumed = tmp_path / "resumed"
     runner.run(["friedman-generated"], methods, features, SMALL, str(resumed), RunConfig(folds=[0]), progress=False)
     assert [i.fold for i in seen[0]] == [0, 0, 0]          # nothing finished yet: the planned order

@@ -8,6 +8,9 @@ from pathlib import Path
 import click
 
 from rfbench.errors import UsageError
+from rfbench.execution.backends import (
+    BACKENDS,  # the names only: a backend's module loads when it runs
+)
 from rfbench.execution.runconfig import DEFAULT_GPU_SLOTS, check_timeout
 
 
@@ -164,8 +167,9 @@ def backend_options(command):
     command = click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",
                            help="with --backend dask: run on this dask scheduler's workers (default: start a "
                                 "LocalCluster of --jobs workers here); see docs/cluster.md")(command)
-    return click.option("--backend", default="local", show_default=True, type=click.Choice(["local", "dask"]),
-                        help="where tasks run: local worker processes, or a dask.distributed cluster")(command)
+    return click.option("--backend", default="local", show_default=True, type=click.Choice(list(BACKENDS)),
+                        help="where tasks run: " + "; ".join(f"{name}: {entry.about}"
+                                                             for name, entry in BACKENDS.items()))(command)
 
 
 def worker_options(command):

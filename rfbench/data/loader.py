@@ -61,12 +61,16 @@ def cache_dir() -> Path:
     return config.cache_dir()
 
 
-def data_dirs(override: str | os.PathLike | None = None) -> list[Path]:
+def data_dirs(override: str | os.PathLike | tuple[str, ...] | None = None) -> list[Path]:
     """The mirror directories, searched in order: --data-dir, else $RFBENCH_DATA_DIR, else the config's
     data_dirs (each may hold several directories separated by os.pathsep); [] when none is set.
+    ``override`` a tuple: directories resolved once already (a run's ``RunConfig.data_dirs``, () for
+    none), taken as they are, so that a worker reads neither the environment nor the config file.
 
     A directory that is named but does not exist is refused rather than silently ignored (the run
     would otherwise fall back to generators and downloads and compute something else)."""
+    if isinstance(override, tuple):
+        return [Path(p) for p in override]
     if override is not None and str(override).strip() == "":
         raise UsageError("--data-dir is empty; name the dataset mirror directory, or leave the option out "
                          "to use $RFBENCH_DATA_DIR")
@@ -520,7 +524,7 @@ def _write_cache(ds: Dataset, loaded: Loaded) -> None:
 def load(dataset: Dataset | str, data_dir_override=None, allow_download: bool = True, use_cache: bool = True,
          registry: Registry | None = None) -> Loaded:
     """(X, y) of a registered dataset (its entry, or its name in ``registry``), from the first source
-    that has it."""
+    that has it; ``data_dir_override``: see :func:`data_dirs` (a run's workers pass its resolved tuple)."""
     ds = entry(dataset, registry)
     name = ds.name
     if ds.unavailable:

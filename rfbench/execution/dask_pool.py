@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import time
 import uuid
 from collections import Counter
@@ -31,8 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rfbench.errors import UsageError
-from rfbench.execution.executor import MAX_WORKER_DEATHS, Dispatch, Failed, Finished, Started
-from rfbench.execution.tasks import execute, prepared
+from rfbench.execution.executor import (
+    MAX_WORKER_DEATHS,
+    Dispatch,
+    Failed,
+    Finished,
+    ItemCallbacks,
+    Started,
+)
+from rfbench.execution.tasks import WorkerOptions, execute, prepared
 from rfbench.store.record import Record
 
 INSTALL = "pip install 'dask[distributed]'"
@@ -164,12 +170,14 @@ def worker_threads() -> int:
     return threads
 
 
-def _task(item, registry, protocol, data_dir, threads, timeout_s, data=None) -> list[Record]:
-    """One work item on a dask worker, with the client's registry."""
-    return execute(item, protocol, data_dir, threads or worker_threads(), timeout_s, data, registry=registry)
+def _task(item, options: WorkerOptions, data=None) -> list[Record]:
+    """One work item on a dask worker, with the client's options (None threads: this worker's share)."""
+    if options.threads is None:
+        options = options.replace(threads=worker_threads())
+    return execute(item, options, data)
 
 
-def _loads_locally(sources: dict[str, str], data_dir: str | None, registry) -> list[str]:
+def _loads_locally(sources: dict[str, str], data_dir: tuple[str, ...], registry) -> list[str]:
     """The datasets this worker can load itself, from the kind of source the client loaded them from
     (a generator, the mirror, a data file); downloads are never repeated on workers."""
     from rfbench.data.loader import mirror_root
@@ -188,28 +196,27 @@ def _loads_locally(sources: dict[str, str], data_dir: str | None, registry) -> l
 
 # -- on the client -------------------------------------------------------------------------------
 
-def _place_data(client, names, registry, protocol, data_dir, worker_dir, warn) -> dict:
+def _place_data(client, names, options: WorkerOptions, worker_dirs: tuple[str, ...], warn) -> dict:
     """dataset → future of its prepared (X, y, source) scattered to the cluster, for the datasets that
     a worker present now cannot load itself; the others are loaded by the workers."""
     if not client.nthreads():
         warn("no dask worker has joined the scheduler yet; waiting for one (start `dask worker ADDRESS`)")
         client.wait_for_workers(1)
-    sources = {name: prepared(registry.dataset(name), data_dir, protocol.max_samples, protocol.seed)[3]
+    registry, protocol, data_dirs = options.registry, options.protocol, options.data_dirs
+    sources = {name: prepared(registry.dataset(name), data_dirs, protocol.max_samples, protocol.seed)[3]
                for name in names}
-    everywhere = _loaded_everywhere(client, sources, worker_dir, registry)
+    everywhere = _loaded_everywhere(client, sources, worker_dirs, registry)
     placed = {}
     for name in names:
         if name not in everywhere:
-            _, X, y, source = prepared(registry.dataset(name), data_dir, protocol.max_samples, protocol.seed)
+            _, X, y, source = prepared(registry.dataset(name), data_dirs, protocol.max_samples, protocol.seed)
             [placed[name]] = client.scatter([(X, y, source)], hash=False)
     return placed
 
 
-def _worker_data_dir(data_dir) -> str | None:
-    """The client's mirror directories, absolute (a worker's working directory is another)."""
-    from rfbench.data.loader import data_dirs
-
-    return os.pathsep.join(str(p.resolve()) for p in data_dirs(data_dir)) or None
+def worker_data_dirs(data_dirs: tuple[str, ...]) -> tuple[str, ...]:
+    """The run's mirror directories, absolute (a worker's working directory is another)."""
+    return tuple(str(Path(p).resolve()) for p in data_dirs)
 
 
 def _loaded_everywhere(client, sources: dict, worker_dir, registry) -> set[str]:
@@ -228,9 +235,9 @@ class DaskExecutor:
     another one); the scheduler reruns a task whose worker died by itself, and ``KilledWorker`` (a task
     that killed ``allowed-failures + 1`` workers) is the item's ``worker died`` failure."""
 
-    def __init__(self, cluster: Cluster, items, registry, protocol, timeout_s, worker_dir, data: dict, warn):
-        self.cluster, self.client, self.threads = cluster, cluster.client, cluster.threads
-        self.registry, self.protocol, self.timeout_s, self.worker_dir = registry, protocol, timeout_s, worker_dir
+    def __init__(self, cluster: Cluster, items, options: WorkerOptions, data: dict, warn):
+        self.cluster, self.client, self.options = cluster, cluster.client, options
+        self.timeout_s = options.timeout_s
         self.data, self.warn = data, warn
         self.left = Counter(item.dataset for item in items)    # items of each dataset not settled yet
         self.pending: dict = {}       # future → item
@@ -241,8 +248,7 @@ class DaskExecutor:
 
     def submit(self, item) -> None:
         key = f"rfbench-{item.dataset}-{item.method}-f{item.fold}-{uuid.uuid4().hex[:8]}"
-        fut = self.client.submit(_task, item, self.registry, self.protocol, self.worker_dir, self.threads,
-                                 self.timeout_s, self.data.get(item.dataset), key=key, pure=False)
+        fut = self.client.submit(_task, item, self.options, self.data.get(item.dataset), key=key, pure=False)
         self.pending[fut] = item
 
     def settled(self, item) -> None:
@@ -323,27 +329,51 @@ class DaskExecutor:
             self.client.cancel(list(self.pending))     # interrupted: the unfinished ones
 
 
-def run_dask(cluster: Cluster, items, protocol, data_dir, timeout_s, take, collect, release, warn, *,
-             registry) -> None:
+def run_dask(cluster: Cluster, items, options: WorkerOptions, callbacks: ItemCallbacks) -> None:
     """Run the items on the cluster through :class:`rfbench.execution.executor.Dispatch`, at most as many in
-    flight as it has task slots: ``take`` claims an item when a slot is free for it, ``collect`` gets
-    its records, ``release`` frees an item that will not complete (interrupted); the unfinished ones
-    are cancelled. Each task is given ``registry`` (the client's :class:`rfbench.registry.Registry`)
-    as an argument."""
+    flight as it has task slots: ``callbacks.take`` claims an item when a slot is free for it,
+    ``collect`` gets its records, ``release`` frees an item that will not complete (interrupted); the
+    unfinished ones are cancelled. Each task is given ``options`` (the client's registry among them;
+    the mirror directories made absolute, the threads the cluster's) as an argument."""
     from distributed.comm import CommClosedError
 
     if not items:
         return
     client = cluster.client
-    worker_dir = _worker_data_dir(data_dir)
+    on_workers = options.replace(data_dirs=worker_data_dirs(options.data_dirs), threads=cluster.threads)
     data: dict = {}
-    executor = DaskExecutor(cluster, items, registry, protocol, timeout_s, worker_dir, data, warn)
+    executor = DaskExecutor(cluster, items, on_workers, data, callbacks.warn)
     try:
-        data.update(_place_data(client, list(dict.fromkeys(i.dataset for i in items)), registry, protocol,
-                                data_dir, worker_dir, warn))
-        Dispatch(executor, items, protocol, cluster.threads, timeout_s, take, collect, release).run()
+        data.update(_place_data(client, list(dict.fromkeys(i.dataset for i in items)), options,
+                                on_workers.data_dirs, callbacks.warn))
+        Dispatch(executor, items, on_workers, callbacks).run()
     except OSError as exc:
         if not isinstance(exc, CommClosedError) and client.status == "running":
             raise                             # not the connection (e.g. the disk, writing a record)
         raise UsageError(f"lost the dask scheduler at {cluster.address} ({_first_line(exc)}); finished tasks are "
                          "saved, re-run the same command to resume") from None
+
+
+@dataclass(frozen=True)
+class DaskBackend:
+    """A dask cluster, as an :class:`rfbench.execution.executor.Backend`."""
+    cluster: Cluster
+    jobs: int
+
+    @property
+    def label(self) -> str:
+        return f"dask ({self.cluster.address})"
+
+    def slots(self) -> int:
+        """An existing cluster's task slots (its size, its threads); a LocalCluster's ``jobs``."""
+        return self.cluster.slots() if self.cluster.threads is None else self.jobs
+
+    def run(self, items, options: WorkerOptions, callbacks: ItemCallbacks) -> None:
+        run_dask(self.cluster, items, options, callbacks)
+
+
+@contextlib.contextmanager
+def dask_backend(config):
+    """The dask backend of a run (rfbench.execution.backends): its cluster, connected for all its seeds."""
+    with connect(config.scheduler, config.jobs, config.threads) as cluster:
+        yield DaskBackend(cluster, config.jobs)

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from rfbench.execution.tasks import WorkItem
+from rfbench.execution.tasks import WorkerOptions, WorkItem
 from rfbench.store.record import Record
 
 #: times a work item may kill its worker before it is recorded as an error
@@ -86,6 +86,29 @@ class Failed:
 Event = Started | Finished | Died | Failed
 
 
+# -- what the run gives the loop -------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class ItemCallbacks:
+    """The run's side of the loop: ``take(item)`` claims an item (False: done or running elsewhere,
+    skipped), ``collect(item, records)`` stores its records, ``release(item)`` frees an item that will
+    not complete, ``warn(line)`` says something in the middle of the run (a worker's death)."""
+    take: Callable[[WorkItem], bool]
+    collect: Callable[[WorkItem, list[Record]], None]
+    release: Callable[[WorkItem], None]
+    warn: Callable[[str], None] | None = None
+
+
+@dataclass(frozen=True)
+class Slots:
+    """``device``: at most this many device items (``item.on_device``) in flight at once, the other
+    slots running CPU items meanwhile (None: no limit). ``cpu``: at most this many CPU items in flight
+    at once (None: no limit); with an executor of ``cpu + device`` workers, the device items run on
+    workers of their own beside the CPU ones (``--gpu-beside``)."""
+    device: int | None = None
+    cpu: int | None = None
+
+
 class Executor(Protocol):
     """What :class:`Dispatch` needs of a place that runs work items."""
 
@@ -109,23 +132,33 @@ class Executor(Protocol):
         """Stop: wait for the workers to end, or kill them at once when ``interrupted``."""
 
 
+class Backend(Protocol):
+    """Where a run's work items run (rfbench.execution.backends gives one by name), open for all the
+    run's seeds."""
+
+    label: str          # what runs.jsonl says of it, e.g. "local", "dask (tcp://10.0.0.5:8786)"
+
+    def slots(self) -> int:
+        """Work items it runs at once (the progress line's workers)."""
+
+    def run(self, items: list[WorkItem], options: WorkerOptions, callbacks: ItemCallbacks) -> None:
+        """Run the items through :class:`Dispatch`: each worker gets the item and ``options``."""
+
+
 class Dispatch:
     """The run's loop over an executor, owning its state: the queue (by kind), the items in flight,
     their deadlines and the deaths each caused.
 
-    ``take(item)`` claims an item (False: done or running elsewhere, skipped), ``collect(item,
-    records)`` stores its records, ``release(item)`` frees an item that will not complete.
-    ``device_slots``: at most this many device items (``item.on_device``) in flight at once, the
-    other slots running CPU items meanwhile (None: no limit). ``cpu_slots``: at most this many CPU
-    items in flight at once (None: no limit); with an executor of ``cpu_slots + device_slots``
-    workers, the device items run on workers of their own beside the CPU ones (``--gpu-beside``)."""
+    ``options``: the workers' options (the protocol, threads and time limit of the records made
+    here too); ``callbacks``: the run's claims and records (:class:`ItemCallbacks`); ``slots``: the
+    device and CPU items allowed in flight at once (:class:`Slots`)."""
 
-    def __init__(self, executor: Executor, items, protocol, threads, timeout_s: float | None,
-                 take: Callable, collect: Callable, release: Callable, device_slots: int | None = None,
-                 clock: Callable[[], float] = time.monotonic, cpu_slots: int | None = None):
-        self.executor, self.protocol, self.threads, self.timeout_s = executor, protocol, threads, timeout_s
-        self.take, self.collect, self.release = take, collect, release
-        self.device_slots, self.cpu_slots = device_slots, cpu_slots
+    def __init__(self, executor: Executor, items, options: WorkerOptions, callbacks: ItemCallbacks,
+                 slots: Slots = Slots(), clock: Callable[[], float] = time.monotonic):
+        self.executor, self.protocol = executor, options.protocol
+        self.threads, self.timeout_s = options.threads, options.timeout_s
+        self.take, self.collect, self.release = callbacks.take, callbacks.collect, callbacks.release
+        self.device_slots, self.cpu_slots = slots.device, slots.cpu
         self.clock = clock
         # the planned order, kept across the two kinds: the next item is the first allowed one
         self.order = {item: i for i, item in enumerate(items)}

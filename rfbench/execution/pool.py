@@ -23,9 +23,18 @@ import signal
 import tempfile
 import time
 from concurrent.futures import FIRST_COMPLETED, Future, wait
+from dataclasses import dataclass
 
-from rfbench.execution.executor import Died, Dispatch, Failed, Finished, Started
-from rfbench.execution.tasks import WorkItem, execute
+from rfbench.execution.executor import (
+    Died,
+    Dispatch,
+    Failed,
+    Finished,
+    ItemCallbacks,
+    Slots,
+    Started,
+)
+from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 
 #: seconds between two looks for the start files of tasks submitted but not started yet
 START_POLL_S = 0.05
@@ -111,8 +120,8 @@ class InProcess:
     """The executor in this process (``--jobs 1`` without a time limit: no worker to start, the
     task's errors are its own): ``submit`` runs the item at once; an interruption propagates."""
 
-    def __init__(self, args: tuple, kwargs: dict | None = None):
-        self.args, self.kwargs = args, kwargs or {}
+    def __init__(self, options: WorkerOptions):
+        self.options = options
         self._events: list = []
 
     def slots(self) -> int:
@@ -120,7 +129,7 @@ class InProcess:
 
     def submit(self, item: WorkItem) -> None:
         self._events.append(Started(item, time.monotonic()))
-        self._events.append(Finished(item, execute(item, *self.args, **self.kwargs)))
+        self._events.append(Finished(item, execute(item, self.options)))
 
     def events(self, timeout):
         out, self._events = self._events, []
@@ -149,13 +158,12 @@ class _Lane:
 
 
 class Lanes:
-    """``jobs`` lanes of one worker each (see the module notes); ``args``/``kwargs`` follow the item
-    in :func:`rfbench.execution.tasks.execute`. ``track_starts`` (a run with a time limit): each task reports its
-    start; without a limit nothing needs it, and no file is written or polled."""
+    """``jobs`` lanes of one worker each (see the module notes); each task is
+    :func:`rfbench.execution.tasks.execute` of its item and ``options``. ``track_starts`` (a run with a time
+    limit): each task reports its start; without a limit nothing needs it, and no file is written or polled."""
 
-    def __init__(self, jobs: int, args: tuple, kwargs: dict | None = None, track_starts: bool = True,
-                 warn=None):
-        self.args, self.kwargs, self.track_starts, self.warn = args, kwargs or {}, track_starts, warn
+    def __init__(self, jobs: int, options: WorkerOptions, track_starts: bool = True, warn=None):
+        self.options, self.track_starts, self.warn = options, track_starts, warn
         _remove_stale_start_dirs()
         self.tmp = tempfile.mkdtemp(prefix=f"{START_DIR_PREFIX}{os.getpid()}-")
         self.replaced = 0                   # lanes replaced after a death or a kill
@@ -187,11 +195,11 @@ class Lanes:
         lane = next(lane for lane in self.lanes if lane.item is None)
         lane.item, lane.started = item, not self.track_starts
         if not self.track_starts:
-            lane.future = lane.executor.submit(execute, item, *self.args, **self.kwargs)
+            lane.future = lane.executor.submit(execute, item, self.options)
             return
         self._count += 1
         lane.start_file = os.path.join(self.tmp, f"{self._count}.start")
-        lane.future = lane.executor.submit(_started_then, lane.start_file, execute, (item, *self.args), self.kwargs)
+        lane.future = lane.executor.submit(_started_then, lane.start_file, execute, (item, self.options), {})
 
     def _free(self, lane: _Lane) -> None:
         if lane.start_file:
@@ -302,24 +310,43 @@ class Lanes:
                       "(a thread left running by a method?): killed")
 
 
-def run_pool(items, protocol, data_dir, threads, timeout_s, jobs, take, collect, release, in_process=False,
-             gpu_slots: int | None = None, *, registry, warn=None, beside: bool = False):
-    """Run the items on ``jobs`` lanes (or in this process), at most ``jobs`` in flight and at most
-    ``gpu_slots`` device items among them (None: no device items); ``beside`` (with ``gpu_slots``):
-    ``jobs + gpu_slots`` lanes, at most ``jobs`` CPU items and ``gpu_slots`` device items in flight,
-    so that a device item does not hold one of the ``jobs`` CPU workers (its worker mostly waits on
-    the GPU). An item is claimed (``take``) only
-    when a worker is free for it, so another invocation can share the rest; ``collect`` gets each
-    item's records as they complete, ``release`` frees an item that will not complete (interrupted).
-    Each task is given ``registry`` (a :class:`rfbench.registry.Registry`: the workers look the
-    items' datasets and methods up in it) as an argument. Returns the
+def run_pool(items, options: WorkerOptions, callbacks: ItemCallbacks, config) -> Dispatch:
+    """Run the items on ``config.jobs`` lanes (or in this process), at most ``config.jobs`` in flight
+    and at most ``config.device_slots`` device items among them (None: no device items); with
+    ``config.gpu_beside``, ``jobs + gpu_slots`` lanes, at most ``jobs`` CPU items and ``gpu_slots``
+    device items in flight, so that a device item does not hold one of the ``jobs`` CPU workers (its
+    worker mostly waits on the GPU). ``config``: the run's resolved
+    :class:`rfbench.execution.runconfig.RunConfig`. An item is claimed (``callbacks.take``) only when a
+    worker is free for it, so another invocation can share the rest. Returns the
     :class:`rfbench.execution.executor.Dispatch` that ran them."""
-    args = (protocol, data_dir, threads, timeout_s)
-    kwargs = {"registry": registry, **({"gpu_slots": gpu_slots} if gpu_slots else {})}
-    beside = bool(beside and gpu_slots)
-    executor = InProcess(args, kwargs) if in_process and not beside else Lanes(
-        jobs + (gpu_slots if beside else 0), args, kwargs, track_starts=bool(timeout_s), warn=warn)
-    dispatch = Dispatch(executor, items, protocol, threads, timeout_s, take, collect, release,
-                        device_slots=gpu_slots, cpu_slots=jobs if beside else None)
+    gpu_slots = config.device_slots
+    beside = bool(config.gpu_beside and gpu_slots)
+    # a time limit needs a process that can be killed, and a user's method (which may end its process:
+    # os._exit, a crash) a process that may die: --jobs 1 runs in this process only without either
+    user_code = any(options.registry.method(m).origin != "built-in" for m in options.registry.methods)
+    in_process = config.jobs == 1 and not config.timeout_s and not user_code and not beside
+    executor = InProcess(options) if in_process else Lanes(
+        config.jobs + (gpu_slots if beside else 0), options, track_starts=bool(config.timeout_s),
+        warn=callbacks.warn)
+    dispatch = Dispatch(executor, items, options, callbacks, Slots(device=gpu_slots,
+                                                                   cpu=config.jobs if beside else None))
     dispatch.run()
     return dispatch
+
+
+@dataclass(frozen=True)
+class LocalBackend:
+    """This machine's worker lanes (or this process), as an :class:`rfbench.execution.executor.Backend`."""
+    config: object          # the run's resolved RunConfig
+    label: str = "local"
+
+    def slots(self) -> int:
+        return self.config.jobs
+
+    def run(self, items, options: WorkerOptions, callbacks: ItemCallbacks) -> None:
+        run_pool(items, options, callbacks, self.config)
+
+
+def local_backend(config):
+    """The local backend of a run (rfbench.execution.backends): nothing to open or close."""
+    return contextlib.nullcontext(LocalBackend(config))

@@ -18,13 +18,15 @@ import os
 from dataclasses import dataclass, field
 
 from rfbench.errors import UsageError
+from rfbench.execution.backends import BACKENDS as BACKEND_FACTORIES
 
 #: the longest --timeout: the task's alarm (setitimer) of timeout × budgets overflows far beyond it
 MAX_TIMEOUT_S = 30 * 86400
 #: the largest feature budget (--features, a spec's run.features): a method allocates rows × n
 #: features, so more cannot run anyway
 MAX_FEATURES = 10**6
-BACKENDS = ("local", "dask")
+#: the backends' names, from the one mapping of them (rfbench.execution.backends: no import beyond it here)
+BACKENDS = tuple(BACKEND_FACTORIES)
 #: what a run computes on once resolved (``--device auto`` becomes "cpu" or "cuda"); "torch-cpu" (the
 #: device code on the CPU, for CI's device regression: ``python -m rfbench.experiments.regress --device torch-cpu``)
 #: is a library setting only, not a command-line choice
@@ -98,6 +100,10 @@ class RunConfig:
     gpu_slots: int = DEFAULT_GPU_SLOTS
     gpu_beside: bool = False
     device_note: str | None = field(default=None, compare=False)
+    #: the mirror directories of ``data_dir`` (else $RFBENCH_DATA_DIR, else the config file), resolved
+    #: once when the config is built (None: resolve them now); the workers are given these and read
+    #: neither the environment nor the config file
+    data_dirs: tuple[str, ...] | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__.__get__(self)  # frozen: normalised once, here
@@ -127,8 +133,8 @@ class RunConfig:
         set_("seeds", seeds)
         set_("folds", _ints(self.folds, "--folds"))
         if self.backend not in BACKENDS:
-            raise UsageError(f"--backend {self.backend}: use local (this machine) or dask (a dask.distributed "
-                             "cluster)")
+            raise UsageError(f"--backend {self.backend}: use "
+                             + ", ".join(f"{name} ({entry.about})" for name, entry in BACKEND_FACTORIES.items()))
         if self.scheduler is not None and not self.scheduler.strip():
             raise UsageError("--scheduler is empty; give the dask scheduler's address, e.g. tcp://10.0.0.5:8786")
         if self.scheduler is not None and self.backend != "dask":
@@ -136,9 +142,11 @@ class RunConfig:
         if self.scheduler is not None and self.threads is not None:
             raise UsageError("--threads sizes local workers; with --scheduler each dask worker's threads come from "
                              "its own cores (leave --threads out, start the workers with the --nthreads you want)")
-        from rfbench.data.loader import data_dir as resolve_data_dir
+        from rfbench.data.loader import data_dirs
 
-        resolve_data_dir(self.data_dir)     # a named mirror directory (option, environment) that is not there: now
+        # a named mirror directory (option, environment, config) that is not there: refused now
+        set_("data_dirs", tuple(str(p) for p in data_dirs(self.data_dir if self.data_dirs is None
+                                                          else tuple(self.data_dirs))))
         if self.device not in RUN_DEVICES or self.device == "cuda":
             device, note = resolve_device(self.device)      # "auto", "cuda" (checked), or a bad value
             set_("device", device)
@@ -156,8 +164,16 @@ class RunConfig:
                              "them on GPUs (use --backend local, or --device cpu)")
 
     def replace(self, **changes) -> RunConfig:
-        """A copy with ``changes``, validated again."""
+        """A copy with ``changes``, validated again (its data directories resolved again only when
+        ``data_dir`` changes)."""
+        if "data_dir" in changes:
+            changes.setdefault("data_dirs", None)
         return dataclasses.replace(self, **changes)
+
+    def with_workers(self, jobs: int, threads: int | None) -> RunConfig:
+        """This config with its workers resolved (the runner's :func:`rfbench.execution.runner.resolved`):
+        ``jobs`` a number, ``threads`` one too but on an existing dask cluster (None: each worker's own)."""
+        return self.replace(jobs=jobs, threads=threads)
 
     def request(self, protocol):
         """(one protocol per seed, the sorted folds or None) of this config on ``protocol``: the

@@ -27,19 +27,21 @@ import os
 import sys
 import time
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rfbench import contract
 from rfbench import protocol as proto
 from rfbench.data import load
-from rfbench.data.loader import data_dir as resolve_data_dir
 from rfbench.data.loader import provenance as data_provenance
 from rfbench.errors import DataUnavailable, UsageError
-from rfbench.execution.pool import run_pool
+from rfbench.execution.backends import BACKENDS, open_backend
+from rfbench.execution.executor import Backend, ItemCallbacks
 from rfbench.execution.progress import Progress, hms
 from rfbench.execution.runconfig import RunConfig
-from rfbench.execution.tasks import WorkItem, own_splits, prepared
+from rfbench.execution.tasks import WorkerOptions, WorkItem, own_splits, prepared
 from rfbench.provenance import code_version, machine_info
 from rfbench.registry import Registry, or_default
 from rfbench.store import LEASE_S, Record, RunDir, is_disk_full, record_key
@@ -307,9 +309,8 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
     protocols, folds = _checked_request(method_names, features, protocol, config, registry)
     method_names = installed_methods(method_names, registry, warn)
+    config = resolved(config, method_names, registry)
     jobs = config.jobs
-    if jobs is None:
-        jobs = 1 if config.scheduler is not None else default_jobs(method_names, config.threads, registry=registry)
     run_dir = RunDir(out)
     if run_dir.path.is_dir():           # refused before the first line: bad input is that one line alone
         check_one_protocol(run_dir, protocol)
@@ -321,7 +322,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         check_methods(user, registry)
     # a first line at once: the method imports, data loading and worker start-up take seconds (not
     # with dask, whose connection may still be refused in one line)
-    if progress and config.backend == "local":
+    if progress and not BACKENDS[config.backend].connects:
         asked = task_count(dataset_names, method_names, features, protocol, folds, registry=registry)
         rounds = len(protocols)
         n_folds = len(folds) if folds is not None else protocol.n_outer
@@ -332,17 +333,16 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
             + (f" × {rounds} seeds" if rounds > 1 else "")
             + (f"; {jobs} workers)" if jobs > 1 else ")"))
     check_methods([m for m in method_names if m not in user], registry)
-    threads = config.threads
-    if config.scheduler is None:    # local workers or a LocalCluster: the cores shared among the jobs
-        threads = threads or max(1, (os.cpu_count() or 1) // jobs)
+    request = RunRequest(tuple(dataset_names), tuple(method_names), tuple(features), folds, registry, command,
+                         all_unavailable_ok)
+    hooks = RunHooks(progress, warn, order)
     created = [p for p in (Path(out), *Path(out).parents) if not p.exists()]   # deepest first
     try:
         run_dir.ensure()                    # one store for every seed: its index is read once
-        with _backend(config.backend, config.scheduler, jobs, threads) as cluster:
+        with open_backend(config) as backend:
             for i, seeded in enumerate(protocols):
-                _Seed(dataset_names, method_names, features, seeded, run_dir, config, jobs, threads, folds,
-                      registry=registry, progress=progress, warn=warn, command=command, order=order, cluster=cluster,
-                      first=i == 0, last=i == len(protocols) - 1, all_unavailable_ok=all_unavailable_ok).run()
+                seed = SeedPlan(seeded, first=i == 0, last=i == len(protocols) - 1)
+                _Seed(request, hooks, config, run_dir, seed, backend).run()
         return run_dir
     except (DataUnavailable, UsageError):
         if created:                         # nothing was written into it: leave no empty directory behind
@@ -359,15 +359,51 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
                          "and re-run the same command to resume") from None
 
 
-def _backend(backend, scheduler, jobs, threads):
-    """The dask cluster of the run (None for the local backend), open for all its seeds."""
-    import contextlib
+def resolved(config: RunConfig, method_names, registry: Registry) -> RunConfig:
+    """``config`` with its workers resolved, once for the run: ``jobs`` left out is
+    :func:`default_jobs` (1 with an existing dask scheduler, whose workers set it), ``threads`` left out
+    the cores shared among the jobs (None with an existing dask scheduler: each worker's own)."""
+    jobs = config.jobs
+    if jobs is None:
+        jobs = 1 if config.scheduler is not None else default_jobs(method_names, config.threads, registry=registry)
+    threads = config.threads
+    if config.scheduler is None:    # local workers or a LocalCluster: the cores shared among the jobs
+        threads = threads or max(1, (os.cpu_count() or 1) // jobs)
+    if (jobs, threads) == (config.jobs, config.threads):
+        return config
+    return config.with_workers(jobs, threads)
 
-    if backend != "dask":
-        return contextlib.nullcontext()
-    from rfbench.execution import dask_pool
 
-    return dask_pool.connect(scheduler, jobs, threads)
+@dataclass(frozen=True)
+class RunRequest:
+    """What a run was asked for, the same for all its seeds: the datasets, methods and budgets (of
+    ``registry``), the outer folds (None: all), the command line of runs.jsonl, and whether a run none
+    of whose datasets can be obtained goes on (a spec's group) instead of being refused."""
+    dataset_names: tuple[str, ...]
+    method_names: tuple[str, ...]
+    features: tuple[int, ...]
+    folds: list[int] | None
+    registry: Registry
+    command: str | None = None
+    all_unavailable_ok: bool = False
+
+
+@dataclass(frozen=True)
+class RunHooks:
+    """How a run talks and orders: the progress line on or off, ``warn`` for a line to the user,
+    ``order`` (work items → work items; None: the planned order)."""
+    progress: bool
+    warn: Callable[[str], None]
+    order: Callable | None = None
+
+
+@dataclass(frozen=True)
+class SeedPlan:
+    """One seed of a run: its protocol, and whether it is the first (the protocol checked, results.csv
+    consolidated) and the last (results.csv consolidated at its end)."""
+    protocol: proto.Protocol
+    first: bool = True
+    last: bool = True
 
 
 def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None, registry: Registry | None = None):
@@ -424,7 +460,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
 
     config = config if config is not None else RunConfig()
     registry = or_default(registry)
-    data_dir = config.data_dir
+    data_dir = config.data_dirs
     protocols, folds = _checked_request(method_names, features, protocol, config, registry)
     method_names = installed_methods(method_names, registry, warn)     # as run skips them
     check_methods(method_names, registry)
@@ -549,15 +585,14 @@ class _Seed:
     is consolidated when the first seed starts and when the last ends (or any seed is interrupted),
     not around every seed: each consolidation reads the whole directory."""
 
-    def __init__(self, dataset_names, method_names, features, protocol, run_dir: RunDir, config: RunConfig,
-                 jobs: int, threads: int, folds, *, registry: Registry, progress, warn, command, order, cluster=None,
-                 first=True, last=True, all_unavailable_ok=False):
-        self.registry = registry
-        self.dataset_names, self.method_names, self.features = dataset_names, method_names, features
-        self.protocol, self.run_dir, self.config = protocol, run_dir, config
-        self.jobs, self.threads, self.folds = jobs, threads, folds
-        self.progress, self.warn, self.command, self.order, self.cluster = progress, warn, command, order, cluster
-        self.first, self.last, self.all_unavailable_ok = first, last, all_unavailable_ok
+    def __init__(self, request: RunRequest, hooks: RunHooks, config: RunConfig, run_dir: RunDir, seed: SeedPlan,
+                 backend: Backend):
+        self.request, self.registry, self.config, self.run_dir = request, request.registry, config, run_dir
+        self.protocol, self.first, self.last = seed.protocol, seed.first, seed.last
+        self.dataset_names, self.method_names = list(request.dataset_names), list(request.method_names)
+        self.features, self.folds = request.features, request.folds
+        self.progress, self.warn, self.order = hooks.progress, hooks.warn, hooks.order
+        self.backend, self.jobs, self.threads = backend, config.jobs, config.threads
         self.busy: list[WorkItem] = []          # items another invocation was running
         self.started: dict[WorkItem, float] = {}
         self.keys: dict[WorkItem, list[str]] = {}
@@ -622,22 +657,21 @@ class _Seed:
     def _prepare(self) -> list[WorkItem] | None:
         """Load the data, save the folds and the run's line in runs.jsonl; the work items to run, or
         None when no dataset could be obtained."""
-        run_dir, protocol, config, cluster = self.run_dir, self.protocol, self.config, self.cluster
+        run_dir, protocol, config = self.run_dir, self.protocol, self.config
         names_asked, methods, features, folds = self.dataset_names, self.method_names, self.features, self.folds
         if self.first:
             check_one_protocol(run_dir, protocol)   # the key does not hold the seed: once for all seeds
-        if cluster is not None and cluster.threads is None:   # an existing dask cluster: its size, its threads
-            self.jobs = cluster.slots()
-        elif self.threads * self.jobs > (os.cpu_count() or 1):
+        self.jobs = self.backend.slots()            # an existing dask cluster: its size, its threads
+        if self.threads is not None and self.threads * self.jobs > (os.cpu_count() or 1):
             self.warn(f"{self.jobs} workers × {self.threads} threads exceed the {os.cpu_count() or 1} cores; "
                       "expect slow, noisy timings")
         self.bar = Progress(self.progress, self.jobs)   # says at once what it does: loading can take a while
         self.bar.note(f"loading {len(names_asked)} dataset{'s' * (len(names_asked) != 1)} "
                       f"({', '.join(names_asked)}) ...")
         skipped: list[str] = []
-        names = available_datasets(names_asked, config.data_dir, config.strict, skipped.append, self.registry)
-        if names_asked and not names and not self.all_unavailable_ok:
-            raise none_available(names_asked, config.data_dir, self.registry)
+        names = available_datasets(names_asked, config.data_dirs, config.strict, skipped.append, self.registry)
+        if names_asked and not names and not self.request.all_unavailable_ok:
+            raise none_available(names_asked, config.data_dirs, self.registry)
         for line in skipped:
             self.warn(line)
         if names_asked and not names:     # not "every task is done": none could be obtained
@@ -661,7 +695,7 @@ class _Seed:
         refuse_thread_mixing(items, run_dir, protocol, self.threads, self.registry)
         # fold assignments, saved once and checked on resume; every dataset's splits are computed (and
         # so validated on the data: a bad split masks file is one line) before the first is written
-        assignments = {name: outer_fold_assignment(name, protocol, config.data_dir, self.registry) for name in names}
+        assignments = {name: outer_fold_assignment(name, protocol, config.data_dirs, self.registry) for name in names}
         for name, fold_of_row in assignments.items():
             if fold_of_row is not None:
                 run_dir.write_folds(name, fold_of_row, seed=protocol.seed)
@@ -669,18 +703,18 @@ class _Seed:
         # just now for its splits), so that a report of the directory shows its rows and inputs
         for name, info in (provenance.get("datasets") or {}).items():
             if info.get("shape") is None:
-                info["shape"] = list(load(self.registry.dataset(name), config.data_dir).X.shape)
+                info["shape"] = list(load(self.registry.dataset(name), config.data_dirs).X.shape)
         run_dir.write_run_info({
-            "command": self.command or " ".join(sys.argv),
+            "command": self.request.command or " ".join(sys.argv),
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "invocation": self.invocation,
             "datasets": names, "methods": list(methods), "features": list(features),
             "protocol": protocol.__dict__, "protocol_key": protocol.key(), "jobs": self.jobs,
             "threads_per_worker": self.threads, "timeout_s": config.timeout_s,
-            "backend": "local" if cluster is None else f"dask ({cluster.address})",
+            "backend": self.backend.label,
             "device": config.device, "gpu_slots": config.gpu_slots if config.device != "cpu" else None,
             **({"gpu_beside": True} if config.gpu_beside and config.device != "cpu" else {}),
             "folds": folds,
-            "data_dir": str(resolve_data_dir(config.data_dir) or ""),
+            "data_dir": config.data_dirs[0] if config.data_dirs else "",
             "user_entries": provenance, "machine": machine_info(),
             "code": code_version(),
         })
@@ -721,22 +755,11 @@ class _Seed:
         completed = False
         # what the workers look the items up in: the run's datasets and methods, given with each task
         needed = self.registry.only(dict.fromkeys(i.dataset for i in items), dict.fromkeys(i.method for i in items))
+        options = WorkerOptions(protocol, config.data_dirs, config.threads, config.timeout_s, needed,
+                                gpu_slots=config.device_slots or 1)
+        callbacks = ItemCallbacks(self.take, self.collect, self.release, self._warn_under_bar)
         try:
-            if self.cluster is not None:
-                from rfbench.execution.dask_pool import run_dask
-
-                run_dask(self.cluster, items, protocol, config.data_dir, config.timeout_s, self.take, self.collect,
-                         self.release, self.warn, registry=needed)
-            else:
-                # a time limit needs a process that can be killed, and a user's method (which may end its
-                # process: os._exit, a crash) a process that may die: --jobs 1 runs in this process only
-                # without either
-                user_code = any(self.registry.method(m).origin != "built-in" for m in needed.methods)
-                run_pool(items, protocol, config.data_dir, self.threads, config.timeout_s, self.jobs, self.take,
-                         self.collect, self.release,
-                         in_process=self.jobs == 1 and not config.timeout_s and not user_code,
-                         gpu_slots=config.device_slots, registry=needed, warn=self._warn_under_bar,
-                         beside=config.gpu_beside)
+            self.backend.run(items, options, callbacks)
             completed = True
         finally:
             self.bar.close()

@@ -17,8 +17,8 @@ import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from rfbench.execution.executor import Dispatch, Finished
-from rfbench.execution.tasks import WorkItem
+from rfbench.execution.executor import Dispatch, Finished, ItemCallbacks, Slots
+from rfbench.execution.tasks import WorkerOptions, WorkItem
 
 
 @dataclass
@@ -84,9 +84,10 @@ def simulate(items: Sequence[WorkItem], seconds_of, jobs: int, gpu_slots: int | 
     planned = list(order(list(items))) if order is not None else list(items)
     beside = bool(beside and gpu_slots)
     executor = _Clocked(jobs + (gpu_slots if beside else 0), get)
-    dispatch = Dispatch(executor, planned, protocol=None, threads=1, timeout_s=None,
-                        take=lambda item: True, collect=lambda item, records: None, release=lambda item: None,
-                        device_slots=gpu_slots, clock=lambda: executor.now, cpu_slots=jobs if beside else None)
+    options = WorkerOptions(protocol=None, data_dirs=(), threads=1, timeout_s=None, registry=None)
+    callbacks = ItemCallbacks(take=lambda item: True, collect=lambda item, records: None, release=lambda item: None)
+    dispatch = Dispatch(executor, planned, options, callbacks, Slots(device=gpu_slots, cpu=jobs if beside else None),
+                        clock=lambda: executor.now)
     dispatch.run()
     return Placement(executor.now, executor.spans, dispatch.peak_device)
 

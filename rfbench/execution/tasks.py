@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import numpy as np
@@ -40,6 +40,25 @@ class WorkItem:
     @property
     def on_device(self) -> bool:
         return self.device != "cpu"
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """What a worker needs beside its work item, one value for the whole run (picklable, sent with
+    each task): the seed's protocol, the mirror directories resolved once by the run's
+    :class:`rfbench.execution.runconfig.RunConfig` (() for none: a worker reads neither the environment nor
+    the config file), the BLAS/OpenMP threads of a task (None: the dask worker's own share of its
+    host), the per-budget time limit, the GPU's device slots (a device task caps its memory to
+    0.9 / gpu_slots), and the part of the run's registry its items are looked up in."""
+    protocol: proto.Protocol
+    data_dirs: tuple[str, ...]
+    threads: int | None
+    timeout_s: float | None
+    registry: Registry
+    gpu_slots: int = 1
+
+    def replace(self, **changes) -> WorkerOptions:
+        return replace(self, **changes)
 
 
 class TaskTimeout(Exception):
@@ -74,7 +93,7 @@ def method_seed(seed: int, fold: int) -> int:
 
 
 @lru_cache(maxsize=4)
-def prepared(ds: Dataset, data_dir: str | None, max_samples: int | None, seed: int):
+def prepared(ds: Dataset, data_dir: str | tuple[str, ...] | None, max_samples: int | None, seed: int):
     """(ds, X, y, source): the loaded, subsampled, label-encoded data of a dataset (its registry entry;
     kept for the next tasks of the process, keyed by the entry itself, so that another entry of the
     same name is another dataset)."""
@@ -142,16 +161,17 @@ def _first_line(exc: BaseException) -> str:
     return str(exc).splitlines()[0] if str(exc) else ""
 
 
-def execute(item: WorkItem, protocol: proto.Protocol, data_dir: str | None, threads: int,
-            timeout_s: float | None, data: tuple | None = None, gpu_slots: int = 1, *,
-            registry: Registry) -> list[Record]:
-    """Run one work item (in a worker); returns one record per budget, whatever happens. Its dataset
-    and method are the entries of ``registry``.
+def execute(item: WorkItem, options: WorkerOptions, data: tuple | None = None) -> list[Record]:
+    """Run one work item (in a worker) as ``options`` say; returns one record per budget, whatever
+    happens. Its dataset and method are the entries of ``options.registry``.
 
     ``data``: the dataset's prepared (X, y, source), sent by a client whose workers cannot load it
-    themselves (dask); by default the worker loads it from ``data_dir``. A device item (``item.device``
-    not "cpu") first caps this process's GPU memory (:func:`cap_gpu_memory` of ``gpu_slots``); a GPU
-    out-of-memory error is its error record (:data:`GPU_OOM`), never a crash."""
+    themselves (dask); by default the worker loads it from ``options.data_dirs``. A device item
+    (``item.device`` not "cpu") first caps this process's GPU memory (:func:`cap_gpu_memory` of
+    ``options.gpu_slots``); a GPU out-of-memory error is its error record (:data:`GPU_OOM`), never a crash."""
+    protocol, threads, timeout_s, registry = options.protocol, options.threads, options.timeout_s, options.registry
+    data_dir = options.data_dirs
+    gpu_slots = options.gpu_slots
     records = {n: Record.base(dataset=item.dataset, method=item.method, n_features=n, fold=item.fold,
                               seed=protocol.seed, protocol=protocol.key(), threads=threads).replace(device="cpu")
                for n in item.budgets}
@@ -237,7 +257,7 @@ def _fold_data(ds: Dataset, fold: int, protocol: proto.Protocol, data_dir: str |
     return out
 
 
-def own_splits(ds: Dataset, protocol: proto.Protocol, data_dir: str | None):
+def own_splits(ds: Dataset, protocol: proto.Protocol, data_dir: str | tuple[str, ...] | None):
     """What a protocol's outer splits read of the dataset itself: its published split masks (the
     published protocol; :func:`rfbench.data.loader.load_split_masks`), else its registry ``holdout``."""
     if isinstance(protocol, proto.Published):
