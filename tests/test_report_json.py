@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pandas as pd
+from cli_errors import one_line_error
 
 from rfbench.cli import main
 
@@ -49,3 +50,9 @@ def test_json_is_the_model_with_the_csv_values_and_the_text_bold(capsys):
               for (n, method), cell in zip(columns, row["cells"], strict=True) if cell is not None}
     assert any(marked.values()) and all(bold[k] == v for k, v in marked.items())
     assert not any(bold[k] for k in bold if k not in marked)
+
+
+def test_the_gp_layout_refuses_json_in_one_line(capsys):
+    """The gp layout renders its own model (rfbench.reporting.gp_table) and has no JSON of it."""
+    one_line_error(capsys, ["report", RESULTS, "--layout", "gp", "--format", "json"],
+                   "the gp layout has no json output")

@@ -1,4 +1,5 @@
-"""Error/walltime tables in the GFC paper's Table 1 layout, with significance tests.
+"""The report's statistics and its build step: error/walltime tables in the GFC paper's Table 1
+layout, with significance tests.
 
 Rows: dataset, m, d; then for every n_features and method the error mean (± std over outer folds)
 and the walltime per outer fold (``0.31 s``, ``12.4 s`` below one minute, ``hh:mm:ss`` from one
