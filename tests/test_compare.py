@@ -22,6 +22,7 @@ from rfbench.execution import runner
 from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import baselines, compare
 from rfbench.protocol import Protocol
+from rfbench.reporting.shown_paths import shown
 from tests.records import as_record
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -77,7 +78,9 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     # two datasets: too few for the CD diagram's tests (one line says so), the other figures drawn
     assert "too few datasets for a test" in page and "Critical-difference diagram, n = 10" not in page
     assert page.count('src="data:image/png;base64,') >= 1
-    assert "http://" not in page and "https://" not in page and str(out) in page      # provenance of the run
+    assert "http://" not in page and "https://" not in page
+    # the run as the pages show paths (relative to the project, else '…/NAME'), never this machine's own
+    assert str(out) not in page and f"<title>rfbench comparison: {shown(out)} against " in page
     text = compare.render(c, "text", width=0)
     assert text.startswith("Compared: ") and "sklearn.linear_model.Ridge" in text and "rff-gauss" in text
     # the screen keeps its protocol key, so the one model of cells labels every statistic as a screen

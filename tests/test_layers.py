@@ -29,6 +29,8 @@ LAYERS = {
     "rfbench.methods": "methods", "rfbench.data": "data", "rfbench.store": "store",
     "rfbench.execution": "execution",
     "rfbench.reporting": "reporting",
+    # the report's model and its renderers, one module per format (docs/architecture.md)
+    "rfbench.reporting.table_model": "reporting", "rfbench.reporting.render": "reporting",
     "rfbench.experiments": "experiments",
     "rfbench.cli": "entry point",
 }

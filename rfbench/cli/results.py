@@ -79,7 +79,6 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
     (built from the project's committed results), read without writing anything; a line on stderr
     says which."""
     from rfbench import registry
-    from rfbench.experiments import sources
     from rfbench.reporting import cells, report
     from rfbench.store import atomic_write_text, load_results, recorded_shapes
 
@@ -122,7 +121,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
         results = gp_table.relative_to_target_std(results, reg)
     options = dict(names=display_names, width=width, label=label,
                    latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg,
-                   shapes=recorded_shapes(sources_read))
+                   shapes=recorded_shapes(sources_read), footer=_run_walltimes(sources_read))
     if layout == "gp":
         from rfbench.reporting import gp_table
 
@@ -137,21 +136,27 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
     if fmt == "html":
         text = _html_page(dirs, sources_read, spec_of_arg, results, text, protocol_key, name_list(method_filter),
                           name_list(dataset_filter), reg, layout, alpha)
-    if fmt in ("text", "markdown"):
-        from rfbench.reporting.report import fmt_walltime
-        from rfbench.store import run_walltime
-
-        for d in dict.fromkeys(d for d in sources_read if not sources.is_shipped(d)):   # named twice: one run
-            seconds, n = run_walltime(d)
-            if n:
-                line = (f"Wall time of the run in {d}: {fmt_walltime(seconds)} over {n} invocation(s) that ran tasks "
-                        "(each from its start to the last task it finished).")
-                text += "\n" + (report.wrap(line, width) if fmt == "text" else line) + "\n"
     if output_path is not None:
         atomic_write_text(output_path, text)
         click.echo(f"wrote {output}")
     else:
         click.echo(text, nl=False)
+
+
+def _run_walltimes(sources_read) -> list[str]:
+    """A line per run directory read (not a shipped baseline) on its wall time: what the formats read
+    as prose (text, Markdown) say after the report."""
+    from rfbench.experiments import sources
+    from rfbench.reporting.report import fmt_walltime
+    from rfbench.store import run_walltime
+
+    lines = []
+    for d in dict.fromkeys(d for d in sources_read if not sources.is_shipped(d)):   # named twice: one run
+        seconds, n = run_walltime(d)
+        if n:
+            lines.append(f"Wall time of the run in {d}: {fmt_walltime(seconds)} over {n} invocation(s) that ran "
+                         "tasks (each from its start to the last task it finished).")
+    return lines
 
 
 def _refuse_with_all(compare, protocol_key) -> None:

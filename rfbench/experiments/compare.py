@@ -19,7 +19,6 @@ splits differ from the baseline's, or a non-cv run not made by ``compare run``, 
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +33,7 @@ from rfbench.experiments.spec import spec_paths
 from rfbench.protocol import CV, Protocol
 from rfbench.registry import Registry, gfc_note, load_yaml, or_default, resolve_method_names
 from rfbench.reporting import cells
+from rfbench.reporting import render as renderers
 from rfbench.store import RunDir, atomic_write_text, load_results, pool_frames
 
 MARKER = "compare.json"
@@ -324,43 +324,51 @@ def common_folds(df: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     return out, {d: cells.fold_ranges(fs) for d, fs in folds.items()}
 
 
-def html_page(c: Comparison, **report_options) -> str:
-    """One self-contained page: the notes, the tables (rfbench.reporting.report), every figure of rfbench plot
-    drawn on the compared folds (the critical-difference diagram among them) and the run's provenance."""
-    from rfbench.experiments import html_page as page
-    from rfbench.reporting import report
-
-    title = f"{', '.join(map(str, c.run_dirs))} against {', '.join(c.baselines)}"
-    fragment = report.render(c.frame, "html", html_fragment=True, **report_options)
-    return page.document(f"rfbench comparison: {title}", [
-        f"<h1>Comparison: {page.esc(title)}</h1>",
-        *(f'<p class="sub">{page.esc(n)}</p>' for n in c.notes),
-        fragment, page.figures_section(c.frame, c.run_dirs, time_caveat=c.time_caveat),
-        page.provenance_section(c.run_dirs)])
-
-
-def render(c: Comparison, fmt: str, **report_options) -> str:
-    """rfbench.reporting.report.render of the comparison, with its notes in every format (CSV: a column)."""
+def table_model(c: Comparison, **report_options):
+    """The report's model of the compared folds (rfbench.reporting.report.table_model) with the
+    comparison's notes added to it: above the table in every format, the first two (and the walltime
+    caveat, when there is one) leading the LaTeX caption, and per dataset in CSV the folds compared,
+    the folds of the protocol and the baselines."""
     from rfbench.reporting import report
     from rfbench.store import recorded_shapes
 
     report_options.setdefault("shapes", recorded_shapes(c.run_dirs))     # user datasets the registry may lack
+    model = report.table_model(c.frame, **report_options)
+    caption_notes = " ".join(c.notes[:2] + ([n for n in c.notes if n.startswith("Walltimes")] if c.time_caveat
+                                           else []))
+    datasets = [r.dataset for r in model.rows]
+    return model.with_notes(c.notes, caption_notes, {
+        "folds_compared": {d: c.folds.get(d) for d in datasets},
+        "folds_of_protocol": dict.fromkeys(datasets, c.outer),
+        "baselines": dict.fromkeys(datasets, ",".join(c.baselines))})
 
+
+def title(c: Comparison) -> str:
+    """What was compared with what, the run directories as the pages show paths (relative to the
+    project, never this machine's absolute path: rfbench.reporting.shown_paths)."""
+    from rfbench.reporting.shown_paths import shown
+
+    return f"{', '.join(shown(d) for d in c.run_dirs)} against {', '.join(c.baselines)}"
+
+
+def html_page(c: Comparison, model) -> str:
+    """One self-contained page: the notes and the tables of the model (rfbench.reporting.render.html),
+    every figure of rfbench plot drawn on the compared folds (the critical-difference diagram among
+    them) and the run's provenance."""
+    from rfbench.experiments import html_page as page
+
+    fragment = renderers.render(model, "html", renderers.RenderOptions(html_fragment=True))
+    return page.document(f"rfbench comparison: {title(c)}", [
+        f"<h1>Comparison: {page.esc(title(c))}</h1>", fragment,
+        page.figures_section(c.frame, c.run_dirs, time_caveat=c.time_caveat), page.provenance_section(c.run_dirs)])
+
+
+def render(c: Comparison, fmt: str, *, width: int | None = None, label: str | None = None,
+           latex_width: float = renderers.TEXT_WIDTH_PT, **report_options) -> str:
+    """The comparison's model (:func:`table_model`: the report with the notes) in one format; HTML
+    is a page with the figures and the provenance."""
+    renderers.check_format(fmt)
+    model = table_model(c, **report_options)
     if fmt == "html":
-        return html_page(c, **report_options)
-    text = report.render(c.frame, fmt, **report_options)
-    width = report_options.get("width")
-    if fmt == "text":
-        return "\n".join(report.wrap(n, report.terminal_width() if width is None else width) for n in c.notes) \
-            + "\n\n" + text
-    if fmt == "markdown":
-        return "\n\n".join(c.notes) + "\n\n" + text
-    if fmt == "latex":
-        note = " ".join(c.notes[:2] + ([n for n in c.notes if n.startswith("Walltimes")] if c.time_caveat else []))
-        head = "".join(f"% {n}\n" for n in c.notes)
-        return head + text.replace("\\caption{", "\\caption{" + report.latex_text(note) + " ", 1)
-    table = pd.read_csv(io.StringIO(text))
-    table["folds_compared"] = table["dataset"].map(c.folds)
-    table["folds_of_protocol"] = c.outer
-    table["baselines"] = ",".join(c.baselines)
-    return table.to_csv(index=False)
+        return html_page(c, model)
+    return renderers.render(model, fmt, renderers.RenderOptions(width, label, latex_width))

@@ -43,12 +43,15 @@ from rfbench.registry import Registry, or_default
 from rfbench.reporting import cells as cells_mod
 from rfbench.reporting import plot, report
 from rfbench.reporting.html_markup import document, esc
+from rfbench.reporting.render import DEFAULT_LABEL, TEXT_WIDTH_PT, check_format
+from rfbench.reporting.render.common import DASH, terminal_width, wrap
+from rfbench.reporting.render.latex_layout import COLUMN_SEP, FONT_SIZES, latex_text, text_pt
+from rfbench.reporting.render.text import fit_columns
 
 LAYOUTS = ("default", "gp")
 #: size-group suite of the registry → the group's name, in the order the groups are shown
 GROUPS = {"uci-small": "small", "uci-intermediate": "intermediate", "uci-large": "large"}
 OTHER = "other"
-DASH = report.DASH
 RANK_LABEL = "average rank"
 
 
@@ -121,6 +124,7 @@ class GPReport:
     alpha: float
     higher_is_better: bool
     notes: list[str] = field(default_factory=list)
+    footer: list[str] = field(default_factory=list)   # lines said after everything in text and Markdown
 
     def display(self, method: str) -> str:
         return self.names.get(method, method)
@@ -244,7 +248,7 @@ def _lines(model: GPReport) -> list[str]:
 
 
 def _text(model: GPReport, width: int | None) -> str:
-    out = [report.wrap(model.caption, width)]
+    out = [wrap(model.caption, width)]
     for t in model.tables:
         header = ["dataset (m, d)", *(model.display(m) for m in t.methods)]
         rows = []
@@ -256,11 +260,11 @@ def _text(model: GPReport, width: int | None) -> str:
         rows.append([""] * (len(t.methods) + 1))
         rows.append([RANK_LABEL] + [_rank_text(t, m) + "  " for m in t.methods])
         colalign = ["left"] + ["right"] * len(t.methods)
-        blocks = report.fit_columns(header, rows, width, [0], [0], [[i] for i in range(1, len(header))], colalign)
+        blocks = fit_columns(header, rows, width, [0], [0], [[i] for i in range(1, len(header))], colalign)
         for j, block in enumerate(blocks):
             out += ["", f"n = {t.n}" + (" (continued)" if j else ""), block]
-    out += [""] + [report.wrap(("* = " if i == 0 else "") + line, width) for i, line in enumerate(_lines(model))]
-    return "\n".join(out) + "\n"
+    out += [""] + [wrap(("* = " if i == 0 else "") + line, width) for i, line in enumerate(_lines(model))]
+    return "\n".join(out) + "\n" + "".join("\n" + wrap(line, width) + "\n" for line in model.footer)
 
 
 def _markdown(model: GPReport) -> str:
@@ -281,13 +285,13 @@ def _markdown(model: GPReport) -> str:
                 tabulate(body, headers=["dataset (m, d)", *(model.display(m) for m in t.methods)], tablefmt="github",
                          disable_numparse=True, colalign=["left"] + ["right"] * len(t.methods))]
     out += [""] + [line for ln in _lines(model) for line in (ln, "")][:-1]
-    return "\n".join(out) + "\n"
+    return "\n".join(out) + "\n" + "".join("\n" + line + "\n" for line in model.footer)
 
 
 def _tex_cell(c: GPCell | None, decimals: int) -> str:
     if c is None:
         return "--"
-    text = report.latex_text(cell_text(c, decimals))
+    text = latex_text(cell_text(c, decimals))
     if c.bold:
         main, _, partial = text.partition(" [")
         text = f"\\textbf{{{main}}}" + (f" [{partial}" if partial else "")
@@ -298,13 +302,13 @@ def _latex(model: GPReport, label: str, width_pt: float) -> str:
     out, scaled_any = [], False
     for i, t in enumerate(model.tables):
         k = len(t.methods)
-        heads = [report.latex_text(model.display(m)) for m in t.methods]
-        widths = [max([report.text_pt("Dataset (m, d)"), *(report.text_pt(r.title) for r in t.rows)])]
-        widths += [max([report.text_pt(model.display(m)), *(report.text_pt(cell_text(t.cells.get((r.dataset, m)), r.decimals),
+        heads = [latex_text(model.display(m)) for m in t.methods]
+        widths = [max([text_pt("Dataset (m, d)"), *(text_pt(r.title) for r in t.rows)])]
+        widths += [max([text_pt(model.display(m)), *(text_pt(cell_text(t.cells.get((r.dataset, m)), r.decimals),
                                                                    bool(getattr(t.cells.get((r.dataset, m)), "bold",
                                                                                 False)))
                                                          for r in t.rows)]) for m in t.methods]
-        natural = sum(widths) * report.FONT_SIZES["small"] + report.COLUMN_SEP * k
+        natural = sum(widths) * FONT_SIZES["small"] + COLUMN_SEP * k
         scaled = natural > width_pt
         scaled_any |= scaled
         body = [f"\\begin{{tabular}}{{@{{}}l{'r' * k}@{{}}}}", r"\toprule",
@@ -312,9 +316,9 @@ def _latex(model: GPReport, label: str, width_pt: float) -> str:
         for g, (group, members) in enumerate(t.groups()):
             if g:
                 body.append(r"\addlinespace")
-            body.append(f"\\multicolumn{{{k + 1}}}{{@{{}}l}}{{\\emph{{{report.latex_text(group)}}}}} \\\\")
+            body.append(f"\\multicolumn{{{k + 1}}}{{@{{}}l}}{{\\emph{{{latex_text(group)}}}}} \\\\")
             for r in members:
-                body.append(" & ".join([report.latex_text(r.title)]
+                body.append(" & ".join([latex_text(r.title)]
                                        + [_tex_cell(t.cells.get((r.dataset, m)), r.decimals) for m in t.methods])
                             + r" \\")
         body += [r"\midrule", f"\\emph{{{RANK_LABEL}}} & " + " & ".join(_rank_text(t, m) for m in t.methods) + r" \\",
@@ -322,10 +326,10 @@ def _latex(model: GPReport, label: str, width_pt: float) -> str:
         tab_label = label if i == 0 else f"{label}-n{t.n}"
         caption = f"{model.caption} $n = {t.n}$." if i == 0 else f"As Table~\\ref{{{label}}}, $n = {t.n}$."
         out += [r"\begin{table}[tbp]", r"\centering",
-                f"\\caption{{{report.latex_text(caption) if i == 0 else caption}}}", f"\\label{{{tab_label}}}",
+                f"\\caption{{{latex_text(caption) if i == 0 else caption}}}", f"\\label{{{tab_label}}}",
                 r"\small", *([r"\resizebox{\textwidth}{!}{%", *body, "}"] if scaled else body),
                 "", r"\smallskip",
-                *(f"{{\\footnotesize {report.latex_text(line)}\\par}}" for line in _lines(model)),
+                *(f"{{\\footnotesize {latex_text(line)}\\par}}" for line in _lines(model)),
                 r"\end{table}", ""]
     head = [f"% requires: booktabs{', graphicx' if scaled_any else ''}",
             f"% rfbench report --layout gp: one table per n, for a text width of {width_pt:.4g}pt"
@@ -377,22 +381,26 @@ def _html(model: GPReport) -> str:
 
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, test: str = "paired", *,
            names: dict[str, str] | None = None, width: int | None = None, label: str | None = None,
-           latex_width: float = report.TEXT_WIDTH_PT, html_fragment: bool = False,
-           registry: Registry | None = None, shapes: Mapping[str, tuple[int, int]] | None = None) -> str:
+           latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False,
+           registry: Registry | None = None, shapes: Mapping[str, tuple[int, int]] | None = None,
+           footer=()) -> str:
     """The gp layout in one format (the options as :func:`rfbench.reporting.report.render`'s)."""
-    if fmt not in report.FORMATS:
-        raise UsageError(f"unknown format '{fmt}'; use one of {', '.join(report.FORMATS)}")
+    check_format(fmt)
     model = build(df, alpha, test, names, registry, shapes)
+    model.footer = list(footer)
     if fmt == "csv":
         return _csv(model)
     if fmt == "markdown":
         return _markdown(model)
     if fmt == "latex":
-        return _latex(model, label or report.DEFAULT_LABEL, latex_width)
+        return _latex(model, label or DEFAULT_LABEL, latex_width)
     if fmt == "html":
         fragment = _html(model)
         return fragment if html_fragment else document("rfbench report", [fragment])
-    return _text(model, report.terminal_width() if width is None else width)
+    if fmt == "text":
+        return _text(model, terminal_width() if width is None else width)
+    # a format of the default layout's renderers (rfbench.reporting.render) this layout has none for
+    raise UsageError(f"the gp layout has no {fmt} output; use --layout default for --format {fmt}")
 
 
 def relative_to_target_std(df: pd.DataFrame, registry: Registry, data_dir=None) -> pd.DataFrame:

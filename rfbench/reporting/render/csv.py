@@ -1,0 +1,23 @@
+"""The report as tidy CSV: one row per dataset, n and method with a cell, the numbers unrounded, the
+registered method names (never display names), the bold mark as a column and the test that decides
+it in another (a line under the table would break the CSV); the spread across seeds when a cell
+pools several; a caller's per-dataset columns last."""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from rfbench.reporting.render import RenderOptions
+from rfbench.reporting.table_model import TableModel
+
+
+def render(model: TableModel, options: RenderOptions) -> str:
+    several_seeds = model.seeds > 1
+    rows = [{"dataset": r.dataset, "m": r.m, "d": r.d, "n_features": n, "method": meth,
+             "error_mean": c.mean, "error_std": c.std if c.std_measured else None, "walltime_s": c.walltime,
+             "folds": c.folds, "bold": c.bold, "bold_test": f"{model.test} p={model.alpha:g}"}
+            | ({"error_std_seeds": c.seed_std, "seeds": c.seeds} if several_seeds else {})
+            | {column: values.get(r.dataset) for column, values in model.dataset_columns.items()}
+            for r in model.rows for n in model.ns for meth in model.methods
+            if (c := model.cells.get((r.dataset, n, meth)))]
+    return pd.DataFrame(rows).to_csv(index=False)

@@ -1,0 +1,50 @@
+"""The report as JSON: the model itself, for a program to read. Columns are the (n, method) pairs;
+a row is a dataset with its shape and its cells, each cell its numbers (unrounded, as in the CSV)
+and its marks (``bold``: significantly best at its dataset and n; ``partial``: fewer folds than
+the protocol's); then the captions, the notes and the Wilcoxon and timing rows. A number that does
+not exist (NaN) is null."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+
+from rfbench.reporting.render import RenderOptions
+from rfbench.reporting.table_model import ResultCell, TableModel
+
+
+def render(model: TableModel, options: RenderOptions) -> str:
+    columns = [{"n": n, "method": meth, "name": model.display(meth)} for n in model.ns for meth in model.methods]
+    rows = [{"dataset": r.dataset, "m": r.m, "d": r.d,
+             "cells": [cell(model.cells.get((r.dataset, c["n"], c["method"]))) for c in columns]}
+            for r in model.rows]
+    document = {"columns": columns, "rows": rows, "score": model.score,
+                "caption": model.caption, "screen": model.screen, "notes": list(model.notes), "footer": list(model.footer),
+                "bold_rule": model.bold_rule, "test": model.test, "alpha": model.alpha,
+                "wilcoxon": list(model.wilcoxon), "too_few": model.too_few, "timing": list(model.timing),
+                "dataset_columns": dict(model.dataset_columns)}
+    return json.dumps(plain(document), indent=1, ensure_ascii=False) + "\n"
+
+
+def cell(c: ResultCell | None) -> dict | None:
+    """A cell's numbers and marks; None for an empty cell (no result at that dataset, n, method)."""
+    if c is None:
+        return None
+    return {"error_mean": c.mean, "error_std": c.std if c.std_measured else None, "error_std_seeds": c.seed_std,
+            "walltime_s": c.walltime, "folds": c.folds, "expected": c.expected, "seeds": c.seeds,
+            "marks": {"bold": c.bold, "partial": c.partial}}
+
+
+def plain(x):
+    """x with numpy numbers as Python ones and NaN as None (JSON has no NaN)."""
+    if isinstance(x, dict):
+        return {str(k): plain(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [plain(v) for v in x]
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, float) and math.isnan(x):
+        return None
+    return x
