@@ -497,7 +497,7 @@ CASES = [
       message="exclude"),
     c("spec-protocol-number", ["status", "spec.yaml"], spec(protocol="5"), message="field 'protocol'"),
     c("spec-protocol-unknown-field", ["status", "spec.yaml"], spec(protocol="{name: cv, folds: 3}"),
-      message="unknown protocol field"),
+      message="unknown field(s) protocol.folds"),
     c("spec-protocol-name-wrong", ["status", "spec.yaml"], spec(protocol="{name: loo}"), message="loo"),
     c("spec-protocol-outer-1", ["status", "spec.yaml"], spec(protocol="{name: cv, outer_folds: 1}"),
       message="at least 2"),
