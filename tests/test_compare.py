@@ -23,6 +23,7 @@ from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import baselines, compare
 from rfbench.protocol import Protocol
 from tests.records import as_record
+from rfbench.registry import load as load_registry
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ["breiman-generated", "friedman-generated"]      # no mirror needed
@@ -250,7 +251,7 @@ def gbrff_run(tmp_path_factory):
 
 
 def test_a_classifier_on_the_gbrff_splits_is_reported_beside_gbrff2_and_lgbm(gbrff_run, mirror_dir):
-    b = baselines.load(GBRFF)
+    b = baselines.load(GBRFF, load_registry())
     recs = pd.read_csv(gbrff_run / "results.csv")
     assert set(recs["protocol"]) == {GBRFF_KEY} and set(recs["fold"]) == {0, 1} and set(recs["metric"]) == {"accuracy"}
     assert set(recs["dataset"]) == set(SMALLEST) and (recs["status"] == "done").all()
