@@ -187,18 +187,18 @@ def test_malformed_estimator_path_is_refused_when_the_registry_loads(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--seed", "-1"], "--seed -1 must be an integer from 0 to 2**32 - 1"),
     (["--seed", str(2**32)], "--seed 4294967296 must be"),
-    (["--threads", "-1"], "--threads -1 must be at least 1"),
-    (["--threads", "0"], "--threads 0 must be at least 1"),
+    (["--threads", "-1"], "Invalid value for '--threads': -1 is not in the range x>=1"),
+    (["--threads", "0"], "Invalid value for '--threads': 0 is not in the range x>=1"),
     (["--repeats", "0"], "--repeats 0 must be at least 1"),
     (["--repeats", "0", "--protocol", "splits"], "--repeats 0 must be at least 1"),
-    (["--jobs", "0"], "--jobs must be at least 1"),
+    (["--jobs", "0"], "Invalid value for '--jobs': 0 is not in the range x>=1"),
     (["--max-samples", "1"], "--max-samples 1 must be at least 2"),
     (["--max-samples", "0"], "--max-samples 0 must be at least 2"),
     (["--test-size", "1.5"], "--test-size 1.5 must be between 0 and 1"),
     (["--test-size", "0", "--protocol", "holdout"], "--test-size 0 must be between 0 and 1"),
     (["--test-size", "0.001", "--protocol", "splits"], "leaves 0 test and 100 training rows"),
     (["--timeout", "99999999999h"], "--timeout '99999999999h' is longer than 30 days (720h)"),
-    (["--features", "99999999999999999999"], "--features '99999999999999999999' must be at most 1000000 each"),
+    (["--features", "99999999999999999999"], "--features '99999999999999999999' must be integers from 1 to 1000000 each"),
 ])
 @pytest.mark.slow
 def test_bad_numeric_option_is_one_line(tmp_path, args, message):
