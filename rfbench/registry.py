@@ -201,17 +201,22 @@ class Dataset:
     def user(self) -> bool:
         return self.origin != "built-in"
 
-    def how_to_supply(self) -> str:
-        hints = []
+    def supply_hints(self) -> dict[str, str]:
+        """Source kind (file, mirror, openml, url) → how a user supplies the data from it: the one
+        wording of the refusals (:meth:`how_to_supply`) and of ``rfbench datasets info``."""
+        hints = {}
         if self.file:
-            hints.append(f"restore the file {self.file}")
+            hints["file"] = f"restore the file {self.file}"
         if self.mirror:
-            hints.append(f"put {self.mirror.file} under RFBENCH_DATA_DIR (or --data-dir)")
+            hints["mirror"] = f"put {self.mirror.file} under RFBENCH_DATA_DIR (or --data-dir)"
         if self.openml_id:
-            hints.append(f"fetch OpenML id {self.openml_id} with network (rfbench datasets fetch {self.name})")
+            hints["openml"] = f"fetch OpenML id {self.openml_id} with network (rfbench datasets fetch {self.name})"
         elif self.url:
-            hints.append(f"download {self.url}" + (" (rfbench datasets fetch does it)" if self.download_format else ""))
-        return "; or ".join(hints) if hints else "no source is registered"
+            hints["url"] = f"download {self.url}" + (" (rfbench datasets fetch does it)" if self.download_format else "")
+        return hints
+
+    def how_to_supply(self) -> str:
+        return "; or ".join(self.supply_hints().values()) or "no source is registered"
 
 
 @dataclass(frozen=True)
