@@ -61,6 +61,8 @@ class Field:
         """What the field must be, as the refusal says it."""
         if self.expect:
             return self.expect
+        if self.fields is not None:
+            return described(self.fields)
         if self.choices:
             return "one of " + ", ".join(map(str, self.choices))
         if self.items:
@@ -154,7 +156,13 @@ def check(mapping, schema: Mapping[str, Field], where: str, *, prefix: str = "",
         if not declared.accepts(value):
             raise refuse(where, prefix + name, declared, value)
         if declared.fields is not None and isinstance(value, Mapping):
-            check(value, declared.fields, where, prefix=f"{prefix}{name}.", closed=declared.closed)
+            try:
+                check(value, declared.fields, where, prefix=f"{prefix}{name}.", closed=declared.closed)
+            except UsageError:
+                if not declared.expect:
+                    raise
+                # a small section that says how it is written ({package, extra}): that one line
+                raise refuse(where, prefix + name, declared, value) from None
     missing = [f"'{prefix}{k}' ({f.expected()})" for k, f in schema.items() if f.required and mapping.get(k) is None]
     if missing:
         raise UsageError(f"{where}: missing field{'s' if len(missing) > 1 else ''} {', '.join(missing)}")

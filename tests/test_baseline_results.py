@@ -17,8 +17,8 @@ from rfbench.cli import cli
 from rfbench.experiments import baselines, html_page, reproduce, sources
 from rfbench.experiments import spec as spec_mod
 from rfbench.experiments.spec import load_spec
-from tests.cli_errors import one_line_error
 from rfbench.registry import load as load_registry
+from tests.cli_errors import one_line_error
 
 ROOT = Path(__file__).resolve().parent.parent
 SPEC = "eerf2018-table3"            # a small baseline (180 tasks) with a published table

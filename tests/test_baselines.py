@@ -17,8 +17,8 @@ from rfbench import registry
 from rfbench.cli import cli
 from rfbench.errors import UsageError
 from rfbench.experiments import baselines
-from rfbench.store import COLUMNS, TASK_KEY, load_results
 from rfbench.registry import load as load_registry
+from rfbench.store import COLUMNS, TASK_KEY, load_results
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -10,10 +10,10 @@ import pytest
 from scipy import stats as sps
 
 from rfbench.errors import UsageError
+from rfbench.registry import load as load_registry
 from rfbench.reporting import cells, plot, report
 from rfbench.store import RunDir
 from tests.records import as_record
-from rfbench.registry import load as load_registry
 
 DATASETS = ("kinematics", "bank", "pumadyn", "ailerons", "elevators", "friedman")
 

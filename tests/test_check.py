@@ -8,10 +8,10 @@ import pytest
 
 from rfbench.errors import UsageError
 from rfbench.experiments import check
+from rfbench.registry import load as load_registry
 from rfbench.reporting import stats as check_stats
 from rfbench.store import RunDir
 from tests.records import as_record
-from rfbench.registry import load as load_registry
 
 SPECS = sorted(p.name for p in (Path(__file__).resolve().parent.parent / "bench").glob("*.yaml"))
 

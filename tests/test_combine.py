@@ -15,10 +15,10 @@ import pytest
 
 from rfbench.cli import main
 from rfbench.experiments import check
+from rfbench.registry import load as load_registry
 from rfbench.reporting import report
 from rfbench.store import CombineError, RunDir, load_results, record_key
 from tests.records import as_record
-from rfbench.registry import load as load_registry
 
 PROTOCOL = "cv-o3-i2"
 DATASETS = ("kinematics", "bank", "pumadyn")

@@ -22,8 +22,8 @@ from rfbench.execution import runner
 from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import baselines, compare
 from rfbench.protocol import Protocol
-from tests.records import as_record
 from rfbench.registry import load as load_registry
+from tests.records import as_record
 
 ROOT = Path(__file__).resolve().parent.parent
 GENERATED = ["breiman-generated", "friedman-generated"]      # no mirror needed

@@ -18,8 +18,8 @@ from rfbench.cli import cli
 from rfbench.errors import UsageError
 from rfbench.experiments.spec import load_spec
 from rfbench.methods.rff import RKSClassifier
-from rfbench.reporting import plot
 from rfbench.registry import load as load_registry
+from rfbench.reporting import plot
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 

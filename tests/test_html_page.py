@@ -14,11 +14,11 @@ from test_cells import frame
 
 from rfbench.errors import UsageError
 from rfbench.experiments import html_page
+from rfbench.registry import load as load_registry
 from rfbench.reporting import report
 from rfbench.store import RunDir
 from tests.browser import chromium
 from tests.records import as_record
-from rfbench.registry import load as load_registry
 
 HOSTILE = 'm<script>alert("x")</script>&'          # a display name that must stay text
 

@@ -15,8 +15,8 @@ from rfbench import config, registry
 from rfbench.data import loader
 from rfbench.errors import UsageError
 from rfbench.experiments import spec
-from rfbench.reporting import published
 from rfbench.registry import load as load_registry
+from rfbench.reporting import published
 
 ROOT = Path(__file__).resolve().parent.parent
 

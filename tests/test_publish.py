@@ -27,10 +27,10 @@ from rfbench.experiments import baselines, compare, publish, site_runs
 from rfbench.experiments import spec as spec_mod
 from rfbench.experiments.spec import all_specs
 from rfbench.protocol import Protocol
+from rfbench.registry import load as load_registry
 from rfbench.reporting import pairwise, plot, shown_paths, site_markup, svg_figures
 from tests.browser import chromium
 from tests.cli_errors import one_line_error
-from rfbench.registry import load as load_registry
 
 GENERATED = ["breiman-generated", "friedman-generated"]      # no mirror needed
 USER = "sklearn.linear_model:Ridge"

@@ -11,8 +11,8 @@ import pytest
 from rfbench.errors import UsageError
 from rfbench.experiments import regress
 from rfbench.experiments.spec import all_specs, load_spec
-from tests.records import as_record
 from rfbench.registry import load as load_registry
+from tests.records import as_record
 
 
 def _record(dataset="d1", method="m", n=10, fold=0, error=1.5, params=None, status="done", message=""):

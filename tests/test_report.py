@@ -11,9 +11,9 @@ import pytest
 from scipy import stats as sps
 
 from rfbench.errors import UsageError
+from rfbench.registry import load as load_registry
 from rfbench.reporting import report
 from tests.records import as_record
-from rfbench.registry import load as load_registry
 
 
 def frame():

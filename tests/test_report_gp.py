@@ -14,8 +14,8 @@ from test_html_page import write_dir
 from rfbench.errors import UsageError
 from rfbench.experiments import html_page
 from rfbench.experiments.spec import load_spec
-from rfbench.reporting import gp_table, stats
 from rfbench.registry import load as load_registry
+from rfbench.reporting import gp_table, stats
 
 # two small sets and one intermediate (the registry's suites uci-small, uci-intermediate), listed
 # intermediate first: the table orders by group, not by the records

@@ -12,8 +12,8 @@ import pytest
 from rfbench.errors import UsageError
 from rfbench.experiments import reproduce, status
 from rfbench.experiments.spec import all_specs, load_spec
-from tests.records import as_record
 from rfbench.registry import load as load_registry
+from tests.records import as_record
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN = [sys.executable, "-m", "rfbench.cli"]
@@ -174,7 +174,7 @@ def test_a_spec_orders_its_cells_by_their_estimated_time(tiny_spec, order, expec
                           "total_s": seconds}))
     items = [WorkItem("ct-slice", "rff-laplace", 1, (10,)), WorkItem("friedman-generated", "rff-gauss", 1, (10,)),
              WorkItem("friedman-generated", "rff-laplace", 2, (10,)), WorkItem("friedman-generated", "rff-laplace", 1, (10,))]
-    assert getattr(reproduce, order)(spec)(items) == [items[i] for i in expected]
+    assert getattr(reproduce, order)(spec, load_registry())(items) == [items[i] for i in expected]
 
 
 @pytest.mark.slow

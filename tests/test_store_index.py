@@ -14,11 +14,11 @@ from rfbench import store
 from rfbench.cli import main
 from rfbench.experiments import status
 from rfbench.protocol import Splits, outer_count_of_key, read_key
+from rfbench.registry import load as load_registry
 from rfbench.reporting import cells as cells_mod
 from rfbench.reporting import report
 from rfbench.store import INDEX_NAME, RunDir, load_results, record_key, records_frame
 from tests.records import as_record
-from rfbench.registry import load as load_registry
 
 DATASETS = ("kinematics", "bank", "pumadyn", "elevators")
 METHODS = ("rff-gauss", "alc", "gfc")

@@ -191,14 +191,14 @@ def test_malformed_estimator_path_is_refused_when_the_registry_loads(tmp_path):
     (["--threads", "0"], "Invalid value for '--threads': 0 is not in the range x>=1"),
     (["--repeats", "0"], "--repeats 0 must be at least 1"),
     (["--repeats", "0", "--protocol", "splits"], "--repeats 0 must be at least 1"),
-    (["--jobs", "0"], "Invalid value for '--jobs': 0 is not in the range x>=1"),
+    (["--jobs", "0"], "Invalid value for '--jobs' (env var: 'RFBENCH_JOBS'): 0 is not in the range x>=1"),
     (["--max-samples", "1"], "--max-samples 1 must be at least 2"),
     (["--max-samples", "0"], "--max-samples 0 must be at least 2"),
     (["--test-size", "1.5"], "--test-size 1.5 must be between 0 and 1"),
     (["--test-size", "0", "--protocol", "holdout"], "--test-size 0 must be between 0 and 1"),
     (["--test-size", "0.001", "--protocol", "splits"], "leaves 0 test and 100 training rows"),
     (["--timeout", "99999999999h"], "--timeout '99999999999h' is longer than 30 days (720h)"),
-    (["--features", "99999999999999999999"], "--features '99999999999999999999' must be integers from 1 to 1000000 each"),
+    (["--features", "99999999999999999999"], "--features '99999999999999999999' must be integers of at least 1 and at most 1000000 each"),
 ])
 @pytest.mark.slow
 def test_bad_numeric_option_is_one_line(tmp_path, args, message):

@@ -63,7 +63,7 @@ def int_list(text: str, option: str, low: int, high: int, example: str) -> list[
     except ValueError:
         raise UsageError(f"{option} '{text}' must be comma-separated integers, e.g. {example}") from None
     if not values or not all(low <= v <= high for v in values):
-        raise UsageError(f"{option} '{text}' must be integers from {low} to {high} each, e.g. {example}")
+        raise UsageError(f"{option} '{text}' must be integers of at least {low} and at most {high} each, e.g. {example}")
     return values
 
 

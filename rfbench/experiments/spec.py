@@ -62,8 +62,8 @@ from rfbench.execution.runconfig import MAX_FEATURES
 from rfbench.protocol import Protocol
 from rfbench.registry import ROOT, Registry, bench_dir, is_packaged, load_yaml
 from rfbench.reporting import cells, gp_table
-from rfbench.schema import NUMBER, TEXT, Field, check
 from rfbench.reporting.published import published_dir
+from rfbench.schema import NUMBER, TEXT, Field, check
 
 TESTS = ("welch", "paired")
 
