@@ -410,7 +410,7 @@ def dataset_schema(user: bool) -> dict[str, Field]:
         "labels": Field((dict,), fields={"negative": Field((list,)), "positive": Field((list,))}, closed=False),
         "holdout": Field((dict,), fields={"train": Field((int,), required=True, low=1),
                                  "test": Field((int,), required=True, low=1),
-                                 "split": Field(choices=("random", "files"))}),
+                                 "split": Field(choices=("random", "files"), expect="random or files")}),
         "splits": Field((dict,), fields={"file": Field(TEXT, required=True, pattern=r".*\S.*",
                                               expect=USER_PATH if user else INSIDE_DATA_DIR),
                                 "sha256": digest}),

@@ -436,7 +436,7 @@ def test_a_gfc_row_shown_says_which_gfc_rows_exist_and_what_each_is(tmp_path, ca
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("GFC rows")]
     assert len(lines) == 1
-    gfc_names = [m.name for m in reg_mod.gfc_rows()]
+    gfc_names = [m.name for m in reg_mod.gfc_rows(load_registry())]
     assert {"gfc", "gfc-prior", "gfc-all-rows", "gfc-scaled-objective", "gfc-gbrff"} <= set(gfc_names)
     assert "(shown here: gfc)" in lines[0] and all(n in lines[0] for n in gfc_names)
     assert "gfc-prior = GFC as rfbench ran it before (docs/history/gfc.md)" in lines[0] and "rfbench check gfc2016-table1" in lines[0]

@@ -281,7 +281,7 @@ def test_committed_check_matches_the_records(name):
         pytest.skip(f"{name} has no committed results yet")
     from rfbench.experiments.reproduce import check_spec
 
-    checked = check_spec(spec)
+    checked = check_spec(spec, None, load_registry())
     assert out.read_text() == f"{spec.title}\n\n{checked.text}"
     pub = check.published_table(spec).drop_duplicates("dataset").set_index("dataset")
     method = registry.load().method(spec.methods["EERF"])

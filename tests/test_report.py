@@ -439,7 +439,7 @@ def test_a_bad_cost_scaling_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
     assert registry.load().method("my-svr").cost_scaling == {"rows": 2.0}
     reg.write_text("methods:\n  my-svr:\n    estimator: sklearn.svm:SVR\n    cost_scaling: {rows: fast}\n")
-    with pytest.raises(UsageError, match="field 'cost_scaling' must map rows and/or inputs to exponents"):
+    with pytest.raises(UsageError, match="field 'cost_scaling' must be a mapping of rows and/or inputs to exponents"):
         registry.load()
 
 
