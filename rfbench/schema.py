@@ -61,8 +61,6 @@ class Field:
         """What the field must be, as the refusal says it."""
         if self.expect:
             return self.expect
-        if self.fields is not None:
-            return described(self.fields)
         if self.choices:
             return "one of " + ", ".join(map(str, self.choices))
         if self.items:
