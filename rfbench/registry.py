@@ -43,6 +43,7 @@ import yaml
 from rfbench import config
 from rfbench.contract import conforming, is_classifier_class, unknown_arguments
 from rfbench.errors import UsageError
+from rfbench.schema import NUMBER, TEXT, Field, check, refuse
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 ROOT = PACKAGE_DIR.parent        # the checkout, in a development tree
@@ -200,17 +201,22 @@ class Dataset:
     def user(self) -> bool:
         return self.origin != "built-in"
 
-    def how_to_supply(self) -> str:
-        hints = []
+    def supply_hints(self) -> dict[str, str]:
+        """Source kind (file, mirror, openml, url) → how a user supplies the data from it: the one
+        wording of the refusals (:meth:`how_to_supply`) and of ``rfbench datasets info``."""
+        hints = {}
         if self.file:
-            hints.append(f"restore the file {self.file}")
+            hints["file"] = f"restore the file {self.file}"
         if self.mirror:
-            hints.append(f"put {self.mirror.file} under RFBENCH_DATA_DIR (or --data-dir)")
+            hints["mirror"] = f"put {self.mirror.file} under RFBENCH_DATA_DIR (or --data-dir)"
         if self.openml_id:
-            hints.append(f"fetch OpenML id {self.openml_id} with network (rfbench datasets fetch {self.name})")
+            hints["openml"] = f"fetch OpenML id {self.openml_id} with network (rfbench datasets fetch {self.name})"
         elif self.url:
-            hints.append(f"download {self.url}" + (" (rfbench datasets fetch does it)" if self.download_format else ""))
-        return "; or ".join(hints) if hints else "no source is registered"
+            hints["url"] = f"download {self.url}" + (" (rfbench datasets fetch does it)" if self.download_format else "")
+        return hints
+
+    def how_to_supply(self) -> str:
+        return "; or ".join(self.supply_hints().values()) or "no source is registered"
 
 
 @dataclass(frozen=True)
@@ -367,94 +373,122 @@ def _sha256_field(path: Path, name: str, value, field: str) -> str:
     return value
 
 
+HEX64 = "[0-9a-f]{64}"
+MIRROR_FORMATS = ("arff", "csv", "csv-noheader", "text", "mat", "idx")
+USER_MIRROR_FORMATS = (*MIRROR_FORMATS, "tsv", "parquet")
+USER_FILE_FORMATS = ("csv", "tsv", "csv-noheader", "arff", "parquet")
+INSIDE_DATA_DIR = "a path relative to the data directory that stays inside it (no absolute path, no '..')"
+USER_PATH = "a path (relative to this registry file or absolute)"
+
+
+def _sha256(required: bool) -> Field:
+    """A checksum: 64 lowercase hex digits; a user entry's may be left out (the file is not checked)."""
+    return Field(TEXT, required=required, pattern=HEX64 if required else f"(?:{HEX64})?",
+                 expect="64 lowercase hex digits")
+
+
+def dataset_schema(user: bool) -> dict[str, Field]:
+    """The declared fields of a dataset entry: of datasets.yaml, or (``user``) of a user registry or
+    the command line, whose checksums are optional and which may name a data ``file``. Fields that
+    depend on each other (a source, labels, a generator's shape) are checked by parse_dataset."""
+    digest = _sha256(required=not user)
+    mirror = {"file": Field(TEXT, required=True), "sha256": digest,
+              "format": Field(required=True, choices=USER_MIRROR_FORMATS if user else MIRROR_FORMATS),
+              "sep": Field(TEXT),
+              "append": Field(items=(dict,), expect="a list of {file, sha256}")}
+    return {
+        "task": Field(required=True, choices=TASKS),
+        "suites": Field(required=True, items=TEXT),
+        "shape": Field(required=not user, items=(int,), length=2, low=1, expect="[rows, inputs] of positive ints"),
+        "target": Field(required=True),
+        "mirror": Field((dict,), fields=mirror, closed=False),
+        "openml": Field((dict,), fields={"id": Field((int,), required=True), "target": Field(TEXT)}, closed=False),
+        "url": Field(TEXT),
+        "download": Field((dict,), fields={"format": Field(required=True, choices=("arff", "csv", "whitespace")),
+                                           "member": Field(TEXT)}, closed=False),
+        "generator": Field(choices=tuple(sorted(GENERATOR_NAMES))),
+        "labels": Field((dict,), fields={"negative": Field((list,)), "positive": Field((list,))}, closed=False),
+        "holdout": Field((dict,), fields={"train": Field((int,), required=True, low=1),
+                                 "test": Field((int,), required=True, low=1),
+                                 "split": Field(choices=("random", "files"), expect="random or files")}),
+        "splits": Field((dict,), fields={"file": Field(TEXT, required=True, pattern=r".*\S.*",
+                                              expect=USER_PATH if user else INSIDE_DATA_DIR),
+                                "sha256": digest}),
+        "scale_inputs": Field(choices=SCALE_INPUTS),
+        "aliases": Field(items=TEXT, expect="a list of names"),
+        "drop": Field((list,)), "drop_constant": Field((bool,)), "one_hot": Field((bool,)),
+        "preprocess": Field(TEXT),
+        **({"file": Field(TEXT, pattern=r".*\S.*", expect=USER_PATH), "format": Field(choices=USER_FILE_FORMATS),
+            "sha256": digest, "sep": Field(TEXT)} if user else {}),
+    }
+
+
+DATASET_SCHEMA, USER_DATASET_SCHEMA = dataset_schema(user=False), dataset_schema(user=True)
+
+
+def _digests(e: dict):
+    """(field, value) of each sha256 a dataset entry gives: refused first when YAML read one as a number."""
+    mirror = e.get("mirror") if isinstance(e.get("mirror"), dict) else {}
+    splits = e.get("splits") if isinstance(e.get("splits"), dict) else {}
+    appended = [a for a in mirror.get("append") or [] if isinstance(a, dict)] if isinstance(mirror.get("append"), list) else []
+    yield "sha256", e.get("sha256")
+    yield "mirror.sha256", mirror.get("sha256")
+    yield from (("mirror.append.sha256", a.get("sha256")) for a in appended)
+    yield "splits.sha256", splits.get("sha256")
+
+
 def parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
     """One dataset entry (of datasets.yaml, a user registry file or the command line, ``path`` naming
     where it comes from) as a validated Dataset, or a one-line UsageError naming the entry and the
     field. ``user``: an entry of a user registry (relative ``file`` paths are relative to ``path``'s
     directory; task defaults to regression, suites to none, shape and the sha256 checksums are
     optional, classification labels are inferred when not given)."""
+    where = f"{Path(path).name}: entry '{name}'"
     if not isinstance(e, dict):
         _fail(path, name, "must be a mapping")
     if user:
         e = {"task": "regression", "suites": [], **e}
         if "target" not in e and (e.get("openml") or str(e.get("file") or "").lower().endswith(".arff")):
             e["target"] = (e.get("openml") or {}).get("target") or ""
-    for key in ("task", "suites", "shape", "target"):
-        if key not in e and not (user and key == "shape"):
-            _fail(path, name, f"missing field '{key}'")
-    if e["task"] not in TASKS:
-        _fail(path, name, f"field 'task' must be one of {TASKS}, got {e['task']!r}")
-    shape = e.get("shape", [0, 0] if user else None)
-    if not (isinstance(shape, list) and len(shape) == 2 and all(isinstance(v, int) and v > 0 for v in shape)) \
-            and not (user and shape == [0, 0]):
-        _fail(path, name, f"field 'shape' must be [rows, inputs] of positive ints, got {shape!r}")
-    if not isinstance(e["suites"], list):
-        _fail(path, name, "field 'suites' must be a list")
+    for field_name, value in _digests(e):
+        _sha256_field(path, name, value, field_name)
+    # a user's shape may be [0, 0]: not declared, not checked
+    check(e if not (user and e.get("shape") == [0, 0]) else {**e, "shape": None},
+          USER_DATASET_SCHEMA if user else DATASET_SCHEMA, where, closed=False)
+    shape = e.get("shape") or [0, 0]
     mirror = None
-    if "mirror" in e:
+    if e.get("mirror") is not None:
         mi = e["mirror"]
-        if not isinstance(mi, dict) or not ({"file", "format"} if user else {"file", "sha256", "format"}) <= set(mi):
-            _fail(path, name, "field 'mirror' needs file, " + ("" if user else "sha256 ") + "and format")
         append = []
         for extra in mi.get("append") or []:
-            if not isinstance(extra, dict) or not ({"file"} if user else {"file", "sha256"}) <= set(extra):
-                _fail(path, name, "field 'mirror.append' must be a list of {file, sha256}")
+            check(extra, {"file": Field(TEXT, required=True), "sha256": _sha256(required=not user)}, where,
+                  prefix="mirror.append.", closed=False)
             append.append((str(extra["file"]), str(extra.get("sha256") or "")))
         for f in [mi["file"], *(f for f, _ in append)]:
             if not _inside_data_dir(f):
-                _fail(path, name, f"field 'mirror.file' must be a path relative to the data directory that stays "
-                      f"inside it (no absolute path, no '..'), got {f!r}")
-        for extra in mi.get("append") or []:
-            _sha256_field(path, name, extra.get("sha256"), "mirror.append.sha256")
-        _sha256_field(path, name, mi.get("sha256"), "mirror.sha256")
-        for sha in [str(mi.get("sha256") or ""), *(s for _, s in append)]:
-            if (sha or not user) and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
-                _fail(path, name, "field 'mirror.sha256' must be 64 lowercase hex digits")
-        sha = str(mi.get("sha256") or "")
-        formats = ("arff", "csv", "csv-noheader", "text", "mat", "idx") + (("tsv", "parquet") if user else ())
-        if mi["format"] not in formats:
-            _fail(path, name, f"field 'mirror.format' must be {', '.join(formats[:-1])} or {formats[-1]}, "
-                  f"got {mi['format']!r}")
+                raise refuse(where, "mirror.file", INSIDE_DATA_DIR, f)
         if mi["format"] == "idx" and not e.get("preprocess"):
             _fail(path, name, "a mirror of format idx (MNIST's binary files) needs a 'preprocess' reader")
-        mirror = Mirror(str(mi["file"]), sha, mi["format"], mi.get("sep"), tuple(append))
+        mirror = Mirror(str(mi["file"]), str(mi.get("sha256") or ""), mi["format"], mi.get("sep"), tuple(append))
     file = file_format = None
-    file_sha = ""
     if user and e.get("file") is not None:
-        if not isinstance(e["file"], str) or not e["file"].strip():
-            _fail(path, name, "field 'file' must be a path (relative to this registry file or absolute)")
         file = str((Path(path).parent / Path(e["file"]).expanduser()).absolute())
         file_format = e.get("format") or FILE_FORMATS.get(Path(file).suffix.lower())
-        if file_format not in ("csv", "tsv", "csv-noheader", "arff", "parquet"):
-            _fail(path, name, "field 'format' must be csv, tsv, csv-noheader, arff or parquet (default: from the "
-                  f"file's extension), got {file_format!r}")
-        file_sha = _sha256_field(path, name, e.get("sha256"), "sha256")
-        if file_sha and (len(file_sha) != 64 or any(c not in "0123456789abcdef" for c in file_sha)):
-            _fail(path, name, "field 'sha256' must be 64 lowercase hex digits")
+        if file_format not in USER_FILE_FORMATS:
+            raise refuse(where, "format", f"one of {', '.join(USER_FILE_FORMATS)} (default: from the file's "
+                         "extension)", file_format)
     oml = e.get("openml") or {}
-    if oml and not (isinstance(oml, dict) and isinstance(oml.get("id"), int)):
-        _fail(path, name, "field 'openml.id' must be an integer")
     labels = e.get("labels") or {}
     if e["task"] == "classification" and not (user and not labels):
-        if not (isinstance(labels, dict) and labels.get("negative") and labels.get("positive")):
+        if not (labels.get("negative") and labels.get("positive")):
             _fail(path, name, "classification needs 'labels: {negative: [...], positive: [...]}'")
     dl = e.get("download") or {}
-    if dl and (not e.get("url") or dl.get("format") not in ("arff", "csv", "whitespace")):
+    if dl and not e.get("url"):
         _fail(path, name, "field 'download' needs a 'url' and format arff, csv or whitespace")
     if not (mirror or oml or e.get("url") or e.get("generator") or file or e.get("unavailable")):
         _fail(path, name, "needs at least one source: " + ("file, " if user else "") + "mirror, openml, url or generator")
-    if e.get("scale_inputs", "columns") not in SCALE_INPUTS:
-        _fail(path, name, f"field 'scale_inputs' must be one of {', '.join(SCALE_INPUTS)}, got {e['scale_inputs']!r}")
-    if e.get("generator") is not None:
-        if e["generator"] not in GENERATOR_NAMES:
-            _fail(path, name, f"field 'generator' must be one of {', '.join(sorted(GENERATOR_NAMES))}, "
-                  f"got {e['generator']!r}")
-        if shape == [0, 0]:
-            _fail(path, name, "a generator needs field 'shape' (its rows and inputs)")
-    splits = _split_masks(path, name, e.get("splits"), user)
-    aliases = e.get("aliases") or []
-    if not (isinstance(aliases, list) and all(isinstance(a, str) for a in aliases)):
-        _fail(path, name, "field 'aliases' must be a list of names")
+    if e.get("generator") is not None and shape == [0, 0]:
+        _fail(path, name, "a generator needs field 'shape' (its rows and inputs)")
     return Dataset(
         name=name, task=e["task"], suites=tuple(e["suites"]), shape=(shape[0], shape[1]),
         target=str(e["target"]), paper=str(e.get("paper", name)), mirror=mirror,
@@ -467,47 +501,36 @@ def parse_dataset(path: Path, name: str, e, user: bool = False) -> Dataset:
         one_hot=bool(e.get("one_hot", False)), preprocess=e.get("preprocess"),
         scale_inputs=str(e.get("scale_inputs", "columns")), holdout=_holdout(path, name, e.get("holdout"), shape[0]),
         notes=str(e.get("notes", "")),
-        file=file, file_format=file_format, sep=e.get("sep"), sha256=file_sha,
-        origin=str(path) if user else "built-in", unavailable=e.get("unavailable"), splits=splits,
-        aliases=tuple(check_name(path, a, "dataset alias") for a in aliases),
+        file=file, file_format=file_format, sep=e.get("sep"), sha256=str(e.get("sha256") or "") if file else "",
+        origin=str(path) if user else "built-in", unavailable=e.get("unavailable"),
+        splits=_split_masks(path, where, e.get("splits"), user),
+        aliases=tuple(check_name(path, a, "dataset alias") for a in e.get("aliases") or []),
     )
 
 
-def _split_masks(path: Path, name: str, value, user: bool) -> SplitMasks | None:
-    """``splits: {file, sha256}``: the published split masks, a file under the data directory."""
+def _split_masks(path: Path, where: str, value: dict | None, user: bool) -> SplitMasks | None:
+    """``splits: {file, sha256}`` (its fields checked by DATASET_SCHEMA): the published split masks, a
+    file under the data directory, or a user's relative to the registry file (as its data 'file')."""
     if value is None:
         return None
-    if not (isinstance(value, dict) and "file" in value and set(value) <= {"file", "sha256"}):
-        _fail(path, name, "field 'splits' must be {file: path under the data directory, sha256: checksum}")
-    if user:        # a user's masks file: relative to the registry file (as its data 'file'), or absolute
-        if not isinstance(value["file"], str) or not value["file"].strip():
-            _fail(path, name, "field 'splits.file' must be a path (relative to this registry file or absolute)")
-        file = str((Path(path).parent / Path(value["file"]).expanduser()).absolute())
-    elif not _inside_data_dir(value["file"]):
-        _fail(path, name, "field 'splits.file' must be a path relative to the data directory that stays inside it "
-              f"(no absolute path, no '..'), got {value['file']!r}")
-    else:
-        file = str(value["file"])
-    sha = _sha256_field(path, name, value.get("sha256"), "splits.sha256")
-    if (sha or not user) and (len(sha) != 64 or any(c not in "0123456789abcdef" for c in sha)):
-        _fail(path, name, "field 'splits.sha256' must be 64 lowercase hex digits")
-    return SplitMasks(file, sha)
+    if user:
+        return SplitMasks(str((Path(path).parent / Path(value["file"]).expanduser()).absolute()),
+                          str(value.get("sha256") or ""))
+    if not _inside_data_dir(value["file"]):
+        raise refuse(where, "splits.file", INSIDE_DATA_DIR, value["file"])
+    return SplitMasks(str(value["file"]), str(value["sha256"]))
 
 
-def _holdout(path: Path, name: str, value, rows: int):
-    """``holdout: {train, test[, split]}``: the paper's split sizes; ``split: random`` (default) a seeded
-    permutation takes them, ``split: files`` they are the data files' own split (rows in file order:
-    the first ``train`` rows, then ``test``; they must cover every row of the dataset)."""
+def _holdout(path: Path, name: str, value: dict | None, rows: int):
+    """``holdout: {train, test[, split]}`` (its fields checked by DATASET_SCHEMA): the paper's split
+    sizes; ``split: random`` (default) a seeded permutation takes them, ``split: files`` they are the
+    data files' own split (rows in file order: the first ``train`` rows, then ``test``; they must
+    cover every row of the dataset)."""
     from rfbench.protocol import HoldoutSizes
 
     if value is None:
         return None
-    if not (isinstance(value, dict) and all(isinstance(value.get(k), int) and value[k] > 0 for k in ("train", "test"))
-            and set(value) <= {"train", "test", "split"}):
-        _fail(path, name, "field 'holdout' must be {train: rows, test: rows} (and optionally split: random | files)")
     split = value.get("split", "random")
-    if split not in ("random", "files"):
-        _fail(path, name, f"field 'holdout.split' must be random or files, got {split!r}")
     if split == "files" and rows and value["train"] + value["test"] != rows:
         _fail(path, name, f"holdout with split: files must cover the {rows} rows: train {value['train']} + test "
               f"{value['test']} = {value['train'] + value['test']}")
@@ -535,7 +558,21 @@ def read_datasets_file(path: Path) -> tuple[dict[str, Dataset], dict[str, str]]:
 
 
 #: a required package's import name, or an extra's name
-_REQUIRED = re.compile(r"[A-Za-z_][A-Za-z0-9_.-]*")
+_REQUIRED = r"[A-Za-z_][A-Za-z0-9_.-]*"
+#: the declared fields of a method entry beside its estimator (checked by _parse_method, which also
+#: reads the estimator, the grid and the per-dataset parameters' values)
+METHOD_SCHEMA = {
+    "params": Field((dict,), expect="a mapping of constructor arguments"),
+    "per_dataset": Field((dict,), expect="a mapping of dataset names to mappings of constructor arguments"),
+    "placement": Field(choices=PLACEMENTS),
+    "cost_scaling": Field((dict,), expect="a mapping of rows and/or inputs to exponents between 0 and 4, e.g. {rows: 2}",
+                          fields={"rows": Field(NUMBER, low=0, high=4), "inputs": Field(NUMBER, low=0, high=4)}),
+    "thread_sensitive": Field((bool,)),
+    "requires": Field((dict,), expect="{package: import name, extra: rfbench's extra} (extra optional), e.g. "
+                      "{package: xrfm, extra: xrfm}",
+                      fields={"package": Field(TEXT, required=True, pattern=_REQUIRED),
+                              "extra": Field(TEXT, pattern=_REQUIRED)}),
+}
 
 
 def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | None = None,
@@ -555,10 +592,9 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
     for target in est.values():
         if not isinstance(target, str) or not _ESTIMATOR.fullmatch(target):
             _fail(path, name, f"field 'estimator' must name 'package.module:Class', got {target!r}")
-    if not isinstance(e.get("params") or {}, dict):
-        _fail(path, name, "field 'params' must be a mapping of constructor arguments")
+    check(e, METHOD_SCHEMA, f"{Path(path).name}: entry '{name}'", closed=False)
     per_dataset = e.get("per_dataset") or {}
-    if not (isinstance(per_dataset, dict) and all(isinstance(k, str) and isinstance(v, dict) for k, v in per_dataset.items())):
+    if not all(isinstance(k, str) and isinstance(v, dict) for k, v in per_dataset.items()):
         _fail(path, name, "field 'per_dataset' must map dataset names to mappings of constructor arguments")
     grid = e.get("grid")
     if grid is not None:
@@ -568,21 +604,9 @@ def _parse_method(path: Path, name: str, e, user: bool = False, origin: str | No
             _fail(path, name, "field 'grid' must map constructor parameters to non-empty lists of values "
                   "(or be a list of such mappings)")
     placement = e.get("placement", "processes")
-    if placement not in PLACEMENTS:
-        _fail(path, name, f"field 'placement' must be one of {', '.join(PLACEMENTS)}, got {placement!r}")
     cost = e.get("cost_scaling") or {}
-    if not (isinstance(cost, dict) and set(cost) <= {"rows", "inputs"}
-            and all(isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 4 for v in cost.values())):
-        _fail(path, name, "field 'cost_scaling' must map rows and/or inputs to exponents between 0 and 4, "
-              "e.g. {rows: 2}")
     thread_sensitive = e.get("thread_sensitive", False)
-    if not isinstance(thread_sensitive, bool):
-        _fail(path, name, f"field 'thread_sensitive' must be true or false, got {thread_sensitive!r}")
     requires = e.get("requires") or {}
-    if requires and not (isinstance(requires, dict) and "package" in requires and set(requires) <= {"package", "extra"}
-                         and all(isinstance(v, str) and _REQUIRED.fullmatch(v) for v in requires.values())):
-        _fail(path, name, "field 'requires' must be {package: import name, extra: rfbench's extra} "
-              "(extra optional), e.g. {package: xrfm, extra: xrfm}")
     return Method(name, dict(est), dict(e.get("params") or {}), str(e.get("description", "")),
                   str(e.get("paper", "")), grid=grid, origin=origin or ("built-in" if not user else str(path)),
                   sys_path=tuple(sys_path), per_dataset={k: dict(v) for k, v in per_dataset.items()},
@@ -857,12 +881,12 @@ GFC_ESTIMATORS = {"rfbench.methods.gfc:GFCRegressor", "rfbench.methods.gfc_gbrff
 GFC_CHECK = "rfbench check gfc2016-table1"
 
 
-def gfc_rows(registry: Registry | None = None) -> list:
+def gfc_rows(registry: Registry) -> list:
     """The registered methods that are readings of GFC (their estimator is one of GFC_ESTIMATORS)."""
-    return [m for m in or_default(registry).methods.values() if set(m.estimators.values()) & GFC_ESTIMATORS]
+    return [m for m in registry.methods.values() if set(m.estimators.values()) & GFC_ESTIMATORS]
 
 
-def gfc_note(shown=None, registry: Registry | None = None) -> str | None:
+def gfc_note(shown, registry: Registry) -> str | None:
     """One line naming every GFC row and what each is (from the registry's descriptions), when a
     shown method is one of them (``shown`` None: for the registry's listing, always); None
     otherwise. ``gfc`` is one reading of the paper's Algorithm 2 among several, so a user who picks

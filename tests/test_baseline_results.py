@@ -17,6 +17,7 @@ from rfbench.cli import cli
 from rfbench.experiments import baselines, html_page, reproduce, sources
 from rfbench.experiments import spec as spec_mod
 from rfbench.experiments.spec import load_spec
+from rfbench.registry import load as load_registry
 from tests.cli_errors import one_line_error
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -102,14 +103,14 @@ def test_list_and_check_only_count_the_baseline_and_write_nothing(wheel_cwd):
     listed = invoke("reproduce", SPEC, CLAIM, "--list")
     assert listed.exit_code == 0, listed.output
     rows = {line.split()[0]: line for line in listed.stdout.splitlines()[2:]}
-    spec = load_spec(SPEC)
-    committed = reproduce.check_spec(spec, os.environ.get("RFBENCH_DATA_DIR"))   # the baseline's rows
+    spec = load_spec(SPEC, load_registry())
+    committed = reproduce.check_spec(spec, os.environ.get("RFBENCH_DATA_DIR"), load_registry())   # the baseline's rows
     assert committed.shipped
     present = committed.counts["present"]
     assert present > 0
     assert rows[SPEC].split()[1:4] == [str(committed.counts[k]) for k in ("published", "offline", "present")]
     assert f"shipped baseline rfbench/_data/baselines/{SPEC}.parquet" in rows[SPEC]
-    claim = reproduce.check_spec(load_spec(CLAIM))
+    claim = reproduce.check_spec(load_spec(CLAIM, load_registry()), None, load_registry())
     assert f"{claim.counts['done']}/{claim.counts['tasks']} tasks" in rows[CLAIM]
     assert claim.counts["done"] > 0
     checked = invoke("reproduce", SPEC, "--check-only")
@@ -121,19 +122,19 @@ def test_the_index_counts_a_claim_as_reproduce_list_does(wheel_cwd):
     """The tasks the spec asks for that are finished: records outside its plan (a directory it also
     reads, another spec's columns) are not counted, in the index as in --list."""
     for name in (CLAIM, "eerf2018-figures"):
-        spec = load_spec(name)
-        counts = reproduce.check_spec(spec).counts
+        spec = load_spec(name, load_registry())
+        counts = reproduce.check_spec(spec, None, load_registry()).counts
         _, summary = html_page.spec_page(spec, figures=False)
         assert summary.startswith(f"{counts['done']} of {counts['tasks']} tasks done"), summary
         assert "shipped baseline" in summary
     # eerf2018-figures also reads Table 3's and 5's directories: more rows than its plan
-    spec = load_spec("eerf2018-figures")
-    assert len(reproduce.results_of(spec)) > reproduce.check_spec(spec).counts["tasks"]
+    spec = load_spec("eerf2018-figures", load_registry())
+    assert len(reproduce.results_of(spec)) > reproduce.check_spec(spec, None, load_registry()).counts["tasks"]
     assert files_in(wheel_cwd) == []
 
 
 def test_report_all_pages_read_the_baselines(wheel_cwd, monkeypatch):
-    specs = [load_spec(SPEC), load_spec(CLAIM)]
+    specs = [load_spec(SPEC, load_registry()), load_spec(CLAIM, load_registry())]
     monkeypatch.setattr(spec_mod, "all_specs", lambda registry=None: specs)
     result = invoke("report", "--all", "--format", "html", "--output", "site")
     assert result.exit_code == 0, result.output

@@ -17,6 +17,7 @@ from rfbench import registry
 from rfbench.cli import cli
 from rfbench.errors import UsageError
 from rfbench.experiments import baselines
+from rfbench.registry import load as load_registry
 from rfbench.store import COLUMNS, TASK_KEY, load_results
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,7 +45,7 @@ def _committed_results(results: Path) -> pd.DataFrame:
     return load_results([results], mixed_protocols=True).sort_values(TASK_KEY).reset_index(drop=True)
 
 
-@pytest.mark.parametrize("spec,results", baselines.sources(), ids=[r.name for _, r in baselines.sources()])
+@pytest.mark.parametrize("spec,results", baselines.sources(load_registry()), ids=[r.name for _, r in baselines.sources(load_registry())])
 def test_shipped_file_agrees_with_its_results_directory(spec, results):
     """Same tasks, statuses, errors, chosen hyper-parameters and times as the committed records, the
     fingerprint of every cv dataset's folds/*.csv: regenerate with `rfbench baselines --write`."""
@@ -81,10 +82,10 @@ def test_nothing_is_stale_and_total_size_fits_the_wheel():
     from conftest import MIRROR
 
     res = CliRunner().invoke(cli, ["baselines", "--check"])
-    assert res.exit_code == 0 and f"{len(baselines.sources())} shipped baseline(s) agree" in res.output, res.output
+    assert res.exit_code == 0 and f"{len(baselines.sources(load_registry()))} shipped baseline(s) agree" in res.output, res.output
     assert ("not verified, the data not being here" in res.output) == (MIRROR is None), res.output
     files = baselines.shipped()
-    assert {p.stem for p in files} == {r.name for _, r in baselines.sources()}
+    assert {p.stem for p in files} == {r.name for _, r in baselines.sources(load_registry())}
     assert sum(p.stat().st_size for p in files) < 5 * 2**20
 
 
@@ -103,17 +104,17 @@ def test_write_is_deterministic_and_a_changed_record_makes_the_file_stale(tmp_pa
     monkeypatch.setattr(baselines, "sources", lambda registry=None: [("gfc2016-table1", run)])
     monkeypatch.setattr(baselines, "shipped_dir", lambda: tmp_path / "ship")
     dest = tmp_path / "ship"
-    (written, changed), = baselines.write_all(dest)
+    (written, changed), = baselines.write_all(dest, registry=load_registry())
     first = written.read_bytes()
-    assert changed and baselines.stale() == []
-    assert baselines.write_all(dest) == [(written, False)] and written.read_bytes() == first   # same bytes
+    assert changed and baselines.stale(None, load_registry()) == []
+    assert baselines.write_all(dest, registry=load_registry()) == [(written, False)] and written.read_bytes() == first   # same bytes
     rec = sorted((run / "records").glob("*.json"))[3]
     data = json.loads(rec.read_text())
     data["error"] += 0.5
     rec.write_text(json.dumps(data))
-    assert baselines.stale() == ["mini.parquet: column(s) error differ from " + str(run)]
-    (written2, changed2), = baselines.write_all(dest)
-    assert changed2 and baselines.stale() == []
+    assert baselines.stale(None, load_registry()) == ["mini.parquet: column(s) error differ from " + str(run)]
+    (written2, changed2), = baselines.write_all(dest, registry=load_registry())
+    assert changed2 and baselines.stale(None, load_registry()) == []
     b = baselines.read_file(written2)
     row = b.frame[(b.frame["dataset"] == data["dataset"]) & (b.frame["method"] == data["method"])
                   & (b.frame["n_features"] == data["n_features"]) & (b.frame["fold"] == data["fold"])]
@@ -126,17 +127,17 @@ def test_write_is_deterministic_and_a_changed_record_makes_the_file_stale(tmp_pa
         assert row["code"].item() == code["commit"] + ("+dirty" if code["dirty"] else "")
     # a shipped file no spec names any more goes
     (dest / "gone.parquet").write_bytes(first)
-    assert baselines.stale()[-1] == "gone.parquet: no spec's results directory is gone"
-    assert (dest / "gone.parquet", True) in baselines.write_all(dest) and not (dest / "gone.parquet").exists()
+    assert baselines.stale(None, load_registry())[-1] == "gone.parquet: no spec's results directory is gone"
+    assert (dest / "gone.parquet", True) in baselines.write_all(dest, registry=load_registry()) and not (dest / "gone.parquet").exists()
 
 
 def test_load_by_name_spec_name_or_directory():
-    assert baselines.load("gfc2016-table1").name == "gfc2016-table1"
-    assert baselines.load("eerf2018-claim").name == "eerf-claim"          # the spec's name
-    d = baselines.load(str(ROOT / "results" / "gfc2016-tables2-3"))      # a results directory
+    assert baselines.load("gfc2016-table1", load_registry()).name == "gfc2016-table1"
+    assert baselines.load("eerf2018-claim", load_registry()).name == "eerf-claim"          # the spec's name
+    d = baselines.load(str(ROOT / "results" / "gfc2016-tables2-3"), load_registry())      # a results directory
     assert d.name == "gfc2016-tables2-3" and len(d.frame) == 560
     with pytest.raises(UsageError, match="no baseline named 'nope'.*shipped: eerf-claim"):
-        baselines.load("nope")
+        baselines.load("nope", load_registry())
 
 
 def test_protocol_from_key_round_trips():
@@ -164,7 +165,7 @@ def test_baselines_command_lists_what_ships_and_write_needs_a_checkout(monkeypat
     assert "lgbm, rff-cauchy, rff-cauchy-grid, rff-gauss, rff-gauss-grid" in wide
     monkeypatch.setattr(baselines, "in_checkout", lambda: False)
     with pytest.raises(UsageError, match="installed package"):
-        baselines.write_all()
+        baselines.write_all(registry=load_registry())
 
 
 def test_splits_fingerprint_is_of_the_runners_test_rows_in_split_order(mirror_dir):
@@ -174,7 +175,7 @@ def test_splits_fingerprint_is_of_the_runners_test_rows_in_split_order(mirror_di
     from rfbench.execution import runner, tasks
     from rfbench.protocol import Protocol
 
-    settings = baselines.load("gbrff2020-table2").protocols["splits-r20-t0.3-i5"]
+    settings = baselines.load("gbrff2020-table2", load_registry()).protocols["splits-r20-t0.3-i5"]
     p = Protocol(**settings, seed=0)
     _, _, y, _ = tasks.prepared(registry.load().dataset("wine"), str(mirror_dir), None, 0)
     splits = proto.outer_splits(p, y, "classification")
@@ -183,7 +184,7 @@ def test_splits_fingerprint_is_of_the_runners_test_rows_in_split_order(mirror_di
     naive = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
     assert proto.splits_fingerprint(splits) == naive
     assert runner.outer_splits_fingerprint("wine", p, str(mirror_dir)) == naive
-    assert baselines.load("gbrff2020-table2").fingerprints[("splits-r20-t0.3-i5", "wine", 0)] == naive
+    assert baselines.load("gbrff2020-table2", load_registry()).fingerprints[("splits-r20-t0.3-i5", "wine", 0)] == naive
     others = {runner.outer_splits_fingerprint("wine", Protocol(**{**settings, "test_size": 0.25}), str(mirror_dir)),
               runner.outer_splits_fingerprint("wine", Protocol(**settings, seed=1), str(mirror_dir))}
     assert naive not in others and len(others) == 2
@@ -206,15 +207,15 @@ def test_a_wrong_splits_fingerprint_is_stale_with_the_mirror_and_unverified_with
     tampered = table.set_column(column, table.schema.field(column),
                                 pa.array(["sha256:" + "0" * 64] * table.num_rows, type=pa.string()))
     baselines.write_table(tampered, tmp_path / "ship" / "salsa2016-table1.parquet")
-    assert baselines.stale() == [f"salsa2016-table1.parquet: column(s) folds_sha256 differ from {results}"]
+    assert baselines.stale(None, load_registry()) == [f"salsa2016-table1.parquet: column(s) folds_sha256 differ from {results}"]
     monkeypatch.setenv("RFBENCH_DATA_DIR", str(tmp_path / "empty"))
     (tmp_path / "empty").mkdir()
     unverified: list = []
-    assert baselines.stale(unverified) == []
+    assert baselines.stale(unverified, load_registry()) == []
     assert len(unverified) == 12 and {u[:2] for u in unverified} == {("salsa2016-table1.parquet", "holdout-t0.3-i5")}
     # --write without the data leaves the fingerprints null, says which, and compare run then refuses
     unavailable: list = []
-    (written, _), = baselines.write_all(tmp_path / "nodata", unavailable)
+    (written, _), = baselines.write_all(tmp_path / "nodata", unavailable, registry=load_registry())
     assert sorted(u[2] for u in unavailable) == sorted(u[2] for u in unverified)
     b = baselines.read_file(written)
     assert b.frame["folds_sha256"].isna().all() and b.fingerprints == {}
@@ -231,7 +232,7 @@ def test_a_wrong_splits_fingerprint_is_stale_with_the_mirror_and_unverified_with
     data["error"] += 0.5
     (copy / "records" / rec.name).write_text(json.dumps(data))
     monkeypatch.setattr(baselines, "sources", lambda registry=None: [("salsa2016-table1", copy)])
-    assert baselines.stale() == [f"salsa2016-table1.parquet: column(s) error differ from {copy}"]
+    assert baselines.stale(None, load_registry()) == [f"salsa2016-table1.parquet: column(s) error differ from {copy}"]
 
 
 def test_every_shipped_file_has_its_checksum_beside_it():

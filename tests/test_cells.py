@@ -10,6 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from rfbench.errors import UsageError
+from rfbench.registry import load as load_registry
 from rfbench.reporting import cells, plot, report
 from rfbench.store import RunDir
 from tests.records import as_record
@@ -210,7 +211,7 @@ def test_subset_keeps_the_declared_order_and_refuses_unknown_or_empty_requests()
     from rfbench.experiments import reproduce
     from rfbench.experiments.spec import load_spec
 
-    spec = load_spec("gfc2016-table1")
+    spec = load_spec("gfc2016-table1", load_registry())
     assert reproduce.run_groups(spec, ["alc"], ["bank"]) == [(["bank"], ["alc"])]
     with pytest.raises(UsageError, match=r"--methods: rff-gauss not in spec gfc2016-table1 \(they have gfc, alc"):
         reproduce.run_groups(spec, ["rff-gauss"])

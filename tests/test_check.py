@@ -8,6 +8,7 @@ import pytest
 
 from rfbench.errors import UsageError
 from rfbench.experiments import check
+from rfbench.registry import load as load_registry
 from rfbench.reporting import stats as check_stats
 from rfbench.store import RunDir
 from tests.records import as_record
@@ -36,15 +37,15 @@ def fake_run(tmp_path, shift_in_stds: float, only: int | None = None) -> Path:
 def test_exact_published_numbers_pass_and_shifted_ones_fail(tmp_path):
     from rfbench.store import load_results
 
-    spec = check.load_spec("gfc2016-table4")
-    table = check.compare(spec, load_results([fake_run(tmp_path / "a", 0.0)]))
+    spec = check.load_spec("gfc2016-table4", load_registry())
+    table = check.compare(spec, load_results([fake_run(tmp_path / "a", 0.0)]), load_registry())
     present = table[table["status"] != "missing"]
     assert len(present) == 12 and (present["status"] == "pass").all()
     assert np.allclose(present["diff_stds"], 0.0, atol=1e-9)
     assert (table["status"] == "missing").sum() == len(table) - 12
-    shifted = check.compare(spec, load_results([fake_run(tmp_path / "b", 2.5)]))
+    shifted = check.compare(spec, load_results([fake_run(tmp_path / "b", 2.5)]), load_registry())
     assert (shifted.loc[shifted["status"] != "missing", "status"] == "fail").all()
-    edge = check.compare(spec, load_results([fake_run(tmp_path / "c", 1.9)]))
+    edge = check.compare(spec, load_results([fake_run(tmp_path / "c", 1.9)]), load_registry())
     assert (edge.loc[edge["status"] != "missing", "status"] == "pass").all()
 
 
@@ -61,14 +62,14 @@ def test_cli_exit_code_is_1_on_a_failing_cell(tmp_path):
 
 @pytest.mark.parametrize("name", SPECS)
 def test_every_bench_spec_matches_published_cells(name):
-    spec = check.load_spec(name)
+    spec = check.load_spec(name, load_registry())
     if not spec.published:      # a claim, not a table: nothing to check cell by cell
         with pytest.raises(UsageError, match="no published table"):
-            check.compare(spec, pd.DataFrame())
+            check.compare(spec, pd.DataFrame(), load_registry())
         return
     empty = pd.DataFrame(columns=["dataset", "method", "n_features", "fold", "status", "error", "protocol",
                                   "total_s"])
-    table = check.compare(spec, empty)
+    table = check.compare(spec, empty, load_registry())
     assert len(table) > 0 and (table["status"] == "missing").all()
     from rfbench import registry
 
@@ -83,7 +84,7 @@ def test_every_bench_spec_matches_published_cells(name):
 def test_rank_summary_ranks_among_the_reproduced_methods(tmp_path):
     """Fake GBRFF Table 2 run: gbrff2 best everywhere, lgbm worst; published ranks are computed
     from the published per-dataset means restricted to the same methods."""
-    spec = check.load_spec("gbrff2020-table2")
+    spec = check.load_spec("gbrff2020-table2", load_registry())
     pub = pd.read_csv(check.published_dir() / spec.published)
     run = RunDir(tmp_path / "run").ensure()
     score = {"gbrff2": 90.0, "gbrff1": 80.0, "lgbm": 70.0}
@@ -114,7 +115,7 @@ def test_paper_wilcoxon_comparisons_are_recomputed_on_the_reproduced_means(tmp_p
 
     from rfbench.store import load_results
 
-    spec = check.load_spec("gfc2016-table1")
+    spec = check.load_spec("gfc2016-table1", load_registry())
     pub = pd.read_csv(check.published_dir() / spec.published)
     pub = pub[pub["dataset"].isin(["delta-ailerons", "kinematics", "cpu-activity", "bank", "pumadyn",
                                    "delta-elevators", "ailerons"])]
@@ -130,7 +131,7 @@ def test_paper_wilcoxon_comparisons_are_recomputed_on_the_reproduced_means(tmp_p
     run.write_results_csv()
     summary = check.wilcoxon_summary(spec, load_results([run.path]))
     assert list(summary["paper_T"]) == [28, 60, 42] and list(summary["datasets"]) == [7, 7, 6]
-    assert check.compare(spec, load_results([run.path])).set_index(["dataset", "method", "n"]).loc[
+    assert check.compare(spec, load_results([run.path]), load_registry()).set_index(["dataset", "method", "n"]).loc[
         ("bank", "alc", 500), "status"] == "partial"
     np.testing.assert_allclose(summary["T"], summary["paper_T_same_datasets"])
     np.testing.assert_array_equal(summary["wins_a"], summary["published_wins_a"])
@@ -142,7 +143,7 @@ def test_paper_wilcoxon_comparisons_are_recomputed_on_the_reproduced_means(tmp_p
 
 
 def test_chosen_parameters_are_listed_next_to_the_published_ones():
-    spec = check.load_spec("salsa2016-table1")
+    spec = check.load_spec("salsa2016-table1", load_registry())
     recs = [{"dataset": "salsa-housing", "method": "salsa", "status": "done", "protocol": "holdout-t0.3-i5",
              "params": '{"order": 9, "lambda": 1e-3}'},
             {"dataset": "salsa-music", "method": "salsa", "status": "done", "protocol": "holdout-t0.3-i5",
@@ -163,7 +164,7 @@ def test_a_method_listed_with_alternates_is_found_under_either_name(tmp_path):
     `alc-q5` results exist (the first name with results wins), and `methods` keeps the first name."""
     from rfbench.store import load_results
 
-    spec = check.load_spec("gfc2016-tables2-3")
+    spec = check.load_spec("gfc2016-tables2-3", load_registry())
     assert spec.methods["5"] == "alc-q5" and spec.method_alternates["5"] == ["alc-q5", "alc"]
     run = RunDir(tmp_path / "run").ensure()
     for meth, err in (("alc", 3.7), ("alc-q1", 3.8)):
@@ -171,14 +172,14 @@ def test_a_method_listed_with_alternates_is_found_under_either_name(tmp_path):
             run.write_record(as_record({"dataset": "delta-ailerons", "method": meth, "n_features": 100, "fold": fold,
                               "seed": 0, "protocol": "cv-o10-i5", "status": "done", "error": err + 0.01 * fold,
                               "total_s": 1.0}))
-    table = check.compare(spec, load_results([run.path])).set_index(["dataset", "method", "n"])
+    table = check.compare(spec, load_results([run.path]), load_registry()).set_index(["dataset", "method", "n"])
     assert table.loc[("delta-ailerons", "alc", 100), "folds"] == 3          # Q = 5 found as `alc`
     assert table.loc[("delta-ailerons", "alc-q1", 100), "folds"] == 3
     assert table.loc[("delta-ailerons", "alc-q5", 500), "status"] == "missing"
     for fold in range(2):
         run.write_record(as_record({"dataset": "delta-ailerons", "method": "alc-q5", "n_features": 100, "fold": fold,
                           "seed": 0, "protocol": "cv-o10-i5", "status": "done", "error": 3.9, "total_s": 1.0}))
-    table = check.compare(spec, load_results([run.path])).set_index(["dataset", "method", "n"])
+    table = check.compare(spec, load_results([run.path]), load_registry()).set_index(["dataset", "method", "n"])
     assert table.loc[("delta-ailerons", "alc-q5", 100), "folds"] == 2       # the preferred name wins
 
 
@@ -186,13 +187,13 @@ def test_a_malformed_method_mapping_is_a_one_line_error(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("published: x.csv\ncolumns: {}\ndatasets: {}\nmethods: {A: []}\n")
     with pytest.raises(UsageError, match="methods.A must be a method name or a list"):
-        check.load_spec(str(bad))
+        check.load_spec(str(bad), load_registry())
 
 
 def salsa_run(tmp_path, rel_shift: dict) -> Path:
     """One holdout 'fold' per SALSA Table 1 cell at the published MSE × (1 + shift), shift per dataset
     (default 0)."""
-    spec = check.load_spec("salsa2016-table1")
+    spec = check.load_spec("salsa2016-table1", load_registry())
     pub = pd.read_csv(check.published_dir() / spec.published)
     run = RunDir(tmp_path / "run").ensure()
     for _, r in pub[pub["dataset"].isin(spec.datasets) & pub["method"].isin(["SALSA", "KRR"])].iterrows():
@@ -214,14 +215,14 @@ def test_salsa_cells_pass_within_k_standard_errors_and_not_comparable_ones_are_c
 
     from rfbench.store import load_results
 
-    spec = check.load_spec("salsa2016-table1")
+    spec = check.load_spec("salsa2016-table1", load_registry())
     assert spec.tolerance.holdout_ses == 3 and "sqrt(2/n_test)" in spec.tolerance.why
     assert set(spec.not_comparable) == {"salsa-speech", "salsa-telemonit", "salsa-propulsion", "salsa-forestfires"}
     se_housing, se_galaxy = 2 / np.sqrt(250), 2 / np.sqrt(2000)
     shifts = {("salsa-housing", "SALSA"): 0.37 / 0.26241 - 1,           # ≤ the paper's KRR (0.3769): 3.2 SE off
               ("salsa-housing", "KRR"): -2.9 * se_housing, ("salsa-galaxy", "SALSA"): 3.1 * se_galaxy,
               ("salsa-speech", "SALSA"): 93.0}                          # 94x the published MSE
-    table = check.compare(spec, load_results([salsa_run(tmp_path, shifts)])).set_index(["dataset", "method"])
+    table = check.compare(spec, load_results([salsa_run(tmp_path, shifts)]), load_registry()).set_index(["dataset", "method"])
     assert table.loc[("salsa-housing", "salsa"), "status"] == "fail"
     assert table.loc[("salsa-housing", "krr"), "status"] == "pass"
     assert table.loc[("salsa-housing", "krr"), "diff_se"] == pytest.approx(-2.9)
@@ -245,7 +246,7 @@ def test_salsa_cells_pass_within_k_standard_errors_and_not_comparable_ones_are_c
 
 @pytest.mark.parametrize("tolerance, extra, message", [
     ("{stds: 0, or_better_than: KRR}", "", "or_better_than is no longer supported"),
-    ("{holdout_ses: -1}", "", "holdout_ses must be a positive number"),
+    ("{holdout_ses: -1}", "", "holdout_ses' must be a number above 0"),
     ("{holdout_ses: 2}", "", "dataset kinematics has none"),
     ("{stds: 2}", "not_comparable: {bank: differs}\n", "not_comparable names bank"),
 ])
@@ -255,8 +256,8 @@ def test_a_bad_tolerance_or_not_comparable_entry_is_a_one_line_error(tmp_path, t
                    f"std: error_std, n_features: n_features}}\ndatasets: {{kinematics: kinematics}}\n"
                    f"methods: {{Gauss: rff-gauss}}\ntolerance: {tolerance}\n{extra}")
     with pytest.raises(UsageError, match=message):
-        check.compare(check.load_spec(str(bad)), pd.DataFrame(columns=["dataset", "method", "n_features", "fold",
-                                                                       "status", "error", "protocol", "total_s"]))
+        check.compare(check.load_spec(str(bad), load_registry()), pd.DataFrame(columns=["dataset", "method", "n_features", "fold",
+                                                                       "status", "error", "protocol", "total_s"]), load_registry())
 
 
 def test_wilcoxon_claims_name_the_better_side_for_the_published_means_and_ours(tmp_path):
@@ -264,7 +265,7 @@ def test_wilcoxon_claims_name_the_better_side_for_the_published_means_and_ours(t
     both T's are the same (the ranks of |d| are unchanged), the direction is not, and the lines say so."""
     from rfbench.store import load_results
 
-    spec = check.load_spec("gfc2016-table1")
+    spec = check.load_spec("gfc2016-table1", load_registry())
     pub = pd.read_csv(check.published_dir() / spec.published)
     pub = pub[pub["dataset"].isin(["delta-ailerons", "kinematics", "cpu-activity", "bank", "pumadyn",
                                    "delta-elevators", "ailerons", "elevators"])].set_index(["dataset", "method", "n_features"])
@@ -298,7 +299,7 @@ def test_spec_variants_are_judged_against_the_same_cell_but_not_counted(tmp_path
     from rfbench.experiments import reproduce
     from rfbench.store import load_results
 
-    spec = check.load_spec("gfc2016-ablation")
+    spec = check.load_spec("gfc2016-ablation", load_registry())
     pub = pd.read_csv(check.published_dir() / spec.published).set_index(["dataset", "method", "n_features"])
     run = RunDir(tmp_path / "run").ensure()
     for fold in range(10):
@@ -307,17 +308,17 @@ def test_spec_variants_are_judged_against_the_same_cell_but_not_counted(tmp_path
                               "protocol": "cv-o10-i5", "status": "done", "total_s": 1.0,
                               "error": pub.loc[("kinematics", "GFC", 100), "error_mean"] + shift}))
     run.write_results_csv()
-    table = check.compare(spec, load_results([run.path]))
+    table = check.compare(spec, load_results([run.path]), load_registry())
     rows = table.set_index(["dataset", "method", "n"])
     assert rows.loc[("kinematics", "gfc", 100), "status"] == "pass"
     assert rows.loc[("kinematics", "gfc-all-rows", 100), "status"] == "fail"
     assert rows.loc[("kinematics", "gfc-prior", 100), "status"] == "missing"
     assert len(check.paper_cells(table)) == 8 == len(table) / 7      # 4 datasets × 2 n; 6 variants each
-    assert reproduce._cell_counts(table, None)["fail"] == 0
+    assert reproduce._cell_counts(table, None, load_registry())["fail"] == 0
     assert check.summary_line(table).startswith("1 pass, 0 fail")
     text = check.render(table, spec)
     assert "variants: gfc-all-rows" in text and "shown but not counted" in text
-    checked = reproduce.Checked(spec, load_results([run.path]), table, text, reproduce._cell_counts(table, None), None)
+    checked = reproduce.Checked(spec, load_results([run.path]), table, text, reproduce._cell_counts(table, None, load_registry()), None)
     summary = reproduce.summary_markdown([checked])
     assert "**1 pass, 0 fail**" in summary
     assert "`gfc-all-rows` 0 pass, 1 fail of 1 complete" in summary
@@ -326,7 +327,7 @@ def test_spec_variants_are_judged_against_the_same_cell_but_not_counted(tmp_path
 def test_printed_ranks_recomputed_from_the_papers_cells():
     """GBRFF Table 2: the average ranks among the six methods recomputed from the printed cells over
     the 15 datasets, next to the printed ones (which are sixteenths: 2.19 = 35/16)."""
-    spec = check.load_spec("gbrff2020-table2")
+    spec = check.load_spec("gbrff2020-table2", load_registry())
     table = check.printed_ranks(spec).set_index("method")
     assert len(table) == 6 and set(table["datasets"]) == {15}
     assert table.loc["gbrff2", "printed_avg_rank"] == 2.19
@@ -344,7 +345,7 @@ def test_printed_ranks_recomputed_from_the_papers_cells():
 def test_rank_views_add_the_methods_complete_everywhere(tmp_path):
     """A method run on part of the datasets: one view among every method over the datasets they all
     have, another among the methods complete on all the paper's datasets, over all of them."""
-    spec = check.load_spec("gbrff2020-table2")
+    spec = check.load_spec("gbrff2020-table2", load_registry())
     run = RunDir(tmp_path / "run").ensure()
     everywhere = [d for d in spec.datasets.values() if d != "bankmarketing"]
     score = {"gbrff2": 90.0, "gbrff1": 80.0, "lgbm": 70.0}

@@ -15,6 +15,7 @@ import pytest
 
 from rfbench.cli import main
 from rfbench.experiments import check
+from rfbench.registry import load as load_registry
 from rfbench.reporting import report
 from rfbench.store import CombineError, RunDir, load_results, record_key
 from tests.records import as_record
@@ -197,8 +198,8 @@ def test_check_pools_seeds_against_the_published_std_over_folds(tmp_path):
                 run.write_record(as_record({"dataset": "kinematics", "method": names[row["kernel"]],
                                   "n_features": int(row["n_features"]), "fold": fold, "seed": seed,
                                   "protocol": "cv-o10-i5", "status": "done", "error": float(e), "total_s": 1.0}))
-    spec = check.load_spec("gfc2016-table4")
-    table = check.compare(spec, load_results([run.path], spec.protocol_key))
+    spec = check.load_spec("gfc2016-table4", load_registry())
+    table = check.compare(spec, load_results([run.path], spec.protocol_key), load_registry())
     present = table[table["status"] != "missing"]
     assert len(present) == len(rows) and (present["status"] == "pass").all()
     assert np.allclose(present["diff_stds"], 0.5) and (present["folds"] == 20).all() and (present["seeds"] == 2).all()

@@ -22,6 +22,7 @@ from rfbench.execution import runner
 from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import baselines, compare
 from rfbench.protocol import Protocol
+from rfbench.registry import load as load_registry
 from rfbench.reporting.shown_paths import shown
 from tests.records import as_record
 
@@ -253,7 +254,7 @@ def gbrff_run(tmp_path_factory):
 
 
 def test_a_classifier_on_the_gbrff_splits_is_reported_beside_gbrff2_and_lgbm(gbrff_run, mirror_dir):
-    b = baselines.load(GBRFF)
+    b = baselines.load(GBRFF, load_registry())
     recs = pd.read_csv(gbrff_run / "results.csv")
     assert set(recs["protocol"]) == {GBRFF_KEY} and set(recs["fold"]) == {0, 1} and set(recs["metric"]) == {"accuracy"}
     assert set(recs["dataset"]) == set(SMALLEST) and (recs["status"] == "done").all()
@@ -438,7 +439,7 @@ def test_a_gfc_row_shown_says_which_gfc_rows_exist_and_what_each_is(tmp_path, ca
     out = capsys.readouterr().out
     lines = [line for line in out.splitlines() if line.startswith("GFC rows")]
     assert len(lines) == 1
-    gfc_names = [m.name for m in reg_mod.gfc_rows()]
+    gfc_names = [m.name for m in reg_mod.gfc_rows(load_registry())]
     assert {"gfc", "gfc-prior", "gfc-all-rows", "gfc-scaled-objective", "gfc-gbrff"} <= set(gfc_names)
     assert "(shown here: gfc)" in lines[0] and all(n in lines[0] for n in gfc_names)
     assert "gfc-prior = GFC as rfbench ran it before (docs/history/gfc.md)" in lines[0] and "rfbench check gfc2016-table1" in lines[0]

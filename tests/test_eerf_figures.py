@@ -18,6 +18,7 @@ from rfbench.cli import cli
 from rfbench.errors import UsageError
 from rfbench.experiments.spec import load_spec
 from rfbench.methods.rff import RKSClassifier
+from rfbench.registry import load as load_registry
 from rfbench.reporting import plot
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -96,7 +97,7 @@ figures:
 def toy_spec(tmp_path, text=SPEC_TEXT):
     path = tmp_path / "toy-figures.yaml"
     path.write_text(text.format(results=tmp_path / "out"))
-    return load_spec(str(path))
+    return load_spec(str(path), load_registry())
 
 
 def test_figure_data_against_a_naive_mean_and_the_published_cells(tmp_path):
@@ -169,7 +170,7 @@ def test_plot_command_line_errors():
 
 
 def test_committed_figures_spec_plots_from_its_results(tmp_path):
-    spec = load_spec("eerf2018-figures")
+    spec = load_spec("eerf2018-figures", load_registry())
     res = CliRunner().invoke(cli, ["plot", "--spec", "eerf2018-figures", "--output", str(tmp_path)])
     assert res.exit_code == 0, res.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["error-vs-m.png", "error-vs-time.png", "figures.csv"]
@@ -185,11 +186,11 @@ def test_dataset_variant_rows_are_judged_but_not_counted():
     from rfbench.experiments import check
     from tests.test_eerf_tables import _records
 
-    spec = load_spec("eerf2018-table5")
+    spec = load_spec("eerf2018-table5", load_registry())
     assert spec.dataset_variants == {"eerf-mnist": ["eerf-mnist-joint"]}
     rows = (_records("eerf-mnist", "lkrf-paper", np.full(10, 12.9), n=450)
             + _records("eerf-mnist-joint", "lkrf-paper", np.linspace(7.4, 7.8, 10), n=450))
-    table = check.compare(spec, pd.DataFrame(rows))
+    table = check.compare(spec, pd.DataFrame(rows), load_registry())
     joint = table[table["dataset"] == "eerf-mnist-joint"].set_index("method")
     # LKRF's variant row is judged against MNIST's published cell (7.59, s.e. 0.17); EERF is excluded
     # on the variant in Table 5's plan (its rows are Table 3's), so it has no row here
@@ -203,10 +204,10 @@ def test_dataset_variant_rows_are_judged_but_not_counted():
 
 
 def test_dataset_variants_must_name_the_specs_datasets(tmp_path):
-    text = (Path(load_spec("eerf2018-table3").path).read_text()
+    text = (Path(load_spec("eerf2018-table3", load_registry()).path).read_text()
             .replace("dataset_variants: {eerf-mnist: [eerf-mnist-joint]}", "dataset_variants: {mnist: [x]}"))
     path = tmp_path / "bad.yaml"
     path.write_text(text.replace("results: ../results/eerf2018-table3", f"results: {tmp_path}/r")
-                    .replace("reference: reference/", f"reference: {load_spec('eerf2018-table3').path.parent}/reference/"))
+                    .replace("reference: reference/", f"reference: {load_spec('eerf2018-table3', load_registry()).path.parent}/reference/"))
     with pytest.raises(UsageError, match="dataset_variants must map datasets of 'datasets'"):
-        load_spec(str(path))
+        load_spec(str(path), load_registry())

@@ -20,6 +20,7 @@ from rfbench.methods.eerf import EERFClassifier
 from rfbench.methods.lkrf import LKRFClassifier
 from rfbench.methods.rff import RKSClassifier
 from rfbench.methods.rfkit import multiclass_cv_curves, ridge_fit
+from rfbench.registry import load as load_registry
 
 MIRROR = Path(__import__("os").environ.get("RFBENCH_DATA_DIR", "")) / "uci-eerf"
 needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason="the uci-eerf mirror (RFBENCH_DATA_DIR) is not here")
@@ -230,7 +231,7 @@ def test_mnist_and_letter_are_multiclass_in_file_order():
 # ---- the check against the published tables -------------------------------------------------------
 
 def test_wide_published_table_melts_into_cells():
-    spec = load_spec("eerf2018-table5")
+    spec = load_spec("eerf2018-table5", load_registry())
     pub = check.published_table(spec)
     adult = pub[pub["dataset"] == "Adult"].set_index("method")
     assert adult.loc["EERF", "error_pct"] == "16.16" and adult.loc["LKRF", "error_pct"] == "16.34"
@@ -245,12 +246,12 @@ def _records(ds, method, errors, n=100, pre=0.1, fit=1.0, pred=0.05):
 
 
 def test_check_judges_in_standard_errors_and_shows_time_ratios():
-    spec = load_spec("eerf2018-table3")
+    spec = load_spec("eerf2018-table3", load_registry())
     rng = np.random.default_rng(0)
     ok = 16.16 + 0.06 * rng.standard_normal(10)                  # EERF Adult: 16.16 (SE 0.02)
     rows = (_records("eerf-adult", "eerf-paper", ok - ok.mean() + 16.17, pre=0.38, fit=2.0)
             + _records("eerf-adult", "rks-paper", np.full(10, 17.9), pre=0.0, fit=1.61))
-    table = check.compare(spec, pd.DataFrame(rows))
+    table = check.compare(spec, pd.DataFrame(rows), load_registry())
     cell = table[(table["dataset"] == "eerf-adult") & ~table["variant"]].set_index("method")
     assert cell.loc["eerf-paper", "status"] == "pass"                           # 0.5 SE
     assert cell.loc["rks-paper", "status"] == "fail"                             # (17.9 − 17.37) / 0.06
@@ -274,13 +275,13 @@ def test_check_judges_in_standard_errors_and_shows_time_ratios():
 def test_committed_check_matches_the_records(name):
     """check.txt is the tool's own output on the committed records (regenerated, not typed), and the
     spec's sizes are the published CSV's (M, M0, N0/N)."""
-    spec = load_spec(name)
+    spec = load_spec(name, load_registry())
     out = spec.results / "check.txt"
     if not out.is_file():
         pytest.skip(f"{name} has no committed results yet")
     from rfbench.experiments.reproduce import check_spec
 
-    checked = check_spec(spec)
+    checked = check_spec(spec, None, load_registry())
     assert out.read_text() == f"{spec.title}\n\n{checked.text}"
     pub = check.published_table(spec).drop_duplicates("dataset").set_index("dataset")
     method = registry.load().method(spec.methods["EERF"])

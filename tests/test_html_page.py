@@ -14,6 +14,7 @@ from test_cells import frame
 
 from rfbench.errors import UsageError
 from rfbench.experiments import html_page
+from rfbench.registry import load as load_registry
 from rfbench.reporting import report
 from rfbench.store import RunDir
 from tests.browser import chromium
@@ -130,7 +131,7 @@ def test_report_all_passes_names_test_and_alpha_to_every_page(tmp_path, monkeypa
     from rfbench.cli import main
     from rfbench.experiments import spec as spec_mod
 
-    one = spec_mod.load_spec("salsa2016-table1")
+    one = spec_mod.load_spec("salsa2016-table1", load_registry())
     if html_page.reproduce.results_of(one).empty:
         pytest.skip("no committed results for salsa2016-table1")
     monkeypatch.setattr(spec_mod, "all_specs", lambda registry=None: [one])
@@ -201,12 +202,12 @@ def test_check_section_is_the_check_table_row_for_row():
     from rfbench.experiments import check, reproduce
     from rfbench.experiments.spec import load_spec
 
-    spec = load_spec("salsa2016-table1")
+    spec = load_spec("salsa2016-table1", load_registry())
     results = reproduce.results_of(spec)
     if results.empty:
         pytest.skip("no committed results for salsa2016-table1")
     section = html_page.check_section(spec, results)
-    table = check.compare(spec, results)
+    table = check.compare(spec, results, load_registry())
     rows = re.findall(r'<tr class="([a-z -]+)">', section)
     assert [r.removesuffix(" variant").replace("-", " ") for r in rows] == list(table["status"])
     assert [r.endswith(" variant") for r in rows] == [bool(v) for v in table["variant"]]

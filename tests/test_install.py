@@ -15,6 +15,7 @@ from rfbench import config, registry
 from rfbench.data import loader
 from rfbench.errors import UsageError
 from rfbench.experiments import spec
+from rfbench.registry import load as load_registry
 from rfbench.reporting import published
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -29,7 +30,7 @@ def test_package_data_points_at_the_top_level_files():
     assert registry.bench_dir() == (ROOT / "bench").resolve()
     for name in ("datasets.yaml", "methods.yaml", "bench", "published"):
         assert (ROOT / "rfbench" / "_data" / name).resolve() == (ROOT / name).resolve()
-    table4 = spec.load_spec("gfc2016-table4")
+    table4 = spec.load_spec("gfc2016-table4", load_registry())
     assert table4.results == (ROOT / "results" / "gfc2016-table4").resolve()     # checkout rule: unchanged
     assert table4.ci.reference == (ROOT / "bench" / "reference" / "gfc2016-table4.csv").resolve()
 
@@ -39,7 +40,7 @@ def test_published_tables_ship_and_are_the_default(monkeypatch):
         monkeypatch.delenv(var, raising=False)
     assert published.published_dir() == registry.packaged_published_dir() == (ROOT / "published").resolve()
     # every table a spec names is there: reproduce --list / check / report need nothing beside the package
-    for s in spec.all_specs():
+    for s in spec.all_specs(load_registry()):
         if s.published and not s.published.startswith(("bench/", "results/")):
             assert spec.published_path(s).is_file(), (s.name, s.published)
 
@@ -58,11 +59,11 @@ def test_shipped_published_tables_are_the_projects_verified_copy():
 def test_packaged_spec_results_go_under_results_root(monkeypatch, tmp_path):
     monkeypatch.setattr(spec, "is_packaged", lambda path: True)
     monkeypatch.chdir(tmp_path)
-    s = spec.load_spec("gfc2016-tables2-3")
+    s = spec.load_spec("gfc2016-tables2-3", load_registry())
     assert s.results == tmp_path / "results" / "gfc2016-tables2-3"
     assert s.also_reads == [tmp_path / "results" / "gfc2016-table1"]
     monkeypatch.setenv("RFBENCH_RESULTS_ROOT", str(tmp_path / "elsewhere"))
-    assert spec.load_spec("gfc2016-table4").results == tmp_path / "elsewhere" / "gfc2016-table4"
+    assert spec.load_spec("gfc2016-table4", load_registry()).results == tmp_path / "elsewhere" / "gfc2016-table4"
 
 
 # -- settings: environment over config file over default --------------------------------------------

@@ -23,9 +23,10 @@ PACKAGE_DIR = Path(rfbench.__file__).resolve().parent
 RANK = {"shared": 0, "methods": 1, "data": 1, "store": 1, "execution": 2, "reporting": 3, "experiments": 4,
         "entry point": 5}
 LAYERS = {
-    # the shared definitions: errors, settings, protocols, registries, the estimator contract, provenance
+    # the shared definitions: errors, settings, protocols, registries, declared validation, the estimator
+    # contract, provenance
     "rfbench": "shared", "rfbench.errors": "shared", "rfbench.formats": "shared", "rfbench.config": "shared", "rfbench.protocol": "shared",
-    "rfbench.registry": "shared", "rfbench.contract": "shared", "rfbench.provenance": "shared",
+    "rfbench.registry": "shared", "rfbench.schema": "shared", "rfbench.contract": "shared", "rfbench.provenance": "shared",
     "rfbench.methods": "methods", "rfbench.data": "data", "rfbench.store": "store",
     "rfbench.execution": "execution",
     "rfbench.reporting": "reporting",

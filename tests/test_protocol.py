@@ -16,6 +16,7 @@ from rfbench.execution import runner
 from rfbench.experiments import baselines
 from rfbench.protocol import CV, PROTOCOL_CLASSES, Fixed, Holdout, HoldoutSizes, Protocol, Splits
 from rfbench.registry import ROOT
+from rfbench.registry import load as load_registry
 
 
 def committed_result_keys() -> set[str]:
@@ -42,7 +43,7 @@ def test_every_committed_key_round_trips_through_its_class():
             keys.add(key)
             assert Protocol(**settings).key() == key
             assert Protocol.from_key(key) == Protocol(**settings, seed=0)
-    for spec in all_specs():
+    for spec in all_specs(load_registry()):
         keys |= {p.key() for p in (spec.plan and spec.plan.protocol, spec.ci and spec.ci.plan.protocol) if p}
     for key in keys:
         p = Protocol.from_key(key, seed=3)

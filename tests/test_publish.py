@@ -27,6 +27,7 @@ from rfbench.experiments import baselines, compare, publish, site_runs
 from rfbench.experiments import spec as spec_mod
 from rfbench.experiments.spec import all_specs
 from rfbench.protocol import Protocol
+from rfbench.registry import load as load_registry
 from rfbench.reporting import pairwise, plot, shown_paths, site_markup, svg_figures
 from tests.browser import chromium
 from tests.cli_errors import one_line_error
@@ -88,7 +89,7 @@ def local_links(page: Path) -> list[str]:
 def test_every_link_of_every_page_resolves_and_nothing_leaves_the_site(site):
     names = {p.name for p in pages(site)}
     assert {"index.html", "columns.html", "suite-uci.html", "suite-torgo.html"} <= names
-    specs = all_specs()
+    specs = all_specs(load_registry())
     assert {publish.spec_file(s.name) for s in specs} <= names
     index = (site / "index.html").read_text()
     for s in specs:                                     # every spec and suite is on the index
@@ -137,7 +138,7 @@ def test_exports_have_the_documented_columns_and_one_row_per_task(site):
     columns_page = (site / "columns.html").read_text()
     for c in publish.EXPORT_COLUMNS:
         assert f"<td class=\"l\">{c}</td>" in columns_page
-    for s in all_specs():
+    for s in all_specs(load_registry()):
         shipped = [baselines.read_file(baselines.shipped_dir() / f"{d.name}.parquet").frame for d in s.result_dirs()
                    if (baselines.shipped_dir() / f"{d.name}.parquet").is_file()]
         pooled = pd.concat(shipped, ignore_index=True)

@@ -14,9 +14,10 @@ import pytest
 from rfbench.experiments import check, html_page
 from rfbench.experiments.spec import load_spec
 from rfbench.registry import ROOT
+from rfbench.registry import load as load_registry
 
 SPECS = sorted(p.stem for p in (ROOT / "bench").glob("*.yaml"))
-PUBLISHED = [name for name in SPECS if load_spec(name).published]
+PUBLISHED = [name for name in SPECS if load_spec(name, load_registry()).published]
 
 
 @pytest.mark.parametrize("reproduced, published, tol, higher, better", [
@@ -38,7 +39,7 @@ def _records(ds, method, errors, n=100):
 
 def _synthetic_table3():
     """EERF Table 3 on Adult: RKS far better than published (17.37, SE 0.06), EERF far worse (16.16)."""
-    spec = load_spec("eerf2018-table3")
+    spec = load_spec("eerf2018-table3", load_registry())
     rows = _records("eerf-adult", "rks-paper", [17.0 + 0.01 * i for i in range(10)]) \
         + _records("eerf-adult", "eerf-paper", [17.9 + 0.01 * i for i in range(10)])
     return spec, pd.DataFrame(rows)
@@ -46,7 +47,7 @@ def _synthetic_table3():
 
 def test_a_synthetic_better_cell_gets_the_computed_reason_and_a_worse_one_the_spec_s():
     spec, results = _synthetic_table3()
-    table = check.compare(spec, results)
+    table = check.compare(spec, results, load_registry())
     cell = table[(table["dataset"] == "eerf-adult") & ~table["variant"]].set_index("method")
     rks, eerf = cell.loc["rks-paper"], cell.loc["eerf-paper"]
     assert rks["status"] == "fail" and rks["better"] and rks["reason_kind"] == "computed"
@@ -67,7 +68,7 @@ def test_a_synthetic_better_cell_gets_the_computed_reason_and_a_worse_one_the_sp
 def test_a_failing_cell_without_a_reason_is_named_under_the_table():
     spec, results = _synthetic_table3()
     bare = dataclasses.replace(spec, reasons={})       # the spec's reasons taken away
-    table = check.compare(bare, results)
+    table = check.compare(bare, results, load_registry())
     assert list(check.failing_without_reason(table)["method"]) == ["eerf-paper"]
     text = check.render(table, bare)
     assert "no reason yet: eerf-adult eerf-paper (n = 100)" in text
@@ -84,7 +85,7 @@ def test_the_site_s_check_table_shows_the_reason_with_its_command_and_results():
 
 @pytest.mark.parametrize("name", SPECS)
 def test_every_declared_reason_names_a_command_and_a_committed_results_file(name):
-    spec = load_spec(name)
+    spec = load_spec(name, load_registry())
     for dataset, per_method in spec.reasons.items():
         for method, reason in per_method.items():
             assert reason.text and reason.command.startswith("python "), (dataset, method)
@@ -96,8 +97,8 @@ def test_every_failing_cell_of_the_committed_results_has_a_reason(name):
     """A new failing cell without a reason (computed or in the spec) fails here."""
     from rfbench.experiments.reproduce import results_of
 
-    spec = load_spec(name)
-    table = check.compare(spec, results_of(spec))
+    spec = load_spec(name, load_registry())
+    table = check.compare(spec, results_of(spec), load_registry())
     fail = check.paper_cells(table)
     fail = fail[fail["status"] == "fail"]
     missing = check.failing_without_reason(table)

@@ -11,6 +11,7 @@ import pytest
 from rfbench.errors import UsageError
 from rfbench.experiments import regress
 from rfbench.experiments.spec import all_specs, load_spec
+from rfbench.registry import load as load_registry
 from tests.records import as_record
 
 
@@ -78,7 +79,7 @@ def _spec(tmp_path, ci="ci: {reference: reference/tiny.csv}\n", name="tiny"):
     path.write_text("title: tiny regression\nresults: results\n"
                     "run: {datasets: [friedman-generated], methods: [rff-gauss, rff-cauchy], features: [8]}\n"
                     "protocol: {name: cv, outer_folds: 2, inner_folds: 2, seed: 0}\n" + ci)
-    return load_spec(str(path))
+    return load_spec(str(path), load_registry())
 
 
 def test_render_verdicts(tmp_path):
@@ -99,7 +100,7 @@ def test_usage_errors_say_what_to_do(tmp_path):
     with pytest.raises(UsageError, match="no ci block.*--write-reference"):
         regress.ci_compare(no_ci, tmp_path)
     with pytest.raises(UsageError, match="no ci block"):
-        regress.ci_run(no_ci, tmp_path / "out")
+        regress.ci_run(no_ci, tmp_path / "out", registry=load_registry())
     spec = _spec(tmp_path)
     (tmp_path / "run").mkdir()
     with pytest.raises(UsageError, match=r"reference .*tiny\.csv not found.*reproduce tiny --ci --write-reference"):
@@ -110,7 +111,7 @@ def test_usage_errors_say_what_to_do(tmp_path):
 
 
 def test_every_spec_has_a_ci_block():
-    for spec in all_specs():
+    for spec in all_specs(load_registry()):
         assert spec.ci is not None, spec.name
         assert spec.ci.reference.parent.name == "reference" and spec.ci.reference.name == f"{spec.name}.csv"
         assert regress.read_reference(spec).shape[0] > 0, spec.name
@@ -120,16 +121,16 @@ def test_end_to_end_reference_then_exact_match(tmp_path):
     """Two runs of a tiny configuration: the first writes the reference, the second matches it bit
     for bit; a perturbed reference fails with the cell named."""
     spec = _spec(tmp_path, ci="ci: {protocol: {max_samples: 120}, reference: reference/tiny.csv}\n")
-    first = regress.ci_run(spec, tmp_path / "first")
+    first = regress.ci_run(spec, tmp_path / "first", registry=load_registry())
     path = regress.write_reference(spec, first)
     assert path == tmp_path / "reference" / "tiny.csv"
     ref = pd.read_csv(path, dtype=str)
     assert list(ref.columns) == regress.REFERENCE_COLUMNS and len(ref) == 2 * 2   # 2 methods × 2 folds
     assert all(json.loads(p) and p == json.dumps(json.loads(p), sort_keys=True) for p in ref["params"])
     with pytest.raises(UsageError, match="already holds records"):
-        regress.ci_run(spec, first)
+        regress.ci_run(spec, first, registry=load_registry())
 
-    second = regress.ci_run(spec, tmp_path / "second")
+    second = regress.ci_run(spec, tmp_path / "second", registry=load_registry())
     table = regress.ci_compare(spec, second)
     assert (table["status"] == "match").all() and len(table) == 4
     assert regress.render(table, spec) == "tiny ci: 4 of 4 tasks match the reference"

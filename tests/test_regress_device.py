@@ -11,6 +11,7 @@ import pytest
 
 from rfbench.experiments import check, regress
 from rfbench.experiments.spec import Columns, load_spec
+from rfbench.registry import load as load_registry
 
 
 def _record(dataset="d1", method="dev", n=10, fold=0, error=1.5, status="done", device="torch-cpu", message=""):
@@ -31,7 +32,7 @@ def _spec(tmp_path, ci="ci: {reference: reference/tiny.csv}\n", name="tiny", ext
     path.write_text("title: tiny device regression\nresults: results\n"
                     "run: {datasets: [friedman-generated], methods: [rff-gauss, rff-cauchy], features: [8]}\n"
                     "protocol: {name: cv, outer_folds: 2, inner_folds: 2, seed: 0}\n" + extra + ci)
-    return load_spec(str(path))
+    return load_spec(str(path), load_registry())
 
 
 ON_DEVICE = {("d1", "dev"), ("d2", "dev")}
@@ -51,10 +52,10 @@ def test_a_device_cell_passes_just_inside_the_checks_tolerance_and_fails_just_ou
     errors = [1.0, 2.0, 3.0]                        # reference mean 2, std over the folds 1: tolerance 2
     ref = [_record(n=n, fold=f, error=e, device="cpu") for n in (10, 20) for f, e in enumerate(errors)]
     ours = _shifted(errors, 2.0 - 1e-9, n=10) + _shifted(errors, -(2.0 + 1e-6), n=20)
-    table, cpu = regress.compare_device_tables(spec, _reference(ref), ours, ON_DEVICE)
+    table, cpu = regress.compare_device_tables(spec, _reference(ref), ours, ON_DEVICE, registry=load_registry())
     assert list(table.columns) == regress.DEVICE_COLUMNS and cpu.empty
     inside, outside = _cells(table)[("d1", "dev", 10)], _cells(table)[("d1", "dev", 20)]
-    assert inside.tolerance == pytest.approx(2.0) == check.tolerance(spec, "d1", 2.0, 1.0)
+    assert inside.tolerance == pytest.approx(2.0) == check.tolerance(spec, "d1", 2.0, 1.0, load_registry())
     assert (inside.status, inside.folds, inside.reference_mean, inside.reference_spread) == ("within", 3, 2.0, 1.0)
     assert inside.delta == pytest.approx(2.0 - 1e-9)
     assert outside.status == "outside" and outside.delta == pytest.approx(-(2.0 + 1e-6))
@@ -80,7 +81,7 @@ def test_identical_folds_get_the_relative_floor(tmp_path):
     spec = _spec(tmp_path)
     ref = [_record(n=n, fold=f, error=1.5, device="cpu") for n in (10, 20) for f in range(2)]
     ours = _shifted([1.5, 1.5], 1.5 * 0.9e-6, n=10) + _shifted([1.5, 1.5], 1.5 * 1.1e-6, n=20)
-    table, _ = regress.compare_device_tables(spec, _reference(ref), ours, ON_DEVICE)
+    table, _ = regress.compare_device_tables(spec, _reference(ref), ours, ON_DEVICE, registry=load_registry())
     cells = _cells(table)
     assert cells[("d1", "dev", 10)].tolerance == pytest.approx(1.5 * regress.DEVICE_FLOOR)
     assert cells[("d1", "dev", 10)].reference_spread == 0.0
@@ -94,7 +95,7 @@ def test_cpu_only_methods_must_still_match_exactly(tmp_path):
     ours = (_shifted([1.0, 2.0], 0.1)                                              # device: well within 2 stds
             + [_record(method="numpy-only", fold=0, error=1.0, device="cpu"),
                _record(method="numpy-only", fold=1, error=2.0 + 1e-8, device="cpu")])   # far inside 2 stds, not exact
-    table, cpu = regress.compare_device_tables(spec, _reference(ref), ours, ON_DEVICE)
+    table, cpu = regress.compare_device_tables(spec, _reference(ref), ours, ON_DEVICE, registry=load_registry())
     assert list(table["status"]) == ["within"]
     assert list(cpu["status"]) == ["match", "differ"] and list(cpu["field"]) == ["", "error"]
     assert not regress.device_passed(table, cpu)
@@ -104,7 +105,7 @@ def test_cpu_only_methods_must_still_match_exactly(tmp_path):
     assert lines[1].startswith("  d1 numpy-only n=10 fold 1: error: reference 2.0 vs ours")
 
     ours[-1] = _record(method="numpy-only", fold=1, error=2.0, device="cpu")
-    table, cpu = regress.compare_device_tables(spec, _reference(ref), ours, ON_DEVICE)
+    table, cpu = regress.compare_device_tables(spec, _reference(ref), ours, ON_DEVICE, registry=load_registry())
     assert regress.device_passed(table, cpu)
     text = regress.render_device(table, cpu, spec)
     assert text.startswith("tiny ci on torch-cpu: 1 of 1 device cells within") and "\n" not in text
@@ -118,7 +119,7 @@ def test_a_device_cell_with_a_missing_unfinished_extra_or_cpu_task_fails(tmp_pat
             _record(fold=3, error=1.0),                                           # d1: fold 2 missing, 3 extra
             _record(dataset="d2", fold=0, error=1.0), _record(dataset="d2", fold=1, error=2.0),
             _record(dataset="d2", fold=2, error=3.0, device="cpu")]               # not computed on the device
-    table, _ = regress.compare_device_tables(spec, _reference(ref), ours, ON_DEVICE)
+    table, _ = regress.compare_device_tables(spec, _reference(ref), ours, ON_DEVICE, registry=load_registry())
     cells = _cells(table)
     assert list(table["status"]) == ["failed", "failed"]
     assert cells[("d1", "dev", 10)].message == ("fold 2 missing (in the reference, not in this run); fold 3 extra "
@@ -131,10 +132,10 @@ def test_a_device_cell_with_a_missing_unfinished_extra_or_cpu_task_fails(tmp_pat
 
 
 def test_device_methods_are_those_whose_estimator_takes_a_device():
-    assert regress.device_methods(load_spec("gfc2016-table1")) == {
+    assert regress.device_methods(load_spec("gfc2016-table1", load_registry()), load_registry()) == {
         (d, "alc") for d in ("delta-ailerons", "kinematics", "cpu-activity")}
-    assert regress.device_methods(load_spec("gbrff2020-table2")) == set()
-    assert regress.device_methods(load_spec("gfc2016-ablation")) == set()
+    assert regress.device_methods(load_spec("gbrff2020-table2", load_registry()), load_registry()) == set()
+    assert regress.device_methods(load_spec("gfc2016-ablation", load_registry()), load_registry()) == set()
 
 
 def test_usage_errors_and_skipped_specs(tmp_path, capsys):
@@ -143,7 +144,7 @@ def test_usage_errors_and_skipped_specs(tmp_path, capsys):
     with pytest.raises(SystemExit):                 # argparse: torch-cpu or cuda
         regress.main(["gfc2016-table1", "--device", "numpy"])
     pytest.importorskip("torch")
-    spec = load_spec("gfc2016-table1")
+    spec = load_spec("gfc2016-table1", load_registry())
     assert regress.main(["gfc2016-table1", "--device", "torch-cpu", "--out", str(spec.results / "x")]) == 2
     assert "results directory" in capsys.readouterr().err
     # no method of the ablation's ci configuration takes a device: one note, nothing runs, exit 0
@@ -174,14 +175,14 @@ def test_end_to_end_on_generated_data(tmp_path):
     pytest.importorskip("torch")
     spec = _spec(tmp_path, ci="ci: {methods: [rff-gauss, lgbm-quick], protocol: {max_samples: 120}, "
                               "reference: reference/tiny.csv}\n")
-    regress.write_reference(spec, regress.ci_run(spec, tmp_path / "numpy"))
-    run = regress.ci_run(spec, tmp_path / "device", device="torch-cpu")
+    regress.write_reference(spec, regress.ci_run(spec, tmp_path / "numpy", registry=load_registry()))
+    run = regress.ci_run(spec, tmp_path / "device", device="torch-cpu", registry=load_registry())
     devices = {(r["method"], r["device"]) for r in regress._run_records(spec, run)}
     assert devices == {("rff-gauss", "torch-cpu"), ("lgbm-quick", "cpu")}
-    table, cpu = regress.device_compare(spec, run)
+    table, cpu = regress.device_compare(spec, run, registry=load_registry())
     assert regress.device_passed(table, cpu), regress.render_device(table, cpu, spec)
     assert len(table) == 1 and len(cpu) == 2 and (cpu["status"] == "match").all()
-    assert regress.device_run_and_compare(spec, tmp_path / "again", echo=lambda line: None) == 0
+    assert regress.device_run_and_compare(spec, tmp_path / "again", echo=lambda line: None, registry=load_registry()) == 0
 
 
 def test_end_to_end_smallest_spec_with_device_methods(mirror_dir, tmp_path, capsys):
@@ -191,7 +192,7 @@ def test_end_to_end_smallest_spec_with_device_methods(mirror_dir, tmp_path, caps
     assert regress.main(["eerf2018-figures", "--device", "torch-cpu", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("eerf2018-figures ci on torch-cpu: 3 of 3 device cells within the check tolerance"), out
-    records = regress._run_records(load_spec("eerf2018-figures"), tmp_path / "eerf2018-figures-torch-cpu")
+    records = regress._run_records(load_spec("eerf2018-figures", load_registry()), tmp_path / "eerf2018-figures-torch-cpu")
     assert len(records) == 6 and all(r["device"] == "torch-cpu" for r in records)
 
 

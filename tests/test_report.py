@@ -11,6 +11,7 @@ import pytest
 from scipy import stats as sps
 
 from rfbench.errors import UsageError
+from rfbench.registry import load as load_registry
 from rfbench.reporting import report
 from tests.records import as_record
 
@@ -107,7 +108,7 @@ def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path, m
     for fold, st, secs in ((0, "done", 10.0), (1, "error", 1.0)):
         run.write_record(as_record({"dataset": "kinematics", "method": "rff-gauss", "n_features": 100, "fold": fold, "seed": 0,
                           "protocol": "cv-o3-i3", "status": st, "error": 1.0, "total_s": secs}))
-    table = status.status([run.path]).set_index("method")
+    table = status.status([run.path], None, load_registry()).set_index("method")
     row = table.loc["rff-gauss"]
     assert (row["asked"], row["done"], row["failed"], row["left"]) == (4, 1, 1, 3)   # 3 kinematics + 1 bank
     # kinematics folds 1, 2 at its own median (10 s); bank (8192 × 32 vs 8192 × 8) scaled by size: 40 s
@@ -115,7 +116,7 @@ def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path, m
     assert "pbrff" not in table.index
     assert "1 of 4 tasks done" in status.render(table.reset_index())
     (run.records_dir / "bank.claim").write_text(_json.dumps({"host": "another-machine", "pid": 1}))
-    shown = status.render(status.status([run.path]))
+    shown = status.render(status.status([run.path], None, load_registry()))
     assert "(1 task(s) running now)" in shown and "100.0" not in shown   # counts stay integers
     assert _json.loads((run.path / "runs.jsonl").read_text().splitlines()[1])["folds"] == [0]
 
@@ -438,7 +439,7 @@ def test_a_bad_cost_scaling_is_one_line(tmp_path, monkeypatch):
     monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
     assert registry.load().method("my-svr").cost_scaling == {"rows": 2.0}
     reg.write_text("methods:\n  my-svr:\n    estimator: sklearn.svm:SVR\n    cost_scaling: {rows: fast}\n")
-    with pytest.raises(UsageError, match="field 'cost_scaling' must map rows and/or inputs to exponents"):
+    with pytest.raises(UsageError, match="field 'cost_scaling' must be a mapping of rows and/or inputs to exponents"):
         registry.load()
 
 

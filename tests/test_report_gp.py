@@ -14,6 +14,7 @@ from test_html_page import write_dir
 from rfbench.errors import UsageError
 from rfbench.experiments import html_page
 from rfbench.experiments.spec import load_spec
+from rfbench.registry import load as load_registry
 from rfbench.reporting import gp_table, stats
 
 # two small sets and one intermediate (the registry's suites uci-small, uci-intermediate), listed
@@ -164,12 +165,12 @@ def test_cli_layout_gp_and_what_it_refuses(tmp_path):
 
 
 def test_the_uci_spec_asks_for_the_gp_layout(tmp_path):
-    assert load_spec("uci-splits").layout == "gp"
-    assert load_spec("gfc2016-table1").layout == "default"
+    assert load_spec("uci-splits", load_registry()).layout == "gp"
+    assert load_spec("gfc2016-table1", load_registry()).layout == "default"
     bad = tmp_path / "bad.yaml"
     bad.write_text("title: x\nresults: r\nrun: {datasets: [uci-servo], methods: [rff-gauss]}\nlayout: wide\n")
-    with pytest.raises(UsageError, match="layout must be one of default, gp"):
-        load_spec(str(bad))
+    with pytest.raises(UsageError, match="field 'layout' must be one of default, gp"):
+        load_spec(str(bad), load_registry())
 
 
 def test_a_gp_spec_s_page_uses_its_layout(tmp_path):
@@ -177,7 +178,7 @@ def test_a_gp_spec_s_page_uses_its_layout(tmp_path):
     spec_file = tmp_path / "gp.yaml"
     spec_file.write_text("title: gp\nresults: r\nrun: {datasets: [uci-challenger], methods: [rff-gauss]}\n"
                          "protocol: {name: published, repeats: 10, inner_folds: 5}\ntest: paired\nlayout: gp\n")
-    spec = load_spec(str(spec_file))
+    spec = load_spec(str(spec_file), load_registry())
     page, summary = html_page.spec_page(spec, figures=False)
     assert '<table class="results gp">' in page and 'href="#wilcoxon"' not in page and "paired t-test" in page
     page, _ = html_page.spec_page(spec, figures=False, layout="default")      # report --all --layout default

@@ -12,6 +12,7 @@ import pytest
 from rfbench.errors import UsageError
 from rfbench.experiments import reproduce, status
 from rfbench.experiments.spec import all_specs, load_spec
+from rfbench.registry import load as load_registry
 from tests.records import as_record
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -51,7 +52,7 @@ def tiny_spec(tmp_path, monkeypatch):
 
 @pytest.mark.slow
 def test_reproduce_runs_checks_writes_and_resumes(tiny_spec):
-    spec = load_spec(str(tiny_spec))
+    spec = load_spec(str(tiny_spec), load_registry())
     assert spec.protocol_key == "cv-o3-i2-max300" and spec.test.name == "paired"
     res = rfbench("reproduce", str(tiny_spec), "--quiet")
     assert "skipped" in res.stderr and "ct-slice" in res.stderr       # no network: skipped, named
@@ -63,7 +64,7 @@ def test_reproduce_runs_checks_writes_and_resumes(tiny_spec):
     mean = df[df["method"] == "rff-gauss"]["error"].mean()
     pub = tiny_spec.parent.parent / "published" / "tiny.csv"
     pub.write_text(pub.read_text().replace("G,50.0", f"G,{float(mean)!r}"))
-    checked = reproduce.check_spec(load_spec(str(tiny_spec)))
+    checked = reproduce.check_spec(load_spec(str(tiny_spec), load_registry()), None, load_registry())
     assert checked.counts == {"published": 3, "offline": 2, "present": 2, "pass": 1, "fail": 1,
                               "not comparable": 0, "partial": 0, "missing": 1}
     listing = rfbench("reproduce", str(tiny_spec), "--list").stdout
@@ -95,7 +96,7 @@ def test_reproduce_dry_run_counts_the_specs_tasks_and_writes_nothing(tiny_spec):
 @pytest.mark.slow
 def test_status_counts_what_the_spec_asks(tiny_spec):
     rfbench("reproduce", str(tiny_spec), "--quiet", "--folds", "0")
-    table = status.status([str(tiny_spec)])
+    table = status.status([str(tiny_spec)], None, load_registry())
     rows = table[table["method"].isin(["rff-gauss", "rff-laplace"])]
     # per method: 2 datasets × 3 folds asked; fold 0 of friedman-generated done; ct-slice has no data
     assert rows["asked"].tolist() == [6, 6] and rows["done"].tolist() == [1, 1]
@@ -134,7 +135,7 @@ def test_bad_spec_is_one_line(tmp_path):
 
 
 def test_every_spec_declares_a_run_into_its_own_directory():
-    specs = all_specs()
+    specs = all_specs(load_registry())
     dirs = [s.results for s in specs]
     assert len(set(dirs)) == len(dirs)                 # one table = one directory
     for s in specs:
@@ -150,7 +151,7 @@ def test_results_summary_is_generated(monkeypatch, tmp_path, mirror_dir):
     text = (ROOT / reproduce.SUMMARY_FILE).read_text()
     begin, end = text.index(reproduce.SUMMARY_BEGIN), text.index(reproduce.SUMMARY_END)
     current = text[begin:end + len(reproduce.SUMMARY_END)] + "\n"
-    generated = reproduce.summary_markdown([reproduce.check_spec(s, mirror_dir) for s in all_specs()])
+    generated = reproduce.summary_markdown([reproduce.check_spec(s, mirror_dir, load_registry()) for s in all_specs(load_registry())])
     assert current == generated, f"{reproduce.SUMMARY_FILE} is stale: run `{reproduce.SUMMARY_COMMAND}`"
 
 
@@ -165,7 +166,7 @@ def test_a_spec_orders_its_cells_by_their_estimated_time(tiny_spec, order, expec
     from rfbench.execution.tasks import WorkItem
     from rfbench.store import RunDir
 
-    spec = load_spec(str(tiny_spec))
+    spec = load_spec(str(tiny_spec), load_registry())
     run = RunDir(spec.results).ensure()
     for method, seconds in (("rff-gauss", 50.0), ("rff-laplace", 2.0)):
         run.write_record(as_record({"dataset": "friedman-generated", "method": method, "n_features": 10, "fold": 0,
@@ -173,7 +174,7 @@ def test_a_spec_orders_its_cells_by_their_estimated_time(tiny_spec, order, expec
                           "total_s": seconds}))
     items = [WorkItem("ct-slice", "rff-laplace", 1, (10,)), WorkItem("friedman-generated", "rff-gauss", 1, (10,)),
              WorkItem("friedman-generated", "rff-laplace", 2, (10,)), WorkItem("friedman-generated", "rff-laplace", 1, (10,))]
-    assert getattr(reproduce, order)(spec)(items) == [items[i] for i in expected]
+    assert getattr(reproduce, order)(spec, load_registry())(items) == [items[i] for i in expected]
 
 
 @pytest.mark.slow
@@ -183,7 +184,7 @@ def test_excluded_cells_are_not_run_counted_or_checked_but_listed(tiny_spec):
     text = tiny_spec.read_text().replace(
         "features: [10]}", "features: [10], exclude: {rff-laplace: {friedman-generated: \"not in the paper\"}}}")
     tiny_spec.write_text(text)
-    spec = load_spec(str(tiny_spec))
+    spec = load_spec(str(tiny_spec), load_registry())
     assert not spec.plan.runs("rff-laplace", "friedman-generated") and spec.plan.runs("rff-gauss", "friedman-generated")
     assert spec.plan.method_groups() == [(["friedman-generated", "ct-slice"], ["rff-gauss"]),
                                          (["ct-slice"], ["rff-laplace"])]
@@ -191,7 +192,7 @@ def test_excluded_cells_are_not_run_counted_or_checked_but_listed(tiny_spec):
     out = tiny_spec.parent.parent / "results" / "tiny"
     assert not list((out / "records").glob("*rff-laplace*"))
     assert len(list((out / "records").glob("friedman-generated__rff-gauss*"))) == 1
-    rows = status.status([str(tiny_spec)]).set_index("method")
+    rows = status.status([str(tiny_spec)], None, load_registry()).set_index("method")
     assert rows.loc["rff-laplace", "asked"] == 3 and rows.loc["rff-gauss", "asked"] == 6
     assert "rff-laplace on friedman-generated: not in the paper" in (out / "check.txt").read_text()
     tiny_spec.write_text(text.replace("rff-laplace: {friedman", "gfc: {friedman"))
@@ -200,8 +201,8 @@ def test_excluded_cells_are_not_run_counted_or_checked_but_listed(tiny_spec):
 
 
 def test_gbrff_table2_leaves_bmkr_off_bankmarketing():
-    spec = load_spec("gbrff2020-table2")
-    plan = status.spec_plan(spec)
+    spec = load_spec("gbrff2020-table2", load_registry())
+    plan = status.spec_plan(spec, load_registry())
     bmkr = plan[plan["method"] == "bmkr"]
     assert len(bmkr) == 15 * 20 and "bankmarketing" not in set(bmkr["dataset"])
     assert len(plan[(plan["method"] == "lgbm") & (plan["dataset"] == "bankmarketing")]) == 20
@@ -262,18 +263,18 @@ def test_readme_peer_sentence_states_the_measured_range(tmp_path):
 def test_a_specs_direction_comes_from_its_metric(tiny_spec):
     """'higher is better' is defined once, by the metric table (rfbench.reporting.cells): a spec names its
     published cells' metric, and the retired higher_is_better key or an unknown metric is one line."""
-    assert load_spec("gbrff2020-table2").higher_is_better and not load_spec("gfc2016-table1").higher_is_better
+    assert load_spec("gbrff2020-table2", load_registry()).higher_is_better and not load_spec("gfc2016-table1", load_registry()).higher_is_better
     text = tiny_spec.read_text()
     tiny_spec.write_text(text + "metric: accuracy\n")
-    assert load_spec(str(tiny_spec)).higher_is_better
+    assert load_spec(str(tiny_spec), load_registry()).higher_is_better
     tiny_spec.write_text(text + "metric: error\n")
-    assert not load_spec(str(tiny_spec)).higher_is_better
+    assert not load_spec(str(tiny_spec), load_registry()).higher_is_better
     tiny_spec.write_text(text + "higher_is_better: true\n")
     with pytest.raises(UsageError, match="write metric: accuracy"):
-        load_spec(str(tiny_spec))
+        load_spec(str(tiny_spec), load_registry())
     tiny_spec.write_text(text + "metric: r2\n")
-    with pytest.raises(UsageError, match="metric 'r2' is not one of rmse100"):
-        load_spec(str(tiny_spec))
+    with pytest.raises(UsageError, match="field 'metric' must be one of rmse100"):
+        load_spec(str(tiny_spec), load_registry())
 
 
 @pytest.mark.parametrize("results, refused", [("/tmp/rfbench-elsewhere/x", True), ("../../../x", True),
@@ -292,9 +293,9 @@ def test_a_specs_results_stay_under_its_project_or_the_working_directory(tmp_pat
     monkeypatch.chdir(spec.parent)
     if refused:
         with pytest.raises(UsageError, match="outside the spec's project .* and the working directory"):
-            load_spec(str(spec))
+            load_spec(str(spec), load_registry())
         spec.write_text(body + "results_anywhere: true\n")
-    assert load_spec(str(spec)).results == (spec.parent / results).resolve()
+    assert load_spec(str(spec), load_registry()).results == (spec.parent / results).resolve()
 
 
 

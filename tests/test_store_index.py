@@ -14,6 +14,7 @@ from rfbench import store
 from rfbench.cli import main
 from rfbench.experiments import status
 from rfbench.protocol import Splits, outer_count_of_key, read_key
+from rfbench.registry import load as load_registry
 from rfbench.reporting import cells as cells_mod
 from rfbench.reporting import report
 from rfbench.store import INDEX_NAME, RunDir, load_results, record_key, records_frame
@@ -279,7 +280,7 @@ def test_status_and_report_print_the_same_with_and_without_the_index(tmp_path, c
     slow = [cli_output(capsys, *c) for c in commands]
     for c, a, b in zip(commands, fast, slow, strict=True):
         assert a == b, c
-    assert status.status([path]).equals(status.status([path]))
+    assert status.status([path], None, load_registry()).equals(status.status([path], None, load_registry()))
 
 
 @pytest.mark.parametrize("values", [

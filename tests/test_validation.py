@@ -18,6 +18,8 @@ import pytest
 from rfbench import registry
 from rfbench.cli import MAX_TIMEOUT_S, parse_duration
 from rfbench.errors import UsageError
+from rfbench.registry import load as load_registry
+from rfbench.reporting import cells
 from rfbench.store import RunDir, atomic_write_text
 from tests.records import as_record
 
@@ -185,18 +187,18 @@ def test_malformed_estimator_path_is_refused_when_the_registry_loads(tmp_path):
 @pytest.mark.parametrize("args, message", [
     (["--seed", "-1"], "--seed -1 must be an integer from 0 to 2**32 - 1"),
     (["--seed", str(2**32)], "--seed 4294967296 must be"),
-    (["--threads", "-1"], "--threads -1 must be at least 1"),
-    (["--threads", "0"], "--threads 0 must be at least 1"),
+    (["--threads", "-1"], "Invalid value for '--threads': -1 is not in the range x>=1"),
+    (["--threads", "0"], "Invalid value for '--threads': 0 is not in the range x>=1"),
     (["--repeats", "0"], "--repeats 0 must be at least 1"),
     (["--repeats", "0", "--protocol", "splits"], "--repeats 0 must be at least 1"),
-    (["--jobs", "0"], "--jobs must be at least 1"),
+    (["--jobs", "0"], "Invalid value for '--jobs' (env var: 'RFBENCH_JOBS'): 0 is not in the range x>=1"),
     (["--max-samples", "1"], "--max-samples 1 must be at least 2"),
     (["--max-samples", "0"], "--max-samples 0 must be at least 2"),
     (["--test-size", "1.5"], "--test-size 1.5 must be between 0 and 1"),
     (["--test-size", "0", "--protocol", "holdout"], "--test-size 0 must be between 0 and 1"),
     (["--test-size", "0.001", "--protocol", "splits"], "leaves 0 test and 100 training rows"),
     (["--timeout", "99999999999h"], "--timeout '99999999999h' is longer than 30 days (720h)"),
-    (["--features", "99999999999999999999"], "--features '99999999999999999999' must be at most 1000000 each"),
+    (["--features", "99999999999999999999"], "--features '99999999999999999999' must be integers of at least 1 and at most 1000000 each"),
 ])
 @pytest.mark.slow
 def test_bad_numeric_option_is_one_line(tmp_path, args, message):
@@ -517,26 +519,26 @@ def _spec_with(tmp_path, field: str, value) -> Path:
 @pytest.mark.parametrize("field, value, message", [
     ("run", 5, "field 'run' must be a mapping, not int 5"),
     ("protocol", 5, "field 'protocol' must be a mapping, not int 5"),
-    ("protocol.outer_folds", "abc", "field 'protocol.outer_folds' must be a number, not str 'abc'"),
+    ("protocol.outer_folds", "abc", "field 'protocol.outer_folds' must be a whole number at least 2, not str 'abc'"),
     ("ci", "x", "field 'ci' must be a mapping, not str 'x'"),
-    ("ci.atol", "abc", "field 'ci.atol' must be a number, not str 'abc'"),
-    ("ci.reference", 5, "field 'ci.reference' must be text, not int 5"),
+    ("ci.atol", "abc", "field 'ci.atol' must be a number at least 0, not str 'abc'"),
+    ("ci.reference", 5, "field 'ci.reference' must be the CSV of every task's error (relative to the spec), not int 5"),
     ("tolerance", 5, "field 'tolerance' must be a mapping, not int 5"),
-    ("tolerance.stds", True, "field 'tolerance.stds' must be a number, not bool True"),
+    ("tolerance.stds", True, "field 'tolerance.stds' must be a number at least 0, not bool True"),
     ("results", 5, "field 'results' must be text, not int 5"),
     ("methods", 5, "field 'methods' must be a mapping, not int 5"),
     ("also_reads", 5, "field 'also_reads' must be a list, not int 5"),
-    ("metric", [1], "field 'metric' must be text, not list [1]"),
+    ("metric", [1], "field 'metric' must be one of " + ", ".join(cells.METRICS) + ", not list [1]"),
     ("columns.std", 5, "field 'columns.std' must be text, not int 5"),
     ("chosen.param", 5, "field 'chosen.param' must be text, not int 5"),
-    ("tolerance.holdout_ses", "x", "field 'tolerance.holdout_ses' must be a number, not str 'x'"),
+    ("tolerance.holdout_ses", "x", "field 'tolerance.holdout_ses' must be a number above 0, not str 'x'"),
     ("test.why", 5, "field 'test.why' must be text, not int 5"),
 ])
 def test_a_spec_field_of_the_wrong_type_is_one_line_naming_it(tmp_path, field, value, message):
     from rfbench.experiments.spec import load_spec
 
     with pytest.raises(UsageError) as info:
-        load_spec(str(_spec_with(tmp_path, field, value)))
+        load_spec(str(_spec_with(tmp_path, field, value)), load_registry())
     assert str(info.value) == f"wrong.yaml: {message}"
 
 
@@ -544,15 +546,19 @@ def test_a_spec_field_of_the_wrong_type_is_one_line_naming_it(tmp_path, field, v
     ("tolerance.sds", 2, "unknown field(s) tolerance.sds; allowed: stds, relative, holdout_ses, why"),
     ("columns.men", "m", "unknown field(s) columns.men; allowed: dataset, method, mean, n_features, std, walltime, "
                          "std_is, wide, times"),
-    ("chosen.param", "order", "chosen needs published, dataset_column, value_column, method"),
-    ("published_summary.file", "x.csv", "published_summary needs file, mean and rank (and method) columns"),
-    ("wilcoxon", [{"a": "x", "n_a": 1, "b": "y"}], "wilcoxon[0] needs n_b"),
-    ("wilcoxon", [{"a": "x", "n_a": "1", "b": "y", "n_b": 2}], "wilcoxon[0] needs a, n_a, b, n_b (n_a and n_b whole "
-                                                               "numbers)"),
-    ("wilcoxon", [5], "field 'wilcoxon[0]' must be a mapping, not int 5"),
+    ("chosen.param", "order", "missing fields 'chosen.published' (text), 'chosen.dataset_column' (text), "
+                              "'chosen.value_column' (text), 'chosen.method' (text)"),
+    ("published_summary.file", "x.csv", "missing fields 'published_summary.mean' (the column of the printed means), "
+                                        "'published_summary.rank' (the column of the printed average ranks)"),
+    ("wilcoxon", [{"a": "x", "n_a": 1, "b": "y"}], "missing field 'wilcoxon[0].n_b' (a whole number)"),
+    ("wilcoxon", [{"a": "x", "n_a": "1", "b": "y", "n_b": 2}], "field 'wilcoxon[0].n_a' must be a whole number, "
+                                                               "not str '1'"),
+    ("wilcoxon", [5], "field 'wilcoxon[0]' must be a mapping of a, n_a, b, n_b (and optionally published_T, "
+                      "published_datasets), not int 5"),
     ("reasons", {"x": 5}, "reasons must map datasets to {paper method: {text, command, results}}"),
     ("reasons", {"nope": {"A": "why"}}, "reasons names nope, not among the spec's datasets"),
-    ("reasons", {"*": {"A": "why"}}, "reasons.*.A needs text, command and results (and optionally measured)"),
+    ("reasons", {"*": {"A": "why"}}, "field 'reasons.*.A' must be a mapping of text, command, results (and optionally "
+                                     "measured), not str 'why'"),
     ("reasons", {"*": {"A": {"text": "t", "command": "c", "results": "r", "why": 1}}},
      "unknown field(s) reasons.*.A.why; allowed: text, command, results, measured"),
 ])
@@ -563,14 +569,14 @@ def test_a_spec_section_is_built_and_checked_in_one_place(tmp_path, field, value
     from rfbench.experiments.spec import load_spec
 
     with pytest.raises(UsageError) as info:
-        load_spec(str(_spec_with(tmp_path, field, value)))
+        load_spec(str(_spec_with(tmp_path, field, value)), load_registry())
     assert str(info.value) == f"wrong.yaml: {message}"
 
 
 def test_a_spec_reads_its_sections_as_attributes():
     from rfbench.experiments.spec import Columns, TTest, WilcoxonClaim, load_spec
 
-    spec = load_spec("gfc2016-table1")
+    spec = load_spec("gfc2016-table1", load_registry())
     assert spec.columns == Columns(dataset="dataset", n_features="n_features", method="method", mean="error_mean",
                                    std="error_std", walltime="walltime_s")
     assert spec.test.name == "welch" and isinstance(spec.test, TTest) and spec.tolerance.stds == 2.0
@@ -581,10 +587,13 @@ def test_a_spec_reads_its_sections_as_attributes():
 
 
 @pytest.mark.parametrize("field, value, message", [
-    ("run.features", [100, 10**6 + 1], "run.features must be at most 1000000 each (as --features), got 1000001"),
-    ("ci.features", [10**7], "ci.features must be at most 1000000 each (as --features), got 10000000"),
-    ("run.features", [0], "run.features must be a list of positive integers"),
-    ("run.features", [True], "run.features must be a list of positive integers"),
+    ("run.features", [100, 10**6 + 1], "field 'run.features' must be a non-empty list of whole numbers from 1 to "
+                                       "1000000 each, got [100, 1000001]"),
+    ("ci.features", [10**7], "field 'ci.features' must be a non-empty list of whole numbers from 1 to 1000000 each, "
+                             "got [10000000]"),
+    ("run.features", [0], "field 'run.features' must be a non-empty list of whole numbers from 1 to 1000000 each, got [0]"),
+    ("run.features", [True], "field 'run.features' must be a non-empty list of whole numbers from 1 to 1000000 each, "
+                             "got [True]"),
 ])
 def test_a_spec_feature_budget_is_bounded_like_the_command_line(tmp_path, field, value, message):
     from rfbench.cli import MAX_FEATURES
@@ -592,14 +601,15 @@ def test_a_spec_feature_budget_is_bounded_like_the_command_line(tmp_path, field,
 
     assert MAX_FEATURES == 10**6
     with pytest.raises(UsageError) as info:
-        load_spec(str(_spec_with(tmp_path, field, value)))
+        load_spec(str(_spec_with(tmp_path, field, value)), load_registry())
     assert str(info.value) == f"wrong.yaml: {message}"
-    load_spec(str(_spec_with(tmp_path, field, [MAX_FEATURES])))          # the largest budget is allowed
+    load_spec(str(_spec_with(tmp_path, field, [MAX_FEATURES])), load_registry())          # the largest budget is allowed
 
 
 def test_a_spec_of_the_wrong_type_through_reproduce_and_status_is_one_line(tmp_path):
     spec = _spec_with(tmp_path, "run.features", "abc")
-    one_line_error(rfbench("reproduce", str(spec), "--check-only"), "field 'run.features' must be a list, not str")
+    one_line_error(rfbench("reproduce", str(spec), "--check-only"), "field 'run.features' must be a non-empty list of whole numbers from 1 to 1000000 "
+                                                                 "each, not str")
     spec = _spec_with(tmp_path, "run", 5)
     one_line_error(rfbench("status", str(spec)), "wrong.yaml: field 'run' must be a mapping, not int 5")
 

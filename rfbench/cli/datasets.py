@@ -47,7 +47,10 @@ def datasets_info(name, data_dir, registry_files):
     d = registry.load(registry_files).dataset(name)
     lines = [f"name: {d.name} (paper: {d.paper})", f"task: {d.task}", f"shape: {d.m} × {d.d}",
              f"target: {d.target}", f"suites: {', '.join(d.suites)}"]
-    lines.append(f"source here: {where_found(d, data_dir)}")
+    found = where_found(d, data_dir)
+    lines.append(f"source here: {found}")
+    if found.startswith("absent"):
+        lines.append(f"to supply it: {d.how_to_supply()}")
     if d.file:
         lines.append(f"file: {d.file} ({'present' if Path(d.file).is_file() else 'not found'}), format "
                      f"{d.file_format}, sha256 in {d.origin}: {d.sha256 or '(none: the file is not checked)'}")
@@ -57,7 +60,7 @@ def datasets_info(name, data_dir, registry_files):
         for f, sha in d.mirror.files:
             where = (f"{root / f} (present)" if root is not None
                      else f"not found in {os.pathsep.join(map(str, dirs))}" if dirs
-                     else "no mirror set (RFBENCH_DATA_DIR or --data-dir)")
+                     else f"no mirror set: {d.supply_hints()['mirror']}")
             lines.append(f"mirror: {f}: {where}, sha256 in the registry: {sha or '(none: not checked)'}")
     if d.splits:
         found = next((Path(r) / d.splits.file for r in data_dirs(data_dir) if (Path(r) / d.splits.file).is_file()),

@@ -32,6 +32,8 @@ class SignificanceLevel(click.ParamType):
 ALPHA = SignificanceLevel()
 #: --width: characters per line, 0 for no limit; a bound that no terminal reaches
 WIDTH = click.IntRange(0, 100_000)
+#: a count of workers, threads or slots
+POSITIVE = click.IntRange(min=1)
 
 
 def latex_label(ctx, param, value: str | None) -> str | None:
@@ -56,16 +58,21 @@ def parse_duration(text: str | None) -> float | None:
     return check_timeout(3600 * h + 60 * mi + s, text)
 
 
-def parse_int_list(text: str, option: str, at_most: int) -> list[int]:
+def int_list(text: str, option: str, low: int, high: int, example: str) -> list[int]:
+    """A comma-separated list of integers from ``low`` to ``high`` (--features, --seeds): the one
+    parser of such options, refusing in one line that names the option, the text and the bounds."""
     try:
         values = [int(v) for v in text.split(",") if v.strip()]
     except ValueError:
-        raise UsageError(f"{option} '{text}' must be comma-separated integers, e.g. 100,500") from None
-    if not values or any(v < 1 for v in values):
-        raise UsageError(f"{option} '{text}' must be positive integers, e.g. 100,500")
-    if max(values) > at_most:
-        raise UsageError(f"{option} '{text}' must be at most {at_most} each, e.g. 100,500")
+        raise UsageError(f"{option} '{text}' must be comma-separated integers, e.g. {example}") from None
+    if not values or not all(low <= v <= high for v in values):
+        raise UsageError(f"{option} '{text}' must be integers of at least {low} and at most {high} each, e.g. {example}")
     return values
+
+
+def parse_int_list(text: str, option: str, at_most: int) -> list[int]:
+    """Positive integers, e.g. --features 100,500."""
+    return int_list(text, option, 1, at_most, "100,500")
 
 
 def results_dir_option(text: str, option: str = "--out") -> str:
@@ -112,13 +119,7 @@ def parse_seeds(text: str | None, seed: int = 0) -> list[int]:
         return [seed]
     if seed != 0:
         raise UsageError("give either --seed N or --seeds LIST, not both (--seeds 0,1,2 runs every seed)")
-    try:
-        seeds = list(dict.fromkeys(int(v) for v in text.split(",") if v.strip()))
-    except ValueError:
-        raise UsageError(f"--seeds '{text}' must be comma-separated integers, e.g. 0,1,2") from None
-    if not seeds or any(not 0 <= s < 2**32 for s in seeds):
-        raise UsageError(f"--seeds '{text}' must be integers from 0 to 2**32 - 1, e.g. 0,1,2")
-    return seeds
+    return list(dict.fromkeys(int_list(text, "--seeds", 0, 2**32 - 1, "0,1,2")))
 
 
 def name_list(text: str | None) -> list[str] | None:
@@ -175,9 +176,11 @@ def backend_options(command):
 def worker_options(command):
     """--jobs, --threads and --timeout (run, reproduce)."""
     command = click.option("--timeout", default=None, help="per-task time limit, e.g. 30m (at most 30 days)")(command)
-    command = click.option("--threads", default=None, type=int,
+    # the bound declared here refuses a bad value before anything is read; RunConfig keeps its own
+    # checks for library callers
+    command = click.option("--threads", default=None, type=POSITIVE,
                            help="threads per worker (default: cores // jobs)")(command)
-    return click.option("--jobs", default=None, type=int, envvar="RFBENCH_JOBS", show_envvar=True,
+    return click.option("--jobs", default=None, type=POSITIVE, envvar="RFBENCH_JOBS", show_envvar=True,
                         help="parallel worker processes (default: one per core with one thread each, the faster "
                              "placement measured for every built-in method; a run of methods registered with "
                              "placement: threads gets one worker with every core; with --threads, "
@@ -190,7 +193,7 @@ def device_options(command):
                            help="with the GPU: the device tasks run on --gpu-slots workers of their own beside the "
                                 "--jobs CPU workers, instead of holding one of them (a device task's worker mostly "
                                 "waits on the GPU)")(command)
-    command = click.option("--gpu-slots", default=None, type=int,
+    command = click.option("--gpu-slots", default=None, type=POSITIVE,
                            help=f"with the GPU: at most this many device tasks at once, each worker that runs one "
                                 f"capped to 0.9 / slots of its memory; the other workers run CPU tasks meanwhile "
                                 f"(default {DEFAULT_GPU_SLOTS})")(command)

@@ -99,7 +99,7 @@ def reproduce_cmd(specs, all_specs, list_only, check_only, summary, ci, write_re
                 raise UsageError(f"spec {spec.name} has no ci block; add one (see rfbench/experiments/spec.py) to regress it")
             target = Path(out) / spec.name if out else None
             failed += regress.run_and_compare(spec, target, write_reference=write_reference, jobs=jobs,
-                                              threads=threads)
+                                              threads=threads, registry=reg)
         sys.exit(1 if failed else 0)
     if not (check_only or list_only or summary):
         for spec in loaded:

@@ -40,7 +40,7 @@ from rfbench.errors import DataUnavailable, UsageError
 from rfbench.execution import runner
 from rfbench.experiments.spec import all_specs, spec_paths
 from rfbench.protocol import CV, Protocol, folds_fingerprint
-from rfbench.registry import PACKAGE_DIR, Registry, in_checkout, load_yaml, or_default
+from rfbench.registry import PACKAGE_DIR, Registry, in_checkout, load_yaml
 from rfbench.store import COLUMNS, TASK_KEY, RunDir, parse_timestamp, read_results_csv
 from rfbench.store import invocations as store_invocations
 
@@ -148,7 +148,7 @@ def _text(value):
 
 
 def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str | None,
-                           unavailable: list | None, registry: Registry | None) -> dict[tuple, str | None]:
+                           unavailable: list | None, registry: Registry) -> dict[tuple, str | None]:
     """(protocol key, dataset, seed) → fingerprint of the splits of every non-cv protocol the rows
     hold, computed from the data (:func:`rfbench.execution.runner.outer_splits_fingerprint`); None where the
     data cannot be obtained offline (nothing is downloaded), each such key appended to ``unavailable``."""
@@ -159,7 +159,6 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
         if settings is None or isinstance(Protocol(**settings), CV):      # cv: its folds/*.csv are stored
             continue
         fingerprint = None
-        registry = or_default(registry)       # built once, when a fingerprint is computed at all
         if dataset in registry.datasets and offline(registry.dataset(dataset), data_dir):
             try:
                 fingerprint = runner.outer_splits_fingerprint(dataset, Protocol(**settings, seed=int(seed)), data_dir,
@@ -178,11 +177,11 @@ def code_of(records: pd.DataFrame, path) -> list:
     return _code_of(records, started_invocations(Path(path)))
 
 
-def results_table(path, spec: str | None = None, data_dir: str | None = None, unavailable: list | None = None,
-                  registry: Registry | None = None):
+def results_table(path, spec: str | None = None, data_dir: str | None = None, unavailable: list | None = None, *,
+                  registry: Registry):
     """One results directory (its records, else its results.csv) as a baseline table (pyarrow),
     rows sorted by the task key, with the derived columns and the metadata (see the module notes).
-    The non-cv fingerprints load each dataset (of ``registry``, default: the one built now) from
+    The non-cv fingerprints load each dataset (of ``registry``) from
     ``data_dir`` (default: $RFBENCH_DATA_DIR); the (protocol key, dataset, seed) whose data is not
     here are appended to ``unavailable``."""
     import pyarrow as pa
@@ -285,7 +284,7 @@ def shipped_dir() -> Path:
     return PACKAGE_DIR / "_data" / "baselines"
 
 
-def sources(registry: Registry | None = None) -> list[tuple[str, Path]]:
+def sources(registry: Registry) -> list[tuple[str, Path]]:
     """(spec name, results directory) of every spec whose results directory holds results: what
     ``rfbench baselines --write`` turns into the shipped files (one per directory, the first spec
     naming it)."""
@@ -299,8 +298,8 @@ def sources(registry: Registry | None = None) -> list[tuple[str, Path]]:
     return out
 
 
-def write_all(dest: Path | None = None, unavailable: list | None = None,
-              registry: Registry | None = None) -> list[tuple[Path, bool]]:
+def write_all(dest: Path | None = None, unavailable: list | None = None, *,
+              registry: Registry) -> list[tuple[Path, bool]]:
     """Regenerate every shipped file from the checkout's results directories; (file, changed) each.
     Files of directories that no spec names any more are removed. The (results directory name,
     protocol key, dataset, seed) whose non-cv fingerprint stays null, the data not being here, are
@@ -311,7 +310,6 @@ def write_all(dest: Path | None = None, unavailable: list | None = None,
                              "development checkout; this rfbench is an installed package")
         dest = shipped_dir()
     dest.mkdir(parents=True, exist_ok=True)
-    registry = or_default(registry)
     out, names = [], set()
     for spec, results in sources(registry):
         path = dest / f"{results.name}{SUFFIX}"
@@ -410,10 +408,10 @@ def _spec_results_name(name: str) -> str | None:
     return None
 
 
-def load(name_or_dir: str, registry: Registry | None = None) -> Baseline:
+def load(name_or_dir: str, registry: Registry) -> Baseline:
     """A baseline by its shipped name (``rfbench baselines``), its spec's name, or a results
     directory (a checkout's results/gfc2016-table1, or a run of one's own: its non-cv fingerprints
-    computed from the datasets of ``registry``, default: the one built now)."""
+    computed from the datasets of ``registry``)."""
     text = str(name_or_dir)
     path = Path(text)
     if path.is_dir():
@@ -451,7 +449,7 @@ def _size(n: int | None) -> str:
     return f"{n / 1024:.0f} KiB" if n < 1024 ** 2 else f"{n / 1024 ** 2:.2f} MiB"
 
 
-def stale(unverified: list | None = None, registry: Registry | None = None) -> list[str]:
+def stale(unverified: list | None, registry: Registry) -> list[str]:
     """What differs between the shipped files and the checkout's results directories (one line per
     file: missing, extra, or the columns that differ); empty when they agree. A non-cv fingerprint
     whose data is not here (a clone without the mirror) cannot be recomputed: the shipped value is
@@ -461,7 +459,6 @@ def stale(unverified: list | None = None, registry: Registry | None = None) -> l
     import pyarrow.parquet as pq
 
     files = {p.stem: p for p in shipped()}
-    registry = or_default(registry)
     out, names = [], set()
     for spec, results in sources(registry):
         names.add(results.name)

@@ -58,7 +58,7 @@ from tabulate import tabulate
 
 from rfbench.errors import UsageError
 from rfbench.experiments.spec import Spec, load_spec, published_path  # noqa: F401
-from rfbench.registry import Registry, or_default
+from rfbench.registry import Registry
 from rfbench.reporting import cells
 from rfbench.reporting.published import published_dir, read_published
 
@@ -102,16 +102,12 @@ def finished_results(spec: Spec, results: pd.DataFrame) -> pd.DataFrame:
     done = results[results["status"] == "done"]
     if spec.protocol_key:
         done = done[done["protocol"].astype(str) == spec.protocol_key]
-    elif "protocol_contains" in spec.protocol:
-        done = done[done["protocol"].astype(str).str.contains(spec.protocol["protocol_contains"], regex=False)]
     return done
 
 
 def expected_folds(spec: Spec) -> int:
     """Folds of a complete cell under the spec's protocol (0: the spec does not say)."""
-    if spec.plan:
-        return spec.plan.protocol.n_outer
-    return int(spec.protocol.get("outer_folds") or spec.protocol.get("repeats") or 0)
+    return spec.protocol.n_outer if spec.protocol else 0
 
 
 def holdout_se(dataset: str, registry: Registry) -> float:
@@ -126,15 +122,15 @@ def holdout_se(dataset: str, registry: Registry) -> float:
 
 
 def tolerance(spec: Spec, dataset: str, published_mean: float, published_std: float,
-              registry: Registry | None = None) -> float:
+              registry: Registry) -> float:
     """The largest |reproduced − published| that passes (the loosest of the spec's criteria); the
-    dataset's holdout sizes are those of ``registry`` (default: the one built now)."""
+    dataset's holdout sizes are those of ``registry``."""
     t = spec.tolerance
     tol = t.stds * published_std
     if t.relative is not None:
         tol = max(tol, float(t.relative) * abs(published_mean))
     if t.holdout_ses is not None:
-        tol = max(tol, t.holdout_ses * holdout_se(dataset, or_default(registry)) * abs(published_mean))
+        tol = max(tol, t.holdout_ses * holdout_se(dataset, registry) * abs(published_mean))
     return tol
 
 
@@ -255,12 +251,11 @@ def _runs_on(method: str, dataset: str, registry: Registry) -> bool:
         return True              # an unknown name: shown (missing) rather than hidden
 
 
-def compare(spec: Spec, results: pd.DataFrame, registry: Registry | None = None) -> pd.DataFrame:
+def compare(spec: Spec, results: pd.DataFrame, registry: Registry) -> pd.DataFrame:
     """One row per published cell of the spec (and its variants) against ``results``; the datasets and
-    methods are those of ``registry`` (default: the one built now)."""
+    methods are those of ``registry``."""
     if not spec.published:
         raise UsageError(f"spec {spec.name} tests a claim and has no published table to check against")
-    registry = or_default(registry)
     pub = published_table(spec)
     c = spec.columns
     done = finished_results(spec, results)

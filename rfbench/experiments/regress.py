@@ -58,9 +58,11 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfbench import registry as registries
 from rfbench.errors import UsageError
 from rfbench.experiments import check
 from rfbench.experiments.spec import CIConfig, Spec, all_specs, load_spec
+from rfbench.registry import Registry
 from rfbench.reporting import cells
 from rfbench.store import RunDir, atomic_write_text
 
@@ -83,8 +85,8 @@ def _ci(spec: Spec) -> CIConfig:
     return spec.ci
 
 
-def ci_run(spec: Spec, out: Path, jobs: int = 1, threads: int | None = None, *, resume: bool = False,
-           progress: bool = False, device: str = "cpu") -> Path:
+def ci_run(spec: Spec, out: Path, jobs: int = 1, threads: int | None = None, *, registry: Registry,
+           resume: bool = False, progress: bool = False, device: str = "cpu") -> Path:
     """Run the spec's CI configuration (strict: a missing dataset is an error) into ``out``.
 
     ``threads`` per task defaults to 1 (the references' setting; see the module docstring).
@@ -103,7 +105,8 @@ def ci_run(spec: Spec, out: Path, jobs: int = 1, threads: int | None = None, *, 
     plan = ci.plan
     for datasets, methods in plan.method_groups():    # ci.exclude: a slow method on fewer datasets
         runner.run(datasets, methods, plan.features, plan.protocol, str(out),
-                   RunConfig(jobs=jobs, threads=threads or 1, strict=True, device=device), progress=progress,
+                   RunConfig(jobs=jobs, threads=threads or 1, strict=True, device=device), registry=registry,
+                   progress=progress,
                    command=f"rfbench.experiments.regress ci_run {spec.name}")
     return out
 
@@ -299,18 +302,17 @@ DEVICE_COLUMNS = ["dataset", "method", "n_features", "folds", "reference_mean", 
 DEVICE_STATUSES = ("within", "outside", "failed")
 
 
-def device_methods(spec: Spec) -> set[tuple[str, str]]:
+def device_methods(spec: Spec, registry: Registry) -> set[tuple[str, str]]:
     """The (dataset, method) pairs of the spec's ci configuration whose estimator takes a ``device``
     (:func:`rfbench.contract.accepts_device`): the pairs a device run computes with the torch code."""
-    from rfbench import contract, registry
+    from rfbench import contract
 
-    reg = registry.load()
     pairs = set()
     for datasets, methods in _ci(spec).plan.method_groups():
         for dname in datasets:
-            task = reg.dataset(dname).task
+            task = registry.dataset(dname).task
             for mname in methods:
-                method = reg.method(mname)
+                method = registry.method(mname)
                 if method.supports(task) and contract.accepts_device(method.estimator_class(task)):
                     pairs.add((dname, mname))
     return pairs
@@ -329,11 +331,11 @@ def reference_spread(spec: Spec, errors: pd.Series) -> tuple[float, float]:
     return pool["mean"], spread
 
 
-def device_tolerance(spec: Spec, dataset: str, reference_mean: float, spread: float) -> float:
+def device_tolerance(spec: Spec, dataset: str, reference_mean: float, spread: float, registry: Registry) -> float:
     """The largest |mean device error − mean reference error| of a cell that passes: the check's
     tolerance (:func:`rfbench.experiments.check.tolerance`) of the reference cell as if it were the published one,
     at least :data:`DEVICE_FLOOR` × |reference mean|."""
-    return max(check.tolerance(spec, dataset, reference_mean, spread), DEVICE_FLOOR * abs(reference_mean))
+    return max(check.tolerance(spec, dataset, reference_mean, spread, registry), DEVICE_FLOOR * abs(reference_mean))
 
 
 def device_rule_text(spec: Spec) -> str:
@@ -349,7 +351,8 @@ def device_rule_text(spec: Spec) -> str:
 
 
 def compare_device_tables(spec: Spec, reference: pd.DataFrame, records: list[dict], on_device: set[tuple[str, str]],
-                          device: str = "torch-cpu", atol: float = 1e-9) -> tuple[pd.DataFrame, pd.DataFrame]:
+                          device: str = "torch-cpu", atol: float = 1e-9, *,
+                          registry: Registry) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(device cells, CPU tasks) of a device run against the reference.
 
     Device cells (the (dataset, method) pairs of ``on_device``): one row per (dataset, method, n),
@@ -380,7 +383,8 @@ def compare_device_tables(spec: Spec, reference: pd.DataFrame, records: list[dic
                    tolerance=math.nan, status="failed", message="")
         if ref:
             row["reference_mean"], row["reference_spread"] = reference_spread(spec, pd.Series(list(ref.values())))
-            row["tolerance"] = device_tolerance(spec, cell[0], row["reference_mean"], row["reference_spread"])
+            row["tolerance"] = device_tolerance(spec, cell[0], row["reference_mean"], row["reference_spread"],
+                                                registry)
         problems = []
         if missing := sorted(set(ref) - set(ours)):
             problems.append(f"fold {cells.fold_ranges(missing)} missing (in the reference, not in this run)")
@@ -440,17 +444,18 @@ def device_passed(cell_table: pd.DataFrame, cpu_table: pd.DataFrame) -> bool:
             and bool((cpu_table["status"] == "match").all()))
 
 
-def device_compare(spec: Spec, run_dir: Path, device: str = "torch-cpu") -> tuple[pd.DataFrame, pd.DataFrame]:
+def device_compare(spec: Spec, run_dir: Path, device: str = "torch-cpu", *,
+                   registry: Registry) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Compare a device run of the spec's CI configuration with its committed (NumPy) reference:
     :func:`compare_device_tables` of its records."""
-    return compare_device_tables(spec, read_reference(spec), _run_records(spec, run_dir), device_methods(spec),
-                                 device, _ci(spec).atol)
+    return compare_device_tables(spec, read_reference(spec), _run_records(spec, run_dir),
+                                 device_methods(spec, registry), device, _ci(spec).atol, registry=registry)
 
 
-def _outside_results(out: Path) -> Path:
+def _outside_results(out: Path, registry: Registry) -> Path:
     """``out`` unless it lies in a spec's results directory (a device run never writes there)."""
     resolved = Path(out).resolve()
-    for spec in all_specs():
+    for spec in all_specs(registry):
         if spec.results is not None and resolved.is_relative_to(Path(spec.results).resolve()):
             raise UsageError(f"{out} lies in {spec.name}'s results directory; a device regression runs into a "
                              "temporary directory (leave --out out) or another directory")
@@ -458,23 +463,23 @@ def _outside_results(out: Path) -> Path:
 
 
 def device_run_and_compare(spec: Spec, out: Path | None = None, *, device: str = "torch-cpu", jobs: int = 1,
-                           threads: int | None = None, echo=print) -> int | None:
+                           threads: int | None = None, registry: Registry, echo=print) -> int | None:
     """Run the spec's CI configuration on ``device`` into ``out`` (default: a new temporary
     directory), compare it with the reference (:func:`device_compare`) and print the verdict. Returns
     1 when it fails, 0 when it passes, None (after a one-line note) when no method of the ci
     configuration takes a device."""
     _ci(spec)
     read_reference(spec)
-    if not device_methods(spec):
+    if not device_methods(spec, registry):
         methods = sorted({m for _, ms in _ci(spec).plan.method_groups() for m in ms})
         echo(f"{spec.name} ci on {device}: skipped, no method of its ci configuration takes a device "
              f"({', '.join(methods)}: the exact regression covers them)")
         return None
-    out = _outside_results(out) if out else Path(tempfile.mkdtemp(prefix=f"rfbench-ci-{device}-{spec.name}-"))
+    out = _outside_results(out, registry) if out else Path(tempfile.mkdtemp(prefix=f"rfbench-ci-{device}-{spec.name}-"))
     t0 = time.perf_counter()
-    run_dir = ci_run(spec, out, jobs=jobs, threads=threads, device=device)
+    run_dir = ci_run(spec, out, jobs=jobs, threads=threads, registry=registry, device=device)
     secs = time.perf_counter() - t0
-    cell_table, cpu_table = device_compare(spec, run_dir, device)
+    cell_table, cpu_table = device_compare(spec, run_dir, device, registry=registry)
     head, *rest = render_device(cell_table, cpu_table, spec, device).split("\n")
     echo("\n".join([f"{head} (run {secs:.0f} s in {run_dir})", *rest]))
     return 0 if device_passed(cell_table, cpu_table) else 1
@@ -484,7 +489,7 @@ def device_run_and_compare(spec: Spec, out: Path | None = None, *, device: str =
 
 
 def run_and_compare(spec: Spec, out: Path | None = None, *, write_reference: bool = False, jobs: int = 1,
-                    threads: int | None = None, echo=print) -> int:
+                    threads: int | None = None, registry: Registry, echo=print) -> int:
     """Run the spec's CI configuration into ``out`` (default: a new temporary directory), then
     compare it with the reference and print the verdict (or, with ``write_reference``, write the
     reference). Returns 1 when a task does not match, else 0; bad input raises UsageError before
@@ -494,7 +499,7 @@ def run_and_compare(spec: Spec, out: Path | None = None, *, write_reference: boo
         read_reference(spec)
     out = Path(out) if out else Path(tempfile.mkdtemp(prefix=f"rfbench-ci-{spec.name}-"))
     t0 = time.perf_counter()
-    run_dir = ci_run(spec, out, jobs=jobs, threads=threads)
+    run_dir = ci_run(spec, out, jobs=jobs, threads=threads, registry=registry)
     secs = time.perf_counter() - t0
     if write_reference:
         path = _write_reference(spec, run_dir)
@@ -530,7 +535,8 @@ def main(argv=None) -> int:
             raise UsageError("name specs or give --all, not both")
         if args.device and args.write_reference:
             raise UsageError("--write-reference writes the NumPy path's reference; leave out --device")
-        specs = all_specs() if args.all else [load_spec(s) for s in args.specs]
+        reg = registries.load()
+        specs = all_specs(reg) if args.all else [load_spec(s, reg) for s in args.specs]
         for spec in specs:             # every usage error before anything runs
             _ci(spec)
             if not args.write_reference:
@@ -540,19 +546,19 @@ def main(argv=None) -> int:
 
             RunConfig(device=args.device)       # no torch (or no GPU for cuda): one line, before anything runs
             if args.out:
-                _outside_results(args.out)
+                _outside_results(args.out, reg)
         base = args.out or Path(tempfile.mkdtemp(prefix="rfbench-ci-"))
         t0 = time.perf_counter()
         if args.device:
             verdicts = [device_run_and_compare(spec, base / f"{spec.name}-{args.device}", device=args.device,
-                                               jobs=args.jobs) for spec in specs]
+                                               jobs=args.jobs, registry=reg) for spec in specs]
             ran = [v for v in verdicts if v is not None]
             failed = sum(ran)
             print(f"device regression ({args.device}): {len(ran)} spec(s), {len(specs) - len(ran)} skipped, "
                   f"{failed} failing, in {time.perf_counter() - t0:.0f} s")
             return 1 if failed else 0
-        failed = sum(run_and_compare(spec, base / spec.name, write_reference=args.write_reference, jobs=args.jobs)
-                     for spec in specs)
+        failed = sum(run_and_compare(spec, base / spec.name, write_reference=args.write_reference, jobs=args.jobs,
+                                     registry=reg) for spec in specs)
         print(f"ci regression: {len(specs)} spec(s), {failed} failing, in {time.perf_counter() - t0:.0f} s")
         return 1 if failed else 0
     except UsageError as exc:

@@ -5,8 +5,7 @@ its protocol and seed) goes to the spec's one results directory; the check again
 table and the report are written next to the records (``check.txt``, ``report.md``); the
 one-line counts of ``--list`` and the README's reproduction section are computed from the same
 check, never typed by hand. The datasets and methods are those of the
-:class:`rfbench.registry.Registry` each function is given (default: the one
-:func:`rfbench.registry.load` builds).
+:class:`rfbench.registry.Registry` each function is given (built once by the command).
 """
 
 from __future__ import annotations
@@ -27,7 +26,7 @@ from rfbench.execution.estimate import task_seconds
 from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import check, sources, status
 from rfbench.experiments.spec import Spec, published_path
-from rfbench.registry import ROOT, Registry, or_default
+from rfbench.registry import ROOT, Registry
 from rfbench.reporting import cells
 from rfbench.reporting.published import read_published
 from rfbench.store import COLUMNS, CombineError, atomic_write_text, invocations, load_results
@@ -74,13 +73,12 @@ def installed_groups(groups, registry: Registry) -> list[tuple[list[str], list[s
     return [(ds, [m for m in ms if m in ok]) for ds, ms in groups if any(m in ok for m in ms)]
 
 
-def run_spec(spec: Spec, config=None, *, registry: Registry | None = None, progress=True, command=None,
+def run_spec(spec: Spec, config=None, *, registry: Registry, progress=True, command=None,
              only_methods=None, only_datasets=None) -> None:
     """Run what the spec declares, as ``config`` says (a :class:`rfbench.execution.runconfig.RunConfig`: workers,
     threads, time limit, folds, backend, data directory, device; default ``RunConfig()``); datasets
     that cannot be obtained are skipped (a spec's run is never strict)."""
     config = (config or RunConfig()).replace(strict=False)
-    registry = or_default(registry)
     require_published(spec)
     p = spec.plan
     for group_ds, group_ms in installed_groups(run_groups(spec, only_methods, only_datasets), registry):
@@ -95,11 +93,10 @@ def require_published(spec: Spec) -> None:
         read_published(published_path(spec))
 
 
-def dry_run_spec(spec: Spec, config=None, *, registry: Registry | None = None, only_methods=None,
+def dry_run_spec(spec: Spec, config=None, *, registry: Registry, only_methods=None,
                  only_datasets=None) -> str:
     """What ``rfbench reproduce SPEC`` would run (:func:`rfbench.execution.runner.dry_run` per runner call),
     without running or writing anything (of ``config``, the folds and the data directory count)."""
-    registry = or_default(registry)
     require_published(spec)
     p = spec.plan
     src = sources.source(spec.results)
@@ -125,13 +122,12 @@ def load_results_of(srcs, spec: Spec) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
 
 
-def cheapest_first(spec: Spec, registry: Registry | None = None):
+def cheapest_first(spec: Spec, registry: Registry):
     """Work items ordered by their estimated time (finished tasks of the same cell, else a size
     model of the method's other datasets), unknown ones last by rows × inputs × n: a spec's
     long run completes its cheap cells first instead of spending days on its largest set. The
     order of ``rfbench reproduce`` until :func:`longest_first` (kept: bench/perf/dispatch_order.py
     measures the two)."""
-    registry = or_default(registry)
     results = results_of(spec)
     estimate = task_seconds(results[results["status"] == "done"].astype({"n_features": int}),
                             registry=registry)
@@ -147,13 +143,12 @@ def cheapest_first(spec: Spec, registry: Registry | None = None):
     return order
 
 
-def longest_first(spec: Spec, registry: Registry | None = None):
+def longest_first(spec: Spec, registry: Registry):
     """Work items by descending estimated time (:func:`rfbench.execution.runner.longest_first`; the
     estimates of ``rfbench status`` from the spec's finished tasks, as :func:`cheapest_first`'s), the
     unestimated ones last by rows × inputs × n: the run's wall is the shortest that list scheduling
     gives (no long task starts when the others are done; bench/perf/dispatch_order.py measures the
     gain), and a long run still reaches the cells it cannot size (the largest sets) last."""
-    registry = or_default(registry)
     results = results_of(spec)
     estimate = task_seconds(results[results["status"] == "done"].astype({"n_features": int}),
                             registry=registry)
@@ -183,10 +178,9 @@ class Checked:
         return bool(self.sources) and sources.is_shipped(self.sources[0][1])
 
 
-def check_spec(spec: Spec, data_dir=None, registry: Registry | None = None) -> Checked:
+def check_spec(spec: Spec, data_dir, registry: Registry) -> Checked:
     """The spec's records checked against its published table (or its tasks counted, for a spec of
     a claim), read where :mod:`rfbench.experiments.sources` says (``Checked.sources``)."""
-    registry = or_default(registry)
     pairs = sources.of_spec(spec)
     results = results_of(spec)
     if not spec.published:
@@ -195,7 +189,7 @@ def check_spec(spec: Spec, data_dir=None, registry: Registry | None = None) -> C
     return Checked(spec, results, table, text, _cell_counts(table, data_dir, registry), wilcoxon, pairs)
 
 
-def check_text(spec: Spec, results: pd.DataFrame, methods=None, datasets=None, *, registry: Registry | None = None
+def check_text(spec: Spec, results: pd.DataFrame, methods=None, datasets=None, *, registry: Registry
                ) -> tuple[pd.DataFrame, str, pd.DataFrame | None]:
     """The cell table, what `rfbench check` prints (cells, ranks, Wilcoxon claims, choices) and
     the Wilcoxon claims as data; with ``methods``/``datasets`` (rfbench names) only those cells,
@@ -216,8 +210,7 @@ def check_text(spec: Spec, results: pd.DataFrame, methods=None, datasets=None, *
     return table, text, wilcoxon
 
 
-def _cell_counts(table: pd.DataFrame, data_dir, registry: Registry | None = None) -> dict:
-    registry = or_default(registry)
+def _cell_counts(table: pd.DataFrame, data_dir, registry: Registry) -> dict:
     table = check.paper_cells(table)
     status = table["status"]
     avail = {d: offline(registry.dataset(d), data_dir) for d in table["dataset"].unique()}
@@ -227,20 +220,20 @@ def _cell_counts(table: pd.DataFrame, data_dir, registry: Registry | None = None
             "partial": int((status == "partial").sum()), "missing": int((status == "missing").sum())}
 
 
-def task_counts(spec: Spec, results: pd.DataFrame, registry: Registry | None = None) -> dict:
+def task_counts(spec: Spec, results: pd.DataFrame, registry: Registry) -> dict:
     """The tasks of a spec's run (its plan: datasets × methods × budgets × outer folds, without its
     excluded cells) and how many of them are finished in ``results``: records outside the plan
     (another spec's columns in a directory it also reads, other budgets) are not counted. The one
     definition of a claim spec's counts, in ``reproduce --list`` and the index of ``report --all``."""
-    plan = status.spec_plan(spec, or_default(registry))
+    plan = status.spec_plan(spec, registry)
     done = results[results["status"] == "done"].astype({"n_features": int, "fold": int})
     done = plan.merge(done[status.KEY + ["protocol"]], on=status.KEY + ["protocol"])
     return {"published": None, "tasks": len(plan), "done": int(len(done))}
 
 
-def write_outputs(checked: Checked, registry: Registry | None = None) -> list[Path]:
+def write_outputs(checked: Checked, registry: Registry) -> list[Path]:
     """check.txt and report.md into the spec's results directory (the report's datasets in the order of
-    ``registry``, default: the one built now); nothing when its results were read from the shipped
+    ``registry``); nothing when its results were read from the shipped
     baseline (the directory is not the user's: nothing was run there)."""
     from rfbench.reporting import report
 

@@ -130,7 +130,7 @@ def describe(pairs) -> str:
     return "results: " + "; ".join(describe_one(d, s) for d, s in pairs)
 
 
-def resolve_arg(arg: str, registry: Registry | None = None):
+def resolve_arg(arg: str, registry: Registry):
     """A DIR argument of report, check and plot: an existing directory stays itself (spec None);
     a spec's name or file, or a spec's results directory that is not here, is that spec's own
     results directory resolved by :func:`source`. Returns (what load_results reads, the spec or

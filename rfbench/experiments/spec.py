@@ -44,70 +44,74 @@ A spec (``bench/<name>.yaml``; relative paths in it are relative to the spec fil
                 protocol overrides, exclude (as run.exclude: a slow method kept to fewer datasets),
                 reference: CSV of every task's error and chosen hyper-parameters}
 
-Every nested section (tolerance, test, columns, wilcoxon entries, published_summary, chosen; run and ci
-as RunPlan / CIConfig) is a frozen dataclass below, built and validated in load_spec alone (field types:
-FIELD_TYPES; unknown or missing fields: _section), and read as attributes everywhere else.
+Every field is declared in SPEC_FIELDS (rfbench.schema: its type, choices, bounds, whether it is
+required; an unknown, missing or wrong field is one line naming it) and checked in load_spec before
+any is read. Every nested section (tolerance, test, columns, wilcoxon entries, published_summary,
+chosen, reasons; run and ci as RunPlan / CIConfig; protocol as one Protocol) is a frozen value built
+there alone and read as attributes everywhere else.
 """
 
 from __future__ import annotations
 
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rfbench import config
 from rfbench.errors import UsageError
 from rfbench.execution.runconfig import MAX_FEATURES
 from rfbench.protocol import Protocol
-from rfbench.registry import (
-    ROOT,
-    Registry,
-    bench_dir,
-    is_packaged,
-    load_yaml,
-    or_default,
-)
+from rfbench.registry import ROOT, Registry, bench_dir, is_packaged, load_yaml
 from rfbench.reporting import cells, gp_table
 from rfbench.reporting.published import published_dir
+from rfbench.schema import NUMBER, TEXT, Field, check
 
 TESTS = ("welch", "paired")
 
-NUMBER = (int, float)
-#: the type each spec field must have where given (null: its default); ``section.field`` inside a
-#: mapping. Checked before any field is used, so a wrong type is one line naming it, not a TypeError.
-FIELD_TYPES = {
-    "title": (str, *NUMBER), "results": (str,), "published": (str,), "notes": (str,), "metric": (str,),
-    "run": (dict,), "protocol": (dict,), "ci": (dict,), "tolerance": (dict,), "test": (dict, str), "layout": (str,),
-    "methods": (dict,), "datasets": (dict,), "columns": (dict,), "not_comparable": (dict,), "filters": (dict,),
-    "chosen": (dict,), "variants": (dict,), "dataset_variants": (dict,), "published_summary": (dict,),
-    "also_reads": (list,), "results_anywhere": (bool,), "reasons": (dict,), "figures": (dict,), "n_features": (list,), "wilcoxon": (list,), "rank_summary": (bool,),
-    "run.suite": (str,), "run.features": (list,), "ci.features": (list,), "ci.protocol": (dict,),
-    "ci.reference": (str,), "ci.atol": NUMBER, "test.name": (str,), "tolerance.stds": NUMBER,
-    "tolerance.relative": NUMBER, "tolerance.holdout_ses": NUMBER, "tolerance.why": (str,), "test.why": (str,),
-    **{f"columns.{name}": (str,) for name in ("dataset", "method", "mean", "n_features", "std", "walltime", "std_is")},
-    "columns.wide": (dict,), "columns.times": (dict,),
-    **{f"published_summary.{name}": (str,) for name in ("file", "mean", "rank", "method", "note")},
-    **{f"chosen.{name}": (str,) for name in ("published", "dataset_column", "value_column", "method", "param")},
-    **{f"{section}.{name}": NUMBER for section in ("protocol", "ci.protocol")
-       for name in ("outer_folds", "inner_folds", "repeats", "test_size", "seed", "max_samples")},
-    "protocol.name": (str,), "ci.protocol.name": (str,),
+#: a spec's declared fields, section by section (rfbench.schema: type, choices, bounds, required),
+#: checked in load_spec before any is used: a wrong field is one line naming it. What relates
+#: fields to each other or to the registry (a dataset of ``datasets``, a method of ``run``) is
+#: checked by the readers below.
+PROTOCOL_FIELDS = {
+    "name": Field(TEXT), "outer_folds": Field((int,), low=2), "inner_folds": Field((int,), low=2),
+    "repeats": Field((int,), low=1), "test_size": Field(NUMBER, low=0, high=1), "seed": Field((int,), low=0),
+    "max_samples": Field((int,), low=2),
 }
-TYPE_NAMES = {dict: "a mapping", list: "a list", str: "text", int: "a number", float: "a number", bool: "true or false"}
-
-
-def _check_field_types(raw: dict, path: Path) -> None:
-    """One line naming the first field of ``raw`` whose value has the wrong type (FIELD_TYPES)."""
-    for field_name, kinds in FIELD_TYPES.items():
-        *sections, key = field_name.split(".")
-        value = raw
-        for section in sections:
-            value = value.get(section) if isinstance(value, dict) else None
-        value = value.get(key) if isinstance(value, dict) else None
-        if value is None:
-            continue
-        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
-            wanted = " or ".join(dict.fromkeys(TYPE_NAMES[k] for k in kinds))
-            raise UsageError(f"{path.name}: field '{field_name}' must be {wanted}, not {type(value).__name__} "
-                             f"{value!r:.40}")
+NAMES = Field((list, str), expect="a non-empty list of names")
+FEATURES = Field(items=(int,), low=1, high=MAX_FEATURES, nonempty=True)
+EXCLUDE = Field((dict,), expect="a mapping of methods to {dataset: why}")
+RUN_FIELDS = {"datasets": NAMES, "suite": Field(TEXT), "methods": NAMES, "features": FEATURES, "exclude": EXCLUDE}
+CI_FIELDS = {"datasets": NAMES, "methods": NAMES, "features": FEATURES, "exclude": EXCLUDE,
+             "protocol": Field((dict,), fields=PROTOCOL_FIELDS),
+             "reference": Field(TEXT, required=True, expect="the CSV of every task's error (relative to the spec)"),
+             "atol": Field(NUMBER, low=0)}
+TOLERANCE_FIELDS = {"stds": Field(NUMBER, low=0), "relative": Field(NUMBER, low=0),
+                    "holdout_ses": Field(NUMBER, low=0, open_low=True), "why": Field(TEXT)}
+TEST_FIELDS = {"name": Field(choices=TESTS), "why": Field(TEXT)}
+COLUMNS_FIELDS = {**{k: Field(TEXT) for k in ("dataset", "method", "mean", "n_features", "std", "walltime", "std_is")},
+                  "wide": Field((dict,)), "times": Field((dict,))}
+WILCOXON_FIELDS = {"a": Field(TEXT, required=True), "n_a": Field((int,), required=True),
+                   "b": Field(TEXT, required=True), "n_b": Field((int,), required=True),
+                   "published_T": Field(NUMBER), "published_datasets": Field((int,))}
+SUMMARY_FIELDS = {"file": Field(TEXT, required=True, expect="the published file of the printed rows"),
+                  "mean": Field(TEXT, required=True, expect="the column of the printed means"),
+                  "rank": Field(TEXT, required=True, expect="the column of the printed average ranks"),
+                  "method": Field(TEXT), "note": Field(TEXT)}
+CHOSEN_FIELDS = {k: Field(TEXT, required=True) for k in ("published", "dataset_column", "value_column", "method", "param")}
+REASON_FIELDS = {"text": Field(required=True), "command": Field(required=True), "results": Field(required=True),
+                 "measured": Field((bool,))}
+SPEC_FIELDS = {
+    "title": Field((str, *NUMBER)), "results": Field(TEXT), "published": Field(TEXT), "notes": Field(TEXT),
+    "metric": Field(TEXT, choices=tuple(cells.METRICS)),
+    "run": Field((dict,), fields=RUN_FIELDS), "protocol": Field((dict,), fields=PROTOCOL_FIELDS),
+    "ci": Field((dict,), fields=CI_FIELDS), "tolerance": Field((dict,), fields=TOLERANCE_FIELDS),
+    "test": Field((dict,), fields=TEST_FIELDS), "layout": Field(TEXT, choices=tuple(gp_table.LAYOUTS)),
+    "methods": Field((dict,)), "datasets": Field((dict,)), "columns": Field((dict,), fields=COLUMNS_FIELDS),
+    "not_comparable": Field((dict,), expect="a mapping of datasets to reasons"), "filters": Field((dict,)),
+    "chosen": Field((dict,), fields=CHOSEN_FIELDS), "variants": Field((dict,)), "dataset_variants": Field((dict,)),
+    "published_summary": Field((dict,), fields=SUMMARY_FIELDS), "also_reads": Field((list,)),
+    "results_anywhere": Field((bool,)), "reasons": Field((dict,)), "figures": Field((dict,)),
+    "n_features": Field((list,)), "wilcoxon": Field((list,)), "rank_summary": Field((bool,)),
+}
 
 
 def results_path(spec_file: Path, value: str, anywhere: bool = False) -> Path:
@@ -130,7 +134,7 @@ def results_path(spec_file: Path, value: str, anywhere: bool = False) -> Path:
     return path
 
 
-@dataclass
+@dataclass(frozen=True)
 class RunPlan:
     """What `rfbench reproduce` runs for a spec (or its fast CI configuration)."""
     datasets: list
@@ -152,7 +156,7 @@ class RunPlan:
         return [(list(ds), ms) for ds, ms in groups.items() if ds]
 
 
-@dataclass
+@dataclass(frozen=True)
 class CIConfig:
     """A fast configuration of the spec's run whose every error and chosen hyper-parameter is
     compared exactly with a committed reference run (``reference``: a CSV, one row per task)."""
@@ -245,7 +249,8 @@ class Spec:
     layout: str = "default"              # the report's layout (rfbench.reporting.gp_table.LAYOUTS)
     not_comparable: dict = field(default_factory=dict)
     reasons: dict = field(default_factory=dict)    # rfbench dataset or "*" -> {paper method: Reason}
-    protocol: dict = field(default_factory=dict)
+    # the protocol of the spec's full runs (the plan's, where it has a run); None: the spec fixes none
+    protocol: Protocol | None = None
     filters: dict = field(default_factory=dict)
     metric: str | None = None            # the published cells' metric code (rfbench.reporting.cells.METRICS)
     notes: str = ""
@@ -269,7 +274,7 @@ class Spec:
     @property
     def protocol_key(self) -> str | None:
         """The protocol key of the spec's full runs (None: the spec does not fix a protocol)."""
-        return self.plan.protocol.key() if self.plan else self.protocol.get("key")
+        return self.protocol.key() if self.protocol else None
 
     def result_dirs(self) -> list[Path]:
         """The directories whose records make up this table: its own, then those it also reads."""
@@ -286,13 +291,12 @@ def spec_paths() -> list[Path]:
     return sorted(p for p in bench_dir().glob("*.yaml"))
 
 
-def all_specs(registry: Registry | None = None) -> list[Spec]:
-    """Every spec of bench/, its names checked against ``registry`` (default: the one built now)."""
-    registry = or_default(registry)
+def all_specs(registry: Registry) -> list[Spec]:
+    """Every spec of bench/, its names checked against ``registry``."""
     return [load_spec(str(p), registry) for p in spec_paths()]
 
 
-def spec_of_results(directory, registry: Registry | None = None) -> Spec | None:
+def spec_of_results(directory, registry: Registry) -> Spec | None:
     """The spec whose results directory this is (None: a directory of no spec)."""
     path = Path(directory).resolve()
     return next((s for s in all_specs(registry) if s.results == path), None)
@@ -309,17 +313,6 @@ def find_spec(path_or_name: str) -> Path:
     return candidate.resolve()
 
 
-def _protocol(raw: dict, where: str, base: dict | None = None) -> Protocol:
-    p = dict(base or {})
-    p.update(raw or {})
-    allowed = {"name", "outer_folds", "inner_folds", "repeats", "test_size", "seed", "max_samples"}
-    unknown = set(p) - allowed
-    if unknown:
-        raise UsageError(f"{where}: unknown protocol field(s) {', '.join(sorted(unknown))}; "
-                         f"allowed: {', '.join(sorted(allowed))}")
-    return Protocol(**p)
-
-
 def _names(value, where: str) -> list:
     if isinstance(value, str):
         value = [v.strip() for v in value.split(",") if v.strip()]
@@ -329,6 +322,7 @@ def _names(value, where: str) -> list:
 
 
 def _plan(raw: dict, protocol: Protocol, where: str, registry: Registry) -> RunPlan:
+    """A run (or ci) section, its fields' types already checked (RUN_FIELDS), against the registry."""
     if "suite" in raw:
         datasets = [d.name for d in registry.suite(raw["suite"])]
     else:
@@ -338,15 +332,8 @@ def _plan(raw: dict, protocol: Protocol, where: str, registry: Registry) -> RunP
     methods = _names(raw.get("methods"), f"{where}.methods")
     for m in methods:
         registry.method(m)
-    features = raw.get("features", [100])
-    if not isinstance(features, list) or not all(isinstance(n, int) and not isinstance(n, bool) and n > 0
-                                                 for n in features):
-        raise UsageError(f"{where}.features must be a list of positive integers")
-    if any(n > MAX_FEATURES for n in features):
-        raise UsageError(f"{where}.features must be at most {MAX_FEATURES} each (as --features), "
-                         f"got {max(features)}")
     exclude = raw.get("exclude") or {}
-    if not isinstance(exclude, dict) or not all(isinstance(v, dict) for v in exclude.values()):
+    if not all(isinstance(v, dict) for v in exclude.values()):
         raise UsageError(f"{where}.exclude must map methods to {{dataset: why}}")
     for m, excluded in exclude.items():
         if m not in methods:
@@ -354,64 +341,13 @@ def _plan(raw: dict, protocol: Protocol, where: str, registry: Registry) -> RunP
         unknown = sorted(set(map(str, excluded)) - set(datasets))
         if unknown:
             raise UsageError(f"{where}.exclude.{m} names {', '.join(unknown)}, not among the run's datasets")
-    return RunPlan(datasets, methods, features, protocol,
+    return RunPlan(datasets, methods, raw.get("features") or [100], protocol,
                    {str(m): {str(d): str(w) for d, w in excluded.items()} for m, excluded in exclude.items()})
 
 
-def _section(cls, value, path: Path, name: str, needs: str = ""):
-    """The frozen dataclass ``cls`` of the spec section ``name`` (a mapping, its field types already
-    checked against FIELD_TYPES; None where the section is absent): one line naming an unknown field
-    or (``needs``, else the missing fields) a missing one."""
-    if value is None or value == {}:
-        return None
-    if not isinstance(value, dict):
-        raise UsageError(f"{path.name}: field '{name}' must be a mapping, not {type(value).__name__} {value!r:.40}")
-    declared = {f.name: f for f in fields(cls)}
-    unknown = sorted(set(map(str, value)) - set(declared))
-    if unknown:
-        raise UsageError(f"{path.name}: unknown field(s) {', '.join(f'{name}.{k}' for k in unknown)}; "
-                         f"allowed: {', '.join(declared)}")
-    missing = [k for k, f in declared.items()
-               if f.default is MISSING and f.default_factory is MISSING and value.get(k) is None]
-    if missing:
-        raise UsageError(f"{path.name}: {needs or f'{name} needs ' + ', '.join(missing)}")
-    return cls(**{k: v for k, v in value.items() if v is not None})
-
-
-def _wilcoxon(raw: dict, path: Path) -> list[WilcoxonClaim]:
-    claims = [_section(WilcoxonClaim, entry, path, f"wilcoxon[{i}]") for i, entry in enumerate(raw.get("wilcoxon") or [])]
-    for i, c in enumerate(claims):
-        if c is None or not all(isinstance(n, int) and not isinstance(n, bool) for n in (c.n_a, c.n_b)):
-            raise UsageError(f"{path.name}: wilcoxon[{i}] needs a, n_a, b, n_b (n_a and n_b whole numbers)")
-    return claims
-
-
-def _tolerance(raw: dict, path: Path) -> Tolerance:
-    tol = raw.get("tolerance") or {}
-    if "or_better_than" in tol:    # it passed cells 94x off the published number
-        raise UsageError(f"{path.name}: tolerance.or_better_than is no longer supported; a cell passes only near its "
-                         "own published number")
-    ses = tol.get("holdout_ses")
-    if ses is not None and not ses > 0:
-        raise UsageError(f"{path.name}: tolerance.holdout_ses must be a positive number, got {ses!r}")
-    t = _section(Tolerance, tol, path, "tolerance") or Tolerance()
-    return Tolerance(stds=float(t.stds), relative=t.relative, holdout_ses=None if ses is None else float(ses),
-                     why=str(t.why))
-
-
-def _test(raw: dict, path: Path) -> TTest:
-    test = raw.get("test") or {}
-    t = (_section(TTest, test, path, "test") or TTest()) if isinstance(test, dict) else TTest(str(test))
-    if t.name not in TESTS:
-        raise UsageError(f"{path.name}: test.name must be one of {', '.join(TESTS)}, got {t.name!r}")
-    return t
-
-
-def _layout(raw: dict, path: Path) -> str:
-    layout = raw.get("layout") or "default"
-    if layout not in gp_table.LAYOUTS:
-        raise UsageError(f"{path.name}: layout must be one of {', '.join(gp_table.LAYOUTS)}, got {layout!r}")
-    return layout
+def _section(cls, value: dict | None):
+    """The frozen dataclass of a section whose fields are checked (SPEC_FIELDS); None where absent."""
+    return cls(**{k: v for k, v in value.items() if v is not None}) if value else None
 
 
 @dataclass(frozen=True)
@@ -425,112 +361,100 @@ class Reason:
     measured: bool = True
 
 
-REASON_FIELDS = ("text", "command", "results", "measured")
 ALL_DATASETS = "*"      # reasons: a paper method's reason on every dataset without one of its own
 
 
-def _reason(value, where: str, path: Path) -> Reason:
-    if not isinstance(value, dict) or not all(k in value for k in REASON_FIELDS[:3]):
-        raise UsageError(f"{path.name}: {where} needs text, command and results (and optionally measured)")
-    unknown = sorted(set(map(str, value)) - set(REASON_FIELDS))
+def _reasons(value: dict, spec_datasets: set, where: str) -> dict:
+    if not all(isinstance(v, dict) for v in value.values()):
+        raise UsageError(f"{where}: reasons must map datasets to {{paper method: {{text, command, results}}}}")
+    unknown = sorted(set(map(str, value)) - spec_datasets - {ALL_DATASETS})
     if unknown:
-        raise UsageError(f"{path.name}: unknown field(s) {where}.{', '.join(unknown)}; allowed: "
-                         f"{', '.join(REASON_FIELDS)}")
-    if not isinstance(value.get("measured", True), bool):
-        raise UsageError(f"{path.name}: {where}.measured must be true or false")
-    return Reason(str(value["text"]), str(value["command"]), str(value["results"]), value.get("measured", True))
+        raise UsageError(f"{where}: reasons names {', '.join(unknown)}, not among the spec's datasets")
+    return {str(d): {str(m): Reason(**{k: (r[k] if k == "measured" else str(r[k])) for k in r})
+                     for m, r in ((m, check(t, REASON_FIELDS, where, prefix=f"reasons.{d}.{m}."))
+                                  for m, t in v.items())}
+            for d, v in value.items()}
 
 
-def _reasons(raw: dict, path: Path) -> dict:
-    value = raw.get("reasons") or {}
-    if not (isinstance(value, dict) and all(isinstance(v, dict) for v in value.values())):
-        raise UsageError(f"{path.name}: reasons must map datasets to {{paper method: {{text, command, results}}}}")
-    unknown = sorted(set(map(str, value)) - set(map(str, (raw.get("datasets") or {}).values())) - {ALL_DATASETS})
-    if unknown:
-        raise UsageError(f"{path.name}: reasons names {', '.join(unknown)}, not among the spec's datasets")
-    return {str(d): {str(m): _reason(t, f"reasons.{d}.{m}", path) for m, t in v.items()} for d, v in value.items()}
-
-
-def _metric(raw: dict, path: Path) -> str | None:
+def _retired(raw: dict, path: Path) -> None:
+    """Fields a spec no longer takes, each refused with what to write instead."""
     if "higher_is_better" in raw:
         raise UsageError(f"{path}: 'higher_is_better' is now derived from the metric: write metric: accuracy (or "
                          f"another of {', '.join(cells.METRICS)}) instead")
-    code = raw.get("metric")
-    if code is not None and code not in cells.METRICS:
-        raise UsageError(f"{path}: metric {code!r} is not one of {', '.join(cells.METRICS)}")
-    return code
+    if isinstance(raw.get("tolerance"), dict) and "or_better_than" in raw["tolerance"]:
+        # it passed cells 94x off the published number
+        raise UsageError(f"{path.name}: tolerance.or_better_than is no longer supported; a cell passes only near its "
+                         "own published number")
 
 
-def load_spec(path_or_name: str, registry: Registry | None = None) -> Spec:
+def load_spec(path_or_name: str, registry: Registry) -> Spec:
     """The spec of a name (bench/NAME.yaml) or file, validated; the datasets and methods its run names
-    must be in ``registry`` (default: the one built now)."""
+    must be in ``registry``."""
     path = find_spec(path_or_name)
     raw = load_yaml(path)
-    top = [k for k in FIELD_TYPES if "." not in k]
-    unknown = sorted(str(k) for k in raw if k not in top and k != "higher_is_better")   # retired: said below
-    if unknown:      # a misspelt section ("runn") would otherwise be ignored without a word
-        raise UsageError(f"{path.name}: unknown field(s) {', '.join(unknown)}; allowed: {', '.join(top)}")
-    _check_field_types(raw, path)
+    _retired(raw, path)
+    if isinstance(raw.get("test"), str):          # test: welch, short for test: {name: welch}
+        raw = {**raw, "test": {"name": raw["test"]}}
+    where = path.name
+    check(raw, SPEC_FIELDS, where)
     # an experiment that tests a paper's claim rather than a table has no published cells
-    needed = ("published", "columns", "datasets", "methods") if raw.get("published") else ("run",)
-    for key in needed:
+    for key in ("published", "columns", "datasets", "methods") if raw.get("published") else ("run",):
         if key not in raw:
-            raise UsageError(f"{path.name}: missing field '{key}'")
-    tolerance, test = _tolerance(raw, path), _test(raw, path)
+            raise UsageError(f"{where}: missing field '{key}'")
+    spec_datasets = set(map(str, (raw.get("datasets") or {}).values()))
     alternates = {}
     for paper_m, names in (raw.get("methods") or {}).items():
         names = [names] if isinstance(names, str) else names
         if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-            raise UsageError(f"{path.name}: methods.{paper_m} must be a method name or a list of names")
+            raise UsageError(f"{where}: methods.{paper_m} must be a method name or a list of names")
         alternates[paper_m] = names
     variants = raw.get("variants") or {}
-    if not isinstance(variants, dict) or not all(isinstance(v, list) and all(isinstance(n, str) for n in v)
-                                                 and k in alternates for k, v in variants.items()):
-        raise UsageError(f"{path.name}: variants must map paper methods of 'methods' to lists of method names")
+    if not all(isinstance(v, list) and all(isinstance(n, str) for n in v) and k in alternates
+               for k, v in variants.items()):
+        raise UsageError(f"{where}: variants must map paper methods of 'methods' to lists of method names")
     dataset_variants = raw.get("dataset_variants") or {}
-    if not isinstance(dataset_variants, dict) or not all(
-            k in (raw.get("datasets") or {}).values() and isinstance(v, list) and all(isinstance(n, str) for n in v)
-            for k, v in dataset_variants.items()):
-        raise UsageError(f"{path.name}: dataset_variants must map datasets of 'datasets' to lists of dataset names")
-    here = path.parent
+    if not all(k in spec_datasets and isinstance(v, list) and all(isinstance(n, str) for n in v)
+               for k, v in dataset_variants.items()):
+        raise UsageError(f"{where}: dataset_variants must map datasets of 'datasets' to lists of dataset names")
+    not_comparable = raw.get("not_comparable") or {}
+    unknown = sorted(set(map(str, not_comparable)) - spec_datasets)
+    if unknown:
+        raise UsageError(f"{where}: not_comparable names {', '.join(unknown)}, not among the spec's datasets")
     protocol_raw = raw.get("protocol") or {}
+    protocol = Protocol(**protocol_raw) if protocol_raw else None
     plan = ci = None
     if "run" in raw:
-        protocol = _protocol(protocol_raw, f"{path.name}: protocol")
-        registry = or_default(registry)
-        plan = _plan(raw["run"] or {}, protocol, f"{path.name}: run", registry)
+        protocol = protocol or Protocol()
+        plan = _plan(raw["run"] or {}, protocol, f"{where}: run", registry)
         if "ci" in raw:
             c = raw["ci"] or {}
-            if "reference" not in c:
-                raise UsageError(f"{path.name}: ci needs a 'reference' file")
-            ci_protocol = _protocol(c.get("protocol") or {}, f"{path.name}: ci.protocol", protocol_raw)
             ci_run = {k: c.get(k, (raw["run"] or {}).get(k)) for k in ("datasets", "methods", "features")}
             ci_run["exclude"] = c.get("exclude")      # the run's exclusions do not carry over: ci names its own
-            ci = CIConfig(_plan(ci_run, ci_protocol, f"{path.name}: ci", registry), (here / c["reference"]).resolve(),
-                          float(c.get("atol", 1e-9)))
-    not_comparable = raw.get("not_comparable") or {}
-    if not isinstance(not_comparable, dict):
-        raise UsageError(f"{path.name}: not_comparable must map datasets to reasons")
-    unknown = sorted(set(map(str, not_comparable)) - set(map(str, (raw.get("datasets") or {}).values())))
-    if unknown:
-        raise UsageError(f"{path.name}: not_comparable names {', '.join(unknown)}, not among the spec's datasets")
+            ci_plan = _plan(ci_run, Protocol(**{**protocol_raw, **(c.get("protocol") or {})}), f"{where}: ci", registry)
+            ci = CIConfig(ci_plan, (path.parent / c["reference"]).resolve(), float(c.get("atol", 1e-9)))
+    tolerance = _section(Tolerance, raw.get("tolerance")) or Tolerance()
+    anywhere = bool(raw.get("results_anywhere"))
+    wilcoxon = [WilcoxonClaim(**check(entry, WILCOXON_FIELDS, where, prefix=f"wilcoxon[{i}]."))
+                for i, entry in enumerate(raw.get("wilcoxon") or [])]
     return Spec(name=path.stem, path=path, title=str(raw.get("title", path.stem)), published=raw.get("published"),
-                columns=_section(Columns, raw.get("columns"), path, "columns") or Columns(), datasets=raw.get("datasets") or {},
+                columns=_section(Columns, raw.get("columns")) or Columns(), datasets=raw.get("datasets") or {},
                 methods={k: v[0] for k, v in alternates.items()}, method_alternates=alternates,
                 variants={k: list(v) for k, v in variants.items()},
                 dataset_variants={k: list(v) for k, v in dataset_variants.items()},
-                results=results_path(path, raw["results"], bool(raw.get("results_anywhere")))
-                if raw.get("results") else None,
-                also_reads=[results_path(path, d, bool(raw.get("results_anywhere"))) for d in raw.get("also_reads") or []],
+                results=results_path(path, raw["results"], anywhere) if raw.get("results") else None,
+                also_reads=[results_path(path, d, anywhere) for d in raw.get("also_reads") or []],
                 plan=plan, ci=ci, n_features=raw.get("n_features", []),
-                tolerance=tolerance, test=test, layout=_layout(raw, path),
-                not_comparable={str(k): str(v) for k, v in not_comparable.items()}, reasons=_reasons(raw, path),
-                protocol=protocol_raw, filters=raw.get("filters") or {},
-                metric=_metric(raw, path), notes=str(raw.get("notes", "")),
-                rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=_wilcoxon(raw, path),
-                chosen=_section(Chosen, raw.get("chosen"), path, "chosen"),
-                published_summary=_section(PublishedSummary, raw.get("published_summary"), path, "published_summary",
-                                           needs="published_summary needs file, mean and rank (and method) columns"))
+                tolerance=Tolerance(float(tolerance.stds), tolerance.relative,
+                                    None if tolerance.holdout_ses is None else float(tolerance.holdout_ses),
+                                    str(tolerance.why)),
+                test=_section(TTest, raw.get("test")) or TTest(), layout=raw.get("layout") or "default",
+                not_comparable={str(k): str(v) for k, v in not_comparable.items()},
+                reasons=_reasons(raw.get("reasons") or {}, spec_datasets, where),
+                protocol=protocol, filters=raw.get("filters") or {},
+                metric=raw.get("metric"), notes=str(raw.get("notes", "")),
+                rank_summary=bool(raw.get("rank_summary", False)), wilcoxon=wilcoxon,
+                chosen=_section(Chosen, raw.get("chosen")),
+                published_summary=_section(PublishedSummary, raw.get("published_summary")))
 
 
 def published_path(spec: Spec) -> Path:

@@ -12,7 +12,7 @@ inputs (the registry shape) fitted to the (method, n)'s finished datasets (propo
 rows × inputs with a single dataset), a rough guess (column ``by_size`` counts those tasks): the
 estimator of :mod:`rfbench.execution.estimate`, which ``rfbench run --dry-run`` shares. One core per
 task, as the long runs use it. The datasets and methods are those of the :class:`rfbench.registry.Registry`
-given (by default the one :func:`rfbench.registry.load` builds).
+given (built once by the command).
 """
 
 from __future__ import annotations
@@ -31,16 +31,15 @@ from rfbench.errors import UsageError
 from rfbench.execution.estimate import task_seconds
 from rfbench.experiments import sources
 from rfbench.experiments.spec import load_spec, spec_of_results
-from rfbench.registry import Registry, or_default
+from rfbench.registry import Registry
 from rfbench.reporting import cells as cells_mod
 from rfbench.store import claim_is_stale, load_results
 
 KEY = ["dataset", "method", "n_features", "fold"]
 
 
-def spec_plan(spec, registry: Registry | None = None) -> pd.DataFrame:
+def spec_plan(spec, registry: Registry) -> pd.DataFrame:
     """(dataset, method, n_features, fold, protocol) of every task the spec's run declares."""
-    registry = or_default(registry)
     p = spec.plan
     rows = []
     for dname in p.datasets:
@@ -67,9 +66,8 @@ def _target(arg: str, registry: Registry):
     return spec.name, spec.results, sources.source(spec.results), spec_plan(spec, registry), "left"
 
 
-def planned_tasks(path: Path, registry: Registry | None = None) -> pd.DataFrame:
+def planned_tasks(path: Path, registry: Registry) -> pd.DataFrame:
     """(dataset, method, n_features, fold, protocol) of every task some invocation asked for."""
-    registry = or_default(registry)
     history = Path(path) / "runs.jsonl"
     rows = set()
     task_of: dict[str, str | None] = {}           # registry look-ups once per name, not per invocation
@@ -107,13 +105,12 @@ def planned_tasks(path: Path, registry: Registry | None = None) -> pd.DataFrame:
     return pd.DataFrame(sorted(rows), columns=KEY + ["protocol"])
 
 
-def status(targets, data_dir=None, registry: Registry | None = None) -> pd.DataFrame:
+def status(targets, data_dir, registry: Registry) -> pd.DataFrame:
     """One row per (spec or directory, method, n): tasks asked for, done, failed, left (with data
     offline), without data offline, and the estimated core-hours left; the names are those of
-    ``registry`` (default: the one built now). A spec's results are read where
+    ``registry``. A spec's results are read where
     :mod:`rfbench.experiments.sources` says (its directory, else its shipped baseline): the table's
     ``attrs["sources"]`` holds the line saying which, one per spec."""
-    registry = or_default(registry)
     out, said = [], []
     for arg in targets:
         # a spec's plan is the whole question (records beyond it belong to other experiments);
