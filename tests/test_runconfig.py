@@ -129,7 +129,7 @@ def test_the_command_line_refuses_a_device_it_cannot_use_in_one_line(tmp_path, m
     assert not out.exists()
     one_line_error(capsys, ["run", "--datasets", "friedman-generated", "--methods", "rff-gauss", *TINY,
                              "--gpu-slots", "0", "--out", str(out)],
-                   "Invalid value for '--gpu-slots': 0 is not in the range x>=1")
+                   "--gpu-slots 0 must be at least 1; give the device tasks")
 
 
 def test_device_auto_runs_on_the_cpu_with_the_note_once_and_the_config_file_sets_the_device(

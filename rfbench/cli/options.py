@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -32,8 +33,37 @@ class SignificanceLevel(click.ParamType):
 ALPHA = SignificanceLevel()
 #: --width: characters per line, 0 for no limit; a bound that no terminal reaches
 WIDTH = click.IntRange(0, 100_000)
-#: a count of workers, threads or slots
-POSITIVE = click.IntRange(min=1)
+class Count(click.ParamType):
+    """A count of workers, threads or slots: a whole number of at least 1. Refused in one line that names
+    where the value came from (the option, or its environment variable) and ``hint``, what to give
+    instead (click's own range message names the environment variable even when the value was typed)."""
+
+    name = "integer"
+
+    def __init__(self, hint: str):
+        self.hint = hint
+
+    def convert(self, value, param, ctx):
+        shown = param.opts[0] if param is not None else "value"
+        # click records where a value came from only after converting it: a value equal to the
+        # option's environment variable is said to come from there
+        envvar = param.envvar if param is not None else None
+        if isinstance(envvar, str) and os.environ.get(envvar, "").strip() == str(value).strip():
+            shown = f"{shown} (from ${envvar})"
+        if isinstance(value, bool) or not isinstance(value, (int, str)):
+            raise UsageError(f"{shown} {value!r} must be a whole number of at least 1")
+        try:
+            count = value if isinstance(value, int) else int(value.strip(), 10)
+        except ValueError:
+            raise UsageError(f"{shown} {value!r} is not a whole number; {self.hint}") from None
+        if count < 1:
+            raise UsageError(f"{shown} {count} must be at least 1; {self.hint}")
+        return count
+
+
+JOBS = Count("give the worker processes to run, or leave it out for one per core")
+THREADS = Count("give the threads per worker, or leave it out for cores // jobs")
+GPU_SLOTS = Count("give the device tasks to hold in flight at once, or leave it out for the default")
 
 
 def latex_label(ctx, param, value: str | None) -> str | None:
@@ -178,9 +208,9 @@ def worker_options(command):
     command = click.option("--timeout", default=None, help="per-task time limit, e.g. 30m (at most 30 days)")(command)
     # the bound declared here refuses a bad value before anything is read; RunConfig keeps its own
     # checks for library callers
-    command = click.option("--threads", default=None, type=POSITIVE,
+    command = click.option("--threads", default=None, type=THREADS,
                            help="threads per worker (default: cores // jobs)")(command)
-    return click.option("--jobs", default=None, type=POSITIVE, envvar="RFBENCH_JOBS", show_envvar=True,
+    return click.option("--jobs", default=None, type=JOBS, envvar="RFBENCH_JOBS", show_envvar=True,
                         help="parallel worker processes (default: one per core with one thread each, the faster "
                              "placement measured for every built-in method; a run of methods registered with "
                              "placement: threads gets one worker with every core; with --threads, "
@@ -193,7 +223,7 @@ def device_options(command):
                            help="with the GPU: the device tasks run on --gpu-slots workers of their own beside the "
                                 "--jobs CPU workers, instead of holding one of them (a device task's worker mostly "
                                 "waits on the GPU)")(command)
-    command = click.option("--gpu-slots", default=None, type=POSITIVE,
+    command = click.option("--gpu-slots", default=None, type=GPU_SLOTS,
                            help=f"with the GPU: at most this many device tasks at once, each worker that runs one "
                                 f"capped to 0.9 / slots of its memory; the other workers run CPU tasks meanwhile "
                                 f"(default {DEFAULT_GPU_SLOTS})")(command)

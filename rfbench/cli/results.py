@@ -80,6 +80,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
     says which."""
     from rfbench import registry
     from rfbench.reporting import cells, report
+    from rfbench.reporting.render import shows_footer
     from rfbench.store import atomic_write_text, load_results, recorded_shapes
 
     reg = registry.load(registry_files)
@@ -121,7 +122,8 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
         results = gp_table.relative_to_target_std(results, reg)
     options = dict(names=display_names, width=width, label=label,
                    latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg,
-                   shapes=recorded_shapes(sources_read), footer=_run_walltimes(sources_read))
+                   shapes=recorded_shapes(sources_read),
+                   footer=_run_walltimes(sources_read) if shows_footer(fmt) else ())
     if layout == "gp":
         from rfbench.reporting import gp_table
 
@@ -311,9 +313,10 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
         if dirs or kind != "all" or method_filter or dataset_filter:
             raise UsageError("--spec plots the spec's declared figures from its own results: give no DIRS, --kind, "
                              "--methods or --datasets")
+        from rfbench import registry
         from rfbench.experiments import sources
 
-        spec = load_spec(spec_name)
+        spec = load_spec(spec_name, registry.load())
         explicit = ctx.get_parameter_source("output") == click.core.ParameterSource.COMMANDLINE
         pairs = sources.of_spec(spec)
         if not explicit and pairs and sources.is_shipped(pairs[0][1]):

@@ -36,3 +36,9 @@ def render(model: TableModel, fmt: str, options: RenderOptions | None = None) ->
     """The model in one format: the module of that name renders it."""
     module = importlib.import_module(f"{__name__}.{check_format(fmt)}")
     return module.render(model, options or RenderOptions())
+
+
+def shows_footer(fmt: str) -> bool:
+    """Whether ``fmt`` shows the model's footer (its module's SHOWS_FOOTER), so that a caller reads what
+    the footer says (runs.jsonl's wall times) only for the formats that show it."""
+    return importlib.import_module(f"{__name__}.{check_format(fmt)}").SHOWS_FOOTER

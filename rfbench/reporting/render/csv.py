@@ -11,6 +11,10 @@ from rfbench.reporting.render import RenderOptions
 from rfbench.reporting.table_model import TableModel
 
 
+#: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
+SHOWS_FOOTER = False
+
+
 def render(model: TableModel, options: RenderOptions) -> str:
     several_seeds = model.seeds > 1
     rows = [{"dataset": r.dataset, "m": r.m, "d": r.d, "n_features": n, "method": meth,

@@ -24,6 +24,10 @@ from rfbench.reporting.table_model import FULL_PROTOCOL, TableModel
 HTML_METHODS_PER_TABLE = 5   # method column groups of one HTML table: five fit a 1280 px window
 
 
+#: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
+SHOWS_FOOTER = False
+
+
 def render(model: TableModel, options: RenderOptions) -> str:
     fragment = tables(model)
     return fragment if options.html_fragment else document("rfbench report", [fragment])

@@ -15,6 +15,10 @@ from rfbench.reporting.render import RenderOptions
 from rfbench.reporting.table_model import ResultCell, TableModel
 
 
+#: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
+SHOWS_FOOTER = True
+
+
 def render(model: TableModel, options: RenderOptions) -> str:
     columns = [{"n": n, "method": meth, "name": model.display(meth)} for n in model.ns for meth in model.methods]
     rows = [{"dataset": r.dataset, "m": r.m, "d": r.d,

@@ -25,6 +25,10 @@ from rfbench.reporting.render.latex_layout import (
 from rfbench.reporting.table_model import FULL_PROTOCOL, TableModel
 
 
+#: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
+SHOWS_FOOTER = False
+
+
 def render(model: TableModel, options: RenderOptions) -> str:
     head = "".join(f"% {note}\n" for note in model.notes)
     return head + table(model, options.label or DEFAULT_LABEL, options.latex_width)

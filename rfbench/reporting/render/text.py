@@ -22,6 +22,10 @@ from rfbench.reporting.render.common import (
 from rfbench.reporting.table_model import TableModel
 
 
+#: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
+SHOWS_FOOTER = True
+
+
 def render(model: TableModel, options: RenderOptions) -> str:
     width = terminal_width() if options.width is None else options.width
     out = [*(wrap(note, width) for note in model.notes), ""] if model.notes else []
