@@ -10,7 +10,6 @@ import pandas as pd
 from rfbench.reporting.render import RenderOptions
 from rfbench.reporting.table_model import TableModel
 
-
 #: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
 SHOWS_FOOTER = False
 

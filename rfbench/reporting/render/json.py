@@ -14,7 +14,6 @@ import numpy as np
 from rfbench.reporting.render import RenderOptions
 from rfbench.reporting.table_model import ResultCell, TableModel
 
-
 #: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
 SHOWS_FOOTER = True
 

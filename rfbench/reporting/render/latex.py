@@ -24,7 +24,6 @@ from rfbench.reporting.render.latex_layout import (
 )
 from rfbench.reporting.table_model import FULL_PROTOCOL, TableModel
 
-
 #: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
 SHOWS_FOOTER = False
 

@@ -16,7 +16,6 @@ from rfbench.reporting.render.common import (
 )
 from rfbench.reporting.table_model import TableModel
 
-
 #: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
 SHOWS_FOOTER = True
 
