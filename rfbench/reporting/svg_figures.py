@@ -235,6 +235,19 @@ def _own_ids(svg: str, prefix: str) -> str:
     return re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', svg)
 
 
+def _steady(fig) -> None:
+    """Lines whose points came in no fixed order (scikit-posthocs joins the methods of a thick bar
+    of the critical-difference diagram in the order of a set of names, which varies with Python's
+    string hashing from one process to the next): a solid horizontal line without markers gets its
+    points sorted by x. The same segment is drawn, and the SVG path is the same bytes in every run."""
+    for ax in fig.axes:
+        for line in ax.lines:
+            x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+            if (len(x) >= 2 and len(y) == len(x) and np.all(y == y[0]) and line.get_linestyle() == "-"
+                    and line.get_marker() in ("None", "", None, " ")):
+                line.set_xdata(np.sort(x))
+
+
 def svg_markup(fig, tips_of=None, data: pd.DataFrame | None = None) -> str:
     """The figure as inline SVG (text as text, scaled to its box), tooltips from ``tips_of(fig,
     data)`` → {gid: text or [text per marker]}; the figure is closed afterwards."""
@@ -242,6 +255,7 @@ def svg_markup(fig, tips_of=None, data: pd.DataFrame | None = None) -> str:
     from matplotlib import pyplot
 
     tips = tips_of(fig, data) if tips_of is not None else {}
+    _steady(fig)
     buf = io.StringIO()
     # text as text (smaller, searchable); a fixed salt and no metadata: the same figure, the same bytes
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "rfbench"}):
