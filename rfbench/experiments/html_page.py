@@ -95,7 +95,7 @@ def spec_figures(spec, directory: Path, pngs: list[Path], draw) -> tuple[list[st
     for png in pngs:
         p = declared.get(png.name)
         if p is None:
-            left.append((png, "not a figure its spec declares"))
+            left.append((png, "no spec declares it as a figure: no data to draw it from"))
         elif data is None:
             left.append((png, f"no {plot.FIGURE_DATA} beside it to draw it from"))
         else:
