@@ -31,7 +31,9 @@ from rfbench.store import atomic_write_text, invocations
 # -- one results directory --------------------------------------------------------------------------------------------
 
 FIGURE_CAPTIONS = {"cd": "Critical-difference diagram", "error-vs-n": "Error against the number of features",
-                   "walltime": "Wall time per task", "pareto": "Error against wall time, Pareto front dashed"}
+                   "walltime": "Wall time per task", "pareto": "Error against wall time, Pareto front dashed",
+                   "error-vs-m": "test error against M (the paper's figure; stars: its published cells)",
+                   "error-vs-time": "test error against time (the paper's figure; stars: its published cells)"}
 
 
 def png_figure(kind: str, fig, data: pd.DataFrame, caption: str) -> str:
@@ -40,11 +42,14 @@ def png_figure(kind: str, fig, data: pd.DataFrame, caption: str) -> str:
 
 
 def figures_section(results: pd.DataFrame, dirs: list[Path], time_caveat: str | None = None,
-                    draw=png_figure) -> str:
+                    draw=png_figure, spec=None) -> str:
     """Every kind of ``rfbench plot`` that has something to draw, then the PNGs the directories hold
     (a spec's own figures); a kind with nothing to draw is one line saying why. ``time_caveat``:
     what the time figures' titles and captions add (a comparison whose walltimes mix machines);
-    ``draw(kind, figure, data, caption)``: the markup of one figure."""
+    ``draw(kind, figure, data, caption)``: the markup of one figure. With a ``draw`` other than
+    :func:`png_figure` (the site's SVG), the PNGs of ``spec``'s declared figures are drawn again
+    through ``draw`` from the figures.csv beside them (:func:`spec_figures`); a PNG with no such data
+    stays the file, with a note saying why."""
     parts, notes = [], []
     for kind in plot.KINDS:
         try:
@@ -59,10 +64,48 @@ def figures_section(results: pd.DataFrame, dirs: list[Path], time_caveat: str | 
     for d in dirs:
         if sources.is_shipped(d):           # a shipped baseline holds rows, no figures
             continue
-        for path in sorted(Path(d).glob("*.png")):
+        pngs = sorted(Path(d).glob("*.png"))
+        if draw is not png_figure and pngs:
+            drawn, left = spec_figures(spec, Path(d), pngs, draw)
+            parts += drawn
+            pngs = [png for png, _ in left]
+            notes += [f"{png.name} (in {shown(d)}): shown as the PNG file, without tooltips ({why})"
+                      for png, why in left]
+        for path in pngs:
             parts.append(img(path.read_bytes(), f"{path.name} (in {shown(d)})"))
     return ("<h2 id=\"figures\">Figures</h2>" + "".join(parts)
             + "".join(f'<p class="note">{esc(n)}</p>' for n in notes))
+
+
+def spec_figures(spec, directory: Path, pngs: list[Path], draw) -> tuple[list[str], list[tuple[Path, str]]]:
+    """The figures ``spec`` declares (``figures:``, written by ``rfbench plot --spec``) whose PNG is
+    in its results ``directory``, each drawn again through ``draw`` from the figures.csv beside it by
+    the code that drew the PNG (:func:`rfbench.reporting.plot.spec_figure`): (their markup, [(each
+    PNG not drawn, why)])."""
+    declared = {}
+    if spec is not None and spec.results is not None and Path(directory).resolve() == Path(spec.results).resolve():
+        try:
+            fs = plot.figure_spec(spec)
+            declared = {f"{p['file']}.png": p for p in fs.plots}
+        except UsageError:
+            declared = {}
+    data_file = Path(directory) / plot.FIGURE_DATA
+    parts, left = [], []
+    data = pd.read_csv(data_file) if declared and data_file.is_file() else None
+    for png in pngs:
+        p = declared.get(png.name)
+        if p is None:
+            left.append((png, "no spec declares it as a figure: no data to draw it from"))
+        elif data is None:
+            left.append((png, f"no {plot.FIGURE_DATA} beside it to draw it from"))
+        else:
+            caption = (f"{p['file']}: {FIGURE_CAPTIONS.get(p['kind'], p['kind'])}, drawn from {plot.FIGURE_DATA} "
+                       f"(in {shown(directory)}) as rfbench plot --spec {spec.name} draws {png.name}")
+            try:
+                parts.append(draw(p["kind"], plot.spec_figure(data, fs, p), data, caption))
+            except (UsageError, KeyError, ValueError) as exc:
+                left.append((png, f"{plot.FIGURE_DATA} could not be drawn: {exc}"))
+    return parts, left
 
 
 def gp_figures_section(results: pd.DataFrame, registry: Registry | None = None, alpha: float = 0.05,
@@ -214,7 +257,7 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
              report_html]
     if figures:
         parts.append(gp_figures_section(results, registry, alpha, draw) if layout == "gp"
-                     else figures_section(results, dirs, draw=draw))
+                     else figures_section(results, dirs, draw=draw, spec=spec))
     if has_check:
         parts.append(check_section(spec, results if check_results is None else check_results, methods, datasets,
                                    registry, full_text=check_text))

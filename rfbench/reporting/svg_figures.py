@@ -10,8 +10,8 @@ unchanged; only which artist stands for which cell is worked out here, from the 
 
 from __future__ import annotations
 
+import hashlib
 import io
-import itertools
 import re
 import xml.etree.ElementTree as ET
 
@@ -24,9 +24,6 @@ SVG = "http://www.w3.org/2000/svg"
 XLINK = "http://www.w3.org/1999/xlink"
 ET.register_namespace("", SVG)
 ET.register_namespace("xlink", XLINK)
-
-_serial = itertools.count(1)        # figures of one page need ids of their own (several inline SVGs)
-
 
 def _fmt(v: float) -> str:
     return "" if v is None or not np.isfinite(v) else f"{v:.4g}"
@@ -149,7 +146,63 @@ def rank_time_tips(ranks: pd.Series, seconds: pd.Series, where: str):
     return tips_of
 
 
-TIPS = {"pareto": _tips_pareto, "error-vs-n": _tips_error_vs_n, "walltime": _tips_walltime, "cd": _tips_cd}
+def _spec_tips(x: str):
+    """A spec's own figures (:func:`rfbench.reporting.plot.spec_figure`, the EERF paper's Figs. 1-3)
+    drawn from the rows of figures.csv: one error-bar line per (method, ours / variant / published)
+    in a dataset's panel (its title), a marker per M. The method is the line's colour, each marker
+    the row of that panel and method at its error and x (``x``: M or time_s; the published stars of
+    one M are dodged by at most 5 %, hence the tolerance on x)."""
+    from matplotlib.colors import to_hex
+
+    from rfbench.reporting import plot
+
+    def tips_of(fig, data: pd.DataFrame) -> dict:
+        tips: dict = {}
+        data = data.copy()
+        for c in ("M", "error", "se", "time_s", "repeats"):
+            data[c] = pd.to_numeric(data[c], errors="coerce")
+        source = data["source"].astype(str)
+        by_colour = {to_hex(c): m for m, c in plot.PAPER_COLORS.items()}
+        for ax in fig.axes:
+            panel = data[data["dataset"].astype(str) == ax.get_title()]
+            for container in ax.containers:
+                line = container.lines[0]
+                if line is None or panel.empty:
+                    continue
+                method = by_colour.get(to_hex(line.get_color()))
+                rows = panel if method is None else panel[panel["method"] == method]
+                src = source[rows.index]
+                rows = (rows[~src.str.startswith("rfbench")] if line.get_marker() == "*"
+                        else rows[src.str.startswith("rfbench: ")] if line.get_linestyle() == "--"
+                        else rows[src == "rfbench"])
+                texts = []
+                for xv, yv in zip(line.get_xdata(), line.get_ydata(), strict=True):
+                    hit = rows[np.isclose(rows["error"], float(yv), rtol=1e-9)
+                               & np.isclose(rows[x], float(xv), rtol=0.06)]
+                    if len(hit) != 1:
+                        break
+                    texts.append(_spec_tip(hit.iloc[0]))
+                else:
+                    if texts:
+                        _tag(line, tips, texts)
+        return tips
+    return tips_of
+
+
+def _spec_tip(r) -> str:
+    where = f"{r['method']}, {r['dataset']}, M = {int(r['M'])}"
+    se = f" ± {_fmt(r['se'])} s.e." if np.isfinite(r["se"]) else ""
+    if str(r["source"]).startswith("rfbench"):
+        variant = str(r["source"])[len("rfbench: "):].replace(" (dashed)", "") if str(r["source"]) != "rfbench" else ""
+        repeats = f" over {int(r['repeats'])} repeats" if np.isfinite(r["repeats"]) else ""
+        return (f"{where}{' — ' + variant if variant else ''}: error {_fmt(r['error'])} %{se}{repeats}, "
+                f"median {_fmt(r['time_s'])} s per repeat")
+    table = re.sub(r"^published \((.*)\)$", r"\1", str(r["source"]))
+    return f"{where}: published error {_fmt(r['error'])} %{se}, {_fmt(r['time_s'])} s on the paper's machine ({table})"
+
+
+TIPS = {"pareto": _tips_pareto, "error-vs-n": _tips_error_vs_n, "walltime": _tips_walltime, "cd": _tips_cd,
+        "error-vs-m": _spec_tips("M"), "error-vs-time": _spec_tips("time_s")}
 
 
 # -- the SVG ------------------------------------------------------------------------------------------------------------
@@ -182,6 +235,19 @@ def _own_ids(svg: str, prefix: str) -> str:
     return re.sub(r'href="#([^"]+)"', lambda m: f'href="#{prefix}{m.group(1)}"', svg)
 
 
+def _steady(fig) -> None:
+    """Lines whose points came in no fixed order (scikit-posthocs joins the methods of a thick bar
+    of the critical-difference diagram in the order of a set of names, which varies with Python's
+    string hashing from one process to the next): a solid horizontal line without markers gets its
+    points sorted by x. The same segment is drawn, and the SVG path is the same bytes in every run."""
+    for ax in fig.axes:
+        for line in ax.lines:
+            x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+            if (len(x) >= 2 and len(y) == len(x) and np.all(y == y[0]) and line.get_linestyle() == "-"
+                    and line.get_marker() in ("None", "", None, " ")):
+                line.set_xdata(np.sort(x))
+
+
 def svg_markup(fig, tips_of=None, data: pd.DataFrame | None = None) -> str:
     """The figure as inline SVG (text as text, scaled to its box), tooltips from ``tips_of(fig,
     data)`` → {gid: text or [text per marker]}; the figure is closed afterwards."""
@@ -189,6 +255,7 @@ def svg_markup(fig, tips_of=None, data: pd.DataFrame | None = None) -> str:
     from matplotlib import pyplot
 
     tips = tips_of(fig, data) if tips_of is not None else {}
+    _steady(fig)
     buf = io.StringIO()
     # text as text (smaller, searchable); a fixed salt and no metadata: the same figure, the same bytes
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "rfbench"}):
@@ -198,7 +265,9 @@ def svg_markup(fig, tips_of=None, data: pd.DataFrame | None = None) -> str:
     svg = buf.getvalue()
     svg = svg[svg.index("<svg"):]                       # no XML declaration or doctype inside HTML
     svg = _add_titles(svg, tips)
-    svg = _own_ids(svg, f"f{next(_serial)}-")
+    # ids of its own (several inline SVGs share a page), from its bytes: the same figure, the same ids,
+    # whichever process draws it in whatever order
+    svg = _own_ids(svg, f"f{hashlib.sha1(svg.encode()).hexdigest()[:10]}-")
     # the box's width scales it (viewBox kept): the figure fills its column, as the PNGs did
     return re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', r'<svg\1 width="100%" role="img"', svg, count=1)
 
