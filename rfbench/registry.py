@@ -846,12 +846,6 @@ def load(files: Iterable[str | os.PathLike] = (), *, settings: bool = True,
     return registry
 
 
-def or_default(registry: Registry | None) -> Registry:
-    """``registry``, or when None the default one built now (:func:`load`: the built-in files, the
-    settings' user registries, plugins): for library calls that were given none."""
-    return registry if registry is not None else load()
-
-
 def method_name_of(path: str) -> str:
     """The registered name of a method given as ``package.module:Class``: ``package.module.Class``."""
     return path.replace(":", ".")

@@ -124,7 +124,7 @@ def test_the_index_counts_a_claim_as_reproduce_list_does(wheel_cwd):
     for name in (CLAIM, "eerf2018-figures"):
         spec = load_spec(name, load_registry())
         counts = reproduce.check_spec(spec, None, load_registry()).counts
-        _, summary = html_page.spec_page(spec, figures=False)
+        _, summary = html_page.spec_page(spec, figures=False, registry=load_registry())
         assert summary.startswith(f"{counts['done']} of {counts['tasks']} tasks done"), summary
         assert "shipped baseline" in summary
     # eerf2018-figures also reads Table 3's and 5's directories: more rows than its plan

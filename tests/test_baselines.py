@@ -183,10 +183,10 @@ def test_splits_fingerprint_is_of_the_runners_test_rows_in_split_order(mirror_di
     text = "".join(" ".join(map(str, te)) + "\n" for _, te in splits)
     naive = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
     assert proto.splits_fingerprint(splits) == naive
-    assert runner.outer_splits_fingerprint("wine", p, str(mirror_dir)) == naive
+    assert runner.outer_splits_fingerprint("wine", p, str(mirror_dir), registry=load_registry()) == naive
     assert baselines.load("gbrff2020-table2", load_registry()).fingerprints[("splits-r20-t0.3-i5", "wine", 0)] == naive
-    others = {runner.outer_splits_fingerprint("wine", Protocol(**{**settings, "test_size": 0.25}), str(mirror_dir)),
-              runner.outer_splits_fingerprint("wine", Protocol(**settings, seed=1), str(mirror_dir))}
+    others = {runner.outer_splits_fingerprint("wine", Protocol(**{**settings, "test_size": 0.25}), str(mirror_dir), registry=load_registry()),
+              runner.outer_splits_fingerprint("wine", Protocol(**settings, seed=1), str(mirror_dir), registry=load_registry())}
     assert naive not in others and len(others) == 2
     reordered = [(tr, te[::-1]) for tr, te in splits]             # the same rows, fed in another order
     assert proto.splits_fingerprint(reordered) != naive
@@ -223,7 +223,7 @@ def test_a_wrong_splits_fingerprint_is_stale_with_the_mirror_and_unverified_with
     from rfbench.experiments import compare
 
     with pytest.raises(UsageError, match="baseline salsa2016-table1 has no fingerprint of the splits of"):
-        compare.run(str(written), ["sklearn.linear_model:Ridge"], None, None, [0], str(tmp_path / "out"))
+        compare.run(str(written), ["sklearn.linear_model:Ridge"], None, None, [0], str(tmp_path / "out"), registry=load_registry())
     assert not (tmp_path / "out").exists()
     rec = sorted((results / "records").glob("*.json"))[0]          # another column is still compared
     copy = tmp_path / "results" / "salsa2016-table1"

@@ -18,6 +18,7 @@ from fake_openml import serve_openml
 from rfbench import contract, registry
 from rfbench.data import loader
 from rfbench.errors import DataUnavailable, UsageError
+from rfbench.registry import load as load_registry
 
 ROOT = Path(__file__).resolve().parent.parent
 # the CLI as the `rfbench` console script runs it: the current directory is NOT on sys.path
@@ -106,7 +107,7 @@ def test_user_registry_extends_the_built_in_one(tmp_path, monkeypatch):
     assert built.method("my-ridge").origin == str(reg) and "rff-gauss" in built.methods
     ds = built.dataset("mydata")
     assert ds.task == "regression" and ds.file == str(tmp_path / "data.csv") and "breiman" in built.datasets
-    assert loader.load("mydata").X.shape == (60, 3)
+    assert loader.load("mydata", registry=load_registry()).X.shape == (60, 3)
     # through the CLI: --registry on methods, datasets and run
     assert "my-ridge" in rfbench("methods", "--registry", str(reg), cwd=tmp_path).stdout
     assert "mydata" in rfbench("datasets", "list", "--registry", str(reg), cwd=tmp_path).stdout
@@ -338,7 +339,7 @@ def test_sha256_mismatch_shows_both_full_digests_and_both_fixes(tmp_path, monkey
     reg.write_text(f"datasets:\n  toy: {{file: toy.arff, target: y, sha256: {wrong}}}\n")
     monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
     with pytest.raises(UsageError) as err:
-        loader.load("toy")
+        loader.load("toy", registry=load_registry())
     msg = str(err.value)
     assert actual in msg and wrong in msg and "\n" not in msg
     assert "the file changed, or the registry's sha256 is wrong: fix one" in msg

@@ -115,7 +115,7 @@ def test_a_screen_of_three_folds_gets_wilcoxon_rows_on_those_folds():
     means = df.groupby(["method", "dataset"])["error"].mean()
     want = sps.wilcoxon(means["a"].to_numpy() - means["c"].to_numpy())
     assert rows["a vs c"]["T"] == want.statistic and rows["a vs c"]["datasets"] == 6
-    text = report.render(df, "markdown")
+    text = report.render(df, "markdown", registry=load_registry())
     assert text.startswith("Screen: folds 0-2 of 10 (not the full protocol).") and "| protocol" in text
 
 
@@ -140,7 +140,7 @@ def test_complete_runs_have_no_protocol_column_and_no_screen():
     cells_, errors, _ = report.summarise(df)
     rows = report.wilcoxon_table(cells_, ["a", "b", "c"], [100], errors=errors)
     assert rows and all("protocol" not in r for r in rows)
-    assert "screen" not in report.render(df, "markdown").lower()
+    assert "screen" not in report.render(df, "markdown", registry=load_registry()).lower()
 
 
 def test_cd_diagram_of_a_screen_is_on_the_common_folds_and_says_so(tmp_path):

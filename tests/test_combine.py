@@ -68,9 +68,9 @@ def test_duplicated_directories_count_once(tmp_path):
         assert cells2[key].bold == c.bold and cells2[key].seeds == 1 and cells2[key].seed_std is None
     assert any(c.bold for c in cells1.values())
     for fmt in ("text", "markdown", "csv"):
-        assert report.render(both, fmt, width=0) == report.render(one, fmt, width=0)
-    assert report.render(both, "text", test="paired", width=0) == report.render(one, "text", test="paired", width=0)
-    text = report.render(one, "text", width=0)
+        assert report.render(both, fmt, width=0, registry=load_registry()) == report.render(one, fmt, width=0, registry=load_registry())
+    assert report.render(both, "text", test="paired", width=0, registry=load_registry()) == report.render(one, "text", test="paired", width=0, registry=load_registry())
+    text = report.render(one, "text", width=0, registry=load_registry())
     c = cells1[("kinematics", 10, "a")]
     assert f"{c.mean:.2f} (±{c.std:.2f}) *" in text and "seeds" not in text    # one seed: cells read as before
 
@@ -141,7 +141,7 @@ def test_different_protocols_are_refused_and_one_can_be_selected(tmp_path, capsy
     assert code == 2 and len(err.strip().splitlines()) == 1 and "--protocol KEY" in err
     code, out, err = cli(capsys, "report", str(a), str(c), "--protocol", PROTOCOL, "--width", "0")
     assert code == 0
-    assert out == report.render(load_results([a]), "text", width=0)
+    assert out == report.render(load_results([a]), "text", width=0, registry=load_registry())
     code, out, err = cli(capsys, "report", str(a), "--protocol", "holdout-t0.3-i5")
     assert code == 2 and "no records of protocol holdout-t0.3-i5" in err and PROTOCOL in err
     # one directory holding both protocols is refused the same way
@@ -176,7 +176,7 @@ def test_seeds_are_pooled_with_both_spreads():
     assert a.bold and not cells[("kinematics", 10, "b")].bold       # paired by (seed, fold): 0.1 on every pair
     welch, _, _ = report.summarise(df)
     assert not welch[("kinematics", 10, "a")].bold                   # hidden under the fold and seed spread
-    text = report.render(df, "text", width=0, test="paired")
+    text = report.render(df, "text", width=0, test="paired", registry=load_registry())
     assert f"{a.mean:.2f} (±{a.std:.2f} folds, ±{a.seed_std:.2f} seeds) *" in text
     assert "paired by seed and outer fold number" in text and "all 3 seeds" in text
     # seed 2 of b unfinished: the cell is partial, 6 of 9 (seed, fold) tasks

@@ -41,7 +41,7 @@ def base_dir(tmp_path_factory):
     """A small baseline as a plain results directory: rff-gauss on the two generated sets, 3 folds."""
     out = tmp_path_factory.mktemp("base") / "base"
     runner.run(GENERATED, ["rff-gauss"], [10], Protocol(outer_folds=3, inner_folds=2, max_samples=300), str(out),
-               RunConfig(jobs=1), progress=False)
+               RunConfig(jobs=1), progress=False, registry=load_registry())
     return out
 
 
@@ -49,7 +49,7 @@ def base_dir(tmp_path_factory):
 
 def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     out = tmp_path / "mine"
-    run_dir, b, names = compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False)
+    run_dir, b, names = compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False, registry=load_registry())
     assert names == GENERATED and b.name == "base"
     # only the user's method ran, on the baseline's protocol, budgets and the asked folds
     recs = pd.read_csv(out / "results.csv")
@@ -58,11 +58,11 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     assert baselines.run_fingerprints(out) == baselines.run_fingerprints(base_dir)    # every fold of every row
     assert json.loads((out / "compare.json").read_text())["baseline"] == str(base_dir.resolve())   # loads it again
 
-    c = compare.compare([str(out)], [str(base_dir)])          # also found from compare.json: same result
-    assert compare.compare([str(out)]).frame.equals(c.frame)
+    c = compare.compare([str(out)], [str(base_dir)], registry=load_registry())          # also found from compare.json: same result
+    assert compare.compare([str(out)], registry=load_registry()).frame.equals(c.frame)
     assert c.folds == {d: "0-1" for d in GENERATED} and c.outer == 3
     assert "a screen, folds 0-1 of 3 on" in c.notes[0] and "over these folds only" in c.notes[1]
-    table = pd.read_csv(pd.io.common.StringIO(compare.render(c, "csv")))
+    table = pd.read_csv(pd.io.common.StringIO(compare.render(c, "csv", registry=load_registry())))
     base = pd.read_csv(base_dir / "results.csv")
     for (d, meth), row in table.set_index(["dataset", "method"]).iterrows():
         src = recs if meth.startswith("sklearn") else base
@@ -72,9 +72,9 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     # the baseline's third fold is not in the statistics: its full mean differs
     full = base[base["dataset"] == GENERATED[0]]["error"].mean()
     assert table.set_index(["dataset", "method"]).loc[(GENERATED[0], "rff-gauss"), "error_mean"] != pytest.approx(full)
-    latex = compare.render(c, "latex")
+    latex = compare.render(c, "latex", registry=load_registry())
     assert re.search(r"\\caption\{Compared: sklearn\.linear\\_model\.Ridge .*a screen, folds 0-1 of 3", latex)
-    page = compare.render(c, "html")
+    page = compare.render(c, "html", registry=load_registry())
     assert '<p class="sub">Compared: sklearn.linear_model.Ridge' in page and "over these folds only" in page
     # two datasets: too few for the CD diagram's tests (one line says so), the other figures drawn
     assert "too few datasets for a test" in page and "Critical-difference diagram, n = 10" not in page
@@ -82,7 +82,7 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     assert "http://" not in page and "https://" not in page
     # the run as the pages show paths (relative to the project, else '…/NAME'), never this machine's own
     assert str(out) not in page and f"<title>rfbench comparison: {shown(out)} against " in page
-    text = compare.render(c, "text", width=0)
+    text = compare.render(c, "text", width=0, registry=load_registry())
     assert text.startswith("Compared: ") and "sklearn.linear_model.Ridge" in text and "rff-gauss" in text
     # the screen keeps its protocol key, so the one model of cells labels every statistic as a screen
     assert set(c.frame["protocol"]) == {"cv-o3-i2-max300"}
@@ -93,8 +93,8 @@ def test_run_on_the_baselines_folds_and_report_a_screen(base_dir, tmp_path):
     assert plot.cd_analysis(c.frame, 10).screen == "screen: folds 0-1 of 3"
 
     # a run over every fold is not a screen
-    compare.run(str(base_dir), [USER], None, None, None, str(out), RunConfig(jobs=1), progress=False)
-    c = compare.compare([str(out)])
+    compare.run(str(base_dir), [USER], None, None, None, str(out), RunConfig(jobs=1), progress=False, registry=load_registry())
+    c = compare.compare([str(out)], registry=load_registry())
     assert "all outer folds, folds 0-2 of 3" in c.notes[0] and set(c.frame["protocol"]) == {"cv-o3-i2-max300"}
 
 
@@ -102,7 +102,7 @@ def test_compare_plot_of_two_datasets_says_the_cd_tests_need_more_in_one_line(ba
     """Two methods on two datasets: no critical-difference test can reject (the signed-rank test
     needs N ≥ 6), so no diagram is drawn and the error says so in one line."""
     out = tmp_path / "mine"
-    compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False)
+    compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False, registry=load_registry())
     one_line_error(capsys, ["compare", "plot", str(out), "--output", str(tmp_path / "plots")],
                    "too few datasets for a test (N = 2; with 2 methods the Wilcoxon signed-rank test at α = 0.05 can "
                    "reject only from N = 6)")
@@ -132,7 +132,7 @@ def test_other_splits_are_refused_before_and_after_the_run(base_dir, tmp_path, c
                            f"outer folds of {GENERATED[0]} (seed 0) differ")
     assert "the data here" in line and not (out / "records").exists()        # refused before anything ran
     # a run made against the real baseline, then reported against the tampered one
-    compare.run(str(base_dir), [USER], None, None, [0], str(out), RunConfig(jobs=1), progress=False)
+    compare.run(str(base_dir), [USER], None, None, [0], str(out), RunConfig(jobs=1), progress=False, registry=load_registry())
     one_line_error(capsys, ["compare", "report", str(out), "--against", str(tampered)],
                     f"outer folds of {GENERATED[0]} (seed 0) differ: {out} has sha256:")
 
@@ -173,8 +173,8 @@ def test_bad_requests_are_one_line(capsys, tmp_path):
 
 def test_report_filters_by_methods_and_datasets(base_dir, tmp_path, capsys):
     out = tmp_path / "mine"
-    compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False)
-    c = compare.compare([str(out)], None, None, [GENERATED[1]])
+    compare.run(str(base_dir), [USER], None, None, [0, 1], str(out), RunConfig(jobs=1), progress=False, registry=load_registry())
+    c = compare.compare([str(out)], None, None, [GENERATED[1]], registry=load_registry())
     assert set(c.frame["dataset"]) == {GENERATED[1]}
     one_line_error(capsys, ["compare", "report", str(out), "--methods", "gfc"],
                     "--methods: gfc not in the run or baseline(s) base at its n (they have rff-gauss, sklearn")
@@ -249,7 +249,7 @@ def gbrff_run(tmp_path_factory):
     if MIRROR is None:
         pytest.skip(NO_MIRROR_REASON)
     out = tmp_path_factory.mktemp("gbrff") / "mine"
-    compare.run(GBRFF, [CLASSIFIER], SMALLEST, [100], [0, 1], str(out), RunConfig(jobs=1), progress=False)
+    compare.run(GBRFF, [CLASSIFIER], SMALLEST, [100], [0, 1], str(out), RunConfig(jobs=1), progress=False, registry=load_registry())
     return out
 
 
@@ -265,16 +265,16 @@ def test_a_classifier_on_the_gbrff_splits_is_reported_beside_gbrff2_and_lgbm(gbr
         (d, 0): b.fingerprints[(GBRFF_KEY, d, 0)] for d in SMALLEST}
     recorded = {d: fp for d, _, fp in marker["splits_sha256"]}
     assert recorded[SMALLEST[0]] == runner.outer_splits_fingerprint(SMALLEST[0], Protocol(**b.protocols[GBRFF_KEY]),
-                                                                    str(mirror_dir))
+                                                                    str(mirror_dir), registry=load_registry())
     # run again into the same --out on one dataset: the other's verified fingerprint stays recorded
-    compare.run(GBRFF, [CLASSIFIER], SMALLEST[:1], [100], [0], str(gbrff_run), RunConfig(jobs=1), progress=False)
+    compare.run(GBRFF, [CLASSIFIER], SMALLEST[:1], [100], [0], str(gbrff_run), RunConfig(jobs=1), progress=False, registry=load_registry())
     assert json.loads((gbrff_run / "compare.json").read_text())["splits_sha256"] == marker["splits_sha256"]
 
-    c = compare.compare([str(gbrff_run)], None, ["sklearn.linear_model.RidgeClassifier", "gbrff2", "lgbm"])
+    c = compare.compare([str(gbrff_run)], None, ["sklearn.linear_model.RidgeClassifier", "gbrff2", "lgbm"], registry=load_registry())
     assert c.folds == {d: "0-1" for d in SMALLEST} and c.outer == 20
     assert "a screen, splits 0-1 of 20 on" in c.notes[0] and "before it ran (this protocol stores no splits)" in \
         c.notes[0] and "not over the published table's 20 splits" in c.notes[1]
-    table = pd.read_csv(pd.io.common.StringIO(compare.render(c, "csv"))).set_index(["dataset", "method"])
+    table = pd.read_csv(pd.io.common.StringIO(compare.render(c, "csv", registry=load_registry()))).set_index(["dataset", "method"])
     base = b.results[(b.results["protocol"] == GBRFF_KEY) & b.results["fold"].isin([0, 1])]
     for (d, meth), row in table.iterrows():
         src = recs if meth.startswith("sklearn") else base[base["method"] == meth]
@@ -284,7 +284,7 @@ def test_a_classifier_on_the_gbrff_splits_is_reported_beside_gbrff2_and_lgbm(gbr
     # accuracy: higher is better, so a Wilcoxon pair's wins are the datasets where its mean accuracy is higher
     # (two datasets are too few for the test to reject: the report says so in one line, the rows are
     # still computed)
-    assert "too few datasets for a test" in compare.render(c, "markdown")
+    assert "too few datasets for a test" in compare.render(c, "markdown", registry=load_registry())
     from rfbench.reporting import report
 
     cells_, errors, higher = report.summarise(c.frame)
@@ -470,7 +470,7 @@ def test_walltimes_from_different_machines_are_said_in_the_notes_and_the_time_fi
     if case == "other":
         machine = {**machine, "cpu_count": 64, "memory_gb": 512.0}
     run = table1_screen(tmp_path / "mine", None if case == "unrecorded" else machine)
-    c = compare.compare([str(run)], ["gfc2016-table1"], ["mine", "gfc"])
+    c = compare.compare([str(run)], ["gfc2016-table1"], ["mine", "gfc"], registry=load_registry())
     timed = [n for n in c.notes if n.startswith("Walltimes")]
     assert len(timed) == 1
     if case == "same":
@@ -494,11 +494,11 @@ def test_walltimes_from_different_machines_are_said_in_the_notes_and_the_time_fi
         assert (c.time_caveat is None and "machines" not in titles) or \
             " ".join(c.time_caveat.split()) in " ".join(titles.split()), (kind, titles)
     if case == "other":
-        page = compare.render(c, "html")
+        page = compare.render(c, "html", registry=load_registry())
         assert "Wall time per task (walltimes from different machines" in page
     # a shipped baseline outside a checkout records no machine: "may mix"
     monkeypatch.setattr(compare, "spec_paths", lambda: [])
-    c = compare.compare([str(run)], ["gfc2016-table1"], ["mine", "gfc"])
+    c = compare.compare([str(run)], ["gfc2016-table1"], ["mine", "gfc"], registry=load_registry())
     assert any(n.startswith("Walltimes may mix machines") and "does not record (the shipped file" in n for n in c.notes)
 
 

@@ -19,6 +19,7 @@ pytest.importorskip("distributed")
 from test_cli import POISON, RUN, SLEEPER, _alive, _children, _wait_for  # noqa: E402
 
 from rfbench.execution.runconfig import RunConfig  # noqa: E402
+from rfbench.registry import load as load_registry
 
 SMALL = ["--features", "10,20", "--outer-folds", "3", "--inner-folds", "3", "--max-samples", "300", "--quiet",
          "--no-report"]
@@ -146,7 +147,7 @@ def test_records_on_the_cluster_equal_a_local_run(cluster, mirror_dir, tmp_path)
     threads = max(1, CPU_COUNT // 2)     # two single-slot workers on this host
     runner.run(["friedman-generated", "wine"], ["rff-gauss", "rff-cauchy"], [10],
                Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300), str(tmp_path / "local"),
-               config=RunConfig(threads=threads), progress=False)
+               config=RunConfig(threads=threads), progress=False, registry=load_registry())
     cluster.rfbench("--datasets", "friedman-generated,wine", "--methods", "rff-gauss,rff-cauchy", *SMALL,
                     "--features", "10", "--out", str(tmp_path / "dask"))
     local, dask = _records(tmp_path / "local"), _records(tmp_path / "dask")
@@ -171,7 +172,7 @@ def test_data_a_worker_cannot_load_is_scattered_from_the_client(cluster, mirror_
     for backend in ("local", "dask"):
         out = tmp_path / backend
         runner.run(["wine"], ["rff-gauss"], [10], protocol, str(out), progress=False,
-                   config=RunConfig(backend=backend, scheduler=cluster.address if backend == "dask" else None))
+                   config=RunConfig(backend=backend, scheduler=cluster.address if backend == "dask" else None), registry=load_registry())
         runs[backend] = _records(out)
     assert (runs["dask"]["status"] == "done").all(), runs["dask"]["message"].tolist()
     assert runs["dask"]["error"].tolist() == runs["local"]["error"].tolist()

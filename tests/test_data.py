@@ -9,6 +9,7 @@ from rfbench.data import load
 from rfbench.data.arff import read_arff
 from rfbench.data.generators import GENERATORS, breiman, friedman
 from rfbench.errors import DataUnavailable, UsageError
+from rfbench.registry import load as load_registry
 
 GFC_NAMES = ["parkinsons-tm", "ujindoorloc", "ct-slice", "year-msd", "delta-ailerons", "kinematics",
              "cpu-activity", "bank", "pumadyn", "delta-elevators", "ailerons", "pole-telecom",
@@ -36,7 +37,7 @@ def test_registered_sha256_match_the_manifest(mirror_dir):
                                   "delta-elevators", "ailerons", "pole-telecom", "elevators", "cal-housing",
                                   "breiman", "friedman", "parkinsons-tm", "ujindoorloc"])
 def test_mirror_files_load_with_registered_shape(mirror_dir, name):
-    loaded = load(name, mirror_dir)
+    loaded = load(name, mirror_dir, registry=load_registry())
     assert loaded.source == "mirror"
     assert loaded.X.shape == registry.load().dataset(name).shape
     assert np.isfinite(loaded.X).all() and np.isfinite(loaded.y).all()
@@ -71,21 +72,21 @@ def test_the_registry_accepts_exactly_the_generators_that_exist():
 def test_generated_sets_need_no_mirror_and_the_real_ones_are_never_generated(monkeypatch, tmp_path):
     monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)
     monkeypatch.setenv("RFBENCH_CACHE_DIR", str(tmp_path))
-    loaded = load("breiman-generated")
+    loaded = load("breiman-generated", registry=load_registry())
     assert loaded.source == "generator" and loaded.X.shape == (40768, 10)
     with pytest.raises(DataUnavailable, match="breiman"):
-        load("breiman", allow_download=False)
+        load("breiman", allow_download=False, registry=load_registry())
 
 
 def test_real_breiman_is_2dplanes_at_its_bayes_floor(mirror_dir):
     """2dplanes is the formula above plus N(0, 1) noise: the residual of the true mean, in units of
     the output range × 100, is the noise floor the GFC paper's breiman errors sit at (4.01-4.06)."""
-    loaded = load("breiman", mirror_dir)
+    loaded = load("breiman", mirror_dir, registry=load_registry())
     X, y = loaded.X, loaded.y
     mean = np.where(X[:, 0] == 1, 3 + 3 * X[:, 1] + 2 * X[:, 2] + X[:, 3], -3 + 3 * X[:, 4] + 2 * X[:, 5] + X[:, 6])
     floor = 100 * np.sqrt(np.mean((y - mean) ** 2)) / np.ptp(y)
     assert floor == pytest.approx(4.02, abs=0.02)
-    gen = load("breiman-generated").y
+    gen = load("breiman-generated", registry=load_registry()).y
     assert 100 * 1.0 / np.ptp(gen) > 4.15       # the generator's realisation: another range, another floor
 
 
@@ -95,20 +96,20 @@ def test_uci_gfc_sets_follow_the_paper(mirror_dir):
     non-constant inputs of pol."""
     import pandas as pd
 
-    pk = load("parkinsons-tm", mirror_dir)
+    pk = load("parkinsons-tm", mirror_dir, registry=load_registry())
     raw = pd.read_csv(mirror_dir / "uci-gfc/parkinsons-tm/parkinsons_updrs.data")
     np.testing.assert_array_equal(pk.y, raw["total_UPDRS"].to_numpy())
     np.testing.assert_array_equal(pk.X, raw.drop(columns="total_UPDRS").to_numpy(float))
-    uj = load("ujindoorloc", mirror_dir)
+    uj = load("ujindoorloc", mirror_dir, registry=load_registry())
     tail = pd.read_csv(mirror_dir / "uci-gfc/ujiindoorloc/validationData.csv")
     np.testing.assert_array_equal(uj.y[-len(tail):], tail["LATITUDE"].to_numpy())
     np.testing.assert_array_equal(uj.X[-1], tail.drop(columns=["LATITUDE", "TIMESTAMP"]).to_numpy(float)[-1])
-    pol = load("pole-telecom", mirror_dir)
+    pol = load("pole-telecom", mirror_dir, registry=load_registry())
     assert pol.X.shape == (15000, 26) and (pol.X.std(axis=0) > 0).all()
 
 
 def test_bankmarketing_from_the_uci_file(mirror_dir):
-    loaded = load("bankmarketing", mirror_dir)
+    loaded = load("bankmarketing", mirror_dir, registry=load_registry())
     assert loaded.X.shape == (45211, 51) and loaded.source == "mirror"
     assert (loaded.y > 0).sum() == 5289          # 'yes' rows of bank-full.csv (11.7 %)
 
@@ -119,13 +120,13 @@ def test_corrupt_mirror_file_is_refused(mirror_dir, tmp_path):
     src = (mirror_dir / "torgo" / "delta_ailerons.arff").read_bytes()
     (fake / "torgo" / "delta_ailerons.arff").write_bytes(src[:-200] + b"9" * 200)
     with pytest.raises(UsageError, match=r"sha256 .* corrupt or another version"):
-        load("delta-ailerons", fake)
+        load("delta-ailerons", fake, registry=load_registry())
 
 
 def test_unavailable_dataset_says_how_to_supply_it(monkeypatch):
     monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)
     with pytest.raises(DataUnavailable, match="RFBENCH_DATA_DIR.*OpenML id 189|OpenML id 189"):
-        load("kinematics")
+        load("kinematics", registry=load_registry())
 
 
 def _custom_registry(tmp_path, monkeypatch, entry: str, extra_files=None):
@@ -162,7 +163,7 @@ def test_nan_in_data_is_refused(tmp_path, monkeypatch):
     _custom_registry(tmp_path, monkeypatch, "  withnan:\n    task: regression\n    suites: [s]\n"
                      f"    shape: [3, 2]\n    target: y\n    mirror: {{file: nan.csv, format: csv, sha256: {sha}}}\n")
     with pytest.raises(UsageError, match="withnan.*1 missing or non-finite values"):
-        load("withnan", tmp_path / "mirror")
+        load("withnan", tmp_path / "mirror", registry=load_registry())
 
 
 GBRFF_TABLE1 = {  # GBRFF paper Table 1: n, d (and the published positive-class label)
@@ -177,14 +178,14 @@ def test_gbrff_suite_matches_table1_and_binarises(mirror_dir):
     names = [d.name for d in registry.load().suite("gbrff")]
     assert names == [*GBRFF_TABLE1, "bankmarketing"]           # the 16 of Table 1, its order
     for name, shape in GBRFF_TABLE1.items():
-        loaded = load(name, mirror_dir)
+        loaded = load(name, mirror_dir, registry=load_registry())
         assert loaded.X.shape == shape, name
         assert set(np.unique(loaded.y)) == {-1.0, 1.0}, name
     # spot checks of the Table 1 maps: wine class 1 (59 rows) is +1; splice's file "-1" is +1
-    assert (load("wine", mirror_dir).y > 0).sum() == 59
+    assert (load("wine", mirror_dir, registry=load_registry()).y > 0).sum() == 59
     splice_file = (mirror_dir / "uci-gbrff/splice/splice.data").read_text().splitlines()
     n_minus = sum(line.startswith("-1") for line in splice_file if line.strip())
-    assert (load("splice", mirror_dir).y > 0).sum() == n_minus
+    assert (load("splice", mirror_dir, registry=load_registry()).y > 0).sum() == n_minus
 
 
 def test_unmapped_class_label_is_refused(tmp_path, monkeypatch):
@@ -198,4 +199,4 @@ def test_unmapped_class_label_is_refused(tmp_path, monkeypatch):
                      "    shape: [3, 2]\n    target: c2\n    labels: {negative: [a], positive: [b]}\n"
                      f"    mirror: {{file: c.csv, format: csv-noheader, sha256: {sha}}}\n")
     with pytest.raises(UsageError, match=r"labels \['c'\] that the registry maps to neither class"):
-        load("cls", tmp_path / "mirror")
+        load("cls", tmp_path / "mirror", registry=load_registry())

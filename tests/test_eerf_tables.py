@@ -199,7 +199,7 @@ def test_adult_encoding_is_built_from_the_training_file():
     from rfbench.data.prepare import _adult_frame, adult_encoding
 
     ds = registry.load().dataset("eerf-adult")
-    loaded = load("eerf-adult")
+    loaded = load("eerf-adult", registry=load_registry())
     assert loaded.X.shape == (48842, 121) == ds.shape and ds.holdout == (32561, 16281) and ds.holdout.fixed
     train = _adult_frame(MIRROR / "adult" / "adult.data", False)
     cols = adult_encoding(train)
@@ -218,10 +218,10 @@ def test_adult_encoding_is_built_from_the_training_file():
 def test_mnist_and_letter_are_multiclass_in_file_order():
     from rfbench.data import load
 
-    mnist = load("eerf-mnist")
+    mnist = load("eerf-mnist", registry=load_registry())
     assert mnist.X.shape == (70000, 784) and mnist.X.max() == 255.0
     assert np.bincount(mnist.y[:60000].astype(int)).tolist()[:3] == [5923, 6742, 5958]
-    letter = load("eerf-letter")
+    letter = load("eerf-letter", registry=load_registry())
     assert letter.X.shape == (20000, 16) and len(np.unique(letter.y)) == 26
     first = (MIRROR / "letter" / "letter-recognition.data").read_text().split("\n", 1)[0]
     assert letter.y[0] == ord(first[0]) - ord("A")          # codes follow the sorted letters

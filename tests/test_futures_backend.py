@@ -12,6 +12,7 @@ from rfbench.execution import runner
 from rfbench.execution.backends import BACKENDS
 from rfbench.execution.runconfig import RunConfig
 from rfbench.protocol import Protocol
+from rfbench.registry import load as load_registry
 
 RUN = [sys.executable, "-m", "rfbench.cli"]
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
@@ -28,7 +29,7 @@ def _records(out) -> dict[str, dict]:
 
 def _run(out, backend: str, **config) -> None:
     runner.run(["friedman-generated", "wine"], ["rff-gauss", "lgbm"], [10, 20], SMALL, str(out),
-               RunConfig(backend=backend, jobs=2, threads=1, **config), progress=False)
+               RunConfig(backend=backend, jobs=2, threads=1, **config), progress=False, registry=load_registry())
 
 
 def test_the_futures_backend_is_registered():

@@ -43,7 +43,7 @@ def external_urls(page: str) -> list[str]:
 
 def test_report_page_has_the_tables_marks_and_escapes_every_name():
     df = frame(ns=(100, 500))
-    page = report.render(df, "html", names={"a": HOSTILE})
+    page = report.render(df, "html", names={"a": HOSTILE}, registry=load_registry())
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     assert page.count("<table") == 3                            # n = 100, n = 500, Wilcoxon
     assert "<h3>n = 100</h3>" in page and "<h3>n = 500</h3>" in page
@@ -58,10 +58,10 @@ def test_report_page_has_the_tables_marks_and_escapes_every_name():
 
 
 def test_a_screen_page_says_so_and_marks_the_screen_rows():
-    page = report.render(frame(folds=range(3)), "html")
+    page = report.render(frame(folds=range(3)), "html", registry=load_registry())
     assert '<p class="banner"><b>Screen: folds 0-2 of 10 (not the full protocol)</b>' in page
     assert page.count("Screen: folds 0-2 of 10") == 1                     # the banner, not the caption again
-    assert 'class="banner"' not in report.render(frame(), "html")
+    assert 'class="banner"' not in report.render(frame(), "html", registry=load_registry())
     assert page.count('<tr class="screen">') == 3 and '<span class="partial"' in page
 
 
@@ -174,7 +174,7 @@ def test_the_page_draws_in_a_headless_browser(tmp_path):
 
 def test_wide_tables_are_split_into_blocks_of_whole_methods():
     methods = tuple((f"m{i}", 0.1 * i) for i in range(7))
-    page = report.render(frame(methods=methods), "html")
+    page = report.render(frame(methods=methods), "html", registry=load_registry())
     assert page.count("<h3>n = 100</h3>") == 1 and page.count("<h3>n = 100 (continued)</h3>") == 1
     first, second = page.split("<h3>n = 100 (continued)</h3>")
     assert [f">m{i}</th>" in first for i in range(7)] == [True] * 4 + [False] * 3       # 4 + 3, as even as possible
@@ -206,7 +206,7 @@ def test_check_section_is_the_check_table_row_for_row():
     results = reproduce.results_of(spec)
     if results.empty:
         pytest.skip("no committed results for salsa2016-table1")
-    section = html_page.check_section(spec, results)
+    section = html_page.check_section(spec, results, registry=load_registry())
     table = check.compare(spec, results, load_registry())
     rows = re.findall(r'<tr class="([a-z -]+)">', section)
     assert [r.removesuffix(" variant").replace("-", " ") for r in rows] == list(table["status"])

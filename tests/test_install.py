@@ -125,11 +125,11 @@ def test_several_data_directories_are_searched_in_order(monkeypatch, tmp_path):
                    f"    target: y\n    mirror: {{file: sub/d.csv, format: csv, sha256: {sha}}}\n")
     monkeypatch.setenv("RFBENCH_DATASETS_YAML", str(reg))
     monkeypatch.setenv("RFBENCH_DATA_DIR", f"{first}{os.pathsep}{second}")
-    loaded = loader.load("d")
+    loaded = loader.load("d", registry=load_registry())
     assert loaded.source == "mirror" and loaded.detail == str(csv) and loaded.X.shape == (20, 2)
     monkeypatch.setenv("RFBENCH_DATA_DIR", f"{first}{os.pathsep}{tmp_path / 'nope'}")
     with pytest.raises(UsageError, match=r"RFBENCH_DATA_DIR=.*nope is not a directory"):
-        loader.load("d")
+        loader.load("d", registry=load_registry())
 
 
 # -- the built wheel, installed into a fresh venv ---------------------------------------------------

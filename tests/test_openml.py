@@ -13,6 +13,7 @@ from fake_openml import serve_openml
 
 from rfbench.data import load
 from rfbench.data.arff import read_arff
+from rfbench.registry import load as load_registry
 
 DATASET_ID = 198  # delta_elevators on OpenML (registry: target "Se")
 
@@ -38,15 +39,15 @@ def test_download_through_openml_client_matches_mirror(openml_server, mirror_dir
     monkeypatch.setenv("RFBENCH_OPENML_SERVER", url)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)
-    downloaded = load("delta-elevators")          # no mirror configured → download
+    downloaded = load("delta-elevators", registry=load_registry())          # no mirror configured → download
     assert downloaded.source == "openml"
     assert any(c.startswith(f"/api/v1/xml/data/{DATASET_ID}") for c in calls)
-    mirror = load("delta-elevators", mirror_dir)
+    mirror = load("delta-elevators", mirror_dir, registry=load_registry())
     np.testing.assert_allclose(downloaded.X, mirror.X)
     np.testing.assert_allclose(downloaded.y, mirror.y)
     # the second load is served by the local cache, without a request
     n_calls = len(calls)
-    again = load("delta-elevators")
+    again = load("delta-elevators", registry=load_registry())
     assert again.source == "cache" and len(calls) == n_calls
     np.testing.assert_array_equal(again.y, downloaded.y)
 
@@ -58,7 +59,7 @@ def test_server_error_becomes_a_clear_unavailable_message(openml_server, monkeyp
     from rfbench.errors import DataUnavailable
 
     with pytest.raises(DataUnavailable, match="kinematics.*not available"):
-        load("kinematics")  # id 189 is unknown to this server
+        load("kinematics", registry=load_registry())  # id 189 is unknown to this server
 
 
 def test_download_from_original_url_archive(mirror_dir, tmp_path, monkeypatch):
@@ -96,7 +97,7 @@ def test_download_from_original_url_archive(mirror_dir, tmp_path, monkeypatch):
                        "    shape: [7129, 5]\n    target: class\n"
                        f"    url: {url}\n    download: {{format: whitespace, member: Ailerons/delta_ailerons.data}}\n")
         monkeypatch.setenv("RFBENCH_DATASETS_YAML", str(reg))
-        got = load("da")
+        got = load("da", registry=load_registry())
         assert got.source == "url"
         np.testing.assert_allclose(got.X, df.to_numpy()[:, :-1])
         np.testing.assert_allclose(got.y, df.to_numpy()[:, -1])
@@ -141,7 +142,7 @@ def test_bankmarketing_through_openml_one_hot_and_binarised(monkeypatch, tmp_pat
         monkeypatch.setenv("RFBENCH_OPENML_SERVER", f"http://127.0.0.1:{server.server_address[1]}/api/v1/xml")
         monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
         monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)
-        loaded = load("bankmarketing")
+        loaded = load("bankmarketing", registry=load_registry())
     finally:
         server.shutdown()
         server.server_close()

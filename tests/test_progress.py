@@ -12,6 +12,7 @@ from rfbench.execution.progress import Progress
 from rfbench.execution.runconfig import RunConfig
 from rfbench.execution.tasks import WorkItem
 from rfbench.protocol import Protocol
+from rfbench.registry import load as load_registry
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
 
@@ -120,7 +121,7 @@ def test_resumed_tasks_count_as_done_from_the_first_line():
 
 def test_runner_prints_at_once_and_resumes_the_count(tmp_path, capsys, monkeypatch):
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), RunConfig(folds=[0]), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), RunConfig(folds=[0]), progress=False, registry=load_registry())
     capsys.readouterr()
     seen_before_loading, seen_before_checks = [], []
     real, real_checks = runner.available_datasets, runner.check_methods
@@ -136,7 +137,7 @@ def test_runner_prints_at_once_and_resumes_the_count(tmp_path, capsys, monkeypat
     monkeypatch.setattr(runner, "available_datasets", spy)
     monkeypatch.setattr(runner, "check_methods", spy_checks)
     fold0 = pd.read_csv(out / "results.csv").set_index("method")["total_s"]
-    runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=True)
+    runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=True, registry=load_registry())
     assert seen_before_checks == ["6 tasks asked for (1 dataset × 2 methods × 1 n × 3 folds)\n"]
     assert seen_before_loading == ["loading 1 dataset (friedman-generated) ...\n"]
     lines = capsys.readouterr().err.splitlines()

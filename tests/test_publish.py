@@ -45,9 +45,9 @@ def my_run(tmp_path_factory):
     root = tmp_path_factory.mktemp("runs")
     try:
         runner.run(GENERATED, ["rff-gauss"], [10], Protocol(outer_folds=3, inner_folds=2, max_samples=300),
-                   str(root / "base"), RunConfig(jobs=1), progress=False)
+                   str(root / "base"), RunConfig(jobs=1), progress=False, registry=load_registry())
         compare.run(str(root / "base"), [USER], None, None, None, str(root / "mine"), RunConfig(jobs=1),
-                    progress=False)
+                    progress=False, registry=load_registry())
         yield root / "mine"
     finally:
         mp.undo()
@@ -407,7 +407,7 @@ def test_pair_matrix_of_known_errors():
 @pytest.mark.slow                        # the fixture runs two small benchmarks (about 5 s)
 def test_a_run_without_a_baseline_of_its_datasets_gets_its_own_table(my_run):
     # the small baseline the fixture ran is a plain run: no compare.json, no shipped baseline of the generated sets
-    page = site_runs.run_page(my_run.parent / "base")
+    page = site_runs.run_page(my_run.parent / "base", registry=load_registry())
     assert page.methods == ["rff-gauss"] and page.against.startswith("not compared: ")
     assert "Not compared with a baseline" in page.html and "rff-gauss" in page.html
     assert str(my_run.parent) not in page.html

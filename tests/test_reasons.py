@@ -77,7 +77,7 @@ def test_a_failing_cell_without_a_reason_is_named_under_the_table():
 
 def test_the_site_s_check_table_shows_the_reason_with_its_command_and_results():
     spec, results = _synthetic_table3()
-    html = html_page.check_section(spec, results, full_text=False)
+    html = html_page.check_section(spec, results, full_text=False, registry=load_registry())
     assert "<th>reason</th>" in html or '<th class="l">reason</th>' in html
     assert "ours is better than published: 17.05 against 17.37" in html
     assert "results: results/eerf2018-table3/results.csv" in html
@@ -114,7 +114,7 @@ def test_every_failing_cell_of_the_committed_results_has_a_reason(name):
 
 def _measurement(spec_name: str, dataset: str, methods, command: str, results: str) -> dict:
     """The results file of a measured reason, after checking that every named cell's reason cites it."""
-    spec = load_spec(spec_name)
+    spec = load_spec(spec_name, load_registry())
     for method in methods:
         reason = spec.reasons[dataset][method]
         assert reason.measured and "nmeasured" not in reason.text, (spec_name, dataset, method)
@@ -200,7 +200,7 @@ def test_the_letter_reasons_measurements_say_what_the_reasons_say():
                        "results/eerf-letter-maps.json")
     pub = max(out["published_error_pct"].values())
     assert out["every_cell_above_published"] and min(c["error_pct_mean"] for c in out["cells"]) > pub
-    spec = load_spec("eerf2018-table5")
+    spec = load_spec("eerf2018-table5", load_registry())
     for method in ("EERF", "LKRF"):
         text = spec.reasons["eerf-letter"][method].text
         assert "python bench/analysis/eerf_letter_krr.py" in text and "results/eerf-letter-krr.json" in text

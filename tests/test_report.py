@@ -76,15 +76,15 @@ def test_welch_win_tie_loss_counts_confirmed_differences_only():
 
 def test_timing_table_reports_preprocessing_share():
     df = frame().assign(preprocess_s=0.5, tune_s=1.0, fit_s=1.0, predict_s=0.1)
-    text = report.render(df, "text")
+    text = report.render(df, "text", registry=load_registry())
     assert "t_pp / (t_tune + t_fit)" in text and "0.25" in text
-    assert "t_pp" not in report.render(frame(), "text")   # no pre-processing recorded: no table
+    assert "t_pp" not in report.render(frame(), "text", registry=load_registry())   # no pre-processing recorded: no table
 
 
 def test_m_column_is_the_rows_of_one_task_when_fold_sizes_differ():
     df = frame()
     df.loc[df["fold"] % 3 == 0, ["n_train", "n_test"]] = [91, 9]   # uneven folds of 100 rows
-    csv = pd.read_csv(io.StringIO(report.render(df, "csv")))
+    csv = pd.read_csv(io.StringIO(report.render(df, "csv", registry=load_registry())))
     assert set(csv["m"]) == {100}
 
 
@@ -123,17 +123,17 @@ def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path, m
 
 def test_caption_names_the_protocol_unit():
     df = frame()
-    assert "over outer folds" in report.render(df.assign(protocol="cv-o10-i5"), "text", width=0)
-    text = report.render(df.assign(protocol="splits-r20-t0.3-i5"), "text", width=0)    # prose not wrapped
+    assert "over outer folds" in report.render(df.assign(protocol="cv-o10-i5"), "text", width=0, registry=load_registry())
+    text = report.render(df.assign(protocol="splits-r20-t0.3-i5"), "text", width=0, registry=load_registry())    # prose not wrapped
     assert "over random splits" in text and "one split" in text and "outer fold" not in text
 
 
 def test_accuracy_tables_are_labelled_accuracy_not_error():
     df = frame().assign(metric="accuracy", task="classification")
-    text = report.render(df, "markdown")
+    text = report.render(df, "markdown", registry=load_registry())
     assert text.startswith("Accuracy (%)") and "n=100 a accuracy" in text and "a error" not in text
-    assert "Accuracy & Walltime" in report.render(df, "latex")
-    assert "n=100 a error" in report.render(frame(), "markdown")
+    assert "Accuracy & Walltime" in report.render(df, "latex", registry=load_registry())
+    assert "n=100 a error" in report.render(frame(), "markdown", registry=load_registry())
 
 
 def test_a_cell_still_running_is_marked_and_left_out_of_the_wilcoxon_test():
@@ -145,9 +145,9 @@ def test_a_cell_still_running_is_marked_and_left_out_of_the_wilcoxon_test():
     assert cells[("friedman", 500, "a")].partial and not cells[("friedman", 100, "a")].partial
     rows = {r["n"]: r for r in report.wilcoxon_table(cells, ["a", "b"], [100, 500])}
     assert rows[100]["datasets"] == 6 and rows[500]["datasets"] == 5
-    text = report.render(df, "markdown")
+    text = report.render(df, "markdown", registry=load_registry())
     assert "[3/10]" in text and "[k/K]" in text and "[10/10]" not in text
-    assert "[k/K]" not in report.render(frame().assign(protocol="cv-o10-i5"), "markdown")
+    assert "[k/K]" not in report.render(frame().assign(protocol="cv-o10-i5"), "markdown", registry=load_registry())
 
 
 def fold_effect_frame():
@@ -183,15 +183,15 @@ def test_paired_test_pairs_folds_by_number_and_only_common_ones():
 @pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "html"])
 def test_every_format_says_which_t_test_bolds_cells(fmt):
     df = frame().assign(protocol="cv-o10-i5")
-    welch = report.render(df, fmt, width=0)                 # text: prose not wrapped
-    paired = report.render(df, fmt, test="paired", alpha=0.01, width=0)
+    welch = report.render(df, fmt, width=0, registry=load_registry())                 # text: prose not wrapped
+    paired = report.render(df, fmt, test="paired", alpha=0.01, width=0, registry=load_registry())
     assert "significantly better than every other method at that n" in welch
     assert "Welch's unequal-variance t-test over the outer folds, p = 0.05" in welch and "paired t-test" not in welch
     assert "paired t-test on the per-fold differences over the outer folds" in paired and "p = 0.01" in paired
     assert "Welch" not in paired
     table_end = welch.index("friedman") if fmt != "latex" else welch.index(r"\end{tabular}")
     assert welch.index("bold: significantly" if fmt == "text" else "Bold: significantly") > table_end
-    csv = pd.read_csv(io.StringIO(report.render(df, "csv", test="paired")))
+    csv = pd.read_csv(io.StringIO(report.render(df, "csv", test="paired", registry=load_registry())))
     assert set(csv["bold_test"]) == {"paired p=0.05"}
 
 
@@ -241,10 +241,10 @@ def test_walltime_keeps_sub_second_precision_below_a_minute(seconds, text):
 def test_walltimes_below_a_minute_show_seconds_in_every_format():
     df = wide_frame(methods=("alc", "gfc"), ns=(100,))
     for fmt in ("text", "markdown", "latex", "html"):
-        out = report.render(df, fmt, width=0)
+        out = report.render(df, fmt, width=0, registry=load_registry())
         assert "00:00:00" not in out and "01:23:20" in out and "00:03:49" in out, fmt
         assert ("0.31\\,s" if fmt == "latex" else "0.31 s") in out, fmt
-    assert "seconds below one minute, hh:mm:ss from one minute on" in report.render(df, "text", width=0)
+    assert "seconds below one minute, hh:mm:ss from one minute on" in report.render(df, "text", width=0, registry=load_registry())
 
 
 @pytest.mark.parametrize("fmt", ["text", "markdown", "latex", "csv", "html"])
@@ -253,7 +253,7 @@ def test_no_none_or_nan_in_any_format(fmt):
     cells, errors, _ = report.summarise(df)
     row = report.wilcoxon_table(cells, ["a", "b"], [100], errors=errors)[0]
     assert row["T_crit_95"] is None and row["T_crit_95_normal"] is None      # what printed 'None' before
-    out = report.render(df, fmt, width=80)
+    out = report.render(df, fmt, width=80, registry=load_registry())
     assert "None" not in out
     assert not re.search(r"\bnan\b", out, re.IGNORECASE)
     if fmt in ("text", "markdown", "latex", "html"):         # the table of dashes is one line now
@@ -266,12 +266,12 @@ def test_too_few_datasets_for_a_wilcoxon_test_is_one_line_not_a_table_of_dashes(
     project's exact critical values), so the report says so in one line instead of a table."""
     assert report.wilcoxon_minimum() == 6
     assert report.stats.wilcoxon_critical_value(5) is None and report.stats.wilcoxon_critical_value(6) == 0
-    out = report.render(few_datasets_frame(), fmt, width=0)
+    out = report.render(few_datasets_frame(), fmt, width=0, registry=load_registry())
     lines = [line for line in out.splitlines() if "too few datasets for a test" in line]
     assert len(lines) == 1 and "N = 6" in lines[0] and "3 at most" in lines[0]
     assert "T_crit" not in out and "wilcoxon}" not in out          # no table (LaTeX: no -wilcoxon float)
     # six datasets: the table is back, the line gone
-    full = report.render(frame(), fmt, width=0)
+    full = report.render(frame(), fmt, width=0, registry=load_registry())
     assert "too few datasets" not in full and ("T_crit" in full or "T_{\\mathrm{crit}}" in full)
 
 
@@ -279,7 +279,7 @@ def test_too_few_datasets_for_a_wilcoxon_test_is_one_line_not_a_table_of_dashes(
 @pytest.mark.slow
 def test_text_lines_fit_the_terminal_width(width):
     df = wide_frame()
-    text = report.render(df, "text", width=width)
+    text = report.render(df, "text", width=width, registry=load_registry())
     assert max(len(line) for line in text.splitlines()) <= width
     # split per n and into column blocks, every cell still there once
     assert all(f"n = {n}\n" in text for n in (100, 500, 1000)) and "(continued)" in text
@@ -290,29 +290,29 @@ def test_text_lines_fit_the_terminal_width(width):
 def test_text_width_defaults_to_the_terminal_and_a_table_that_fits_stays_whole(monkeypatch):
     df = wide_frame()
     monkeypatch.setenv("COLUMNS", "72")
-    assert max(len(line) for line in report.render(df, "text").splitlines()) <= 72
-    whole = report.render(df, "text", width=0)                  # 0: no limit, the paper's single table
+    assert max(len(line) for line in report.render(df, "text", registry=load_registry()).splitlines()) <= 72
+    whole = report.render(df, "text", width=0, registry=load_registry())                  # 0: no limit, the paper's single table
     assert "n=100 alc" in whole and "n = 100" not in whole
     assert max(len(line) for line in whole.splitlines()) > 300
     small = frame()
-    assert "n = 100" not in report.render(small, "text", width=200)    # it fits: one table
+    assert "n = 100" not in report.render(small, "text", width=200, registry=load_registry())    # it fits: one table
 
 
 def test_display_names_replace_registered_names_except_in_csv():
     df = frame()
     names = report.parse_names(r"a=Alpha, b=\`a la carte")
     assert names == {"a": "Alpha", "b": r"\`a la carte"}
-    md = report.render(df, "markdown", names=names)
+    md = report.render(df, "markdown", names=names, registry=load_registry())
     assert "n=100 Alpha error" in md and r"Alpha vs \`a la carte" in md and "n=100 a error" not in md
-    tex = report.render(df, "latex", names=names)
+    tex = report.render(df, "latex", names=names, registry=load_registry())
     assert r"\multicolumn{2}{c}{Alpha}" in tex and r"\multicolumn{2}{c}{\`a la carte}" in tex
-    text = report.render(df, "text", names=names, width=0)
+    text = report.render(df, "text", names=names, width=0, registry=load_registry())
     assert "n=100 Alpha" in text and " a vs b" not in text
-    html = report.render(df, "html", names=names)      # one table per n, a column group per method
+    html = report.render(df, "html", names=names, registry=load_registry())      # one table per n, a column group per method
     assert '<th class="g" colspan="2">Alpha</th>' in html and "<h3>n = 100</h3>" in html and ">a</th>" not in html
-    assert set(pd.read_csv(io.StringIO(report.render(df, "csv", names=names)))["method"]) == {"a", "b"}
+    assert set(pd.read_csv(io.StringIO(report.render(df, "csv", names=names, registry=load_registry())))["method"]) == {"a", "b"}
     # without a map: the registered names, not upper-cased
-    plain = report.render(wide_frame(methods=("alc", "gfc"), ns=(100,)), "latex")
+    plain = report.render(wide_frame(methods=("alc", "gfc"), ns=(100,)), "latex", registry=load_registry())
     assert r"\multicolumn{2}{c}{alc}" in plain and "ALC" not in plain and "GFC" not in plain
 
 
@@ -328,22 +328,22 @@ def test_names_from_a_yaml_file_and_bad_specs(tmp_path):
 
 
 def test_latex_has_caption_label_and_names_its_packages():
-    tex = report.render(frame(), "latex", label="tab:demo")
+    tex = report.render(frame(), "latex", label="tab:demo", registry=load_registry())
     assert tex.startswith("% requires: booktabs\n")
     assert r"\caption{Error: RMSE $\times$ 100" in tex and r"\label{tab:demo}" in tex
     assert r"\label{tab:demo-wilcoxon}" in tex and tex.count(r"\caption{") == 2
     assert "±" not in tex and "×" not in tex and "–" not in tex      # all as LaTeX, not raw Unicode
-    assert r"\label{tab:rfbench}" in report.render(frame(), "latex")   # a default label
+    assert r"\label{tab:rfbench}" in report.render(frame(), "latex", registry=load_registry())   # a default label
 
 
 def test_latex_layout_follows_the_text_width():
     df = wide_frame()
-    roomy = report.render(df, "latex", latex_width=2000)
+    roomy = report.render(df, "latex", latex_width=2000, registry=load_registry())
     assert "one table at \\small" in roomy and roomy.count(r"\begin{tabular}") == 2     # + Wilcoxon
-    page = report.render(df, "latex")                        # 469 pt: 15 method columns do not fit
+    page = report.render(df, "latex", registry=load_registry())                        # 469 pt: 15 method columns do not fit
     assert "panels of whole methods" in page and page.count(r"\begin{tabular}") > 4
     assert "$n = 100$ (continued)" in page and "resizebox" not in page and "graphicx" not in page
-    tiny = report.render(df, "latex", latex_width=report.parse_length("1.5in"))
+    tiny = report.render(df, "latex", latex_width=report.parse_length("1.5in"), registry=load_registry())
     assert tiny.startswith("% requires: booktabs, graphicx") and r"\resizebox{\textwidth}{!}{%" in tiny
     assert report.parse_length("6.5in") == pytest.approx(469.755) and report.parse_length("469") == 469
     with pytest.raises(UsageError, match="latex-width"):
@@ -372,7 +372,7 @@ def test_latex_fits_the_page_width_under_pdflatex(tmp_path, width):
     """The layout chosen for a text width has no overfull box in a document of that width (the
     wide table is split into panels; at 3 in some are scaled), and no float taller than the page."""
     body = report.render(wide_frame(), "latex", latex_width=report.parse_length(width),
-                         names={"gfc-gbrff": "GFC+GBRFF", "alc": "à la carte"}, label="tab:wide")
+                         names={"gfc-gbrff": "GFC+GBRFF", "alc": "à la carte"}, label="tab:wide", registry=load_registry())
     log = compile_latex(tmp_path, body, width)
     assert "Overfull \\hbox" not in log and "Float too large" not in log
     assert "LaTeX Error" not in log and "Missing character" not in log
@@ -488,10 +488,10 @@ def test_the_caption_names_the_methods_fitted_on_signs_and_only_them():
 
     df = frame()
     df.loc[df["method"] == "b", "task"] = "classification" + SIGN_FIT
-    text = report.render(df, "text", width=0)
+    text = report.render(df, "text", width=0, registry=load_registry())
     assert "(regression methods) are fitted by ridge/least squares on ±1 labels" in text
     assert re.search(r"On classification data, b \(regression", text)
-    assert "±1 labels" not in report.render(frame(), "text", width=0)
+    assert "±1 labels" not in report.render(frame(), "text", width=0, registry=load_registry())
 
 
 def test_every_table_format_the_commands_offer_is_rendered():
@@ -507,4 +507,4 @@ def test_every_table_format_the_commands_offer_is_rendered():
         [option] = [p for p in command.params if p.name == "fmt"]
         assert isinstance(option.type, click.Choice) and tuple(option.type.choices) == TABLE_FORMATS
     for fmt in TABLE_FORMATS:
-        assert report.render(frame(), fmt).strip()
+        assert report.render(frame(), fmt, registry=load_registry()).strip()

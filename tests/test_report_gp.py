@@ -51,7 +51,7 @@ def frame(errors=None):
 
 
 def test_bold_is_the_best_mean_and_every_method_not_significantly_worse():
-    model = gp_table.build(frame())
+    model = gp_table.build(frame(), registry=load_registry())
     (table,) = model.tables
     bold = {(d, m) for (d, m), c in table.cells.items() if c.bold}
     assert bold == {("uci-challenger", "a"), ("uci-challenger", "c"),     # a tie of the best mean
@@ -67,13 +67,13 @@ def test_the_servo_c_cell_against_scipy_ttest_rel():
     ref = sps.ttest_rel(e["a"], e["c"])
     assert ref.pvalue == pytest.approx(0.425, abs=1e-3)
     assert stats.paired(e["a"], e["c"]) == (pytest.approx(ref.statistic), pytest.approx(ref.pvalue))
-    assert (ref.pvalue < 0.05) == (not gp_table.build(frame()).tables[0].cells[("uci-servo", "c")].bold)
+    assert (ref.pvalue < 0.05) == (not gp_table.build(frame(), registry=load_registry()).tables[0].cells[("uci-servo", "c")].bold)
     # at a level above its p-value the same cell is no longer bold
-    assert not gp_table.build(frame(), alpha=0.5).tables[0].cells[("uci-servo", "c")].bold
+    assert not gp_table.build(frame(), alpha=0.5, registry=load_registry()).tables[0].cells[("uci-servo", "c")].bold
 
 
 def test_average_ranks_by_hand_with_a_tie():
-    (table,) = gp_table.build(frame()).tables
+    (table,) = gp_table.build(frame(), registry=load_registry()).tables
     # challenger: a = c (1.5 each), b 3; servo: a 1, b 2 (+0.01), c 3 (+0.06); gas: c 1, a 2, b 3
     assert {k: table.cells[k].rank for k in table.cells if k[0] == "uci-challenger"} == {
         ("uci-challenger", "a"): 1.5, ("uci-challenger", "b"): 3.0, ("uci-challenger", "c"): 1.5}
@@ -82,16 +82,16 @@ def test_average_ranks_by_hand_with_a_tie():
 
 
 def test_groups_in_order_with_the_papers_names_and_shapes():
-    (table,) = gp_table.build(frame()).tables
+    (table,) = gp_table.build(frame(), registry=load_registry()).tables
     assert [(g, [r.dataset for r in rows]) for g, rows in table.groups()] == [
         ("small", ["uci-challenger", "uci-servo"]), ("intermediate", ["uci-gas"])]
     assert [r.title for r in table.rows] == ["challenger (23, 4)", "servo (167, 4)", "gas (2565, 128)"]
-    assert gp_table.group_of("kinematics", gp_table.or_default(None)) == "other"
+    assert gp_table.group_of("kinematics", load_registry()) == "other"
 
 
 def test_text_and_markdown_show_groups_bold_and_the_rank_row():
     df = frame()
-    text = gp_table.render(df, "text", width=0)
+    text = gp_table.render(df, "text", width=0, registry=load_registry())
     lines = text.splitlines()
     at = {name: next(i for i, line in enumerate(lines) if line.strip().startswith(name))
           for name in ("small", "challenger", "servo", "intermediate", "gas", "average rank")}
@@ -99,15 +99,15 @@ def test_text_and_markdown_show_groups_bold_and_the_rank_row():
     assert lines[at["gas"]].count(" *") == 1 and lines[at["challenger"]].count(" *") == 2
     assert re.search(r"average rank\s+1\.50\s+2\.67\s+1\.83", text)
     assert "paired t-test" in text and "ranks of the critical-difference diagram" in text
-    md = gp_table.render(df, "markdown")
+    md = gp_table.render(df, "markdown", registry=load_registry())
     assert "| **small**" in md and "| **intermediate**" in md and md.count("**") == 2 * (2 + 5)
     assert "| *average rank*" in md
 
 
 def test_latex_bolds_exactly_the_bold_cells():
     df = frame()
-    tex = gp_table.render(df, "latex", label="tab:gp")
-    (table,) = gp_table.build(df).tables
+    tex = gp_table.render(df, "latex", label="tab:gp", registry=load_registry())
+    (table,) = gp_table.build(df, registry=load_registry()).tables
     bold = [c for c in table.cells.values() if c.bold]
     assert tex.count(r"\textbf{") == len(bold) == 5
     for c in bold:
@@ -118,7 +118,7 @@ def test_latex_bolds_exactly_the_bold_cells():
 
 def test_csv_is_tidy():
     df = frame()
-    out = pd.read_csv(io.StringIO(gp_table.render(df, "csv")))
+    out = pd.read_csv(io.StringIO(gp_table.render(df, "csv", registry=load_registry())))
     assert list(out.columns) == ["dataset", "paper", "group", "m", "d", "n_features", "method", "mean", "std",
                                  "splits", "expected", "bold", "rank", "bold_test"]
     assert len(out) == 9 and set(out["group"]) == {"small", "intermediate"}
@@ -132,10 +132,10 @@ def test_csv_is_tidy():
 
 def test_html_table_and_page_with_the_gp_figures(tmp_path):
     df = frame()
-    fragment = gp_table.render(df, "html", html_fragment=True)
+    fragment = gp_table.render(df, "html", html_fragment=True, registry=load_registry())
     assert fragment.count('<td class="best"><b>') == 5 and fragment.count('<tr class="group">') == 2
     assert '<tfoot><tr class="rank"><th class="l">average rank</th><th>1.50</th>' in fragment
-    page = html_page.directory_page([tmp_path], df, fragment, layout="gp")
+    page = html_page.directory_page([tmp_path], df, fragment, layout="gp", registry=load_registry())
     assert 'href="#wilcoxon"' not in page and "Critical-difference diagram, n = 100" in page
     assert page.count("data:image/png;base64,") == 3            # the CD diagram, one per size group
     assert "Error against wall time, small datasets" in page and "intermediate datasets" in page
@@ -144,7 +144,7 @@ def test_html_table_and_page_with_the_gp_figures(tmp_path):
 def test_partial_cells_are_marked_and_a_single_split_has_no_std():
     df = frame()
     one = df[df["fold"] == 0]
-    (table,) = gp_table.build(one).tables
+    (table,) = gp_table.build(one, registry=load_registry()).tables
     c = table.cells[("uci-servo", "a")]
     assert c.std is None and gp_table.cell_text(c, 2) == f"{c.mean:.2f} ± – [1/10]"
     assert all(c.bold for c in table.cells.values())           # one split: nothing significant
@@ -179,7 +179,7 @@ def test_a_gp_spec_s_page_uses_its_layout(tmp_path):
     spec_file.write_text("title: gp\nresults: r\nrun: {datasets: [uci-challenger], methods: [rff-gauss]}\n"
                          "protocol: {name: published, repeats: 10, inner_folds: 5}\ntest: paired\nlayout: gp\n")
     spec = load_spec(str(spec_file), load_registry())
-    page, summary = html_page.spec_page(spec, figures=False)
+    page, summary = html_page.spec_page(spec, figures=False, registry=load_registry())
     assert '<table class="results gp">' in page and 'href="#wilcoxon"' not in page and "paired t-test" in page
-    page, _ = html_page.spec_page(spec, figures=False, layout="default")      # report --all --layout default
+    page, _ = html_page.spec_page(spec, figures=False, layout="default", registry=load_registry())      # report --all --layout default
     assert '<table class="results gp">' not in page and 'href="#wilcoxon"' in page

@@ -29,6 +29,7 @@ from rfbench.execution.runconfig import MAX_TIMEOUT_S, RunConfig
 from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.methods import device as devices
 from rfbench.protocol import Protocol
+from rfbench.registry import load as load_registry
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=2, seed=0, max_samples=200)
 TINY = ["--features", "10", "--outer-folds", "3", "--inner-folds", "2", "--max-samples", "200", "--quiet",
@@ -77,7 +78,7 @@ def test_a_config_is_frozen_typed_and_normalised():
     with pytest.raises(UsageError, match=r"--folds 3: outer folds are numbered 0..2"):
         RunConfig(folds=[3]).request(SMALL)
     with pytest.raises(TypeError, match="config must be a RunConfig"):
-        runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, "x", {"jobs": 1})
+        runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, "x", {"jobs": 1}, registry=load_registry())
 
 
 def test_device_cuda_without_torch_or_gpu_is_one_line_and_auto_falls_back_with_a_note(monkeypatch):

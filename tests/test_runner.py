@@ -13,6 +13,7 @@ from rfbench.execution import pool, runner, tasks
 from rfbench.execution.runconfig import RunConfig
 from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.protocol import Protocol
+from rfbench.registry import load as load_registry
 from tests.records import as_record
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
@@ -22,7 +23,7 @@ REG = registry.load(settings=False)
 
 def test_folds_identical_for_every_method_and_saved(tmp_path):
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=False, registry=load_registry())
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 6 and (df["status"] == "done").all()
     per_method = {m: g.sort_values("fold")[["fold", "n_train", "n_test"]].to_numpy().tolist()
@@ -95,10 +96,10 @@ def test_failed_tasks_are_retried_done_ones_skipped(tmp_path, monkeypatch):
 
     real_fit = rff.RFFRegressor.fit
     monkeypatch.setattr(rff.RFFRegressor, "fit", lambda self, X, y: (_ for _ in ()).throw(RuntimeError("x")))
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, registry=load_registry())
     assert set(pd.read_csv(out / "results.csv")["status"]) == {"error"}
     monkeypatch.setattr(rff.RFFRegressor, "fit", real_fit)
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, registry=load_registry())
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 3 and set(df["status"]) == {"done"}
     items = runner.plan(["friedman-generated"], ["rff-gauss"], [10], SMALL, runner.RunDir(out), registry=REG)
@@ -110,11 +111,11 @@ def test_a_directory_holds_one_protocol(tmp_path):
     is refused with one line, so no report can average two protocols as one cell; the same
     settings resume."""
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(folds=[0]), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(folds=[0]), progress=False, registry=load_registry())
     other = Protocol("cv", outer_folds=3, inner_folds=2, seed=0, max_samples=300)
     with pytest.raises(UsageError, match="holds results of protocol cv-o3-i3-max300, not cv-o3-i2-max300"):
-        runner.run(["friedman-generated"], ["rff-gauss"], [10], other, str(out), progress=False)
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+        runner.run(["friedman-generated"], ["rff-gauss"], [10], other, str(out), progress=False, registry=load_registry())
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, registry=load_registry())
     assert set(pd.read_csv(out / "results.csv")["protocol"]) == {"cv-o3-i3-max300"}
 
 
@@ -127,7 +128,7 @@ def test_results_csv_is_consolidated_at_the_end_not_after_every_task(tmp_path, m
     real = store.RunDir.write_results_csv
     monkeypatch.setattr(store.RunDir, "write_results_csv", lambda self: writes.append(1) or real(self))
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], ["rff-gauss", "rff-laplace"], [10, 20], SMALL, str(out), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss", "rff-laplace"], [10, 20], SMALL, str(out), progress=False, registry=load_registry())
     assert len(writes) == 2
     assert len(pd.read_csv(out / "results.csv")) == 2 * 2 * 3
 
@@ -147,7 +148,7 @@ def test_records_are_group_committed_not_fsynced_one_by_one(tmp_path, monkeypatc
                         lambda self, rec, durable=True: events.append(("write", durable)) or real_write(self, rec, durable))
     monkeypatch.setattr(store.rundir, "sync_files", lambda paths, d: events.append(("sync", len(paths))) or real_sync(paths, d))
     runner.run(["friedman-generated"], ["rff-gauss", "rff-laplace"], [10, 20], SMALL, str(tmp_path / "run"),
-               progress=False)
+               progress=False, registry=load_registry())
     writes = [e for e in events if e[0] == "write"]
     syncs = [e for e in events if e[0] == "sync"]
     assert len(writes) == 12 and all(durable is False for _, durable in writes)
@@ -179,11 +180,11 @@ def test_a_record_left_empty_by_a_crash_before_its_sync_is_run_again(tmp_path):
     """What a machine crash between a record's write and the next group commit can leave: an empty
     file. It is not counted as done, and the rerun runs the task and replaces it."""
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, registry=load_registry())
     victim = sorted((out / "records").glob("*.json"))[0]
     victim.write_text("")
     rerun = runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False,
-                       warn=lambda msg: None)
+                       warn=lambda msg: None, registry=load_registry())
     assert json.loads(victim.read_text())["status"] == "done" and len(rerun.done_keys()) == 3
 
 
@@ -303,7 +304,7 @@ def test_run_walltime_counts_side_by_side_lanes_once(tmp_path):
 
 def test_runner_tags_records_with_their_invocation(tmp_path):
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(folds=[0]), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(folds=[0]), progress=False, registry=load_registry())
     (info,) = [json.loads(line) for line in (out / "runs.jsonl").read_text().splitlines()]
     recs = runner.RunDir(out).records()
     assert recs and all(r["invocation"] == info["invocation"] for r in recs)
@@ -374,11 +375,11 @@ def test_a_task_running_in_another_invocation_is_left_to_it(tmp_path, monkeypatc
     key = record_key("friedman-generated", "rff-gauss", 10, 1, 0, SMALL.key())
     _claim_file(run, key, host=socket.gethostname(), pid=os.getppid(), start=None)   # a live process
     warnings = []
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, warn=warnings.append)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, warn=warnings.append, registry=load_registry())
     df = pd.read_csv(out / "results.csv")
     assert sorted(df["fold"]) == [0, 2] and any("another invocation" in w for w in warnings)
     run.release(key)                                        # the other invocation went away
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(jobs=2), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(jobs=2), progress=False, registry=load_registry())
     assert sorted(pd.read_csv(out / "results.csv")["fold"]) == [0, 1, 2]
     assert not list(run.records_dir.glob("*.claim"))        # every claim released
     # the worker pool was the run's own: joblib's loky backend still works in this process (it
@@ -395,23 +396,23 @@ def test_an_interrupted_task_releases_its_claim(tmp_path, monkeypatch):
 
     monkeypatch.setattr(pool, "execute", interrupted)         # the item runs in this process (--jobs 1)
     with pytest.raises(KeyboardInterrupt):
-        runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False)
+        runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), progress=False, registry=load_registry())
     assert not list((out / "records").glob("*.claim"))
 
 
 def test_unobtainable_dataset_is_skipped_with_one_line_or_fails_under_strict(monkeypatch):
     from rfbench.errors import DataUnavailable
 
-    def fake_load(ds, data_dir):
+    def fake_load(ds, data_dir, registry):
         if ds.name == "bankmarketing":
             raise DataUnavailable("dataset 'bankmarketing' is not available (OpenML unreachable)")
 
     monkeypatch.setattr(runner, "load", fake_load)
     said = []
-    assert runner.available_datasets(["wine", "bankmarketing", "sonar"], None, False, said.append) == ["wine", "sonar"]
+    assert runner.available_datasets(["wine", "bankmarketing", "sonar"], None, False, said.append, registry=load_registry()) == ["wine", "sonar"]
     assert said == ["skipped: dataset 'bankmarketing' is not available (OpenML unreachable)"]
     with pytest.raises(DataUnavailable, match="bankmarketing"):
-        runner.available_datasets(["wine", "bankmarketing"], None, True, said.append)
+        runner.available_datasets(["wine", "bankmarketing"], None, True, said.append, registry=load_registry())
 
 
 def test_default_jobs_is_one_process_per_core_unless_every_method_prefers_threads(tmp_path, monkeypatch):
@@ -420,14 +421,14 @@ def test_default_jobs_is_one_process_per_core_unless_every_method_prefers_thread
     one worker with every core; --threads alone gives cores // threads workers."""
 
     assert {m.placement for m in registry.load().methods.values()} == {"processes"}
-    assert runner.default_jobs(["gfc", "lgbm"], cores=4) == 4
-    assert runner.default_jobs(["gfc"], threads=2, cores=4) == 2
+    assert runner.default_jobs(["gfc", "lgbm"], cores=4, registry=load_registry()) == 4
+    assert runner.default_jobs(["gfc"], threads=2, cores=4, registry=load_registry()) == 2
     reg = tmp_path / "my.yaml"
     reg.write_text("methods:\n  my-ridge:\n    estimator: sklearn.linear_model:Ridge\n    placement: threads\n")
     monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
     assert registry.load().method("my-ridge").placement == "threads"
-    assert runner.default_jobs(["my-ridge"], cores=4) == 1
-    assert runner.default_jobs(["my-ridge", "gfc"], cores=4) == 4    # mixed: the cores as processes
+    assert runner.default_jobs(["my-ridge"], cores=4, registry=load_registry()) == 1
+    assert runner.default_jobs(["my-ridge", "gfc"], cores=4, registry=load_registry()) == 4    # mixed: the cores as processes
     reg.write_text("methods:\n  my-ridge:\n    estimator: sklearn.linear_model:Ridge\n    placement: gpu\n")
     with pytest.raises(UsageError, match="field 'placement' must be one of processes, threads, got 'gpu'"):
         registry.load()
@@ -465,7 +466,7 @@ def test_records_hold_cpu_seconds_beside_wall_seconds(tmp_path, monkeypatch):
 
     monkeypatch.setattr(RFFRegressor, "fit", waiting_fit)
     out = tmp_path / "run"
-    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(threads=1), progress=False)
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(threads=1), progress=False, registry=load_registry())
     df = pd.read_csv(out / "results.csv")
     assert len(df) == 3 and set(df["status"]) == {"done"}
     assert (df["total_s"] - df["cpu_s"] > 0.28).all()
@@ -478,7 +479,7 @@ def test_a_run_without_any_obtainable_dataset_says_so_not_that_every_task_is_don
     spec's group (reproduce goes on with its other groups): the skipped lines and "nothing run"."""
     from rfbench.errors import DataUnavailable
 
-    def unavailable(ds, data_dir):
+    def unavailable(ds, data_dir, registry):
         raise DataUnavailable(f"dataset '{ds.name}' is not available (no mirror)")
 
     monkeypatch.setattr(runner, "load", unavailable)
@@ -486,11 +487,11 @@ def test_a_run_without_any_obtainable_dataset_says_so_not_that_every_task_is_don
     out = tmp_path / "a" / "b"
     with pytest.raises(DataUnavailable, match=r"\(kinematics, bank: no dataset mirror is set.*RFBENCH_DATA_DIR or "
                                               r"--data-dir.*rfbench datasets fetch kinematics bank"):
-        runner.run(["kinematics", "bank"], ["rff-gauss"], [10], SMALL, str(out), progress=True)
+        runner.run(["kinematics", "bank"], ["rff-gauss"], [10], SMALL, str(out), progress=True, registry=load_registry())
     assert not (tmp_path / "a").exists()
     said = []
     runner.run(["kinematics", "bank"], ["rff-gauss"], [10], SMALL, str(out), progress=True, warn=said.append,
-               all_unavailable_ok=True)
+               all_unavailable_ok=True, registry=load_registry())
     assert said == ["skipped: dataset 'kinematics' is not available (no mirror)",
                     "skipped: dataset 'bank' is not available (no mirror)",
                     "nothing run for rff-gauss: none of its datasets can be obtained here"]
@@ -634,7 +635,8 @@ def test_the_dry_run_does_not_count_a_data_file_with_another_checksum_as_offline
     for sha, state in ((good, "offline"), ("0" * 64, "sha256 differs")):
         (tmp_path / "reg.yaml").write_text(f"datasets:\n  d:\n    file: d.csv\n    target: y\n    sha256: \"{sha}\"\n")
         reg = registry.load([tmp_path / "reg.yaml"])
-        assert data_state(reg.dataset("d")) == state and offline(reg.dataset("d")) == (state == "offline")
+        assert data_state(reg.dataset("d"), registry=reg) == state
+        assert offline(reg.dataset("d"), registry=reg) == (state == "offline")
         main(["run", "--registry", "reg.yaml", "--datasets", "d", "--methods", "rff-gauss", "--features", "10",
               "--dry-run", "--out", "o"])
         out = capsys.readouterr().out
@@ -720,15 +722,15 @@ def test_a_resumed_run_dispatches_the_longest_estimated_items_first_with_the_sam
     those tasks, as `rfbench status` makes them); a task's records are keyed and seeded by the task
     alone, so the order changes no value."""
     methods, features = ["rff-gauss", "lgbm"], [10, 40]
-    runner.run(["friedman-generated"], methods, features, SMALL, str(tmp_path / "planned"), progress=False)
+    runner.run(["friedman-generated"], methods, features, SMALL, str(tmp_path / "planned"), progress=False, registry=load_registry())
     seen = []
     real = pool.run_pool
     monkeypatch.setattr(pool, "run_pool", lambda items, *a, **k: (seen.append(list(items)), real(items, *a, **k))[1])
     resumed = tmp_path / "resumed"
-    runner.run(["friedman-generated"], methods, features, SMALL, str(resumed), RunConfig(folds=[0]), progress=False)
+    runner.run(["friedman-generated"], methods, features, SMALL, str(resumed), RunConfig(folds=[0]), progress=False, registry=load_registry())
     assert [i.fold for i in seen[0]] == [0, 0, 0]          # nothing finished yet: the planned order
     estimate = runner.item_seconds(runner.finished_estimate(runner.RunDir(resumed), SMALL, registry=REG))
-    runner.run(["friedman-generated"], methods, features, SMALL, str(resumed), progress=False)
+    runner.run(["friedman-generated"], methods, features, SMALL, str(resumed), progress=False, registry=load_registry())
     est = estimate(seen[1])                               # the estimates of fold 0's tasks, as the run had them
     assert len(seen[1]) == 6 and list(est) == sorted(est, reverse=True)
     a, b = (pd.read_csv(d / "results.csv").set_index(["method", "n_features", "fold"]).sort_index()
@@ -747,7 +749,7 @@ def test_device_tasks_beside_the_cpu_workers_give_the_same_records(tmp_path, mon
     for beside in (False, True):
         out = tmp_path / f"beside-{beside}"
         config = RunConfig(jobs=1, device="torch-cpu", gpu_slots=1, gpu_beside=beside, folds=(0, 1))
-        runner.run(["friedman-generated"], ["rff-gauss", "lgbm"], [10], SMALL, str(out), config, progress=False)
+        runner.run(["friedman-generated"], ["rff-gauss", "lgbm"], [10], SMALL, str(out), config, progress=False, registry=load_registry())
         frames.append(pd.read_csv(out / "results.csv").set_index(["method", "fold"]).sort_index())
     assert lanes == [2]                       # held: one worker, in this process; beside: 1 + 1 lanes
     a, b = frames

@@ -13,6 +13,7 @@ from rfbench import protocol as proto
 from rfbench import registry
 from rfbench.data import load
 from rfbench.data.prepare import PREPARERS, SALSA_NOISE_SEED, blog_word_columns, salsa_noise
+from rfbench.registry import load as load_registry
 from rfbench.reporting.published import published_dir
 
 SALSA_NAMES = ["salsa-housing", "salsa-galaxy", "salsa-insulin", "salsa-skillcraft", "salsa-ccpp",
@@ -34,7 +35,7 @@ _LOADED: dict = {}
 def _load(name, mirror_dir):
     key = (name, str(mirror_dir))
     if key not in _LOADED:
-        _LOADED[key] = load(name, mirror_dir)
+        _LOADED[key] = load(name, mirror_dir, registry=load_registry())
     return _LOADED[key]
 
 

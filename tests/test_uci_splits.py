@@ -17,6 +17,7 @@ from rfbench.data.loader import load, load_split_masks, resolve_dataset_names
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.execution import runner, tasks
 from rfbench.protocol import Protocol, SplitAssignment
+from rfbench.registry import load as load_registry
 from tests.cli_errors import one_line_error
 
 SMALL = ["challenger", "fertility", "concreteslump", "autos", "servo", "breastcancer", "machine", "yacht", "autompg",
@@ -62,7 +63,7 @@ def test_the_sets_outside_the_mirror_say_where_they_come_from(capsys, monkeypatc
     for ds in reg.suite("uci-large"):
         assert ds.mirror is None and ds.url and "not in the offline mirror" in ds.notes
         with pytest.raises(DataUnavailable, match="to run offline: download https://github.com/treforevans"):
-            load(ds, tmp_path)
+            load(ds, tmp_path, registry=load_registry())
     monkeypatch.setenv("RFBENCH_DATA_DIR", str(tmp_path))
     try:
         main(["datasets", "list"])
@@ -153,7 +154,7 @@ def test_masks_of_another_row_count_are_refused_and_max_samples_subsamples_them(
 
 def test_a_dataset_without_masks_is_refused_under_published():
     with pytest.raises(UsageError, match="has no published splits"):
-        runner._outer_splits("friedman-generated", Protocol("published"))
+        runner._outer_splits("friedman-generated", Protocol("published"), registry=load_registry())
 
 
 # -- the error: RMSE on the target as stored --------------------------------------------------------
@@ -265,7 +266,7 @@ def test_a_changed_masks_file_is_refused_by_its_checksum(tmp_path):
 
 def test_every_mirrored_set_loads_with_its_masks(mirror_dir):
     for ds in registry.load().suite("uci"):
-        loaded = load(ds, mirror_dir)
+        loaded = load(ds, mirror_dir, registry=load_registry())
         own = load_split_masks(ds, mirror_dir)
         assert loaded.X.shape == (ds.m, ds.d) and len(own.split_of_row) == ds.m and own.n_splits == 10
         # 90/10: every split tests about a tenth of the rows

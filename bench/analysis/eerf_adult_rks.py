@@ -43,7 +43,7 @@ ORACLE_LAMBDAS = tuple(float(10.0**k) for k in range(-10, 6))
 
 
 def published() -> tuple[float, float]:
-    pub = check.published_table(load_spec("eerf2018-table3"))
+    pub = check.published_table(load_spec("eerf2018-table3", registry.load()))
     row = pub[(pub["dataset"].astype(str) == "Adult") & (pub["method"].astype(str) == "RKS")].iloc[0]
     return float(row["error_pct"]), float(row["error_se"])
 

@@ -41,7 +41,7 @@ LAMBDAS = np.array([float(10.0**k) for k in range(-10, 6)])
 
 def published_letter() -> dict:
     """The published Letter cells of Table 5 (as eerf_letter_maps.py reads them)."""
-    pub = check.published_table(load_spec("eerf2018-table5"))
+    pub = check.published_table(load_spec("eerf2018-table5", registry.load()))
     pub = pub[pub["dataset"].astype(str).str.contains("etter")]
     return {str(r["method"]): float(r["error_pct"]) for _, r in pub.iterrows()}
 

@@ -38,7 +38,7 @@ GRIDS = {"paper 1e-5..1e5": LAMBDA_GRID, "extended 1e-10..1e5": tuple(float(10.0
 
 
 def published_letter() -> dict:
-    pub = check.published_table(load_spec("eerf2018-table5"))
+    pub = check.published_table(load_spec("eerf2018-table5", registry.load()))
     pub = pub[pub["dataset"].astype(str).str.contains("etter")]
     return {str(r["method"]): float(r["error_pct"]) for _, r in pub.iterrows()}
 

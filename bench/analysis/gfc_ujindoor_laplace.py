@@ -46,7 +46,7 @@ LAMBDAS = np.logspace(-12, 2, 29)
 
 
 def published() -> dict:
-    pub = check.published_table(load_spec("gfc2016-table4"))
+    pub = check.published_table(load_spec("gfc2016-table4", registry.load()))
     pub = pub[pub["dataset"].astype(str) == DATASET]
     return {(str(r["kernel"]), int(r["n_features"])): float(r["error_mean"]) for _, r in pub.iterrows()}
 

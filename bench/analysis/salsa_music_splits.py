@@ -34,7 +34,7 @@ DATASET = "salsa-music"
 
 
 def published() -> dict:
-    pub = check.published_table(load_spec("salsa2016-table1"))
+    pub = check.published_table(load_spec("salsa2016-table1", registry.load()))
     pub = pub[pub["dataset"].astype(str) == "Music"]
     return {str(r["method"]): float(r["mse"]) for _, r in pub.iterrows()}
 

@@ -23,6 +23,7 @@ from unittest import mock
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from rfbench import registry
 from rfbench.data import loader
 from rfbench.methods import bmkr
 from rfbench.methods.rfkit import encode_binary_labels, scaler_stats
@@ -50,7 +51,7 @@ def main() -> None:
     ap.add_argument("--output", default="results/bmkr-fit.json")
     args = ap.parse_args()
 
-    data = loader.load(args.dataset)
+    data = loader.load(args.dataset, registry=registry.load())
     _, y_pm = encode_binary_labels(np.asarray(data.y))
     rows = np.random.default_rng(args.seed).permutation(len(y_pm))[:args.rows]
     X = np.asarray(data.X, dtype=float)[rows]

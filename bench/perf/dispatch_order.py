@@ -30,6 +30,7 @@ import importlib.util
 import json
 from pathlib import Path
 
+from rfbench import registry
 from rfbench.execution import runner
 from rfbench.execution.simulate import simulate
 from rfbench.experiments import reproduce
@@ -63,10 +64,11 @@ def suite_runs() -> list[tuple]:
 
 def spec_runs(spec_name: str) -> list[tuple]:
     gpu = gpu_module()
-    spec = load_spec(spec_name)
+    reg = registry.load()
+    spec = load_spec(spec_name, reg)
     orders = {"planned (rfbench run)": runner.interleaved,
-              "cheapest_first (rfbench reproduce before)": reproduce.cheapest_first(spec),
-              "longest_first": reproduce.longest_first(spec)}
+              "cheapest_first (rfbench reproduce before)": reproduce.cheapest_first(spec, reg),
+              "longest_first": reproduce.longest_first(spec, reg)}
     out = []
     for tasks, datasets, methods, _ in gpu.spec_runs(spec_name):
         items, seconds = gpu.runner_items(tasks, datasets, methods, _cpu)

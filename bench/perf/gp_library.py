@@ -36,13 +36,13 @@ import numpy as np
 import torch
 from threadpoolctl import threadpool_limits
 
-from rfbench import provenance
+from rfbench import provenance, registry
 from rfbench.data import load
 from rfbench.methods import gp
 
 
 def data(m: int, seed: int = 0):
-    loaded = load("uci-kin40k")
+    loaded = load("uci-kin40k", registry=registry.load())
     X, y = loaded.X, loaded.y
     idx = np.random.default_rng(seed).permutation(len(y))[:m]
     X, y = np.asarray(X, float)[idx], np.asarray(y, float)[idx]

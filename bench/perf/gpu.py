@@ -210,7 +210,7 @@ def spec_cells(spec_name: str) -> set[tuple[str, str, int]]:
     from rfbench.experiments.reproduce import run_groups
     from rfbench.experiments.spec import load_spec
 
-    spec = load_spec(spec_name)
+    spec = load_spec(spec_name, _registry())
     return {(d, m, int(n)) for ds, ms in run_groups(spec) for d in ds for m in ms for n in spec.plan.features}
 
 
@@ -223,7 +223,7 @@ def committed_tasks(spec_name: str) -> list[tuple[str, str, int, int, float]]:
     from rfbench.experiments.spec import load_spec
 
     cells = spec_cells(spec_name)
-    frame = results_of(load_spec(spec_name))
+    frame = results_of(load_spec(spec_name, _registry()))
     frame = frame[frame["status"] == "done"]
     return [(d, m, int(n), int(f), float(s))
             for d, m, n, f, s in frame[["dataset", "method", "n_features", "fold", "total_s"]].itertuples(index=False)
@@ -398,7 +398,7 @@ def spec_runs(spec_name: str, order: str = "longest_first") -> list[tuple[list, 
     from rfbench.experiments.reproduce import run_groups
     from rfbench.experiments.spec import load_spec
 
-    spec = load_spec(spec_name)
+    spec = load_spec(spec_name, _registry())
     tasks = committed_tasks(spec_name)
     order = getattr(reproduce, order)(spec, _registry())
     runs = []
@@ -416,7 +416,7 @@ def check_tolerances() -> dict[tuple[str, str, int], float]:
 
     out = {}
     for name in TABLE_SPECS:
-        spec = load_spec(name)
+        spec = load_spec(name, _registry())
         col = spec.columns
         for _, row in published_table(spec).iterrows():
             method, dataset = spec.methods.get(str(row[col.method])), spec.datasets.get(row[col.dataset])
@@ -536,9 +536,9 @@ def main(argv=None) -> int:
     from rfbench.experiments.spec import load_spec
 
     data_dir = os.environ.get("RFBENCH_DATA_DIR")
-    table_ds = list(load_spec("gfc2016-table1").plan.datasets)
+    table_ds = list(load_spec("gfc2016-table1", _registry()).plan.datasets)
     wanted = args.datasets.split(",") if args.datasets else list(dict.fromkeys(TORGO + table_ds))
-    available = {d for d in wanted if offline(d, data_dir)}      # present; the loader checks the files
+    available = {d for d in wanted if offline(d, data_dir, registry=_registry())}      # present; the loader checks the files
     cores = os.cpu_count() or 1
     cpu_workers = args.cpu_workers or max(1, cores - args.slots)
     out = {"environment": environment(args.device), "budget_s": args.budget_s, "slots": args.slots,

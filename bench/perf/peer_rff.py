@@ -43,6 +43,7 @@ from sklearn.preprocessing import StandardScaler
 from threadpoolctl import threadpool_limits
 
 from rfbench import protocol as proto
+from rfbench import registry
 from rfbench.data import load
 from rfbench.methods.rff import DEFAULT_BANDWIDTHS, RFFRegressor
 from rfbench.methods.ridge import DEFAULT_LAMBDAS
@@ -85,9 +86,10 @@ def main():
     args = ap.parse_args()
     protocol = proto.Protocol()
     rows = []
+    reg = registry.load()
     with threadpool_limits(limits=1):
         for name in args.datasets.split(","):
-            loaded = load(name, args.data_dir)
+            loaded = load(name, args.data_dir, registry=reg)
             X, y = loaded.X, loaded.y
             splits = proto.outer_splits(protocol, y, "regression")
             for n in (int(v) for v in args.features.split(",")):

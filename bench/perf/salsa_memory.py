@@ -28,10 +28,11 @@ import json, resource, sys, time
 import numpy as np
 from threadpoolctl import threadpool_limits
 from rfbench.data.loader import load
+from rfbench.registry import load as load_registry
 from rfbench.methods.salsa import SALSARegressor
 
 case = json.loads(sys.argv[1])
-loaded = load(case["dataset"])
+loaded = load(case["dataset"], registry=load_registry())
 X, y = loaded.X[: case["rows"]], loaded.y[: case["rows"]]
 X = (X - X.mean(0)) / X.std(0)
 base_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

@@ -38,7 +38,7 @@ DEFAULT_TASKS = ["gfc:500:ailerons", "gfc:500:bank", "gfc:500:pumadyn", "gfc:500
 def published_walltimes() -> dict[tuple[str, str, int], float]:
     """(rfbench dataset, rfbench method, n) → the GFC paper's Table 1 walltime per fold (s)."""
     import pandas as pd
-    spec = check.load_spec("gfc2016-table1")
+    spec = check.load_spec("gfc2016-table1", registry.load())
     pub = pd.read_csv(check.published_dir() / spec.published)
     return {(spec.datasets[r["dataset"]], spec.methods[r["method"]], int(r["n_features"])): float(r["walltime_s"])
             for _, r in pub.iterrows() if r["dataset"] in spec.datasets}

@@ -76,9 +76,10 @@ def measure(dataset: str, method: str, n: int, limit: float) -> dict:
 
 
 def main(argv=None) -> int:
+    from rfbench import registry
     from rfbench.experiments.spec import load_spec
 
-    methods = load_spec("uci-splits").plan.methods
+    methods = load_spec("uci-splits", registry.load()).plan.methods
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", default="uci-keggundirected")
     ap.add_argument("--n", type=int, default=500)

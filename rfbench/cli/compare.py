@@ -143,14 +143,17 @@ def compare_report(dirs, against, method_list, dataset_list, fmt, output, alpha,
 @click.option("--alpha", default=0.05, show_default=True, type=ALPHA, help="significance level (cd)")
 @click.option("--cd-test", default="nemenyi", show_default=True, type=click.Choice(["nemenyi", "wilcoxon-holm"]),
               help="post-hoc test of the critical-difference diagram after the Friedman test")
-def compare_plot(dirs, against, method_list, dataset_list, kind, fmt, output, alpha, cd_test):
+@registry_option("the user registry the run used (its datasets and methods), as given to `compare run`")
+def compare_plot(dirs, against, method_list, dataset_list, kind, fmt, output, alpha, cd_test, registry_files):
     """Figures of your run beside the baselines, on the folds every shown method has finished (the
     same rows as `rfbench compare report`)."""
+    from rfbench import registry
     from rfbench.experiments import compare
     from rfbench.reporting import plot
 
     output = output_dir(output)
-    c = compare.compare(list(dirs), split_names(against) or None, name_list(method_list), name_list(dataset_list))
+    c = compare.compare(list(dirs), split_names(against) or None, name_list(method_list), name_list(dataset_list),
+                        registry=registry.load(registry_files))
     written, notes = plot.make_plots(c.frame, kind, output, fmt, alpha, cd_test,   # nothing to plot: one line
                                      time_caveat=c.time_caveat)
     for note in c.notes[:1]:

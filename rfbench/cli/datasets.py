@@ -99,7 +99,7 @@ def datasets_fetch(names, suite, data_dir, registry_files):
     failed = 0
     for name in targets:
         try:
-            loaded = load(reg.dataset(name), data_dir)
+            loaded = load(reg.dataset(name), data_dir, registry=reg)
             click.echo(f"{name}: {loaded.X.shape[0]}×{loaded.X.shape[1]} from {loaded.source} ({loaded.detail})")
         except DataUnavailable as exc:
             failed += 1

@@ -1,4 +1,5 @@
-"""Datasets: loaders per source kind, checksums, a download cache; ``load(name)`` is the entry point."""
+"""Datasets: loaders per source kind, checksums, a download cache; ``load(name, registry=registry)`` is
+the entry point (``registry``: the one :func:`rfbench.registry.load` builds; there is no default)."""
 
 from rfbench.data.loader import Loaded, load
 

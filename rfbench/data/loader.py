@@ -42,7 +42,6 @@ from rfbench.registry import (
     Registry,
     check_name,
     command_line_dataset,
-    or_default,
 )
 
 CACHE_VERSION = 1
@@ -140,21 +139,21 @@ def where_found(ds: Dataset, override=None) -> str:
     return "absent (no source registered)"
 
 
-def entry(dataset: Dataset | str, registry: Registry | None = None) -> Dataset:
-    """The registry entry of a dataset given by its entry or its name (looked up in ``registry``, by
-    default the one built now)."""
-    return dataset if isinstance(dataset, Dataset) else or_default(registry).dataset(dataset)
+def entry(dataset: Dataset | str, registry: Registry) -> Dataset:
+    """The registry entry of a dataset given by its entry or its name (looked up in ``registry``:
+    :func:`rfbench.registry.load` builds it, the command line passes its own)."""
+    return dataset if isinstance(dataset, Dataset) else registry.dataset(dataset)
 
 
-def offline(dataset: Dataset | str, data_dir=None, registry: Registry | None = None) -> bool:
+def offline(dataset: Dataset | str, data_dir=None, *, registry: Registry) -> bool:
     """Whether a dataset can be obtained here without the network: its own file (user data) or its
     mirror files are present with the sha256 the registry gives them (a file that would be refused
     when read is not counted: :func:`has_checksum`), a generator makes it, or an earlier download is
     cached."""
-    return data_state(dataset, data_dir, registry) == "offline"
+    return data_state(dataset, data_dir, registry=registry) == "offline"
 
 
-def data_state(dataset: Dataset | str, data_dir=None, registry: Registry | None = None) -> str:
+def data_state(dataset: Dataset | str, data_dir=None, *, registry: Registry) -> str:
     """"offline" (see :func:`offline`), "sha256 differs" (its file or mirror files are here, but not
     the ones the registry names: reading them would be refused) or "needs network"."""
     ds = entry(dataset, registry)
@@ -522,10 +521,17 @@ def _write_cache(ds: Dataset, loaded: Loaded) -> None:
 
 
 def load(dataset: Dataset | str, data_dir_override=None, allow_download: bool = True, use_cache: bool = True,
-         registry: Registry | None = None) -> Loaded:
+         *, registry: Registry) -> Loaded:
     """(X, y) of a registered dataset (its entry, or its name in ``registry``), from the first source
-    that has it; ``data_dir_override``: see :func:`data_dirs` (a run's workers pass its resolved tuple)."""
-    ds = entry(dataset, registry)
+    that has it; ``data_dir_override``: see :func:`data_dirs` (a run's workers pass its resolved tuple).
+    ``registry`` is required (there is no default one): a library user passes the one
+    :func:`rfbench.registry.load` builds, ``load(name, registry=rfbench.registry.load())``."""
+    return load_entry(entry(dataset, registry), data_dir_override, allow_download, use_cache)
+
+
+def load_entry(ds: Dataset, data_dir_override=None, allow_download: bool = True, use_cache: bool = True) -> Loaded:
+    """:func:`load` of a registry entry itself (nothing to look up: the run's workers, which hold the
+    entries of the run's registry)."""
     name = ds.name
     if ds.unavailable:
         raise DataUnavailable(ds.unavailable)

@@ -2,7 +2,7 @@
 typed :class:`RunConfig`, validated once when it is built.
 
 ``rfbench run``, ``rfbench reproduce``, ``rfbench compare run`` and the library call
-(``runner.run(datasets, methods, features, protocol, out, config=RunConfig(...))``) all build one, so
+(``runner.run(datasets, methods, features, protocol, out, config=RunConfig(...), registry=registry)``) all build one, so
 every bound (``--jobs`` ≥ 1, ``--threads`` ≥ 1, ``--timeout`` within 30 days, ``--scheduler`` only with
 ``--backend dask`` and without ``--threads``, ``--gpu-slots`` ≥ 1, ``--device`` there) is checked in
 this one place and said in one line (:class:`rfbench.errors.UsageError`).

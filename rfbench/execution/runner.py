@@ -43,7 +43,7 @@ from rfbench.execution.progress import Progress, hms
 from rfbench.execution.runconfig import RunConfig
 from rfbench.execution.tasks import WorkerOptions, WorkItem, own_splits, prepared
 from rfbench.provenance import code_version, machine_info
-from rfbench.registry import Registry, or_default
+from rfbench.registry import Registry
 from rfbench.store import LEASE_S, Record, RunDir, is_disk_full, record_key
 
 #: seconds between two consolidations of results.csv during a run
@@ -206,14 +206,13 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-def available_datasets(names, data_dir, strict: bool, warn, registry: Registry | None = None) -> list[str]:
-    """The datasets of ``names`` (of ``registry``, by default the one built now) whose data can be
-    obtained; the others said by ``warn`` (with ``strict``, the first one raises)."""
-    registry = or_default(registry)
+def available_datasets(names, data_dir, strict: bool, warn, registry: Registry) -> list[str]:
+    """The datasets of ``names`` (of ``registry``) whose data can be obtained; the others said by
+    ``warn`` (with ``strict``, the first one raises)."""
     ok = []
     for name in names:
         try:
-            load(registry.dataset(name), data_dir)
+            load(registry.dataset(name), data_dir, registry=registry)
             ok.append(name)
         except DataUnavailable as exc:
             if strict:
@@ -223,15 +222,14 @@ def available_datasets(names, data_dir, strict: bool, warn, registry: Registry |
 
 
 def default_jobs(method_names, threads: int | None = None, cores: int | None = None,
-                 registry: Registry | None = None) -> int:
+                 *, registry: Registry) -> int:
     """Worker processes when --jobs is left out: one per core, one thread each (the faster placement
     measured for every built-in method), unless every method of the run is registered with
     ``placement: threads`` (then one worker with every core); with --threads, as many workers as
-    cores // threads. The methods are those of ``registry`` (by default the one built now)."""
+    cores // threads. The methods are those of ``registry``."""
     cores = cores or os.cpu_count() or 1
     if threads is not None:
         return max(1, cores // threads)
-    registry = or_default(registry) if method_names else registry
     if method_names and all(registry.method(m).placement == "threads" for m in method_names):
         return 1
     return cores
@@ -275,7 +273,7 @@ def check_methods(method_names, registry: Registry) -> None:
 
 
 def run(dataset_names, method_names, features, protocol: proto.Protocol, out: str,
-        config: RunConfig | None = None, *, registry: Registry | None = None, progress: bool = True,
+        config: RunConfig | None = None, *, registry: Registry, progress: bool = True,
         warn=stderr_warning, command: str | None = None, order=None,
         all_unavailable_ok: bool = False) -> RunDir:
     """Run every task not done yet, as ``config`` says (:class:`rfbench.execution.runconfig.RunConfig`: workers,
@@ -285,7 +283,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     cells as it could.
 
     ``registry``: the :class:`rfbench.registry.Registry` the names are looked up in (the command's,
-    with what its command line added; default: :func:`rfbench.registry.load` now). The worker
+    with what its command line added; a library caller passes :func:`rfbench.registry.load`'s). The worker
     processes get the part the run needs as an argument of each task.
 
     ``config.seeds`` (``--seeds 0,1,2``): run the protocol once per seed, one after the other, into
@@ -304,7 +302,6 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
     config = config if config is not None else RunConfig()
     if not isinstance(config, RunConfig):
         raise TypeError(f"config must be a RunConfig, got {type(config).__name__}")
-    registry = or_default(registry)
     if not isinstance(registry, Registry):
         raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
     protocols, folds = _checked_request(method_names, features, protocol, config, registry)
@@ -406,25 +403,25 @@ class SeedPlan:
     last: bool = True
 
 
-def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None, registry: Registry | None = None):
+def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None, *, registry: Registry):
     """(the outer (train, test) index pairs of a dataset, its row count): :func:`rfbench.protocol.outer_splits`
     on the data as the tasks prepare it (rfbench.execution.tasks), so the splits every task runs on."""
-    ds = or_default(registry).dataset(name)
+    ds = registry.dataset(name)
     _, _, y, _ = prepared(ds, data_dir, protocol.max_samples, protocol.seed)
     return proto.outer_splits(protocol, y, ds.task, own_splits(ds, protocol, data_dir)), len(y)
 
 
-def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | None = None,
-                          registry: Registry | None = None):
-    """The outer fold of every row of a dataset (of ``registry``, by default the one built now) under a
+def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | None = None, *,
+                          registry: Registry):
+    """The outer fold of every row of a dataset (of ``registry``) under a
     cv protocol (what folds/<dataset>.csv holds, and what rfbench.experiments.baselines fingerprints); None under
     the other protocols, whose splits are computed (and so checked against the data) but not stored."""
-    splits, m = _outer_splits(name, protocol, data_dir, registry)
+    splits, m = _outer_splits(name, protocol, data_dir, registry=registry)
     return proto.fold_assignment(splits, m) if isinstance(protocol, proto.CV) else None
 
 
-def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str | None = None,
-                             registry: Registry | None = None) -> str:
+def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str | None = None, *,
+                             registry: Registry) -> str:
     """The fingerprint of a dataset's outer splits under any protocol, from the splits the runner
     uses: under cv :func:`rfbench.protocol.folds_fingerprint` of the fold assignment (the value of
     its folds/<dataset>.csv), under published the sha256 of the split masks file (with --max-samples
@@ -432,17 +429,17 @@ def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str 
     (those protocols store no splits file). Loads the data (a UsageError when it cannot be obtained)."""
     from rfbench.protocol import folds_fingerprint, splits_fingerprint
 
-    splits, m = _outer_splits(name, protocol, data_dir, registry)
+    splits, m = _outer_splits(name, protocol, data_dir, registry=registry)
     if isinstance(protocol, proto.CV):
         return folds_fingerprint(proto.fold_assignment(splits, m))
     if isinstance(protocol, proto.Published) and not protocol.max_samples:
         # the published splits are a file: its sha256 names them (the same file, the same splits)
-        return own_splits(or_default(registry).dataset(name), protocol, data_dir).sha256
+        return own_splits(registry.dataset(name), protocol, data_dir).sha256
     return splits_fingerprint(splits)
 
 
 def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out, config: RunConfig | None = None,
-            *, registry: Registry | None = None, warn=stderr_warning, timings=None):
+            *, registry: Registry, warn=stderr_warning, timings=None):
     """What :func:`run` would do, without running or writing anything (no directory, no index, no
     data loaded): one row per (dataset, method, n) with the tasks that would run (``to_run``), those
     already done in ``out`` (``done``), whether the dataset's data is here offline (``offline``: else
@@ -450,7 +447,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     here that a run would refuse) and the estimated seconds of the tasks to run (``est_s``, NaN:
     unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.execution.estimate.task_seconds`, from
     the finished tasks in ``out``). Of ``config``, the folds, seeds and data directory count; the names
-    are those of ``registry`` (default: the one built now). ``timings``: finished tasks (dataset,
+    are those of ``registry``. ``timings``: finished tasks (dataset,
     method, n_features, total_s of this protocol) to estimate from in place of those in ``out`` (a
     spec's shipped baseline where ``out`` holds none)."""
     import pandas as pd
@@ -459,7 +456,6 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     from rfbench.execution.estimate import task_seconds
 
     config = config if config is not None else RunConfig()
-    registry = or_default(registry)
     data_dir = config.data_dirs
     protocols, folds = _checked_request(method_names, features, protocol, config, registry)
     method_names = installed_methods(method_names, registry, warn)     # as run skips them
@@ -483,7 +479,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     pending = unresolved_openml(registry, dataset_names)
     for dname in dataset_names:
         ds = registry.dataset(dname)
-        state = data_state(ds, data_dir)
+        state = data_state(ds, data_dir, registry=registry)
         here = state == "offline"
         task_unknown = dname in pending and ds.notes.endswith(TASK_UNKNOWN)
         for mname in method_names:
@@ -548,12 +544,12 @@ def render_dry_run(table, out, estimated_from=None) -> str:
     return body + "\n\n" + "\n".join(lines) + "\n"
 
 
-def none_available(names, data_dir, registry: Registry | None = None) -> DataUnavailable:
+def none_available(names, data_dir, registry: Registry) -> DataUnavailable:
     """The one line of a run none of whose datasets can be obtained (instead of a line per dataset,
     "nothing to run" and "no results"); where each is a user's data file, what is wrong with it."""
     from rfbench.data.loader import data_dirs
 
-    files = {n: registry.dataset(n).file for n in names if registry is not None and registry.dataset(n).file
+    files = {n: registry.dataset(n).file for n in names if registry.dataset(n).file
              and not Path(registry.dataset(n).file).is_file()}
     if files and len(files) == len(names):
         what = "; ".join(f"{n}: its file {f} " + ("is a directory" if Path(f).is_dir() else "is not there")
@@ -695,7 +691,8 @@ class _Seed:
         refuse_thread_mixing(items, run_dir, protocol, self.threads, self.registry)
         # fold assignments, saved once and checked on resume; every dataset's splits are computed (and
         # so validated on the data: a bad split masks file is one line) before the first is written
-        assignments = {name: outer_fold_assignment(name, protocol, config.data_dirs, self.registry) for name in names}
+        assignments = {name: outer_fold_assignment(name, protocol, config.data_dirs, registry=self.registry)
+                       for name in names}
         for name, fold_of_row in assignments.items():
             if fold_of_row is not None:
                 run_dir.write_folds(name, fold_of_row, seed=protocol.seed)
@@ -703,7 +700,7 @@ class _Seed:
         # just now for its splits), so that a report of the directory shows its rows and inputs
         for name, info in (provenance.get("datasets") or {}).items():
             if info.get("shape") is None:
-                info["shape"] = list(load(self.registry.dataset(name), config.data_dirs).X.shape)
+                info["shape"] = list(load(self.registry.dataset(name), config.data_dirs, registry=self.registry).X.shape)
         run_dir.write_run_info({
             "command": self.request.command or " ".join(sys.argv),
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "invocation": self.invocation,

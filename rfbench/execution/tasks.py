@@ -21,7 +21,7 @@ import numpy as np
 
 from rfbench import contract
 from rfbench import protocol as proto
-from rfbench.data import load
+from rfbench.data.loader import load_entry
 from rfbench.methods.device import is_out_of_memory
 from rfbench.registry import Dataset, Registry
 from rfbench.store.record import SIGN_FIT, Record, timestamp
@@ -97,7 +97,7 @@ def prepared(ds: Dataset, data_dir: str | tuple[str, ...] | None, max_samples: i
     """(ds, X, y, source): the loaded, subsampled, label-encoded data of a dataset (its registry entry;
     kept for the next tasks of the process, keyed by the entry itself, so that another entry of the
     same name is another dataset)."""
-    loaded = load(ds, data_dir)
+    loaded = load_entry(ds, data_dir)
     idx = proto.subsample_index(loaded.X.shape[0], max_samples, seed)
     X, y = loaded.X[idx], loaded.y[idx]
     if ds.task == "classification":

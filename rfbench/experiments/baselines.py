@@ -159,10 +159,10 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
         if settings is None or isinstance(Protocol(**settings), CV):      # cv: its folds/*.csv are stored
             continue
         fingerprint = None
-        if dataset in registry.datasets and offline(registry.dataset(dataset), data_dir):
+        if dataset in registry.datasets and offline(registry.dataset(dataset), data_dir, registry=registry):
             try:
                 fingerprint = runner.outer_splits_fingerprint(dataset, Protocol(**settings, seed=int(seed)), data_dir,
-                                                              registry)
+                                                              registry=registry)
             except DataUnavailable:     # mirror files present but not loadable (e.g. a failed checksum)
                 pass
         if fingerprint is None and unavailable is not None:

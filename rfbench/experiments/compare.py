@@ -31,7 +31,7 @@ from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import baselines
 from rfbench.experiments.spec import spec_paths
 from rfbench.protocol import CV, Protocol
-from rfbench.registry import Registry, gfc_note, load_yaml, or_default, resolve_method_names
+from rfbench.registry import Registry, gfc_note, load_yaml, resolve_method_names
 from rfbench.reporting import cells
 from rfbench.reporting import render as renderers
 from rfbench.store import RunDir, atomic_write_text, load_results, pool_frames
@@ -59,15 +59,14 @@ def _fingerprint_mismatch(dataset: str, seed: int, ours: str | None, theirs: str
 
 
 def run(baseline: str, methods: list[str], datasets: list[str] | None, features: list[int] | None, folds,
-        out: str, config=None, *, registry: Registry | None = None, protocol_key: str | None = None,
+        out: str, config=None, *, registry: Registry, protocol_key: str | None = None,
         progress: bool = True, command: str | None = None):
     """Run ``methods`` on the baseline's outer folds (see the module notes); returns (RunDir, Baseline,
     datasets run). ``config`` (a :class:`rfbench.execution.runconfig.RunConfig`) sets the workers, threads, time
     limit and data directory; the folds and seeds are the baseline's (``folds``: a subset of them) and a
     dataset that cannot be obtained is an error. ``registry``: the registry the names are looked up in
-    (default: the one built now), ``package.module:Class`` methods added to it."""
+    (:func:`rfbench.registry.load`), ``package.module:Class`` methods added to it."""
     config = config if config is not None else RunConfig()
-    registry = or_default(registry)
     data_dir = config.data_dir
     b = baselines.load(baseline, registry)
     key, settings = _protocol(b, protocol_key)
@@ -95,7 +94,7 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
                 raise UsageError(f"baseline {b.name} has no fingerprint of the splits of {d} (seed {seed}; its data "
                                  "was not here when the file was written), so identical splits cannot be verified; "
                                  "regenerate it with `rfbench baselines --write` beside the dataset mirror")
-            ours = runner.outer_splits_fingerprint(d, Protocol(**settings, seed=seed), data_dir, registry)
+            ours = runner.outer_splits_fingerprint(d, Protocol(**settings, seed=seed), data_dir, registry=registry)
             if ours != want:
                 raise UsageError(_fingerprint_mismatch(d, seed, ours, want, "the data here", b.name))
             verified[(d, seed)] = ours
@@ -242,9 +241,9 @@ def _baseline_names(run_dirs) -> list[str]:
 
 
 def compare(run_dirs, against: list[str] | None = None, methods: list[str] | None = None,
-            datasets: list[str] | None = None, registry: Registry | None = None) -> Comparison:
+            datasets: list[str] | None = None, *, registry: Registry) -> Comparison:
     """The run's results and the baselines' on their common (dataset, n, fold) (module notes); a
-    baseline given as a results directory is read with ``registry`` (default: the one built now)."""
+    baseline given as a results directory is read with ``registry`` (:func:`rfbench.registry.load`)."""
     user = load_results(run_dirs)
     if not (user["status"] == "done").any():
         raise UsageError(f"no finished tasks in {', '.join(map(str, run_dirs))} (every record is an error or timeout; "
@@ -324,7 +323,7 @@ def common_folds(df: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
     return out, {d: cells.fold_ranges(fs) for d, fs in folds.items()}
 
 
-def table_model(c: Comparison, **report_options):
+def table_model(c: Comparison, *, registry: Registry, **report_options):
     """The report's model of the compared folds (rfbench.reporting.report.table_model) with the
     comparison's notes added to it: above the table in every format, the first two (and the walltime
     caveat, when there is one) leading the LaTeX caption, and per dataset in CSV the folds compared,
@@ -333,7 +332,7 @@ def table_model(c: Comparison, **report_options):
     from rfbench.store import recorded_shapes
 
     report_options.setdefault("shapes", recorded_shapes(c.run_dirs))     # user datasets the registry may lack
-    model = report.table_model(c.frame, **report_options)
+    model = report.table_model(c.frame, registry=registry, **report_options)
     caption_notes = " ".join(c.notes[:2] + ([n for n in c.notes if n.startswith("Walltimes")] if c.time_caveat
                                            else []))
     datasets = [r.dataset for r in model.rows]
@@ -363,12 +362,12 @@ def html_page(c: Comparison, model) -> str:
         page.figures_section(c.frame, c.run_dirs, time_caveat=c.time_caveat), page.provenance_section(c.run_dirs)])
 
 
-def render(c: Comparison, fmt: str, *, width: int | None = None, label: str | None = None,
+def render(c: Comparison, fmt: str, *, registry: Registry, width: int | None = None, label: str | None = None,
            latex_width: float = renderers.TEXT_WIDTH_PT, **report_options) -> str:
     """The comparison's model (:func:`table_model`: the report with the notes) in one format; HTML
     is a page with the figures and the provenance."""
     renderers.check_format(fmt)
-    model = table_model(c, **report_options)
+    model = table_model(c, registry=registry, **report_options)
     if fmt == "html":
         return html_page(c, model)
     return renderers.render(model, fmt, renderers.RenderOptions(width, label, latex_width))

@@ -10,8 +10,8 @@ are trusted markup.
   (commands, code version, machine) from run.json / runs.jsonl;
 * :func:`write_site` writes index.html and one such page per spec with results.
 
-The datasets and methods are those of the :class:`rfbench.registry.Registry` given (default: the one
-:func:`rfbench.registry.load` builds).
+The datasets and methods are those of the :class:`rfbench.registry.Registry` given (the one
+:func:`rfbench.registry.load` builds: every function here takes it).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import pandas as pd
 
 from rfbench.errors import UsageError
 from rfbench.experiments import check, reproduce, sources
-from rfbench.registry import Registry, or_default
+from rfbench.registry import Registry
 from rfbench.reporting import gp_table, plot, report
 from rfbench.reporting.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
 from rfbench.reporting.shown_paths import scrub, shown
@@ -108,7 +108,7 @@ def spec_figures(spec, directory: Path, pngs: list[Path], draw) -> tuple[list[st
     return parts, left
 
 
-def gp_figures_section(results: pd.DataFrame, registry: Registry | None = None, alpha: float = 0.05,
+def gp_figures_section(results: pd.DataFrame, registry: Registry, alpha: float = 0.05,
                        draw=png_figure) -> str:
     """The figures of the gp layout (rfbench.reporting.gp_table.figures): the critical-difference diagram
     per n, error against wall time per size group; a figure with nothing to draw is one line saying why."""
@@ -134,7 +134,7 @@ def _reason_cell(r: dict) -> str:
             + f" (shown by: {command}; results: {r.get('reason_results', '')})")
 
 
-def check_section(spec, results: pd.DataFrame, methods=None, datasets=None, registry: Registry | None = None,
+def check_section(spec, results: pd.DataFrame, methods=None, datasets=None, *, registry: Registry,
                   full_text: bool = True) -> str:
     """The check against the published table: counts, one row per cell, the full text folded
     (only the cells of ``methods`` and ``datasets`` when given, as ``rfbench check --methods``;
@@ -236,7 +236,7 @@ def _shipped_provenance(src) -> str:
 
 def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, spec=None,
                    figures: bool = True, check_results: pd.DataFrame | None = None, methods=None,
-                   datasets=None, registry: Registry | None = None, layout: str = "default",
+                   datasets=None, *, registry: Registry, layout: str = "default",
                    alpha: float = 0.05, check_text: bool = True, draw=png_figure) -> str:
     """One page over the results of ``dirs``: title, the report (``report_html``: the fragment of
     ``report.render(..., "html", html_fragment=True)``, or of ``gp_table.render`` with ``layout="gp"``),
@@ -260,12 +260,12 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
                      else figures_section(results, dirs, draw=draw, spec=spec))
     if has_check:
         parts.append(check_section(spec, results if check_results is None else check_results, methods, datasets,
-                                   registry, full_text=check_text))
+                                   registry=registry, full_text=check_text))
     parts.append(provenance_section(dirs))
     return document(title, parts)
 
 
-def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, names: dict[str, str] | None = None,
+def spec_page(spec, figures: bool = True, *, registry: Registry, names: dict[str, str] | None = None,
               test: str | None = None, alpha: float = 0.05, layout: str | None = None,
               check_text: bool = True, draw=png_figure) -> tuple[str, str] | None:
     """(page, one-line summary) of a spec's results directory, as ``rfbench reproduce`` writes its
@@ -275,7 +275,6 @@ def spec_page(spec, figures: bool = True, registry: Registry | None = None, *, n
     options through); ``check_text``: the check's folded text under its table (``rfbench publish``
     leaves it out); ``draw``: as :func:`directory_page`'s. The results are those :mod:`rfbench.experiments.sources` resolves: a local
     results directory, else the shipped baseline."""
-    registry = or_default(registry)
     results = reproduce.results_of(spec)
     done = results[results["status"] == "done"] if len(results) else results
     if done.empty:

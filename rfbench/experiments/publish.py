@@ -42,7 +42,7 @@ import pandas as pd
 from rfbench.errors import UsageError
 from rfbench.experiments import baselines, html_page, site_runs, sources
 from rfbench.experiments.spec import Spec, all_specs
-from rfbench.registry import Registry, or_default
+from rfbench.registry import Registry
 from rfbench.reporting import pairwise, plot, svg_figures
 from rfbench.reporting.html_markup import Markup, attr, document, esc, simple_table
 from rfbench.reporting.shown_paths import shown
@@ -393,13 +393,12 @@ def run_files(dirs: list[Path]) -> list[str]:
     return out
 
 
-def build(output: Path, registry: Registry | None = None, *, alpha: float = 0.05, jobs: int | None = None,
+def build(output: Path, registry: Registry, *, alpha: float = 0.05, jobs: int | None = None,
           progress=None, runs=()) -> Site:
     """Write the site into ``output`` (created if missing; its parent must exist); ``jobs``: the
     processes drawing the spec pages (default: the CPU count); ``runs``: results directories of the
     user's runs, a page each (:mod:`rfbench.experiments.site_runs`), checked before anything is written."""
     started = time.perf_counter()
-    registry = or_default(registry)
     output = Path(output)
     if output.exists() and not output.is_dir():
         raise UsageError(f"--output {output} is a file; name a directory for the site")

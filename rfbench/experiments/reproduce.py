@@ -213,7 +213,7 @@ def check_text(spec: Spec, results: pd.DataFrame, methods=None, datasets=None, *
 def _cell_counts(table: pd.DataFrame, data_dir, registry: Registry) -> dict:
     table = check.paper_cells(table)
     status = table["status"]
-    avail = {d: offline(registry.dataset(d), data_dir) for d in table["dataset"].unique()}
+    avail = {d: offline(registry.dataset(d), data_dir, registry=registry) for d in table["dataset"].unique()}
     return {"published": len(table), "offline": int(table["dataset"].map(avail).sum()),
             "present": int((status != "missing").sum()), "pass": int((status == "pass").sum()),
             "fail": int((status == "fail").sum()), "not comparable": int((status == "not comparable").sum()),

@@ -80,7 +80,7 @@ def baseline_for(results: pd.DataFrame, directory: Path) -> str | None:
     return best
 
 
-def run_page(directory: Path, registry: Registry | None = None, alpha: float = 0.05) -> RunPage:
+def run_page(directory: Path, registry: Registry, alpha: float = 0.05) -> RunPage:
     """The page of one run: compared with its baseline when it can be, else its own table."""
     results = load_results([str(directory)])
     done = results[results["status"] == "done"]

@@ -133,7 +133,8 @@ def status(targets, data_dir, registry: Registry) -> pd.DataFrame:
             res = res[res["protocol"].isin(set(plan["protocol"]))]
         tasks = plan.merge(res[KEY + ["protocol", "status", "total_s"]], on=KEY + ["protocol"], how=how)
         tasks["status"] = tasks["status"].fillna("todo")
-        available = {name: offline(registry.dataset(name), data_dir) for name in tasks["dataset"].unique()}
+        available = {name: offline(registry.dataset(name), data_dir, registry=registry)
+                     for name in tasks["dataset"].unique()}
         no_data = (tasks["status"] == "todo") & ~tasks["dataset"].map(available).astype(bool)
         tasks.loc[no_data, "status"] = "no data"
         done = tasks[tasks["status"] == "done"]

@@ -39,7 +39,7 @@ from tabulate import tabulate
 
 from rfbench.errors import UsageError
 from rfbench.protocol import Published, Splits, read_key
-from rfbench.registry import Registry, or_default
+from rfbench.registry import Registry
 from rfbench.reporting import cells as cells_mod
 from rfbench.reporting import plot, report
 from rfbench.reporting.html_markup import document, esc
@@ -155,12 +155,11 @@ def mark_bold(cells: dict, errors: dict, keys: list, higher_is_better: bool, alp
         cells[k].bold = k == best or not report.lower_on_common(cells, loss, best, k, alpha, test)
 
 
-def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: dict | None = None,
-          registry: Registry | None = None, shapes: Mapping[str, tuple[int, int]] | None = None) -> GPReport:
+def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: dict | None = None, *,
+          registry: Registry, shapes: Mapping[str, tuple[int, int]] | None = None) -> GPReport:
     """The gp layout's model of the results (see the module docstring; shapes as for
     :func:`rfbench.reporting.report.render`)."""
-    registry = or_default(registry)
-    cells, errors, ds_order, ns, methods, sizes, higher = report.build(df, alpha, test, registry)
+    cells, errors, ds_order, ns, methods, sizes, higher = report.build(df, alpha, test, registry=registry)
     reg = registry.datasets
     order = {g: i for i, g in enumerate([*GROUPS.values(), OTHER])}
     ds_order = sorted(ds_order, key=lambda d: order[group_of(d, registry)])     # stable: registry order within
@@ -382,11 +381,11 @@ def _html(model: GPReport) -> str:
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, test: str = "paired", *,
            names: dict[str, str] | None = None, width: int | None = None, label: str | None = None,
            latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False,
-           registry: Registry | None = None, shapes: Mapping[str, tuple[int, int]] | None = None,
+           registry: Registry, shapes: Mapping[str, tuple[int, int]] | None = None,
            footer=()) -> str:
     """The gp layout in one format (the options as :func:`rfbench.reporting.report.render`'s)."""
     check_format(fmt)
-    model = build(df, alpha, test, names, registry, shapes)
+    model = build(df, alpha, test, names, registry=registry, shapes=shapes)
     model.footer = list(footer)
     if fmt == "csv":
         return _csv(model)
@@ -416,7 +415,7 @@ def relative_to_target_std(df: pd.DataFrame, registry: Registry, data_dir=None) 
                          f"by the target's std; these results hold {', '.join(other)}: leave out --relative")
     out = df.copy()
     for name in out["dataset"].unique():
-        std = float(load(registry.dataset(name), data_dir).y.std())
+        std = float(load(registry.dataset(name), data_dir, registry=registry).y.std())
         rows = out["dataset"] == name
         out.loc[rows, "error"] = out.loc[rows, "error"].astype(float) / (std or 1.0)
     out.loc[out["metric"] == "rmse", "metric"] = "rmse-std"
@@ -425,11 +424,10 @@ def relative_to_target_std(df: pd.DataFrame, registry: Registry, data_dir=None) 
 
 # -- figures of the gp page ----------------------------------------------------------------------------------------
 
-def figures(df: pd.DataFrame, registry: Registry | None = None, alpha: float = 0.05) -> tuple[list, list[str]]:
+def figures(df: pd.DataFrame, registry: Registry, alpha: float = 0.05) -> tuple[list, list[str]]:
     """([(caption, figure)], notes): the critical-difference diagram at each n (the ranks of the
     table's average rank row), then error against wall time (Pareto front dashed) per size group,
     one panel per dataset. A figure with nothing to draw is a note saying why."""
-    registry = or_default(registry)
     out, notes = [], []
     try:
         figs, skipped = plot.figures(df, "cd", alpha)

@@ -45,7 +45,7 @@ import yaml
 
 from rfbench.errors import UsageError
 from rfbench.protocol import Splits, read_key
-from rfbench.registry import Registry, or_default
+from rfbench.registry import Registry
 from rfbench.reporting import cells as cells_mod
 from rfbench.reporting import render as renderers
 from rfbench.reporting import stats
@@ -295,11 +295,11 @@ def _random_splits(keys: pd.Series) -> pd.Series:
     return keys.map({key: isinstance(read_key(key), Splits) for key in keys.unique()})
 
 
-def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch", registry: Registry | None = None):
-    """The cells of the results and their layout: datasets in the order of ``registry`` (default: the
-    one built now; datasets it lacks after them, by name), methods in their first appearance."""
+def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "welch", *, registry: Registry):
+    """The cells of the results and their layout: datasets in the order of ``registry`` (datasets it
+    lacks after them, by name), methods in their first appearance."""
     cells, errors, higher = summarise(df, alpha, test)
-    reg = or_default(registry).datasets
+    reg = registry.datasets
     ds_order = [d for d in reg if any(k[0] == d for k in cells)]
     ds_order += sorted({k[0] for k in cells} - set(ds_order))
     ns = sorted({k[1] for k in cells})
@@ -419,15 +419,14 @@ def inputs_of(dataset: str, registry: Registry, shapes: Mapping[str, tuple[int, 
 
 
 def table_model(df: pd.DataFrame, alpha: float = 0.05, comparisons=(), test: str = "welch", *,
-                names: dict[str, str] | None = None, registry: Registry | None = None,
+                names: dict[str, str] | None = None, registry: Registry,
                 shapes: Mapping[str, tuple[int, int]] | None = None) -> TableModel:
     """The report of the results as a model every format renders (:mod:`rfbench.reporting.render`).
-    names: display names of methods; registry: the order and shapes of the datasets (default: the
-    one built now); shapes: (rows, inputs) the runs recorded of user datasets
+    names: display names of methods; registry: the order and shapes of the datasets
+    (:func:`rfbench.registry.load`); shapes: (rows, inputs) the runs recorded of user datasets
     (:meth:`rfbench.store.RunDir.recorded_shapes`), for those the registry lacks or has without a shape."""
     names = dict(names or {})
-    registry = or_default(registry)
-    cells, errors, ds_order, ns, methods, sizes, higher = build(df, alpha, test, registry)
+    cells, errors, ds_order, ns, methods, sizes, higher = build(df, alpha, test, registry=registry)
     protocols = set(df["protocol"].astype(str)) if "protocol" in df else set()
     # the unit a task is run on: an outer fold of the nested CV, a random train/test split, the holdout
     unit = ("random splits" if protocols and _random_splits(pd.Series(sorted(protocols))).all()
@@ -481,7 +480,7 @@ def table_model(df: pd.DataFrame, alpha: float = 0.05, comparisons=(), test: str
 
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons=(), test: str = "welch", *,
            names: dict[str, str] | None = None, width: int | None = None, label: str | None = None,
-           latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False, registry: Registry | None = None,
+           latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False, registry: Registry,
            shapes: Mapping[str, tuple[int, int]] | None = None, footer=()) -> str:
     """The report in one format: :func:`table_model` rendered by the format's module. width:
     characters a text line may take (None: the terminal's width, 0: no limit); label, latex_width:
