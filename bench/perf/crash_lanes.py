@@ -1,6 +1,6 @@
 """What worker deaths cost a run: 5 tasks of which 4 kill their worker, against the same 5 tasks clean.
 
-Each task is a fit of ``--fit-s`` seconds (tests/test_lanes.py's estimator); in the crash run the
+Each task is a fit of ``--fit-s`` seconds (tests/execution/test_lanes.py's estimator); in the crash run the
 tasks of folds 1-4 kill their worker (``os._exit``) ``--crash-after-s`` into their fit, each twice
 (MAX_WORKER_DEATHS) before it is recorded as ``worker died``; fold 0's task finishes. Both runs use
 ``--jobs 2``. Prints the wall time of each run (medians over ``--repeats``, every run listed) and their

@@ -1,5 +1,5 @@
 """What a SIGKILL of the run's process alone leaves behind: ``--trials`` runs of two tasks on ``--jobs 2``
-(tests/test_worker_lifecycle.py's estimator, sleeping a minute in its fit), each killed (``kill -9`` of
+(tests/execution/test_worker_lifecycle.py's estimator, sleeping a minute in its fit), each killed (``kill -9`` of
 its pid only) once both tasks fit; prints, per trial, the seconds from the kill until no process of the
 run's session is left (its workers, loky's resource trackers), given up at 10 s; then the median and
 the worst. Exits 1 when a trial left a process for more than ``--max-s`` (5) seconds:

@@ -34,5 +34,5 @@ def friedman(m: int = 40768, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     return X, y + rng.standard_normal(m)
 
 
-#: name → generator; the names are rfbench.registry.GENERATOR_NAMES (tests/test_data.py checks both agree)
+#: name → generator; the names are rfbench.registry.GENERATOR_NAMES (tests/data/test_data.py checks both agree)
 GENERATORS = {"breiman": breiman, "friedman": friedman}

@@ -18,7 +18,7 @@ Every SVR of one fit sees the same 11 Gram matrices of the training rows, so the
 per fit (one inner fold serves all C values) and libsvm is given kernel="precomputed"; the learner's
 training predictions are K[:, support] @ dual_coef + b. When 11 Gram matrices would exceed
 ``kernel_memory_mb`` (4 GB: 6 900 rows), libsvm computes its own kernels (the reference code's path:
-the same learners within libsvm's tolerance, tests/test_bmkr.py). Mode "distances" (explicit only)
+the same learners within libsvm's tolerance, tests/methods/test_bmkr.py). Mode "distances" (explicit only)
 keeps the squared distances and rebuilds each RBF Gram from them, bit-identical to "stored" but one
 n² exp per SVR fit, much slower (docs/history/bmkr.md).
 

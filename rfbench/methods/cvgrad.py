@@ -50,7 +50,7 @@ from rfbench.methods.moderows import ModeCentredRows
 @dataclass(frozen=True)
 class Paths:
     """Which implementation :func:`ridge_cv_grad` and :func:`trig_cv_grad` take. Every choice
-    computes the same value and gradients to rounding (tests/test_cvgrad.py runs each); the
+    computes the same value and gradients to rounding (tests/methods/test_cvgrad.py runs each); the
     defaults are the fastest and what every method uses (:data:`DEFAULT_PATHS`), so a result
     depends on them only in its last bits."""
 

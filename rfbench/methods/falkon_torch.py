@@ -5,7 +5,7 @@ Imported only when an estimator's ``device`` is not "cpu" (the NumPy path never 
 algorithm (``falkon.falkon_solve``, ``falkon.kernel_times``) runs on either: the kernel blocks are
 computed on the device from the rows and centres held there, the Cholesky factors and triangular
 solves are torch's, and only the CG's scalars (L per iteration) come back to the CPU for the
-decisions. The results agree with the NumPy path to rounding (tests/test_falkon.py).
+decisions. The results agree with the NumPy path to rounding (tests/methods/test_falkon.py).
 """
 
 from __future__ import annotations

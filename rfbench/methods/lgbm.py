@@ -11,7 +11,7 @@ model with max(budgets) trees evaluated with ``num_iteration=n`` *is* the model 
 The inner CV bins each inner fold's training rows once (one ``lightgbm.Dataset``) and trains all 50
 combinations on it with ``lightgbm.train``: the scikit-learn wrapper would re-bin them for every fit.
 The binning depends only on the data, the seed and dataset parameters left at their defaults here, so
-the boosters, and the errors, are bit for bit those of the wrapper's fits (tests/test_lgbm.py).
+the boosters, and the errors, are bit for bit those of the wrapper's fits (tests/methods/test_lgbm.py).
 """
 
 from __future__ import annotations

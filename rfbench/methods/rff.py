@@ -196,7 +196,7 @@ class RFFRegressor(RegressorMixin, BaseEstimator):
     ``ridge.select_lambda_continuous`` queries) and the final Cholesky solve. The frequency and phase
     draws, the σ rule and ``predict`` stay NumPy on the CPU (O(m·d·n), cheap). The device agrees
     with the NumPy path to rounding, not bit for bit: the same σ, and λ to the 1-D search's
-    tolerance, where the CV curve is not flat at rounding level (see tests/test_device_ridge.py)."""
+    tolerance, where the CV curve is not flat at rounding level (see tests/methods/test_device_ridge.py)."""
 
     _parameter_constraints: dict = {
         "kernel": [cons.Choices(*KERNELS)],

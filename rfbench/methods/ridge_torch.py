@@ -20,7 +20,7 @@ and ``salsa._ExactEngine``, batched over a leading dimension where the matrices 
 
 Everything returns NumPy arrays or floats, so that the decisions (the grid's argmin, the 1-D search,
 DIRECT) are the NumPy code's, fed with the device's quantities. They agree with the NumPy path to
-rounding (≤ 1e-10 relative on well-conditioned problems; tests/test_device_ridge.py), not bit for bit.
+rounding (≤ 1e-10 relative on well-conditioned problems; tests/methods/test_device_ridge.py), not bit for bit.
 """
 
 from __future__ import annotations

@@ -184,7 +184,7 @@ def test_committed_figures_spec_plots_from_its_results(tmp_path):
 
 def test_dataset_variant_rows_are_judged_but_not_counted():
     from rfbench.experiments import check
-    from tests.test_eerf_tables import _records
+    from tests.experiments.test_eerf_tables import _records
 
     spec = load_spec("eerf2018-table5", load_registry())
     assert spec.dataset_variants == {"eerf-mnist": ["eerf-mnist-joint"]}

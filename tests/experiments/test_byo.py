@@ -13,14 +13,14 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from fake_openml import serve_openml
+from tests.fake_openml import serve_openml
 
 from rfbench import contract, registry
 from rfbench.data import loader
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.registry import load as load_registry
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 # the CLI as the `rfbench` console script runs it: the current directory is NOT on sys.path
 CLI = [sys.executable, "-c", "import sys; sys.path = [p for p in sys.path if p not in ('', '.')]; "
        "sys.argv[0] = 'rfbench'; from rfbench.cli import main; main()"]

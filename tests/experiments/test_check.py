@@ -13,7 +13,7 @@ from rfbench.reporting import stats as check_stats
 from rfbench.store import RunDir
 from tests.records import as_record
 
-SPECS = sorted(p.name for p in (Path(__file__).resolve().parent.parent / "bench").glob("*.yaml"))
+SPECS = sorted(p.name for p in (Path(__file__).resolve().parents[2] / "bench").glob("*.yaml"))
 
 
 def fake_run(tmp_path, shift_in_stds: float, only: int | None = None) -> Path:

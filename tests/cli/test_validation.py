@@ -23,7 +23,7 @@ from rfbench.reporting import cells
 from rfbench.store import RunDir, atomic_write_text
 from tests.records import as_record
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RUN = [sys.executable, "-m", "rfbench.cli"]
 TINY = ["--features", "10", "--outer-folds", "2", "--inner-folds", "2", "--max-samples", "100", "--quiet",
         "--no-report"]

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from test_cells import frame
+from tests.reporting.test_cells import frame
 
 from rfbench.errors import UsageError
 from rfbench.experiments import html_page

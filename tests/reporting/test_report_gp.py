@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from scipy import stats as sps
-from test_html_page import write_dir
+from tests.experiments.test_html_page import write_dir
 
 from rfbench.errors import UsageError
 from rfbench.experiments import html_page

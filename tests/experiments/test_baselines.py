@@ -20,7 +20,7 @@ from rfbench.experiments import baselines
 from rfbench.registry import load as load_registry
 from rfbench.store import COLUMNS, TASK_KEY, load_results
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_fingerprint_is_of_the_fold_values_in_row_order(tmp_path):

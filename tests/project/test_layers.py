@@ -190,6 +190,24 @@ def test_every_module_is_in_a_layer():
     assert not outside, f"in no layer (place them in LAYERS and docs/architecture.md): {', '.join(outside)}"
 
 
+#: the folders of tests/: one per layer package (the shared definitions' tests in shared/), and project/
+#: for the tests of the repository itself (these rules, the docs' links, the slow marks, the GPU script)
+TEST_FOLDERS = {"shared", "methods", "data", "store", "execution", "reporting", "experiments", "cli", "project"}
+TESTS_DIR = Path(__file__).resolve().parents[1]
+
+
+def test_tests_are_laid_out_by_layer():
+    """Every test file sits in the folder of the layer it tests (docs/development.md), none at the top."""
+    assert {LAYER_FOLDER.get(layer, layer) for layer in RANK} | {"project"} == TEST_FOLDERS
+    misplaced = sorted(str(p.relative_to(TESTS_DIR)) for p in TESTS_DIR.rglob("test_*.py")
+                       if p.parent == TESTS_DIR or p.relative_to(TESTS_DIR).parts[0] not in TEST_FOLDERS)
+    assert not misplaced, f"not in a layer's folder of tests/: {', '.join(misplaced)}"
+
+
+#: a layer's folder of tests/ where it differs from the layer's name
+LAYER_FOLDER = {"entry point": "cli"}
+
+
 def test_no_module_imports_a_layer_above_its_own_nor_beside_it():
     wrong = []
     for module in sorted(MODULES):
@@ -230,7 +248,7 @@ def _reaches(module: str) -> set[str]:
 
 def test_the_store_s_claims_and_record_need_neither_the_index_nor_a_results_directory():
     """rfbench.store.claims works on a claim file's path, rfbench.store.record on one record: neither
-    reaches the index, RunDir or the pooling rules (tests/test_store_modules.py runs them so)."""
+    reaches the index, RunDir or the pooling rules (tests/store/test_store_modules.py runs them so)."""
     for module in ("rfbench.store.claims", "rfbench.store.record", "rfbench.store.atomic"):
         assert not _reaches(module) & {"rfbench.store", "rfbench.store.index", "rfbench.store.rundir",
                                        "rfbench.store.merging", "rfbench.store.walltime"}, module

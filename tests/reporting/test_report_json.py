@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from cli_errors import one_line_error
+from tests.cli_errors import one_line_error
 
 from rfbench.cli import main
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RESULTS = str(ROOT / "results" / "gfc2016-table1")
 
 

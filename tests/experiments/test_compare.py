@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from cli_errors import one_line_error
+from tests.cli_errors import one_line_error
 
 from rfbench import registry
 from rfbench.cli import main
@@ -26,7 +26,7 @@ from rfbench.registry import load as load_registry
 from rfbench.reporting.shown_paths import shown
 from tests.records import as_record
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ["breiman-generated", "friedman-generated"]      # no mirror needed
 USER = "sklearn.linear_model:Ridge"
 
@@ -398,7 +398,7 @@ def test_a_user_dataset_registered_without_its_shape_shows_its_rows_and_inputs(t
     assert [70, 4] in csv
 
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def table1_screen(out: Path, machine: dict | None) -> Path:

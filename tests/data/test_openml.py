@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
-from fake_openml import serve_openml
+from tests.fake_openml import serve_openml
 
 from rfbench.data import load
 from rfbench.data.arff import read_arff

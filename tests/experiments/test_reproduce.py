@@ -15,7 +15,7 @@ from rfbench.experiments.spec import all_specs, load_spec
 from rfbench.registry import load as load_registry
 from tests.records import as_record
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 RUN = [sys.executable, "-m", "rfbench.cli"]
 
 

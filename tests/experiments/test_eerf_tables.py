@@ -24,7 +24,7 @@ from rfbench.registry import load as load_registry
 
 MIRROR = Path(__import__("os").environ.get("RFBENCH_DATA_DIR", "")) / "uci-eerf"
 needs_mirror = pytest.mark.skipif(not MIRROR.is_dir(), reason="the uci-eerf mirror (RFBENCH_DATA_DIR) is not here")
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # ---- protocol `fixed` -----------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from rfbench.experiments.spec import load_spec
 from rfbench.registry import load as load_registry
 from tests.cli_errors import one_line_error
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SPEC = "eerf2018-table3"            # a small baseline (180 tasks) with a published table
 CLAIM = "eerf2018-claim"            # a spec of a claim: tasks counted, no published table
 

@@ -135,7 +135,7 @@ def test_classifier_labels_and_bookkeeping():
     np.testing.assert_array_equal(pred == "low", clf.decision_function(X) >= 0)
     assert clf.tune_time_ >= 0 and clf.preprocess_time_ >= 0
     json.dumps(clf.best_params_)
-    # more than two classes: one-vs-rest, the largest score (tests/test_eerf_tables.py); one class: refused
+    # more than two classes: one-vs-rest, the largest score (tests/experiments/test_eerf_tables.py); one class: refused
     assert EERFClassifier(n_features=5).fit(X, np.arange(300) % 3).decision_function(X).shape == (300, 3)
     with pytest.raises(ValueError, match="at least 2 classes"):
         EERFClassifier(n_features=5).fit(X, np.zeros(300))

@@ -16,7 +16,7 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from test_cli import POISON, RUN, SLEEPER, _alive, _children, _wait_for  # noqa: E402
+from tests.cli.test_cli import POISON, RUN, SLEEPER, _alive, _children, _wait_for  # noqa: E402
 
 from rfbench.execution.runconfig import RunConfig  # noqa: E402
 from rfbench.registry import load as load_registry

@@ -20,7 +20,7 @@ from rfbench.experiments import html_page
 from rfbench.experiments.spec import all_specs
 from rfbench.reporting import plot, svg_figures
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tooltips(markup: str) -> list[str]:

@@ -96,7 +96,7 @@ def test_dispatch_order_measures_longest_first_against_the_order_before(tmp_path
     import json
     from pathlib import Path
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     spec = importlib.util.spec_from_file_location("dispatch_order", root / "bench/perf/dispatch_order.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -474,7 +474,7 @@ def test_text_to_a_file_or_pipe_is_not_cut_into_continued_blocks(capsys, monkeyp
 
     monkeypatch.delenv("COLUMNS", raising=False)
     assert report.terminal_width() == 0
-    results = Path(__file__).resolve().parents[1] / "results" / "gfc2016-table4"
+    results = Path(__file__).resolve().parents[2] / "results" / "gfc2016-table4"
     main(["report", str(results)])
     whole = capsys.readouterr().out
     assert "(continued)" not in whole and max(map(len, whole.splitlines())) > 80

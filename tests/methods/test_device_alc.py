@@ -145,4 +145,4 @@ def test_the_numpy_path_does_not_import_torch():
             "X = np.random.default_rng(0).normal(size=(30, 2)); "
             "ALCRegressor(n_features=4, n_components=1, n_restarts=2, restart_iter=2, final_iter=2).fit(X, X[:, 0]); "
             "assert 'torch' not in sys.modules")
-    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[1])
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).resolve().parents[2])

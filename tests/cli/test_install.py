@@ -18,7 +18,7 @@ from rfbench.experiments import spec
 from rfbench.registry import load as load_registry
 from rfbench.reporting import published
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # -- package data in the checkout ----------------------------------------------------------------

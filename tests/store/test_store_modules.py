@@ -27,7 +27,7 @@ from rfbench.store import (
 from rfbench.store.record import MESSAGE_MAX, TRACEBACK_MAX
 from tests.records import as_record
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_claims_work_on_a_bare_directory_without_records_or_index(tmp_path):

@@ -10,7 +10,7 @@ from collections import Counter
 
 import pandas as pd
 import pytest
-from cli_errors import one_line_error
+from tests.cli_errors import one_line_error
 
 from rfbench import contract
 from rfbench.cli import main

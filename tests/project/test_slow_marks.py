@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).parent))
-import slow_marks  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import tests.slow_marks as slow_marks  # noqa: E402
 
 
 def _measure(path: Path, rows) -> Path:
