@@ -263,7 +263,7 @@ def test_check_judges_in_standard_errors_and_shows_time_ratios():
     assert "16.17 ± " in text                                   # ours shown as mean ± standard error
     # the spec's reason is printed under the failing cell only
     reasons = text.split("why the failing cells miss")[1]
-    assert "eerf-adult RKS (n = 100): unmeasured: RKS selects nothing" in reasons and "eerf-adult EERF" not in reasons
+    assert "eerf-adult RKS (n = 100): measured: RKS selects nothing" in reasons and "eerf-adult EERF" not in reasons
     # the MNIST cells have no records: missing; the variant has no multiclass estimator: no MNIST row
     assert set(table.loc[table["dataset"] == "eerf-mnist", "status"]) == {"missing"}
     assert not ((table["dataset"] == "eerf-mnist") & table["variant"]).any()

@@ -18,6 +18,7 @@ import pytest
 
 from rfbench.experiments import html_page
 from rfbench.experiments.spec import all_specs
+from rfbench.registry import load as load_registry
 from rfbench.reporting import plot, svg_figures
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -29,7 +30,7 @@ def tooltips(markup: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def eerf_spec():
-    spec = next(s for s in all_specs() if s.name == "eerf2018-figures")
+    spec = next(s for s in all_specs(load_registry()) if s.name == "eerf2018-figures")
     if not (Path(spec.results) / plot.FIGURE_DATA).is_file():
         pytest.skip(f"no {plot.FIGURE_DATA} in {spec.results}")
     return spec
@@ -77,8 +78,9 @@ import hashlib, sys
 import pandas as pd
 from rfbench.experiments import html_page
 from rfbench.experiments.spec import all_specs
+from rfbench.registry import load as load_registry
 from rfbench.reporting import plot, svg_figures
-spec = next(s for s in all_specs() if s.name == "eerf2018-figures")
+spec = next(s for s in all_specs(load_registry()) if s.name == "eerf2018-figures")
 # close errors on eight datasets: the critical-difference diagram joins the methods by thick bars
 rows = [(ds, m, n, f, 0, "done", "mse", 1 + ((3 * i + 5 * k) % 7) / 20 + f / 10 + 1 / n, 1.0 + k + n / 100 + f / 7)
         for i, ds in enumerate("abcdefgh") for k, m in enumerate(("p", "q", "r", "s", "t")) for n in (10, 100)
