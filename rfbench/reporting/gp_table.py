@@ -22,9 +22,12 @@ Per feature budget n, one table:
   every method is complete when at least two are, else a screen on the splits all have in common);
 * under the tables, the lines that say what bold and the ranks are.
 
-The one model (:func:`build`) is rendered as text, markdown, LaTeX (``\\textbf`` for bold,
-``\\multicolumn`` group rows), CSV (tidy: one row per dataset, method and n) and HTML (a fragment
-for :mod:`rfbench.experiments.html_page`, or a page). :func:`figures` gives the gp page's figures:
+This module is the build step: :func:`build` makes the model, a frozen value
+(:class:`rfbench.reporting.table_model.GPReport`), and each format's module of
+:mod:`rfbench.reporting.render` renders it with its ``render_gp`` (:func:`rfbench.reporting.render.render_gp`
+dispatches by the format's name, as ``render`` does for the default layout): text, Markdown, LaTeX
+(``\\textbf`` for bold, ``\\multicolumn`` group rows), CSV (tidy: one row per dataset, method and n),
+HTML (a fragment for :mod:`rfbench.experiments.html_page`, or a page) and JSON. :func:`figures` gives the gp page's figures:
 the critical-difference diagram per n and error against wall time per size group.
 """
 
@@ -32,27 +35,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import replace
 
 import pandas as pd
-from tabulate import tabulate
 
 from rfbench.errors import UsageError
 from rfbench.protocol import Published, Splits, read_key
 from rfbench.registry import Registry
 from rfbench.reporting import cells as cells_mod
 from rfbench.reporting import plot, report
-from rfbench.reporting.html_markup import document, esc
-from rfbench.reporting.render import DEFAULT_LABEL, TEXT_WIDTH_PT, check_format
-from rfbench.reporting.render.common import DASH, terminal_width, wrap
-from rfbench.reporting.render.latex_layout import COLUMN_SEP, FONT_SIZES, latex_text, text_pt
-from rfbench.reporting.render.text import fit_columns
+from rfbench.reporting.render import TEXT_WIDTH_PT, RenderOptions, check_format, render_gp
+from rfbench.reporting.render.common import DASH, RANK_LABEL
+from rfbench.reporting.table_model import GPCell, GPReport, GPRow, GPTable
 
 LAYOUTS = ("default", "gp")
 #: size-group suite of the registry → the group's name, in the order the groups are shown
 GROUPS = {"uci-small": "small", "uci-intermediate": "intermediate", "uci-large": "large"}
 OTHER = "other"
-RANK_LABEL = "average rank"
 
 
 def check_layout(layout: str | None) -> str:
@@ -68,66 +67,6 @@ def group_of(dataset: str, registry: Registry) -> str:
     entry = registry.datasets.get(dataset)
     suites = entry.suites if entry is not None else ()
     return next((name for suite, name in GROUPS.items() if suite in suites), OTHER)
-
-
-@dataclass
-class GPCell:
-    mean: float
-    std: float | None          # over the splits (None: fewer than two)
-    splits: int                # (seed, split) errors finished
-    expected: int | None       # of a complete cell (None: unknown)
-    complete: bool
-    bold: bool = False
-    rank: float | None = None  # on its dataset, among the methods at n (None: the dataset is not ranked)
-
-
-@dataclass
-class GPRow:
-    dataset: str
-    label: str                 # the paper's name of the dataset (registry paper:), else its name
-    m: object
-    d: object
-    group: str
-    decimals: int = 2          # of every number in the row
-
-    @property
-    def title(self) -> str:
-        return f"{self.label} ({self.m}, {self.d})"
-
-
-@dataclass
-class GPTable:
-    n: int
-    methods: list[str]
-    rows: list[GPRow]
-    cells: dict                # (dataset, method) → GPCell
-    avg_rank: dict             # method → average rank (the methods ranked)
-    ranked: list[str]          # the datasets ranked
-    rank_screen: str | None = None
-
-    def groups(self) -> list[tuple[str, list[GPRow]]]:
-        out: dict[str, list[GPRow]] = {}
-        for row in self.rows:
-            out.setdefault(row.group, []).append(row)
-        return list(out.items())
-
-
-@dataclass
-class GPReport:
-    tables: list[GPTable]
-    methods: list[str]
-    names: dict
-    caption: str
-    bold_rule: str
-    rank_rule: str
-    test: str
-    alpha: float
-    higher_is_better: bool
-    notes: list[str] = field(default_factory=list)
-    footer: list[str] = field(default_factory=list)   # lines said after everything in text and Markdown
-
-    def display(self, method: str) -> str:
-        return self.names.get(method, method)
 
 
 def _decimals(best: float) -> int:
@@ -167,16 +106,13 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: di
     tables = []
     for n in ns:
         shown = [m for m in methods if any((d, n, m) in cells for d in ds_order)]
-        table_cells, rows = {}, []
+        rows, bold = [], {}
         for d in ds_order:
             keys = [(d, n, m) for m in shown if (d, n, m) in cells]
             if not keys:
                 continue
             mark_bold(cells, errors, keys, higher, alpha, test)
-            for k in keys:
-                c = cells[k]
-                table_cells[(d, k[2])] = GPCell(c.mean, c.std if c.folds >= 2 else None, c.folds, c.expected,
-                                                c.complete, c.bold)
+            bold.update((k, cells[k].bold) for k in keys)
             best = (max if higher else min)(cells[k].mean for k in keys)
             entry = reg[d] if d in reg else None
             m = int(sizes.get(d, 0)) or (entry.m if entry is not None else DASH)
@@ -184,14 +120,16 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: di
                               report.inputs_of(d, registry, shapes) or DASH, group_of(d, registry),
                               _decimals(best)))
         ranks, screen, _ = plot.rank_table(df, n)
-        for d, r in ranks.iterrows():
-            for m, value in r.items():
-                if (d, m) in table_cells:
-                    table_cells[(d, m)].rank = float(value)
+        table_cells = {}
+        for k, is_bold in bold.items():
+            c, d, m = cells[k], k[0], k[2]
+            rank = float(ranks.at[d, m]) if d in ranks.index and m in ranks.columns else None
+            table_cells[(d, m)] = GPCell(c.mean, c.std if c.folds >= 2 else None, c.folds, c.expected, c.complete,
+                                         is_bold, rank)
         if screen is not None and all(c.complete for (d, _), c in table_cells.items() if d in ranks.index):
             screen = None        # fewer than two datasets, but every ranked cell is complete: no screen
         avg = {m: float(ranks[m].mean()) for m in ranks.columns} if len(ranks) else {}
-        tables.append(GPTable(n, shown, rows, table_cells, avg, list(ranks.index), screen))
+        tables.append(GPTable(n, tuple(shown), tuple(rows), table_cells, avg, tuple(ranks.index), screen))
     unit = _unit(df)
     one = unit[:-1].replace("outer ", "")
     metrics = sorted(set(done["metric"].dropna().astype(str))) if "metric" in done else []
@@ -224,158 +162,8 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: di
                      f"average rank; the mean rank over the {where}; the ranks of the critical-difference diagram")
     else:
         rank_rule = f"{RANK_LABEL}: none (fewer than two datasets with results for every method)"
-    return GPReport(tables, methods, dict(names or {}), caption, bold_rule, rank_rule, test, alpha, higher)
-
-
-# -- rendering -----------------------------------------------------------------------------------------------------
-
-def cell_text(c: GPCell | None, decimals: int) -> str:
-    """'2.42 ± 0.35' ('2.42 ± –' with one split), ' [3/10]' on a partial cell; DASH: no cell."""
-    if c is None:
-        return DASH
-    std = DASH if c.std is None else f"{c.std:.{decimals}f}"
-    text = f"{c.mean:.{decimals}f} ± {std}"
-    return text + (f" [{c.splits}/{c.expected}]" if not c.complete and c.expected else "")
-
-
-def _rank_text(table: GPTable, m: str) -> str:
-    return f"{table.avg_rank[m]:.2f}" if m in table.avg_rank else DASH
-
-
-def _lines(model: GPReport) -> list[str]:
-    return [model.bold_rule[0].upper() + model.bold_rule[1:] + ".", model.rank_rule[0].upper() + model.rank_rule[1:] + "."]
-
-
-def _text(model: GPReport, width: int | None) -> str:
-    out = [wrap(model.caption, width)]
-    for t in model.tables:
-        header = ["dataset (m, d)", *(model.display(m) for m in t.methods)]
-        rows = []
-        for group, members in t.groups():
-            rows.append([group] + [""] * len(t.methods))
-            for r in members:
-                rows.append([f"  {r.title}"] + [cell_text(c := t.cells.get((r.dataset, m)), r.decimals)
-                                                + (" *" if c is not None and c.bold else "  ") for m in t.methods])
-        rows.append([""] * (len(t.methods) + 1))
-        rows.append([RANK_LABEL] + [_rank_text(t, m) + "  " for m in t.methods])
-        colalign = ["left"] + ["right"] * len(t.methods)
-        blocks = fit_columns(header, rows, width, [0], [0], [[i] for i in range(1, len(header))], colalign)
-        for j, block in enumerate(blocks):
-            out += ["", f"n = {t.n}" + (" (continued)" if j else ""), block]
-    out += [""] + [wrap(("* = " if i == 0 else "") + line, width) for i, line in enumerate(_lines(model))]
-    return "\n".join(out) + "\n" + "".join("\n" + wrap(line, width) + "\n" for line in model.footer)
-
-
-def _markdown(model: GPReport) -> str:
-    out = [model.caption]
-    for t in model.tables:
-        body = []
-        for group, members in t.groups():
-            body.append([f"**{group}**"] + [""] * len(t.methods))
-            for r in members:
-                row = [r.title]
-                for m in t.methods:
-                    c = t.cells.get((r.dataset, m))
-                    text = cell_text(c, r.decimals)
-                    row.append(f"**{text}**" if c is not None and c.bold else text)
-                body.append(row)
-        body.append([f"*{RANK_LABEL}*"] + [_rank_text(t, m) for m in t.methods])
-        out += ["", f"n = {t.n}", "",
-                tabulate(body, headers=["dataset (m, d)", *(model.display(m) for m in t.methods)], tablefmt="github",
-                         disable_numparse=True, colalign=["left"] + ["right"] * len(t.methods))]
-    out += [""] + [line for ln in _lines(model) for line in (ln, "")][:-1]
-    return "\n".join(out) + "\n" + "".join("\n" + line + "\n" for line in model.footer)
-
-
-def _tex_cell(c: GPCell | None, decimals: int) -> str:
-    if c is None:
-        return "--"
-    text = latex_text(cell_text(c, decimals))
-    if c.bold:
-        main, _, partial = text.partition(" [")
-        text = f"\\textbf{{{main}}}" + (f" [{partial}" if partial else "")
-    return text
-
-
-def _latex(model: GPReport, label: str, width_pt: float) -> str:
-    out, scaled_any = [], False
-    for i, t in enumerate(model.tables):
-        k = len(t.methods)
-        heads = [latex_text(model.display(m)) for m in t.methods]
-        widths = [max([text_pt("Dataset (m, d)"), *(text_pt(r.title) for r in t.rows)])]
-        widths += [max([text_pt(model.display(m)), *(text_pt(cell_text(t.cells.get((r.dataset, m)), r.decimals),
-                                                                   bool(getattr(t.cells.get((r.dataset, m)), "bold",
-                                                                                False)))
-                                                         for r in t.rows)]) for m in t.methods]
-        natural = sum(widths) * FONT_SIZES["small"] + COLUMN_SEP * k
-        scaled = natural > width_pt
-        scaled_any |= scaled
-        body = [f"\\begin{{tabular}}{{@{{}}l{'r' * k}@{{}}}}", r"\toprule",
-                "Dataset $(m, d)$ & " + " & ".join(heads) + r" \\", r"\midrule"]
-        for g, (group, members) in enumerate(t.groups()):
-            if g:
-                body.append(r"\addlinespace")
-            body.append(f"\\multicolumn{{{k + 1}}}{{@{{}}l}}{{\\emph{{{latex_text(group)}}}}} \\\\")
-            for r in members:
-                body.append(" & ".join([latex_text(r.title)]
-                                       + [_tex_cell(t.cells.get((r.dataset, m)), r.decimals) for m in t.methods])
-                            + r" \\")
-        body += [r"\midrule", f"\\emph{{{RANK_LABEL}}} & " + " & ".join(_rank_text(t, m) for m in t.methods) + r" \\",
-                 r"\bottomrule", r"\end{tabular}"]
-        tab_label = label if i == 0 else f"{label}-n{t.n}"
-        caption = f"{model.caption} $n = {t.n}$." if i == 0 else f"As Table~\\ref{{{label}}}, $n = {t.n}$."
-        out += [r"\begin{table}[tbp]", r"\centering",
-                f"\\caption{{{latex_text(caption) if i == 0 else caption}}}", f"\\label{{{tab_label}}}",
-                r"\small", *([r"\resizebox{\textwidth}{!}{%", *body, "}"] if scaled else body),
-                "", r"\smallskip",
-                *(f"{{\\footnotesize {latex_text(line)}\\par}}" for line in _lines(model)),
-                r"\end{table}", ""]
-    head = [f"% requires: booktabs{', graphicx' if scaled_any else ''}",
-            f"% rfbench report --layout gp: one table per n, for a text width of {width_pt:.4g}pt"
-            + ("; tables wider than that scaled down" if scaled_any else ""),
-            f"% labels: {label}" + "".join(f", {label}-n{t.n}" for t in model.tables[1:])]
-    return "\n".join(head + out).rstrip("\n") + "\n"
-
-
-def _csv(model: GPReport) -> str:
-    rows = []
-    for t in model.tables:
-        for r in t.rows:
-            for m in t.methods:
-                c = t.cells.get((r.dataset, m))
-                if c is None:
-                    continue
-                rows.append({"dataset": r.dataset, "paper": r.label, "group": r.group,
-                             "m": None if r.m == DASH else r.m, "d": None if r.d == DASH else r.d, "n_features": t.n,
-                             "method": m, "mean": c.mean, "std": c.std, "splits": c.splits, "expected": c.expected,
-                             "bold": c.bold, "rank": c.rank, "bold_test": f"{model.test} p={model.alpha:g}"})
-    columns = ["dataset", "paper", "group", "m", "d", "n_features", "method", "mean", "std", "splits", "expected",
-               "bold", "rank", "bold_test"]
-    return pd.DataFrame(rows, columns=columns).to_csv(index=False)
-
-
-def _html(model: GPReport) -> str:
-    parts = ['<h2 id="table">Results</h2>', f'<p class="caption">{esc(model.caption)}</p>']
-    for t in model.tables:
-        k = len(t.methods)
-        head = '<tr><th class="l">dataset (m, d)</th>' + "".join(
-            f'<th>{esc(model.display(m))}</th>' for m in t.methods) + "</tr>"
-        body = []
-        for group, members in t.groups():
-            body.append(f'<tr class="group"><th class="l" colspan="{k + 1}">{esc(group)}</th></tr>')
-            for r in members:
-                tds = [f'<td class="l">{esc(r.title)}</td>']
-                for m in t.methods:
-                    c = t.cells.get((r.dataset, m))
-                    text = esc(cell_text(c, r.decimals))
-                    tds.append(f'<td class="best"><b>{text}</b></td>' if c is not None and c.bold else f"<td>{text}</td>")
-                body.append("<tr>" + "".join(tds) + "</tr>")
-        foot = (f'<tr class="rank"><th class="l">{RANK_LABEL}</th>'
-                + "".join(f"<th>{esc(_rank_text(t, m))}</th>" for m in t.methods) + "</tr>")
-        parts.append(f"<h3>n = {esc(t.n)}</h3>" + '<div class="scroll"><table class="results gp"><thead>' + head
-                     + "</thead><tbody>" + "".join(body) + "</tbody><tfoot>" + foot + "</tfoot></table></div>")
-    parts += [f"<p>{esc(line)}{' Bold cells are shaded.' if i == 0 else ''}</p>" for i, line in enumerate(_lines(model))]
-    return "\n".join(parts)
+    return GPReport(tuple(tables), tuple(methods), dict(names or {}), caption, bold_rule, rank_rule, test, alpha,
+                    higher)
 
 
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, test: str = "paired", *,
@@ -383,23 +171,12 @@ def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, test: str =
            latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False,
            registry: Registry, shapes: Mapping[str, tuple[int, int]] | None = None,
            footer=()) -> str:
-    """The gp layout in one format (the options as :func:`rfbench.reporting.report.render`'s)."""
+    """The gp layout in one format (the options as :func:`rfbench.reporting.report.render`'s): the
+    model, with the footer, rendered by the format's module (:func:`rfbench.reporting.render.render_gp`)."""
     check_format(fmt)
-    model = build(df, alpha, test, names, registry=registry, shapes=shapes)
-    model.footer = list(footer)
-    if fmt == "csv":
-        return _csv(model)
-    if fmt == "markdown":
-        return _markdown(model)
-    if fmt == "latex":
-        return _latex(model, label or DEFAULT_LABEL, latex_width)
-    if fmt == "html":
-        fragment = _html(model)
-        return fragment if html_fragment else document("rfbench report", [fragment])
-    if fmt == "text":
-        return _text(model, terminal_width() if width is None else width)
-    # a format of the default layout's renderers (rfbench.reporting.render) this layout has none for
-    raise UsageError(f"the gp layout has no {fmt} output; use --layout default for --format {fmt}")
+    model = replace(build(df, alpha, test, names, registry=registry, shapes=shapes), footer=tuple(footer))
+    return render_gp(model, fmt, RenderOptions(width=width, label=label, latex_width=latex_width,
+                                               html_fragment=html_fragment))
 
 
 def relative_to_target_std(df: pd.DataFrame, registry: Registry, data_dir=None) -> pd.DataFrame:

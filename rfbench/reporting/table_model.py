@@ -3,6 +3,8 @@ and every renderer (:mod:`rfbench.reporting.render`, one module per format) read
 computes a statistic or writes a format: the cells carry their numbers and marks, the model its
 captions, notes and side tables, so that a format is only a way to lay them out, and a caller
 (``rfbench compare report``) adds what it has to say to the model before any format is chosen.
+The gp layout's model (:class:`GPReport`, built by :mod:`rfbench.reporting.gp_table`) is here too, a
+value of its own that the same format modules render (their ``render_gp``).
 """
 
 from __future__ import annotations
@@ -82,3 +84,71 @@ class TableModel:
         """The model with a caller's notes (and caption notes, columns) added."""
         return replace(self, notes=self.notes + tuple(notes), caption_notes=caption_notes,
                        dataset_columns={**self.dataset_columns, **(dataset_columns or {})})
+
+
+# -- the gp layout's model (rfbench.reporting.gp_table builds it; each format module's render_gp reads it) ----------
+
+@dataclass(frozen=True)
+class GPCell:
+    """One (dataset, method) cell of a gp table at its n: its numbers and its marks."""
+    mean: float
+    std: float | None          # over the splits (None: fewer than two)
+    splits: int                # (seed, split) errors finished
+    expected: int | None       # of a complete cell (None: unknown)
+    complete: bool
+    bold: bool = False
+    rank: float | None = None  # on its dataset, among the methods at n (None: the dataset is not ranked)
+
+
+@dataclass(frozen=True)
+class GPRow:
+    """A dataset row of a gp table."""
+    dataset: str
+    label: str                 # the paper's name of the dataset (registry paper:), else its name
+    m: object
+    d: object
+    group: str
+    decimals: int = 2          # of every number in the row
+
+    @property
+    def title(self) -> str:
+        return f"{self.label} ({self.m}, {self.d})"
+
+
+@dataclass(frozen=True)
+class GPTable:
+    """The gp table at one feature budget n."""
+    n: int
+    methods: tuple[str, ...]
+    rows: tuple[GPRow, ...]
+    cells: Mapping[tuple[str, str], GPCell]      # (dataset, method); a missing key is an empty cell
+    avg_rank: Mapping[str, float]                # method → average rank (the methods ranked)
+    ranked: tuple[str, ...]                      # the datasets ranked
+    rank_screen: str | None = None
+
+    def groups(self) -> list[tuple[str, list[GPRow]]]:
+        """The rows by size group, the groups in the order of their first row."""
+        out: dict[str, list[GPRow]] = {}
+        for row in self.rows:
+            out.setdefault(row.group, []).append(row)
+        return list(out.items())
+
+
+@dataclass(frozen=True)
+class GPReport:
+    """Everything a format shows of one gp-layout report: one table per n, the caption and the lines
+    that say what bold and the ranks are."""
+    tables: tuple[GPTable, ...]
+    methods: tuple[str, ...]
+    names: Mapping[str, str]                     # display names of methods (registered name when absent)
+    caption: str
+    bold_rule: str
+    rank_rule: str
+    test: str
+    alpha: float
+    higher_is_better: bool
+    notes: tuple[str, ...] = ()
+    footer: tuple[str, ...] = ()                 # lines said after everything in text and Markdown
+
+    def display(self, method: str) -> str:
+        return self.names.get(method, method)

@@ -1,7 +1,9 @@
 """The gp report layout (rfbench report --layout gp, spec layout: gp): bold by the paired t-test
 against the row's best, average ranks with ties, size-group rows, every format, the page."""
 
+import dataclasses
 import io
+import json
 import re
 
 import numpy as np
@@ -14,8 +16,10 @@ from tests.experiments.test_html_page import write_dir
 from rfbench.errors import UsageError
 from rfbench.experiments import html_page
 from rfbench.experiments.spec import load_spec
+from rfbench.formats import TABLE_FORMATS
 from rfbench.registry import load as load_registry
 from rfbench.reporting import gp_table, stats
+from rfbench.reporting.render.common import gp_cell_text
 
 # two small sets and one intermediate (the registry's suites uci-small, uci-intermediate), listed
 # intermediate first: the table orders by group, not by the records
@@ -141,12 +145,36 @@ def test_html_table_and_page_with_the_gp_figures(tmp_path):
     assert "Error against wall time, small datasets" in page and "intermediate datasets" in page
 
 
+def test_the_model_is_a_frozen_value_every_format_renders():
+    """gp_table builds the model; each format's module of rfbench.reporting.render renders it
+    (render_gp), so every format of rfbench.formats.TABLE_FORMATS has a gp output, JSON too."""
+    df = frame()
+    model = gp_table.build(df, registry=load_registry())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        model.tables[0].cells[("uci-servo", "a")].bold = False
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        model.footer = ("x",)
+    for fmt in TABLE_FORMATS:
+        assert gp_table.render(df, fmt, width=0, registry=load_registry())
+    doc = json.loads(gp_table.render(df, "json", registry=load_registry(), footer=["took 1 s"]))
+    (table,) = doc["tables"]
+    assert table["n"] == 100 and [c["method"] for c in table["columns"]] == ["a", "b", "c"]
+    assert [(r["dataset"], r["group"]) for r in table["rows"]] == [
+        ("uci-challenger", "small"), ("uci-servo", "small"), ("uci-gas", "intermediate")]
+    servo = dict(zip("abc", table["rows"][1]["cells"], strict=True))
+    e = errors_of()["uci-servo"]["c"]
+    assert servo["c"]["mean"] == pytest.approx(e.mean()) and servo["c"]["std"] == pytest.approx(e.std(ddof=1))
+    assert servo["c"]["marks"] == {"bold": True, "partial": False} and not servo["b"]["marks"]["bold"]
+    assert table["average_rank"] == pytest.approx({"a": 1.5, "b": 8 / 3, "c": 5.5 / 3})
+    assert doc["footer"] == ["took 1 s"] and doc["test"] == "paired" and doc["alpha"] == 0.05
+
+
 def test_partial_cells_are_marked_and_a_single_split_has_no_std():
     df = frame()
     one = df[df["fold"] == 0]
     (table,) = gp_table.build(one, registry=load_registry()).tables
     c = table.cells[("uci-servo", "a")]
-    assert c.std is None and gp_table.cell_text(c, 2) == f"{c.mean:.2f} ± – [1/10]"
+    assert c.std is None and gp_cell_text(c, 2) == f"{c.mean:.2f} ± – [1/10]"
     assert all(c.bold for c in table.cells.values())           # one split: nothing significant
     assert table.rank_screen == "screen: fold 0 of 10"
 

@@ -7,7 +7,6 @@ import re
 from pathlib import Path
 
 import pandas as pd
-from tests.cli_errors import one_line_error
 
 from rfbench.cli import main
 
@@ -52,7 +51,34 @@ def test_json_is_the_model_with_the_csv_values_and_the_text_bold(capsys):
     assert not any(bold[k] for k in bold if k not in marked)
 
 
-def test_the_gp_layout_refuses_json_in_one_line(capsys):
-    """The gp layout renders its own model (rfbench.reporting.gp_table) and has no JSON of it."""
-    one_line_error(capsys, ["report", RESULTS, "--layout", "gp", "--format", "json"],
-                   "the gp layout has no json output")
+def test_the_gp_layout_s_json_has_the_csv_values_and_bold_marks(capsys):
+    """The gp layout's model (rfbench.reporting.gp_table) as JSON: per n a table whose cells are the gp
+    CSV's means, std and ranks (unrounded), with its bold marks, and the marks the text format's stars."""
+    def gp(fmt):
+        main(["report", RESULTS, "--layout", "gp", "--format", fmt, "--width", "0"])
+        return capsys.readouterr().out
+
+    model = json.loads(gp("json"))
+    csv = pd.read_csv(io.StringIO(gp("csv"))).set_index(["dataset", "n_features", "method"])
+    assert model["layout"] == "gp" and model["tables"] and model["rank_rule"].startswith("average rank")
+    cells = {}
+    for table in model["tables"]:
+        methods = [c["method"] for c in table["columns"]]
+        for row in table["rows"]:
+            for method, cell in zip(methods, row["cells"], strict=True):
+                if cell is not None:
+                    cells[(row["dataset"], table["n"], method)] = cell
+    assert len(cells) == len(csv) and any(c["marks"]["bold"] for c in cells.values())
+    for key, cell in cells.items():
+        line = csv.loc[key]
+        assert cell["mean"] == line["mean"] and cell["marks"]["bold"] == bool(line["bold"])
+        assert cell["splits"] == line["splits"] and (cell["std"] is None) == pd.isna(line["std"])
+    # the stars of the text format (--width 0: one table per n, a row per dataset) are the same marks
+    text = gp("text").splitlines()
+    for table in model["tables"]:
+        start = text.index(f"n = {table['n']}")
+        block = text[start:next((i for i in range(start + 1, len(text)) if text[i].startswith("n = ")), len(text))]
+        for row in table["rows"]:
+            line = next(x for x in block if x.startswith(f"  {row['paper']} ("))
+            stars = [field.endswith(" *") for field in re.split(r"\s{2,}", line.strip())[1:]]
+            assert stars == [c is not None and c["marks"]["bold"] for c in row["cells"]]

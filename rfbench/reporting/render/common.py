@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 
 from rfbench.execution.progress import hms
-from rfbench.reporting.table_model import ResultCell
+from rfbench.reporting.table_model import GPCell, GPReport, GPTable, ResultCell
 
 DASH = "–"                   # an empty cell or a value that does not exist (never 'None' or 'nan')
 
@@ -115,3 +115,27 @@ def balanced(items: list, parts: int, larger_first: bool = True) -> list[list]:
         out.append(items[i:i + size])
         i += size
     return [c for c in out if c]
+
+
+# -- the gp layout's texts (rfbench.reporting.gp_table; the model in rfbench.reporting.table_model) -------------------
+
+RANK_LABEL = "average rank"          # the gp tables' last row
+
+
+def gp_cell_text(c: GPCell | None, decimals: int) -> str:
+    """A gp cell: '2.42 ± 0.35' ('2.42 ± –' with one split), ' [3/10]' on a partial cell; DASH: no cell."""
+    if c is None:
+        return DASH
+    std = DASH if c.std is None else f"{c.std:.{decimals}f}"
+    text = f"{c.mean:.{decimals}f} ± {std}"
+    return text + (f" [{c.splits}/{c.expected}]" if not c.complete and c.expected else "")
+
+
+def gp_rank_text(table: GPTable, m: str) -> str:
+    """A method's average rank in a gp table's last row (DASH: not ranked)."""
+    return f"{table.avg_rank[m]:.2f}" if m in table.avg_rank else DASH
+
+
+def gp_rules(model: GPReport) -> list[str]:
+    """The sentences under the gp tables: what bold is, what the ranks are."""
+    return [model.bold_rule[0].upper() + model.bold_rule[1:] + ".", model.rank_rule[0].upper() + model.rank_rule[1:] + "."]

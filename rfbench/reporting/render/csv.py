@@ -8,10 +8,14 @@ from __future__ import annotations
 import pandas as pd
 
 from rfbench.reporting.render import RenderOptions
-from rfbench.reporting.table_model import TableModel
+from rfbench.reporting.render.common import DASH
+from rfbench.reporting.table_model import GPReport, TableModel
 
 #: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
 SHOWS_FOOTER = False
+#: the columns of the gp layout's CSV
+GP_COLUMNS = ["dataset", "paper", "group", "m", "d", "n_features", "method", "mean", "std", "splits", "expected",
+              "bold", "rank", "bold_test"]
 
 
 def render(model: TableModel, options: RenderOptions) -> str:
@@ -24,3 +28,20 @@ def render(model: TableModel, options: RenderOptions) -> str:
             for r in model.rows for n in model.ns for meth in model.methods
             if (c := model.cells.get((r.dataset, n, meth)))]
     return pd.DataFrame(rows).to_csv(index=False)
+
+
+def render_gp(model: GPReport, options: RenderOptions) -> str:
+    """The gp layout (rfbench.reporting.gp_table) as tidy CSV: one row per dataset, n and method with a
+    cell, its paper name, size group and rank; the bold mark and the test that decides it as columns."""
+    rows = []
+    for t in model.tables:
+        for r in t.rows:
+            for m in t.methods:
+                c = t.cells.get((r.dataset, m))
+                if c is None:
+                    continue
+                rows.append({"dataset": r.dataset, "paper": r.label, "group": r.group,
+                             "m": None if r.m == DASH else r.m, "d": None if r.d == DASH else r.d, "n_features": t.n,
+                             "method": m, "mean": c.mean, "std": c.std, "splits": c.splits, "expected": c.expected,
+                             "bold": c.bold, "rank": c.rank, "bold_test": f"{model.test} p={model.alpha:g}"})
+    return pd.DataFrame(rows, columns=GP_COLUMNS).to_csv(index=False)

@@ -11,15 +11,19 @@ from rfbench.reporting.html_markup import document, esc, simple_table
 from rfbench.reporting.render import RenderOptions
 from rfbench.reporting.render.common import (
     DASH,
+    RANK_LABEL,
     WILCOXON_NOTE,
     balanced,
     fmt_walltime,
+    gp_cell_text,
+    gp_rank_text,
+    gp_rules,
     number_text,
     shape_text,
     spread,
     timing_note,
 )
-from rfbench.reporting.table_model import FULL_PROTOCOL, TableModel
+from rfbench.reporting.table_model import FULL_PROTOCOL, GPReport, TableModel
 
 HTML_METHODS_PER_TABLE = 5   # method column groups of one HTML table: five fit a 1280 px window
 
@@ -86,4 +90,35 @@ def tables(model: TableModel) -> str:
         parts += [f"<h3>{esc(timing_note(model.task_unit))}</h3>",
                   simple_table(columns, [[number_text(t[k], ".3g") for k in columns] for t in model.timing],
                                left=3)]
+    return "\n".join(parts)
+
+
+def render_gp(model: GPReport, options: RenderOptions) -> str:
+    """The gp layout (rfbench.reporting.gp_table): per n a table with group rows, bold and shaded cells
+    and the rank row in its foot; then the rules. A fragment or a page, as ``render``."""
+    fragment = gp_tables(model)
+    return fragment if options.html_fragment else document("rfbench report", [fragment])
+
+
+def gp_tables(model: GPReport) -> str:
+    parts = ['<h2 id="table">Results</h2>', f'<p class="caption">{esc(model.caption)}</p>']
+    for t in model.tables:
+        k = len(t.methods)
+        head = '<tr><th class="l">dataset (m, d)</th>' + "".join(
+            f'<th>{esc(model.display(m))}</th>' for m in t.methods) + "</tr>"
+        body = []
+        for group, members in t.groups():
+            body.append(f'<tr class="group"><th class="l" colspan="{k + 1}">{esc(group)}</th></tr>')
+            for r in members:
+                tds = [f'<td class="l">{esc(r.title)}</td>']
+                for m in t.methods:
+                    c = t.cells.get((r.dataset, m))
+                    text = esc(gp_cell_text(c, r.decimals))
+                    tds.append(f'<td class="best"><b>{text}</b></td>' if c is not None and c.bold else f"<td>{text}</td>")
+                body.append("<tr>" + "".join(tds) + "</tr>")
+        foot = (f'<tr class="rank"><th class="l">{RANK_LABEL}</th>'
+                + "".join(f"<th>{esc(gp_rank_text(t, m))}</th>" for m in t.methods) + "</tr>")
+        parts.append(f"<h3>n = {esc(t.n)}</h3>" + '<div class="scroll"><table class="results gp"><thead>' + head
+                     + "</thead><tbody>" + "".join(body) + "</tbody><tfoot>" + foot + "</tfoot></table></div>")
+    parts += [f"<p>{esc(line)}{' Bold cells are shaded.' if i == 0 else ''}</p>" for i, line in enumerate(gp_rules(model))]
     return "\n".join(parts)

@@ -12,7 +12,8 @@ import math
 import numpy as np
 
 from rfbench.reporting.render import RenderOptions
-from rfbench.reporting.table_model import ResultCell, TableModel
+from rfbench.reporting.render.common import DASH
+from rfbench.reporting.table_model import GPCell, GPReport, ResultCell, TableModel
 
 #: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
 SHOWS_FOOTER = True
@@ -51,3 +52,28 @@ def plain(x):
     if isinstance(x, float) and math.isnan(x):
         return None
     return x
+
+
+def render_gp(model: GPReport, options: RenderOptions) -> str:
+    """The gp layout (rfbench.reporting.gp_table) as JSON: one table per n, its columns the methods, a
+    row a dataset with its paper name, size group and shape and its cells (unrounded, as in the CSV:
+    mean, std over the splits, splits finished and expected, rank; marks bold and partial), the
+    average rank row; then the caption, the rules and the test."""
+    tables = [{"n": t.n, "columns": [{"method": m, "name": model.display(m)} for m in t.methods],
+               "rows": [{"dataset": r.dataset, "paper": r.label, "group": r.group,
+                         "m": None if r.m == DASH else r.m, "d": None if r.d == DASH else r.d,
+                         "cells": [gp_cell(t.cells.get((r.dataset, m))) for m in t.methods]} for r in t.rows],
+               "average_rank": {m: t.avg_rank.get(m) for m in t.methods}, "ranked": list(t.ranked),
+               "rank_screen": t.rank_screen} for t in model.tables]
+    document = {"layout": "gp", "tables": tables, "caption": model.caption, "notes": list(model.notes),
+                "footer": list(model.footer), "bold_rule": model.bold_rule, "rank_rule": model.rank_rule,
+                "test": model.test, "alpha": model.alpha, "higher_is_better": model.higher_is_better}
+    return json.dumps(plain(document), indent=1, ensure_ascii=False) + "\n"
+
+
+def gp_cell(c: GPCell | None) -> dict | None:
+    """A gp cell's numbers and marks; None for an empty cell."""
+    if c is None:
+        return None
+    return {"mean": c.mean, "std": c.std, "splits": c.splits, "expected": c.expected, "rank": c.rank,
+            "marks": {"bold": c.bold, "partial": not c.complete}}

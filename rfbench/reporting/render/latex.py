@@ -11,7 +11,16 @@ from __future__ import annotations
 import math
 
 from rfbench.reporting.render import DEFAULT_LABEL, RenderOptions
-from rfbench.reporting.render.common import fmt_walltime, missing, shape_text, spread
+from rfbench.reporting.render.common import (
+    RANK_LABEL,
+    fmt_walltime,
+    gp_cell_text,
+    gp_rank_text,
+    gp_rules,
+    missing,
+    shape_text,
+    spread,
+)
 from rfbench.reporting.render.latex_layout import (
     BASELINE,
     COLUMN_SEP,
@@ -22,7 +31,7 @@ from rfbench.reporting.render.latex_layout import (
     latex_text,
     text_pt,
 )
-from rfbench.reporting.table_model import FULL_PROTOCOL, TableModel
+from rfbench.reporting.table_model import FULL_PROTOCOL, GPCell, GPReport, TableModel
 
 #: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
 SHOWS_FOOTER = False
@@ -187,3 +196,57 @@ def wilcoxon_table(tests, test, label, width_pt) -> list[str]:
             *([r"\resizebox{\textwidth}{!}{%", *body, "}"] if scaled else body), r"\end{table}"]
 
 
+
+
+def _gp_cell(c: GPCell | None, decimals: int) -> str:
+    if c is None:
+        return "--"
+    text = latex_text(gp_cell_text(c, decimals))
+    if c.bold:
+        main, _, partial = text.partition(" [")
+        text = f"\\textbf{{{main}}}" + (f" [{partial}" if partial else "")
+    return text
+
+
+def render_gp(model: GPReport, options: RenderOptions) -> str:
+    """The gp layout (rfbench.reporting.gp_table): one table float per n (``\\textbf`` for bold,
+    ``\\multicolumn`` group rows, the rank row), scaled down to the text width when wider, the rules
+    under each; the first labelled ``<label>``, the others ``<label>-n<n>``."""
+    label, width_pt = options.label or DEFAULT_LABEL, options.latex_width
+    out, scaled_any = [], False
+    for i, t in enumerate(model.tables):
+        k = len(t.methods)
+        heads = [latex_text(model.display(m)) for m in t.methods]
+        widths = [max([text_pt("Dataset (m, d)"), *(text_pt(r.title) for r in t.rows)])]
+        widths += [max([text_pt(model.display(m)), *(text_pt(gp_cell_text(t.cells.get((r.dataset, m)), r.decimals),
+                                                              bool(getattr(t.cells.get((r.dataset, m)), "bold",
+                                                                           False)))
+                                                    for r in t.rows)]) for m in t.methods]
+        natural = sum(widths) * FONT_SIZES["small"] + COLUMN_SEP * k
+        scaled = natural > width_pt
+        scaled_any |= scaled
+        body = [f"\\begin{{tabular}}{{@{{}}l{'r' * k}@{{}}}}", r"\toprule",
+                "Dataset $(m, d)$ & " + " & ".join(heads) + r" \\", r"\midrule"]
+        for g, (group, members) in enumerate(t.groups()):
+            if g:
+                body.append(r"\addlinespace")
+            body.append(f"\\multicolumn{{{k + 1}}}{{@{{}}l}}{{\\emph{{{latex_text(group)}}}}} \\\\")
+            for r in members:
+                body.append(" & ".join([latex_text(r.title)]
+                                       + [_gp_cell(t.cells.get((r.dataset, m)), r.decimals) for m in t.methods])
+                            + r" \\")
+        body += [r"\midrule", f"\\emph{{{RANK_LABEL}}} & " + " & ".join(gp_rank_text(t, m) for m in t.methods) + r" \\",
+                 r"\bottomrule", r"\end{tabular}"]
+        tab_label = label if i == 0 else f"{label}-n{t.n}"
+        caption = f"{model.caption} $n = {t.n}$." if i == 0 else f"As Table~\\ref{{{label}}}, $n = {t.n}$."
+        out += [r"\begin{table}[tbp]", r"\centering",
+                f"\\caption{{{latex_text(caption) if i == 0 else caption}}}", f"\\label{{{tab_label}}}",
+                r"\small", *([r"\resizebox{\textwidth}{!}{%", *body, "}"] if scaled else body),
+                "", r"\smallskip",
+                *(f"{{\\footnotesize {latex_text(line)}\\par}}" for line in gp_rules(model)),
+                r"\end{table}", ""]
+    head = [f"% requires: booktabs{', graphicx' if scaled_any else ''}",
+            f"% rfbench report --layout gp: one table per n, for a text width of {width_pt:.4g}pt"
+            + ("; tables wider than that scaled down" if scaled_any else ""),
+            f"% labels: {label}" + "".join(f", {label}-n{t.n}" for t in model.tables[1:])]
+    return "\n".join(head + out).rstrip("\n") + "\n"

@@ -2,8 +2,8 @@
 with pdflatex), and which layout of the main table fits a text width: one table at ``\\small``; one
 panel per n at ``\\small``, then at ``\\footnotesize``; the fewest panels of whole methods per n that
 fit at ``\\footnotesize``, split as evenly as possible (and set at ``\\small`` when they fit there
-too). :mod:`rfbench.reporting.render.latex` writes the table in the layout chosen; the gp layout
-(:mod:`rfbench.reporting.gp_table`) measures its columns with the same tables."""
+too). :mod:`rfbench.reporting.render.latex` writes the table in the layout chosen; its ``render_gp``
+(the gp layout of :mod:`rfbench.reporting.gp_table`) measures its columns with the same tables."""
 
 from __future__ import annotations
 

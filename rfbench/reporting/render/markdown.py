@@ -8,13 +8,17 @@ from tabulate import tabulate
 from rfbench.reporting.render import RenderOptions
 from rfbench.reporting.render.common import (
     DASH,
+    RANK_LABEL,
     WILCOXON_NOTE,
     error_text,
+    gp_cell_text,
+    gp_rank_text,
+    gp_rules,
     missing,
     shape_text,
     timing_note,
 )
-from rfbench.reporting.table_model import TableModel
+from rfbench.reporting.table_model import GPReport, TableModel
 
 #: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
 SHOWS_FOOTER = True
@@ -44,4 +48,27 @@ def render(model: TableModel, options: RenderOptions) -> str:
         out += ["", timing_note(model.task_unit), "",
                 tabulate([{k: missing(v) for k, v in t.items()} for t in model.timing], headers="keys",
                          tablefmt="github", floatfmt=".3g", missingval=DASH)]
+    return "\n".join(out) + "\n" + "".join("\n" + line + "\n" for line in model.footer)
+
+
+def render_gp(model: GPReport, options: RenderOptions) -> str:
+    """The gp layout (rfbench.reporting.gp_table): the caption, per n a table with bold group rows,
+    bold cells as ** and an italic rank row; then the rules and the footer."""
+    out = [model.caption]
+    for t in model.tables:
+        body = []
+        for group, members in t.groups():
+            body.append([f"**{group}**"] + [""] * len(t.methods))
+            for r in members:
+                row = [r.title]
+                for m in t.methods:
+                    c = t.cells.get((r.dataset, m))
+                    text = gp_cell_text(c, r.decimals)
+                    row.append(f"**{text}**" if c is not None and c.bold else text)
+                body.append(row)
+        body.append([f"*{RANK_LABEL}*"] + [gp_rank_text(t, m) for m in t.methods])
+        out += ["", f"n = {t.n}", "",
+                tabulate(body, headers=["dataset (m, d)", *(model.display(m) for m in t.methods)], tablefmt="github",
+                         disable_numparse=True, colalign=["left"] + ["right"] * len(t.methods))]
+    out += [""] + [line for ln in gp_rules(model) for line in (ln, "")][:-1]
     return "\n".join(out) + "\n" + "".join("\n" + line + "\n" for line in model.footer)

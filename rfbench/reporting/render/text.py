@@ -9,9 +9,13 @@ import numpy as np
 
 from rfbench.reporting.render import RenderOptions
 from rfbench.reporting.render.common import (
+    RANK_LABEL,
     WILCOXON_NOTE,
     balanced,
     error_text,
+    gp_cell_text,
+    gp_rank_text,
+    gp_rules,
     missing,
     number_text,
     shape_text,
@@ -19,7 +23,7 @@ from rfbench.reporting.render.common import (
     timing_note,
     wrap,
 )
-from rfbench.reporting.table_model import TableModel
+from rfbench.reporting.table_model import GPReport, TableModel
 
 #: whether this format shows the model's footer (the run's wall-time lines): the reader of a run computes it only then
 SHOWS_FOOTER = True
@@ -126,3 +130,27 @@ def fit_columns(header, rows, width, keep_first, keep_rest, groups, colalign) ->
             chunks = even
             break
     return [block(i, chunk) for i, chunk in enumerate(chunks)]
+
+
+def render_gp(model: GPReport, options: RenderOptions) -> str:
+    """The gp layout (rfbench.reporting.gp_table): per n, the table in column blocks of whole methods
+    that fit the width (the dataset column repeated), a star on a bold cell, the group rows, the rank
+    row; then the rules and the footer, wrapped."""
+    width = terminal_width() if options.width is None else options.width
+    out = [wrap(model.caption, width)]
+    for t in model.tables:
+        header = ["dataset (m, d)", *(model.display(m) for m in t.methods)]
+        rows = []
+        for group, members in t.groups():
+            rows.append([group] + [""] * len(t.methods))
+            for r in members:
+                rows.append([f"  {r.title}"] + [gp_cell_text(c := t.cells.get((r.dataset, m)), r.decimals)
+                                                + (" *" if c is not None and c.bold else "  ") for m in t.methods])
+        rows.append([""] * (len(t.methods) + 1))
+        rows.append([RANK_LABEL] + [gp_rank_text(t, m) + "  " for m in t.methods])
+        colalign = ["left"] + ["right"] * len(t.methods)
+        blocks = fit_columns(header, rows, width, [0], [0], [[i] for i in range(1, len(header))], colalign)
+        for j, block in enumerate(blocks):
+            out += ["", f"n = {t.n}" + (" (continued)" if j else ""), block]
+    out += [""] + [wrap(("* = " if i == 0 else "") + line, width) for i, line in enumerate(gp_rules(model))]
+    return "\n".join(out) + "\n" + "".join("\n" + wrap(line, width) + "\n" for line in model.footer)
