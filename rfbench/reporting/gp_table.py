@@ -24,11 +24,12 @@ Per feature budget n, one table:
 
 This module is the build step: :func:`build` makes the model, a frozen value
 (:class:`rfbench.reporting.table_model.GPReport`), and each format's module of
-:mod:`rfbench.reporting.render` renders it with its ``render_gp`` (:func:`rfbench.reporting.render.render_gp`
-dispatches by the format's name, as ``render`` does for the default layout): text, Markdown, LaTeX
-(``\\textbf`` for bold, ``\\multicolumn`` group rows), CSV (tidy: one row per dataset, method and n),
-HTML (a fragment for :mod:`rfbench.experiments.html_page`, or a page) and JSON. :func:`figures` gives the gp page's figures:
-the critical-difference diagram per n and error against wall time per size group.
+:mod:`rfbench.reporting.render` renders it with its ``render_gp``
+(:func:`rfbench.reporting.render.render_gp` dispatches by the format's name, as ``render`` does for
+the default layout): text, Markdown, LaTeX (``\\textbf`` for bold, ``\\multicolumn`` group rows),
+CSV (tidy: one row per dataset, method and n), HTML (a fragment for
+:mod:`rfbench.experiments.html_page`, or a page) and JSON. :func:`figures` gives the gp page's
+figures: the critical-difference diagram per n and error against wall time per size group.
 """
 
 from __future__ import annotations
