@@ -25,7 +25,6 @@ from rfbench.execution.runconfig import DEFAULT_GPU_SLOTS, MAX_FEATURES
 from rfbench.registry import DEFAULT_SUITE
 
 
-
 def run_config(*, jobs=None, threads=None, timeout=None, seeds=None, fold_list=None, backend="local", scheduler=None,
                data_dir=None, strict=False, device=None, gpu_slots=None, gpu_beside=False):
     """The RunConfig of a command's options, validated once (one line for what is wrong); ``device``
