@@ -851,6 +851,10 @@ def method_name_of(path: str) -> str:
     return path.replace(":", ".")
 
 
+#: the suite a run runs when neither a suite nor datasets are named (:func:`rfbench.data.request.resolve_run`)
+DEFAULT_SUITE = "synthetic"
+
+
 def resolve_method_names(registry: Registry, names) -> tuple[Registry, list[str]]:
     """(the registry with them, the method names) of the command line's methods: registered names as
     they are, ``package.module:Class`` registered as ``package.module.Class`` (imported from the

@@ -22,8 +22,7 @@ from rfbench.cli.options import (
 )
 from rfbench.errors import UsageError
 from rfbench.execution.runconfig import DEFAULT_GPU_SLOTS, MAX_FEATURES
-
-DEFAULT_SUITE = "synthetic"
+from rfbench.registry import DEFAULT_SUITE
 
 
 def run_config(*, jobs=None, threads=None, timeout=None, seeds=None, fold_list=None, backend="local", scheduler=None,
@@ -120,7 +119,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     # the report (scipy.stats, ~0.5 s) is imported to render it: the first progress line comes before
     # that import (the method checks import scipy.stats through sklearn later anyway)
     from rfbench import registry
-    from rfbench.data.loader import resolve_dataset_names
+    from rfbench.data.request import resolve_run
     from rfbench.execution import runner
     from rfbench.protocol import Protocol
     from rfbench.store import load_results
@@ -128,26 +127,11 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
     out = results_dir_option(out)
     reg = registry.load(registry_files)      # this command's registry, extended by its command line below
     check_jobs(backend, scheduler)
-    names = split_names(dataset_names)
-    if dataset_names is not None and not names:
-        raise UsageError("--datasets is empty; name datasets (see `rfbench datasets list`), or leave the option "
-                         f"out to run --suite (default {DEFAULT_SUITE})")
-    if suite is not None and not suite.strip():
-        raise UsageError("--suite is empty; name a suite (see `rfbench datasets list`), or leave the option out")
-    # data files and openml:ID → registered; a dry run fetches nothing: openml:ID is listed unresolved
-    reg, names = resolve_dataset_names(reg, names, target, task_type, fetch=not dry_run)
-    for n in names:
-        reg.dataset(n)
-    if suite or not names:
-        suite_names = [d.name for d in reg.suite(suite or DEFAULT_SUITE)]
-        outside = [n for n in names if n not in suite_names]
-        if outside:
-            raise UsageError(f"--datasets {','.join(outside)} not in suite '{suite}' (it has "
-                             f"{', '.join(suite_names)}); drop --suite or those names")
-        names = [n for n in suite_names if not names or n in names]
-    reg, methods = registry.resolve_method_names(reg, split_names(method_names))    # package.module:Class → registered
-    if not methods:
-        raise UsageError("--methods is empty")
+    # a dry run fetches nothing: openml:ID is listed unresolved
+    request = resolve_run(reg, suite=suite,
+                          datasets=None if dataset_names is None else split_names(dataset_names),
+                          methods=split_names(method_names), target=target, task=task_type, fetch=not dry_run)
+    reg, names, methods = request.registry, list(request.datasets), list(request.methods)
     seeds = parse_seeds(seed_list, seed)
     protocol = Protocol(protocol_name, outer_folds, inner_folds, seeds[0], test_size=test_size,
                         max_samples=max_samples, **({} if repeats is None else {"repeats": repeats}))
