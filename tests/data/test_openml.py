@@ -9,11 +9,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import numpy as np
 import pytest
-from tests.fake_openml import serve_openml
 
 from rfbench.data import load
 from rfbench.data.arff import read_arff
 from rfbench.registry import load as load_registry
+from tests.fake_openml import serve_openml
 
 DATASET_ID = 198  # delta_elevators on OpenML (registry: target "Se")
 

@@ -16,10 +16,9 @@ import pytest
 
 pytest.importorskip("distributed")
 
-from tests.cli.test_cli import POISON, RUN, SLEEPER, _alive, _children, _wait_for  # noqa: E402
-
 from rfbench.execution.runconfig import RunConfig  # noqa: E402
 from rfbench.registry import load as load_registry
+from tests.cli.test_cli import POISON, RUN, SLEEPER, _alive, _children, _wait_for  # noqa: E402
 
 SMALL = ["--features", "10,20", "--outer-folds", "3", "--inner-folds", "3", "--max-samples", "300", "--quiet",
          "--no-report"]

@@ -10,7 +10,6 @@ from collections import Counter
 
 import pandas as pd
 import pytest
-from tests.cli_errors import one_line_error
 
 from rfbench import contract
 from rfbench.cli import main
@@ -30,6 +29,7 @@ from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.methods import device as devices
 from rfbench.protocol import Protocol
 from rfbench.registry import load as load_registry
+from tests.cli_errors import one_line_error
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=2, seed=0, max_samples=200)
 TINY = ["--features", "10", "--outer-folds", "3", "--inner-folds", "2", "--max-samples", "200", "--quiet",

@@ -13,12 +13,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.fake_openml import serve_openml
 
 from rfbench import contract, registry
 from rfbench.data import loader
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.registry import load as load_registry
+from tests.fake_openml import serve_openml
 
 ROOT = Path(__file__).resolve().parents[2]
 # the CLI as the `rfbench` console script runs it: the current directory is NOT on sys.path

@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from tests.cli_errors import one_line_error
 
 from rfbench import registry
 from rfbench.cli import main
@@ -24,6 +23,7 @@ from rfbench.experiments import baselines, compare
 from rfbench.protocol import Protocol
 from rfbench.registry import load as load_registry
 from rfbench.reporting.shown_paths import shown
+from tests.cli_errors import one_line_error
 from tests.records import as_record
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -10,7 +10,6 @@ from types import SimpleNamespace
 
 import numpy as np
 import pytest
-from tests.reporting.test_cells import frame
 
 from rfbench.errors import UsageError
 from rfbench.experiments import html_page
@@ -19,6 +18,7 @@ from rfbench.reporting import report
 from rfbench.store import RunDir
 from tests.browser import chromium
 from tests.records import as_record
+from tests.reporting.test_cells import frame
 
 HOSTILE = 'm<script>alert("x")</script>&'          # a display name that must stay text
 

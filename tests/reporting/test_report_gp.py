@@ -11,7 +11,6 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 from scipy import stats as sps
-from tests.experiments.test_html_page import write_dir
 
 from rfbench.errors import UsageError
 from rfbench.experiments import html_page
@@ -20,6 +19,7 @@ from rfbench.formats import TABLE_FORMATS
 from rfbench.registry import load as load_registry
 from rfbench.reporting import gp_table, stats
 from rfbench.reporting.render.common import gp_cell_text
+from tests.experiments.test_html_page import write_dir
 
 # two small sets and one intermediate (the registry's suites uci-small, uci-intermediate), listed
 # intermediate first: the table orders by group, not by the records
