@@ -36,6 +36,7 @@ def test_the_futures_backend_is_registered():
     assert "futures" in BACKENDS and RunConfig(backend="futures").backend == "futures"
 
 
+@pytest.mark.slow     # two real runs with worker processes: ~40 CPU s
 def test_records_on_the_futures_pool_equal_the_local_backend_s_and_it_resumes(mirror_dir, tmp_path):
     """A generated and a mirrored (classification) dataset, a method of one budget per task and one
     whose budgets share a fit: the same record files with the same fields and values; a run of fold 0
@@ -58,6 +59,7 @@ def test_records_on_the_futures_pool_equal_the_local_backend_s_and_it_resumes(mi
     assert all((resumed / "records" / name).read_text() == text for name, text in first.items())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["futures"])
 def test_the_command_line_accepts_backend_futures(backend, tmp_path):
     out = tmp_path / "run"
