@@ -52,6 +52,34 @@ def projection(spec, registry, out: Path, data_dir) -> pd.DataFrame:
                       for datasets, methods in plan.method_groups()], ignore_index=True)
 
 
+def xrfm_memory_lines(path: Path) -> list[str]:
+    """xrfm's CPU memory against its fitting rows (bench/perf/xrfm_memory.py) and what its check
+    estimates at the largest sets; [] before that script has run."""
+    if not path.is_file():
+        return []
+    measured = json.loads(path.read_text())
+    lines = ["", "### xrfm on the CPU", "",
+             "xRFM keeps up to 60 000 rows in one leaf on the CPU and holds float32 rows × rows kernels, so its "
+             "peak grows with the square of its fitting rows (`bench/perf/xrfm_memory.py`, "
+             "`results/xrfm-memory.json`, one thread):", "",
+             "| fitting rows | peak over the baseline (GB) | seconds |", "|---:|---:|---:|"]
+    lines += [f"| {r['fit_rows']} | {r['fit_peak_gb']:.2f} | {r['fit_s']:.0f} |" for r in measured["rows"]]
+    refused = [name.removeprefix("uci-") for name, r in measured["largest_sets"].items()
+               if r["estimate_gib"] > measured["max_memory_gib"]]
+    lines += ["", f"The growth between the two largest sizes is {measured['bytes_per_kernel_entry_measured']:.1f} "
+              f"bytes per kernel entry beside {measured['fixed_gib_measured']:.2f} GiB; the method's check uses "
+              f"{measured['bytes_per_kernel_entry_used']:g} and {measured['fixed_gib_used']:.2f} GiB and "
+              f"refuses a CPU fit estimated over max_memory = {measured['max_memory_gib']:g} GiB in one line before "
+              "xRFM starts. At the largest sets (the first inner fold's training part):", "",
+              "| set | fitting rows | estimate (GiB) |", "|---|---:|---:|"]
+    lines += [f"| {name.removeprefix('uci-')} | {r['fit_rows']} | {r['estimate_gib']:.1f} |"
+              for name, r in measured["largest_sets"].items()]
+    if refused:
+        lines += ["", f"So on the CPU xrfm refuses on {', '.join(refused)}; on a GPU xRFM sizes its leaves to the "
+                  "card and no limit applies."]
+    return lines
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", default=str(ROOT / "results" / "uci-splits"))
@@ -145,7 +173,8 @@ def main(argv=None) -> int:
     if memory.is_file():
         rows = json.loads(memory.read_text())["rows"]
         result["largest_set"] = rows
-        lines += ["", "## The largest set: keggundirected (57 247 training rows), n = 500, split 0",
+        m_train = next((r["m_train"] for r in rows if r.get("m_train")), None)
+        lines += ["", f"## The largest set: keggundirected ({m_train:,} training rows), n = 500, split 0".replace(",", " "),
                   "", "One fit as the runner makes it (inner CV, refit, predict), one BLAS thread, one fresh process "
                   "per method (`bench/perf/uci_memory.py`, `results/uci-memory.json`); the machine was running the "
                   "suite on both cores meanwhile, so the times are upper bounds. Methods that stopped at the time "
@@ -164,6 +193,7 @@ def main(argv=None) -> int:
                   "power law is fitted to the small sets only (SALSA and KRR switch to Nyström above 4 000 rows, "
                   "FALKON's cost is dominated by its grid on small sets), so its projections of the large sets "
                   "can be far off."]
+        lines += xrfm_memory_lines(memory.parent / "xrfm-memory.json")
     gpu = Path(args.gpu)
     lines += ["", "## On a GPU machine (one H200 or H100, 16 cores)", ""]
     if gpu.is_file():

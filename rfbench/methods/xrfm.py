@@ -37,6 +37,13 @@ bandwidth 10, reg 1e-3, full Mahalanobis M, 5 RFM iterations; one tree; leaves o
 rows), except ``verbose=False`` (its progress printing).
 
 ``best_params_``: ``{"n_leaves": leaves of the tree, "best_iter": the RFM iteration kept at each leaf}``.
+
+Memory: a leaf's solve holds its rows × rows float32 kernel and temporaries of the same size, and on
+the CPU xRFM keeps up to 60 000 rows in one leaf (its leaf size is scaled to GPU memory only).
+:func:`host_memory_bytes` is the peak measured on this machine (:data:`BYTES_PER_KERNEL_ENTRY`,
+docs/uci-cost.md); a CPU fit whose estimate is over ``max_memory`` (default 8 GiB) refuses in one line
+before xRFM starts (e.g. keggundirected: 45 798 fitting rows, about 19 GiB), as ``gp`` does above its
+rows. On a GPU xRFM sizes its leaves to the card itself, so no limit applies there.
 """
 
 from __future__ import annotations
@@ -52,6 +59,21 @@ from rfbench.methods.common import import_extra, library_seed, resolve_cv
 
 #: what to install where xrfm is missing
 EXTRA = "pip install xrfm"
+#: xRFM's default largest leaf (``max_leaf_size``), which it does not scale on the CPU
+MAX_LEAF_ROWS = 60_000
+#: the host memory of a CPU fit: per entry of its largest leaf's kernel (about 2.3 float32 rows × rows
+#: arrays at once), and beside it; the peak's growth from 8 000 to 12 000 fitting rows and its
+#: intercept (bench/perf/xrfm_memory.py, docs/uci-cost.md)
+BYTES_PER_KERNEL_ENTRY = 9.4
+FIXED_BYTES = 0.26 * 2**30
+#: the default ``max_memory``: the most host memory a fit may need (the suite's 8 GB ceiling)
+MAX_MEMORY = 8 * 2**30
+
+
+def host_memory_bytes(fit_rows: int) -> float:
+    """The estimated peak host memory of a CPU fit on ``fit_rows`` rows (beyond the data itself)."""
+    leaf = min(int(fit_rows), MAX_LEAF_ROWS)
+    return FIXED_BYTES + BYTES_PER_KERNEL_ENTRY * leaf * leaf
 
 
 def import_xrfm():
@@ -72,15 +94,26 @@ class _XRFM(SharesBudgets, BaseEstimator):
         "random_state": cons.RANDOM_STATE,
         "n_jobs": cons.N_JOBS,
         "device": cons.DEVICE,
+        "max_memory": [cons.positive_int(), None],
     }
 
-    def __init__(self, n_features=None, budgets=None, cv=None, random_state=None, n_jobs=None, device="cpu"):
+    def __init__(self, n_features=None, budgets=None, cv=None, random_state=None, n_jobs=None, device="cpu",
+                 max_memory=MAX_MEMORY):
         self.n_features = n_features
         self.budgets = budgets
         self.cv = cv
         self.random_state = random_state
         self.n_jobs = n_jobs
         self.device = device
+        self.max_memory = max_memory
+
+    def _check_memory(self, fit_rows: int) -> None:
+        """A CPU fit over ``max_memory`` refuses before it starts (one line)."""
+        need = host_memory_bytes(fit_rows)
+        if self.max_memory is not None and torch_device_name(self.device) == "cpu" and need > self.max_memory:
+            raise MemoryError(f"xrfm: a fit on {fit_rows} rows needs about {need / 2**30:.1f} GiB on the CPU, over "
+                              f"max_memory = {self.max_memory / 2**30:.1f} GiB (docs/uci-cost.md); run it on a GPU "
+                              "(--device cuda) or give a larger max_memory")
 
     def _validation_split(self, n: int, seed):
         """(train rows, validation rows): the first inner fold (5-fold when ``cv`` is None)."""
@@ -103,6 +136,7 @@ class _XRFM(SharesBudgets, BaseEstimator):
         y = self._targets(y)
         kwargs = self.xrfm_kwargs()
         tr, va = self._validation_split(X.shape[0], kwargs["random_state"])
+        self._check_memory(len(tr))
         self.model_ = xrfm.xRFM(**kwargs).fit(X[tr], y[tr], X[va], y[va])
         self.n_features_in_ = X.shape[1]
         budgets = sorted({int(b) for b in self.budgets}) if self.budgets is not None else (

@@ -90,3 +90,24 @@ def test_without_the_extra_a_run_is_one_line_naming_it(tmp_path, monkeypatch, ca
                           "method 'xrfm' needs the package 'xrfm', which is not installed here")
     assert line.endswith("(pip install xrfm; in rfbench's checkout: pip install -e '.[xrfm]')")
     assert not (tmp_path / "o").exists()
+
+
+def test_a_cpu_fit_over_its_memory_limit_refuses_in_one_line_before_xrfm_starts(xrfm, monkeypatch):
+    """The estimate is quadratic in the fitting rows up to xRFM's CPU leaf (60 000 rows); a fit over
+    ``max_memory`` is one MemoryError line and xRFM is never constructed; on a GPU (xRFM sizes its
+    leaves to the card) and with ``max_memory=None`` there is no check."""
+    from rfbench.methods import xrfm as wrapper
+
+    kernel = [wrapper.host_memory_bytes(rows) - wrapper.FIXED_BYTES for rows in (1000, 2000)]
+    assert kernel[1] == pytest.approx(4 * kernel[0])
+    assert wrapper.host_memory_bytes(90_000) == wrapper.host_memory_bytes(wrapper.MAX_LEAF_ROWS)
+    # keggundirected's inner fit (45 798 rows) is over the 8 GiB default, a 20 000-row fit is not
+    assert wrapper.host_memory_bytes(45_798) > wrapper.MAX_MEMORY > wrapper.host_memory_bytes(20_000)
+    monkeypatch.setattr(xrfm, "xRFM", lambda **kw: pytest.fail("xRFM was constructed"))
+    X, y, _, _ = _problem()
+    with pytest.raises(MemoryError) as info:
+        XRFMRegressor(cv=5, random_state=0, max_memory=1000).fit(X, y)
+    message = str(info.value)
+    assert "\n" not in message and "160 rows" in message and "max_memory" in message
+    XRFMRegressor(device="cuda", max_memory=1000)._check_memory(45_798)       # no check on a GPU
+    XRFMRegressor(max_memory=None)._check_memory(45_798)
