@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from rfbench.errors import UsageError
 from rfbench.execution.backends import BACKENDS as BACKEND_FACTORIES
@@ -104,6 +105,9 @@ class RunConfig:
     #: once when the config is built (None: resolve them now); the workers are given these and read
     #: neither the environment nor the config file
     data_dirs: tuple[str, ...] | None = None
+    #: the download cache (None: $RFBENCH_CACHE_DIR, else the config file, else ~/.cache/rfbench),
+    #: resolved once like ``data_dirs`` and given to the workers
+    cache_dir: str | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__.__get__(self)  # frozen: normalised once, here
@@ -142,11 +146,14 @@ class RunConfig:
         if self.scheduler is not None and self.threads is not None:
             raise UsageError("--threads sizes local workers; with --scheduler each dask worker's threads come from "
                              "its own cores (leave --threads out, start the workers with the --nthreads you want)")
-        from rfbench.data.loader import data_dirs
+        from rfbench.data.loader import cache_dir, data_dirs
 
         # a named mirror directory (option, environment, config) that is not there: refused now
         set_("data_dirs", tuple(str(p) for p in data_dirs(self.data_dir if self.data_dirs is None
                                                           else tuple(self.data_dirs))))
+        if self.cache_dir is not None and not str(self.cache_dir).strip():
+            raise UsageError("cache_dir is empty; name the download cache directory, or leave it out")
+        set_("cache_dir", str(cache_dir(None if self.cache_dir is None else Path(self.cache_dir).expanduser())))
         if self.device not in RUN_DEVICES or self.device == "cuda":
             device, note = resolve_device(self.device)      # "auto", "cuda" (checked), or a bad value
             set_("device", device)

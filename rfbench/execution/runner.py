@@ -206,13 +206,13 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-def available_datasets(names, data_dir, strict: bool, warn, registry: Registry) -> list[str]:
+def available_datasets(names, data_dir, strict: bool, warn, registry: Registry, cache=None) -> list[str]:
     """The datasets of ``names`` (of ``registry``) whose data can be obtained; the others said by
-    ``warn`` (with ``strict``, the first one raises)."""
+    ``warn`` (with ``strict``, the first one raises); ``cache``: the download cache (None: the setting)."""
     ok = []
     for name in names:
         try:
-            load(registry.dataset(name), data_dir, registry=registry)
+            load(registry.dataset(name), data_dir, registry=registry, cache=cache)
             ok.append(name)
         except DataUnavailable as exc:
             if strict:
@@ -403,25 +403,26 @@ class SeedPlan:
     last: bool = True
 
 
-def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None, *, registry: Registry):
+def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None, *, registry: Registry,
+                  cache: str | None = None):
     """(the outer (train, test) index pairs of a dataset, its row count): :func:`rfbench.protocol.outer_splits`
     on the data as the tasks prepare it (rfbench.execution.tasks), so the splits every task runs on."""
     ds = registry.dataset(name)
-    _, _, y, _ = prepared(ds, data_dir, protocol.max_samples, protocol.seed)
+    _, _, y, _ = prepared(ds, data_dir, protocol.max_samples, protocol.seed, cache)
     return proto.outer_splits(protocol, y, ds.task, own_splits(ds, protocol, data_dir)), len(y)
 
 
 def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | None = None, *,
-                          registry: Registry):
+                          registry: Registry, cache: str | None = None):
     """The outer fold of every row of a dataset (of ``registry``) under a
     cv protocol (what folds/<dataset>.csv holds, and what rfbench.experiments.baselines fingerprints); None under
     the other protocols, whose splits are computed (and so checked against the data) but not stored."""
-    splits, m = _outer_splits(name, protocol, data_dir, registry=registry)
+    splits, m = _outer_splits(name, protocol, data_dir, registry=registry, cache=cache)
     return proto.fold_assignment(splits, m) if isinstance(protocol, proto.CV) else None
 
 
 def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str | None = None, *,
-                             registry: Registry) -> str:
+                             registry: Registry, cache: str | None = None) -> str:
     """The fingerprint of a dataset's outer splits under any protocol, from the splits the runner
     uses: under cv :func:`rfbench.protocol.folds_fingerprint` of the fold assignment (the value of
     its folds/<dataset>.csv), under published the sha256 of the split masks file (with --max-samples
@@ -429,7 +430,7 @@ def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str 
     (those protocols store no splits file). Loads the data (a UsageError when it cannot be obtained)."""
     from rfbench.protocol import folds_fingerprint, splits_fingerprint
 
-    splits, m = _outer_splits(name, protocol, data_dir, registry=registry)
+    splits, m = _outer_splits(name, protocol, data_dir, registry=registry, cache=cache)
     if isinstance(protocol, proto.CV):
         return folds_fingerprint(proto.fold_assignment(splits, m))
     if isinstance(protocol, proto.Published) and not protocol.max_samples:
@@ -479,7 +480,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     pending = unresolved_openml(registry, dataset_names)
     for dname in dataset_names:
         ds = registry.dataset(dname)
-        state = data_state(ds, data_dir, registry=registry)
+        state = data_state(ds, data_dir, registry=registry, cache=config.cache_dir)
         here = state == "offline"
         task_unknown = dname in pending and ds.notes.endswith(TASK_UNKNOWN)
         for mname in method_names:
@@ -665,7 +666,8 @@ class _Seed:
         self.bar.note(f"loading {len(names_asked)} dataset{'s' * (len(names_asked) != 1)} "
                       f"({', '.join(names_asked)}) ...")
         skipped: list[str] = []
-        names = available_datasets(names_asked, config.data_dirs, config.strict, skipped.append, self.registry)
+        names = available_datasets(names_asked, config.data_dirs, config.strict, skipped.append, self.registry,
+                                   config.cache_dir)
         if names_asked and not names and not self.request.all_unavailable_ok:
             raise none_available(names_asked, config.data_dirs, self.registry)
         for line in skipped:
@@ -691,7 +693,8 @@ class _Seed:
         refuse_thread_mixing(items, run_dir, protocol, self.threads, self.registry)
         # fold assignments, saved once and checked on resume; every dataset's splits are computed (and
         # so validated on the data: a bad split masks file is one line) before the first is written
-        assignments = {name: outer_fold_assignment(name, protocol, config.data_dirs, registry=self.registry)
+        assignments = {name: outer_fold_assignment(name, protocol, config.data_dirs, registry=self.registry,
+                                                   cache=config.cache_dir)
                        for name in names}
         for name, fold_of_row in assignments.items():
             if fold_of_row is not None:
@@ -700,7 +703,8 @@ class _Seed:
         # just now for its splits), so that a report of the directory shows its rows and inputs
         for name, info in (provenance.get("datasets") or {}).items():
             if info.get("shape") is None:
-                info["shape"] = list(load(self.registry.dataset(name), config.data_dirs, registry=self.registry).X.shape)
+                info["shape"] = list(load(self.registry.dataset(name), config.data_dirs, registry=self.registry,
+                                          cache=config.cache_dir).X.shape)
         run_dir.write_run_info({
             "command": self.request.command or " ".join(sys.argv),
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "invocation": self.invocation,
@@ -753,7 +757,7 @@ class _Seed:
         # what the workers look the items up in: the run's datasets and methods, given with each task
         needed = self.registry.only(dict.fromkeys(i.dataset for i in items), dict.fromkeys(i.method for i in items))
         options = WorkerOptions(protocol, config.data_dirs, config.threads, config.timeout_s, needed,
-                                gpu_slots=config.device_slots or 1)
+                                gpu_slots=config.device_slots or 1, cache_dir=config.cache_dir)
         callbacks = ItemCallbacks(self.take, self.collect, self.release, self._warn_under_bar)
         try:
             self.backend.run(items, options, callbacks)
