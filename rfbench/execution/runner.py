@@ -221,20 +221,6 @@ def available_datasets(names, data_dir, strict: bool, warn, registry: Registry, 
     return ok
 
 
-def default_jobs(method_names, threads: int | None = None, cores: int | None = None,
-                 *, registry: Registry) -> int:
-    """Worker processes when --jobs is left out: one per core, one thread each (the faster placement
-    measured for every built-in method), unless every method of the run is registered with
-    ``placement: threads`` (then one worker with every core); with --threads, as many workers as
-    cores // threads. The methods are those of ``registry``."""
-    cores = cores or os.cpu_count() or 1
-    if threads is not None:
-        return max(1, cores // threads)
-    if method_names and all(registry.method(m).placement == "threads" for m in method_names):
-        return 1
-    return cores
-
-
 def _checked_request(method_names, features, protocol: proto.Protocol, config: RunConfig, registry: Registry):
     """(one protocol per seed, the sorted folds or None) of a run's request, or a UsageError naming
     what is wrong with it (shared by :func:`run` and :func:`dry_run`)."""
@@ -294,7 +280,8 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
 
     ``config.backend``: "local" (this process or local worker lanes) or "dask": a LocalCluster of
     ``jobs`` workers, or the workers of the dask scheduler at ``config.scheduler`` (their own cores
-    set their threads). ``config.jobs=None`` (the command line's default): :func:`default_jobs`.
+    set their threads). ``config.jobs=None`` or ``threads=None``: resolved here
+    (:meth:`rfbench.execution.runconfig.RunConfig.resolved`) unless the command resolved them.
 
     A run none of whose datasets can be obtained is refused (:func:`none_available`; a results
     directory it created is removed again) unless ``all_unavailable_ok`` (a spec's run, whose other
@@ -306,7 +293,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
     protocols, folds = _checked_request(method_names, features, protocol, config, registry)
     method_names = installed_methods(method_names, registry, warn)
-    config = resolved(config, method_names, registry)
+    config = config.resolved(method_names, registry)     # the commands pass it resolved already
     jobs = config.jobs
     run_dir = RunDir(out)
     if run_dir.path.is_dir():           # refused before the first line: bad input is that one line alone
@@ -354,21 +341,6 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
             raise
         raise UsageError(f"disk full while writing {exc.filename or out}; finished tasks are saved; free space "
                          "and re-run the same command to resume") from None
-
-
-def resolved(config: RunConfig, method_names, registry: Registry) -> RunConfig:
-    """``config`` with its workers resolved, once for the run: ``jobs`` left out is
-    :func:`default_jobs` (1 with an existing dask scheduler, whose workers set it), ``threads`` left out
-    the cores shared among the jobs (None with an existing dask scheduler: each worker's own)."""
-    jobs = config.jobs
-    if jobs is None:
-        jobs = 1 if config.scheduler is not None else default_jobs(method_names, config.threads, registry=registry)
-    threads = config.threads
-    if config.scheduler is None:    # local workers or a LocalCluster: the cores shared among the jobs
-        threads = threads or max(1, (os.cpu_count() or 1) // jobs)
-    if (jobs, threads) == (config.jobs, config.threads):
-        return config
-    return config.with_workers(jobs, threads)
 
 
 @dataclass(frozen=True)

@@ -98,8 +98,8 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
             if ours != want:
                 raise UsageError(_fingerprint_mismatch(d, seed, ours, want, "the data here", b.name))
             verified[(d, seed)] = ours
-    run_dir = runner.run(datasets, methods, features, protocol, out,
-                         config.replace(folds=folds, seeds=seeds, strict=True), registry=registry, progress=progress,
+    config = config.replace(folds=folds, seeds=seeds, strict=True).resolved(methods, registry)   # jobs, threads once
+    run_dir = runner.run(datasets, methods, features, protocol, out, config, registry=registry, progress=progress,
                          command=command)
     verify(run_dir.path, b, key)
     marker = {"baseline": b.ref, "protocol": key, "seeds": seeds, "datasets": datasets,

@@ -82,8 +82,10 @@ def run_spec(spec: Spec, config=None, *, registry: Registry, progress=True, comm
     require_published(spec)
     p = spec.plan
     for group_ds, group_ms in installed_groups(run_groups(spec, only_methods, only_datasets), registry):
-        runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), config, registry=registry,
-                   progress=progress, command=command, order=longest_first(spec, registry), all_unavailable_ok=True)
+        # jobs and threads per group: the default jobs depend on the group's methods
+        runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), config.resolved(group_ms, registry),
+                   registry=registry, progress=progress, command=command, order=longest_first(spec, registry),
+                   all_unavailable_ok=True)
 
 
 def require_published(spec: Spec) -> None:

@@ -9,7 +9,7 @@ import pytest
 from rfbench import protocol as proto
 from rfbench import provenance, registry
 from rfbench.errors import UsageError
-from rfbench.execution import pool, runner, tasks
+from rfbench.execution import pool, runconfig, runner, tasks
 from rfbench.execution.runconfig import RunConfig
 from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.protocol import Protocol
@@ -421,14 +421,14 @@ def test_default_jobs_is_one_process_per_core_unless_every_method_prefers_thread
     one worker with every core; --threads alone gives cores // threads workers."""
 
     assert {m.placement for m in registry.load().methods.values()} == {"processes"}
-    assert runner.default_jobs(["gfc", "lgbm"], cores=4, registry=load_registry()) == 4
-    assert runner.default_jobs(["gfc"], threads=2, cores=4, registry=load_registry()) == 2
+    assert runconfig.default_jobs(["gfc", "lgbm"], cores=4, registry=load_registry()) == 4
+    assert runconfig.default_jobs(["gfc"], threads=2, cores=4, registry=load_registry()) == 2
     reg = tmp_path / "my.yaml"
     reg.write_text("methods:\n  my-ridge:\n    estimator: sklearn.linear_model:Ridge\n    placement: threads\n")
     monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
     assert registry.load().method("my-ridge").placement == "threads"
-    assert runner.default_jobs(["my-ridge"], cores=4, registry=load_registry()) == 1
-    assert runner.default_jobs(["my-ridge", "gfc"], cores=4, registry=load_registry()) == 4    # mixed: the cores as processes
+    assert runconfig.default_jobs(["my-ridge"], cores=4, registry=load_registry()) == 1
+    assert runconfig.default_jobs(["my-ridge", "gfc"], cores=4, registry=load_registry()) == 4    # mixed: the cores as processes
     reg.write_text("methods:\n  my-ridge:\n    estimator: sklearn.linear_model:Ridge\n    placement: gpu\n")
     with pytest.raises(UsageError, match="field 'placement' must be one of processes, threads, got 'gpu'"):
         registry.load()
