@@ -855,6 +855,22 @@ def method_name_of(path: str) -> str:
 DEFAULT_SUITE = "synthetic"
 
 
+def subset(given: Iterable | None, held: Iterable, option: str, where: str) -> list:
+    """The names of ``held`` that ``given`` asks for, in ``held``'s order (None: all of them). An
+    empty request, or a name ``held`` lacks, is a UsageError naming it and the ones there are."""
+    held = list(held)
+    if given is None:
+        return held
+    given = list(dict.fromkeys(given))
+    if not given:
+        raise UsageError(f"{option} names nothing; give comma-separated names or leave the option out")
+    unknown = [g for g in given if g not in held]
+    if unknown:
+        raise UsageError(f"{option}: {', '.join(map(str, unknown))} not in {where} (they have "
+                         f"{', '.join(map(str, held))})")
+    return [h for h in held if h in given]
+
+
 def resolve_method_names(registry: Registry, names) -> tuple[Registry, list[str]]:
     """(the registry with them, the method names) of the command line's methods: registered names as
     they are, ``package.module:Class`` registered as ``package.module.Class`` (imported from the

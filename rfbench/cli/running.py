@@ -143,6 +143,7 @@ def run(suite, dataset_names, method_names, features, protocol_name, outer_folds
         table = runner.dry_run(names, methods, budgets, protocol, out, config, registry=reg)
         click.echo(runner.render_dry_run(table, out), nl=False)
         return
+    config = config.resolved(methods, reg)      # jobs and threads, once: the runner gets them as numbers
     run_dir = runner.run(names, methods, budgets, protocol, out, config, registry=reg, progress=not quiet,
                          command="rfbench " + " ".join(sys.argv[1:]))
     df = load_results([run_dir.path], protocol=protocol.key())     # this run's protocol, every seed in --out

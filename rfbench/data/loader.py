@@ -55,9 +55,11 @@ class Loaded:
     detail: str       # file path, generator seed, OpenML id
 
 
-def cache_dir() -> Path:
-    """The download cache: $RFBENCH_CACHE_DIR, else the config's cache_dir, else ~/.cache/rfbench."""
-    return config.cache_dir()
+def cache_dir(override: str | os.PathLike | None = None) -> Path:
+    """The download cache: ``override`` (a run's ``RunConfig.cache_dir``, resolved once, so that a
+    worker reads neither the environment nor the config file), else $RFBENCH_CACHE_DIR, else the
+    config's cache_dir, else ~/.cache/rfbench."""
+    return Path(override) if override is not None else config.cache_dir()
 
 
 def data_dirs(override: str | os.PathLike | tuple[str, ...] | None = None) -> list[Path]:
@@ -111,7 +113,7 @@ def mirror_root(ds: Dataset, override=None) -> Path | None:
     return None
 
 
-def where_found(ds: Dataset, override=None) -> str:
+def where_found(ds: Dataset, override=None, cache=None) -> str:
     """Where ``load`` would take the dataset from here, from what is actually present (files are
     not hashed): ``file``, ``mirror``, ``cache``, ``generator``, ``openml (needs network)`` or
     ``url (needs network)``, else ``absent (...)`` naming the file that was looked for."""
@@ -121,7 +123,7 @@ def where_found(ds: Dataset, override=None) -> str:
         return "file" if Path(ds.file).is_file() else f"absent (file {ds.file} not found)"
     if mirror_root(ds, override) is not None:
         return "mirror"
-    if (cache_dir() / f"{ds.name}.json").is_file():
+    if (cache_dir(cache) / f"{ds.name}.json").is_file():
         return "cache (an earlier download)"
     if ds.generator:
         return "generator"
@@ -153,9 +155,10 @@ def offline(dataset: Dataset | str, data_dir=None, *, registry: Registry) -> boo
     return data_state(dataset, data_dir, registry=registry) == "offline"
 
 
-def data_state(dataset: Dataset | str, data_dir=None, *, registry: Registry) -> str:
+def data_state(dataset: Dataset | str, data_dir=None, *, registry: Registry, cache=None) -> str:
     """"offline" (see :func:`offline`), "sha256 differs" (its file or mirror files are here, but not
-    the ones the registry names: reading them would be refused) or "needs network"."""
+    the ones the registry names: reading them would be refused) or "needs network"; ``cache``: see
+    :func:`cache_dir`."""
     ds = entry(dataset, registry)
     if ds.file and Path(ds.file).is_file():     # a user dataset's own file
         return "offline" if has_checksum(Path(ds.file), ds.sha256) else "sha256 differs"
@@ -163,7 +166,7 @@ def data_state(dataset: Dataset | str, data_dir=None, *, registry: Registry) -> 
     changed = root is not None and not all(has_checksum(root / f, sha) for f, sha in ds.mirror.files)
     if root is not None and not changed:
         return "offline"
-    if ds.generator or (cache_dir() / f"{ds.name}.json").is_file():
+    if ds.generator or (cache_dir(cache) / f"{ds.name}.json").is_file():
         return "offline"
     return "sha256 differs" if changed else "needs network"
 
@@ -469,34 +472,34 @@ def _from_generator(ds: Dataset) -> Loaded | None:
     return Loaded(X, y, "generator", f"{ds.generator}(seed=0)")
 
 
-def _from_openml(ds: Dataset) -> Loaded | None:
+def _from_openml(ds: Dataset, cache: Path) -> Loaded | None:
     if not ds.openml_id:
         return None
     from rfbench.data.openml_source import fetch_openml_frame
 
-    df = fetch_openml_frame(ds.openml_id, cache_dir() / "openml")
+    df = fetch_openml_frame(ds.openml_id, cache / "openml")
     X, y = _frame_to_arrays(ds, df, ds.openml_target or ds.target, f"OpenML {ds.openml_id}")
     return Loaded(X, y, "openml", str(ds.openml_id))
 
 
-def _from_url(ds: Dataset) -> Loaded | None:
+def _from_url(ds: Dataset, cache: Path) -> Loaded | None:
     if not (ds.url and ds.download_format):
         return None
     from rfbench.data.url_source import fetch_url_frame
 
     df = fetch_url_frame(ds.name, ds.url, ds.download_format, ds.download_member, ds.target,
-                         cache_dir())
+                         cache)
     X, y = _frame_to_arrays(ds, df, ds.target, ds.url)
     return Loaded(X, y, "url", ds.url)
 
 
-def _read_cache(ds: Dataset) -> Loaded | None:
-    index = cache_dir() / f"{ds.name}.json"
+def _read_cache(ds: Dataset, cache: Path) -> Loaded | None:
+    index = cache / f"{ds.name}.json"
     if not index.is_file():
         return None
     try:
         meta = json.loads(index.read_text())
-        path = cache_dir() / f"{ds.name}-{meta['key']}.npz"
+        path = cache / f"{ds.name}-{meta['key']}.npz"
         with np.load(path) as z:
             X, y = z["X"], z["y"]
     except (OSError, ValueError, KeyError):
@@ -506,37 +509,40 @@ def _read_cache(ds: Dataset) -> Loaded | None:
     return Loaded(X, y, "cache", f"{meta['source']}:{meta['detail']}")
 
 
-def _write_cache(ds: Dataset, loaded: Loaded) -> None:
+def _write_cache(ds: Dataset, loaded: Loaded, cache: Path) -> None:
     key = _cache_key(ds, loaded.source, loaded.detail)
     try:
-        _atomic_write_npz(cache_dir() / f"{ds.name}-{key}.npz", X=loaded.X, y=loaded.y)
+        _atomic_write_npz(cache / f"{ds.name}-{key}.npz", X=loaded.X, y=loaded.y)
         meta = {"key": key, "registry": key, "source": loaded.source, "detail": loaded.detail}
-        fd, tmp = tempfile.mkstemp(dir=cache_dir(), suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=cache, suffix=".tmp")
         os.fchmod(fd, config.new_file_mode())
         with os.fdopen(fd, "w") as fh:
             json.dump(meta, fh)
-        os.replace(tmp, cache_dir() / f"{ds.name}.json")
+        os.replace(tmp, cache / f"{ds.name}.json")
     except OSError:
         pass  # a read-only cache only costs speed
 
 
 def load(dataset: Dataset | str, data_dir_override=None, allow_download: bool = True, use_cache: bool = True,
-         *, registry: Registry) -> Loaded:
+         *, registry: Registry, cache=None) -> Loaded:
     """(X, y) of a registered dataset (its entry, or its name in ``registry``), from the first source
-    that has it; ``data_dir_override``: see :func:`data_dirs` (a run's workers pass its resolved tuple).
+    that has it; ``data_dir_override``: see :func:`data_dirs`, ``cache``: see :func:`cache_dir` (a run's
+    workers pass its resolved ones; a library call leaves them to the settings).
     ``registry`` is required (there is no default one): a library user passes the one
     :func:`rfbench.registry.load` builds, ``load(name, registry=rfbench.registry.load())``."""
-    return load_entry(entry(dataset, registry), data_dir_override, allow_download, use_cache)
+    return load_entry(entry(dataset, registry), data_dir_override, allow_download, use_cache, cache=cache)
 
 
-def load_entry(ds: Dataset, data_dir_override=None, allow_download: bool = True, use_cache: bool = True) -> Loaded:
+def load_entry(ds: Dataset, data_dir_override=None, allow_download: bool = True, use_cache: bool = True, *,
+               cache=None) -> Loaded:
     """:func:`load` of a registry entry itself (nothing to look up: the run's workers, which hold the
     entries of the run's registry)."""
     name = ds.name
     if ds.unavailable:
         raise DataUnavailable(ds.unavailable)
+    cache = cache_dir(cache)
     if use_cache:
-        cached = _read_cache(ds)
+        cached = _read_cache(ds, cache)
         if cached is not None:
             validate_arrays(ds, cached.X, cached.y, "the cache")
             return cached
@@ -552,7 +558,7 @@ def load_entry(ds: Dataset, data_dir_override=None, allow_download: bool = True,
         if loaded is not None or not allow_download:
             break
         try:
-            loaded = source(ds)
+            loaded = source(ds, cache)
         except DataUnavailable as exc:
             problems.append(str(exc))
     download_problem = "; ".join(problems) or ("download disabled" if not allow_download
@@ -566,7 +572,7 @@ def load_entry(ds: Dataset, data_dir_override=None, allow_download: bool = True,
     if use_cache and loaded.source in ("openml", "url"):
         # only downloads are cached: mirror files and generators are cheaper to re-read than
         # to keep consistent with a cache when the user changes RFBENCH_DATA_DIR
-        _write_cache(ds, loaded)
+        _write_cache(ds, loaded, cache)
     return loaded
 
 

@@ -7,6 +7,9 @@ same way, without click::
 
     request = resolve_run(registry.load(), suite="synthetic", methods=["rff-gauss"])
     runner.run(request.datasets, request.methods, [100], protocol, out, registry=request.registry)
+
+``compare run`` (a baseline's datasets) and ``reproduce`` (a spec's) resolve their names with the
+same functions: :func:`resolve_methods` and :func:`chosen_datasets` / :func:`chosen_methods`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from dataclasses import dataclass
 
 from rfbench.data.loader import resolve_dataset_names
 from rfbench.errors import UsageError
-from rfbench.registry import DEFAULT_SUITE, Registry, resolve_method_names
+from rfbench.registry import DEFAULT_SUITE, Registry, resolve_method_names, subset
 
 
 @dataclass(frozen=True)
@@ -55,7 +58,32 @@ def resolve_run(registry: Registry, *, suite: str | None = None, datasets=None, 
             raise UsageError(f"--datasets {','.join(outside)} not in suite '{suite}' (it has "
                              f"{', '.join(suite_names)}); drop --suite or those names")
         names = [n for n in suite_names if not names or n in names]
-    registry, method_names = resolve_method_names(registry, list(methods))    # package.module:Class → registered
+    registry, method_names = resolve_methods(registry, methods)
+    return RunRequest(registry, tuple(names), method_names)
+
+
+def resolve_methods(registry: Registry, names, empty: str = "--methods is empty") -> tuple[Registry, tuple[str, ...]]:
+    """(the registry with them, the method names) of the methods a user names: registered names as
+    they are, ``package.module:Class`` registered (:func:`rfbench.registry.resolve_method_names`);
+    none is the one line ``empty``."""
+    registry, method_names = resolve_method_names(registry, list(names))
     if not method_names:
-        raise UsageError("--methods is empty")
-    return RunRequest(registry, tuple(names), tuple(method_names))
+        raise UsageError(empty)
+    return registry, tuple(method_names)
+
+
+def chosen_datasets(registry: Registry | None, names, held, where: str) -> tuple[str, ...]:
+    """The datasets of ``held`` (registered names: a baseline's, a spec's) that ``names`` asks for, in
+    ``held``'s order (None: all of them); an alias of ``registry`` counts as its dataset's name. An
+    empty request, or a name outside ``held``, is one line (``--datasets: X not in WHERE (they have ...)``)."""
+    held = list(held)
+    if names is not None and registry is not None:
+        names = [n if n in held or registry.canonical_name(n) not in held else registry.canonical_name(n)
+                 for n in names]
+    return tuple(subset(names, held, "--datasets", where))
+
+
+def chosen_methods(names, held, where: str) -> tuple[str, ...]:
+    """The methods of ``held`` that ``names`` asks for, in ``held``'s order (None: all of them); one
+    line as :func:`chosen_datasets` otherwise."""
+    return tuple(subset(names, held, "--methods", where))

@@ -202,14 +202,14 @@ def _place_data(client, names, options: WorkerOptions, worker_dirs: tuple[str, .
     if not client.nthreads():
         warn("no dask worker has joined the scheduler yet; waiting for one (start `dask worker ADDRESS`)")
         client.wait_for_workers(1)
-    registry, protocol, data_dirs = options.registry, options.protocol, options.data_dirs
-    sources = {name: prepared(registry.dataset(name), data_dirs, protocol.max_samples, protocol.seed)[3]
+    registry, protocol, data_dirs, cache = options.registry, options.protocol, options.data_dirs, options.cache_dir
+    sources = {name: prepared(registry.dataset(name), data_dirs, protocol.max_samples, protocol.seed, cache)[3]
                for name in names}
     everywhere = _loaded_everywhere(client, sources, worker_dirs, registry)
     placed = {}
     for name in names:
         if name not in everywhere:
-            _, X, y, source = prepared(registry.dataset(name), data_dirs, protocol.max_samples, protocol.seed)
+            _, X, y, source = prepared(registry.dataset(name), data_dirs, protocol.max_samples, protocol.seed, cache)
             [placed[name]] = client.scatter([(X, y, source)], hash=False)
     return placed
 

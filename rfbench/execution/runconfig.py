@@ -16,9 +16,14 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rfbench.errors import UsageError
 from rfbench.execution.backends import BACKENDS as BACKEND_FACTORIES
+
+if TYPE_CHECKING:       # not imported at run time: `rfbench --help` imports this module
+    from rfbench.registry import Registry
 
 #: the longest --timeout: the task's alarm (setitimer) of timeout × budgets overflows far beyond it
 MAX_TIMEOUT_S = 30 * 86400
@@ -64,6 +69,20 @@ def resolve_device(requested: str) -> tuple[str, str | None]:
         raise UsageError(str(exc)) from None
 
 
+def default_jobs(method_names, threads: int | None = None, cores: int | None = None,
+                 *, registry: Registry) -> int:
+    """Worker processes when --jobs is left out: one per core, one thread each (the faster placement
+    measured for every built-in method), unless every method of the run is registered with
+    ``placement: threads`` (then one worker with every core); with --threads, as many workers as
+    cores // threads. The methods are those of ``registry``."""
+    cores = cores or os.cpu_count() or 1
+    if threads is not None:
+        return max(1, cores // threads)
+    if method_names and all(registry.method(m).placement == "threads" for m in method_names):
+        return 1
+    return cores
+
+
 def _ints(values, option: str) -> tuple[int, ...] | None:
     if values is None:
         return None
@@ -78,8 +97,8 @@ class RunConfig:
     worker, cores // jobs threads, no time limit, the protocol's seed, every fold, the local backend,
     the dataset mirror of the settings, the CPU.
 
-    ``jobs=None``: one worker per core (:func:`rfbench.execution.runner.default_jobs`, the command line's
-    default). ``device``: "cpu", "cuda" or "auto" (resolved when the config is built: "auto" becomes
+    ``jobs=None``: one worker per core (:func:`default_jobs`, the command line's default; see
+    :meth:`resolved`). ``device``: "cpu", "cuda" or "auto" (resolved when the config is built: "auto" becomes
     "cuda" or "cpu", with ``device_note`` saying why; "cuda" without torch or a GPU is refused), or
     "torch-cpu": the device methods run their torch code on the CPU (refused without torch).
     ``gpu_slots``: with the GPU, at most this many device tasks in flight at once (each worker that
@@ -104,6 +123,9 @@ class RunConfig:
     #: once when the config is built (None: resolve them now); the workers are given these and read
     #: neither the environment nor the config file
     data_dirs: tuple[str, ...] | None = None
+    #: the download cache (None: $RFBENCH_CACHE_DIR, else the config file, else ~/.cache/rfbench),
+    #: resolved once like ``data_dirs`` and given to the workers
+    cache_dir: str | None = None
 
     def __post_init__(self):
         set_ = object.__setattr__.__get__(self)  # frozen: normalised once, here
@@ -142,11 +164,15 @@ class RunConfig:
         if self.scheduler is not None and self.threads is not None:
             raise UsageError("--threads sizes local workers; with --scheduler each dask worker's threads come from "
                              "its own cores (leave --threads out, start the workers with the --nthreads you want)")
-        from rfbench.data.loader import data_dirs
+        from rfbench.data.loader import cache_dir, data_dirs
 
         # a named mirror directory (option, environment, config) that is not there: refused now
         set_("data_dirs", tuple(str(p) for p in data_dirs(self.data_dir if self.data_dirs is None
                                                           else tuple(self.data_dirs))))
+        if self.cache_dir is not None and not str(self.cache_dir).strip():
+            raise UsageError("cache_dir is empty; name the download cache directory, or leave it out")
+        # absolute: a worker (a dask worker too) may start in another directory
+        set_("cache_dir", str(cache_dir(None if self.cache_dir is None else Path(self.cache_dir).expanduser()).absolute()))
         if self.device not in RUN_DEVICES or self.device == "cuda":
             device, note = resolve_device(self.device)      # "auto", "cuda" (checked), or a bad value
             set_("device", device)
@@ -171,9 +197,28 @@ class RunConfig:
         return dataclasses.replace(self, **changes)
 
     def with_workers(self, jobs: int, threads: int | None) -> RunConfig:
-        """This config with its workers resolved (the runner's :func:`rfbench.execution.runner.resolved`):
-        ``jobs`` a number, ``threads`` one too but on an existing dask cluster (None: each worker's own)."""
+        """This config with its workers given (see :meth:`resolved`): ``jobs`` a number, ``threads``
+        one too but on an existing dask cluster (None: each worker's own)."""
         return self.replace(jobs=jobs, threads=threads)
+
+    def resolved(self, method_names, registry: Registry) -> RunConfig:
+        """This config with its workers resolved for a run of ``method_names`` (of ``registry``), by the
+        command before the runner (which resolves a library caller's again; a resolved one is kept):
+        ``jobs`` left out is :func:`default_jobs` of the methods that are installed (a skipped one sizes
+        nothing; 1 with an existing dask scheduler, whose workers set it), ``threads`` left out the cores
+        shared among the jobs (None with an existing dask scheduler: each worker's own)."""
+        jobs = self.jobs
+        if jobs is None and self.scheduler is not None:
+            jobs = 1
+        elif jobs is None:
+            installed = [m for m in method_names if not registry.method(m).missing()]
+            jobs = default_jobs(installed, self.threads, registry=registry)
+        threads = self.threads
+        if self.scheduler is None:  # local workers or a LocalCluster: the cores shared among the jobs
+            threads = threads or max(1, (os.cpu_count() or 1) // jobs)
+        if (jobs, threads) == (self.jobs, self.threads):
+            return self
+        return self.with_workers(jobs, threads)
 
     def request(self, protocol):
         """(one protocol per seed, the sorted folds or None) of this config on ``protocol``: the

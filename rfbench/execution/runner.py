@@ -206,33 +206,19 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-def available_datasets(names, data_dir, strict: bool, warn, registry: Registry) -> list[str]:
+def available_datasets(names, data_dir, strict: bool, warn, registry: Registry, cache=None) -> list[str]:
     """The datasets of ``names`` (of ``registry``) whose data can be obtained; the others said by
-    ``warn`` (with ``strict``, the first one raises)."""
+    ``warn`` (with ``strict``, the first one raises); ``cache``: the download cache (None: the setting)."""
     ok = []
     for name in names:
         try:
-            load(registry.dataset(name), data_dir, registry=registry)
+            load(registry.dataset(name), data_dir, registry=registry, cache=cache)
             ok.append(name)
         except DataUnavailable as exc:
             if strict:
                 raise
             warn(f"skipped: {exc}")
     return ok
-
-
-def default_jobs(method_names, threads: int | None = None, cores: int | None = None,
-                 *, registry: Registry) -> int:
-    """Worker processes when --jobs is left out: one per core, one thread each (the faster placement
-    measured for every built-in method), unless every method of the run is registered with
-    ``placement: threads`` (then one worker with every core); with --threads, as many workers as
-    cores // threads. The methods are those of ``registry``."""
-    cores = cores or os.cpu_count() or 1
-    if threads is not None:
-        return max(1, cores // threads)
-    if method_names and all(registry.method(m).placement == "threads" for m in method_names):
-        return 1
-    return cores
 
 
 def _checked_request(method_names, features, protocol: proto.Protocol, config: RunConfig, registry: Registry):
@@ -294,7 +280,8 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
 
     ``config.backend``: "local" (this process or local worker lanes) or "dask": a LocalCluster of
     ``jobs`` workers, or the workers of the dask scheduler at ``config.scheduler`` (their own cores
-    set their threads). ``config.jobs=None`` (the command line's default): :func:`default_jobs`.
+    set their threads). ``config.jobs=None`` or ``threads=None``: resolved here
+    (:meth:`rfbench.execution.runconfig.RunConfig.resolved`) unless the command resolved them.
 
     A run none of whose datasets can be obtained is refused (:func:`none_available`; a results
     directory it created is removed again) unless ``all_unavailable_ok`` (a spec's run, whose other
@@ -306,7 +293,7 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
         raise TypeError(f"registry must be a Registry, got {type(registry).__name__}")
     protocols, folds = _checked_request(method_names, features, protocol, config, registry)
     method_names = installed_methods(method_names, registry, warn)
-    config = resolved(config, method_names, registry)
+    config = config.resolved(method_names, registry)     # the commands pass it resolved already
     jobs = config.jobs
     run_dir = RunDir(out)
     if run_dir.path.is_dir():           # refused before the first line: bad input is that one line alone
@@ -356,21 +343,6 @@ def run(dataset_names, method_names, features, protocol: proto.Protocol, out: st
                          "and re-run the same command to resume") from None
 
 
-def resolved(config: RunConfig, method_names, registry: Registry) -> RunConfig:
-    """``config`` with its workers resolved, once for the run: ``jobs`` left out is
-    :func:`default_jobs` (1 with an existing dask scheduler, whose workers set it), ``threads`` left out
-    the cores shared among the jobs (None with an existing dask scheduler: each worker's own)."""
-    jobs = config.jobs
-    if jobs is None:
-        jobs = 1 if config.scheduler is not None else default_jobs(method_names, config.threads, registry=registry)
-    threads = config.threads
-    if config.scheduler is None:    # local workers or a LocalCluster: the cores shared among the jobs
-        threads = threads or max(1, (os.cpu_count() or 1) // jobs)
-    if (jobs, threads) == (config.jobs, config.threads):
-        return config
-    return config.with_workers(jobs, threads)
-
-
 @dataclass(frozen=True)
 class RunRequest:
     """What a run was asked for, the same for all its seeds: the datasets, methods and budgets (of
@@ -403,25 +375,26 @@ class SeedPlan:
     last: bool = True
 
 
-def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None, *, registry: Registry):
+def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None, *, registry: Registry,
+                  cache: str | None = None):
     """(the outer (train, test) index pairs of a dataset, its row count): :func:`rfbench.protocol.outer_splits`
     on the data as the tasks prepare it (rfbench.execution.tasks), so the splits every task runs on."""
     ds = registry.dataset(name)
-    _, _, y, _ = prepared(ds, data_dir, protocol.max_samples, protocol.seed)
+    _, _, y, _ = prepared(ds, data_dir, protocol.max_samples, protocol.seed, cache)
     return proto.outer_splits(protocol, y, ds.task, own_splits(ds, protocol, data_dir)), len(y)
 
 
 def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | None = None, *,
-                          registry: Registry):
+                          registry: Registry, cache: str | None = None):
     """The outer fold of every row of a dataset (of ``registry``) under a
     cv protocol (what folds/<dataset>.csv holds, and what rfbench.experiments.baselines fingerprints); None under
     the other protocols, whose splits are computed (and so checked against the data) but not stored."""
-    splits, m = _outer_splits(name, protocol, data_dir, registry=registry)
+    splits, m = _outer_splits(name, protocol, data_dir, registry=registry, cache=cache)
     return proto.fold_assignment(splits, m) if isinstance(protocol, proto.CV) else None
 
 
 def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str | None = None, *,
-                             registry: Registry) -> str:
+                             registry: Registry, cache: str | None = None) -> str:
     """The fingerprint of a dataset's outer splits under any protocol, from the splits the runner
     uses: under cv :func:`rfbench.protocol.folds_fingerprint` of the fold assignment (the value of
     its folds/<dataset>.csv), under published the sha256 of the split masks file (with --max-samples
@@ -429,7 +402,7 @@ def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str 
     (those protocols store no splits file). Loads the data (a UsageError when it cannot be obtained)."""
     from rfbench.protocol import folds_fingerprint, splits_fingerprint
 
-    splits, m = _outer_splits(name, protocol, data_dir, registry=registry)
+    splits, m = _outer_splits(name, protocol, data_dir, registry=registry, cache=cache)
     if isinstance(protocol, proto.CV):
         return folds_fingerprint(proto.fold_assignment(splits, m))
     if isinstance(protocol, proto.Published) and not protocol.max_samples:
@@ -479,7 +452,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     pending = unresolved_openml(registry, dataset_names)
     for dname in dataset_names:
         ds = registry.dataset(dname)
-        state = data_state(ds, data_dir, registry=registry)
+        state = data_state(ds, data_dir, registry=registry, cache=config.cache_dir)
         here = state == "offline"
         task_unknown = dname in pending and ds.notes.endswith(TASK_UNKNOWN)
         for mname in method_names:
@@ -665,7 +638,8 @@ class _Seed:
         self.bar.note(f"loading {len(names_asked)} dataset{'s' * (len(names_asked) != 1)} "
                       f"({', '.join(names_asked)}) ...")
         skipped: list[str] = []
-        names = available_datasets(names_asked, config.data_dirs, config.strict, skipped.append, self.registry)
+        names = available_datasets(names_asked, config.data_dirs, config.strict, skipped.append, self.registry,
+                                   config.cache_dir)
         if names_asked and not names and not self.request.all_unavailable_ok:
             raise none_available(names_asked, config.data_dirs, self.registry)
         for line in skipped:
@@ -691,7 +665,8 @@ class _Seed:
         refuse_thread_mixing(items, run_dir, protocol, self.threads, self.registry)
         # fold assignments, saved once and checked on resume; every dataset's splits are computed (and
         # so validated on the data: a bad split masks file is one line) before the first is written
-        assignments = {name: outer_fold_assignment(name, protocol, config.data_dirs, registry=self.registry)
+        assignments = {name: outer_fold_assignment(name, protocol, config.data_dirs, registry=self.registry,
+                                                   cache=config.cache_dir)
                        for name in names}
         for name, fold_of_row in assignments.items():
             if fold_of_row is not None:
@@ -700,7 +675,8 @@ class _Seed:
         # just now for its splits), so that a report of the directory shows its rows and inputs
         for name, info in (provenance.get("datasets") or {}).items():
             if info.get("shape") is None:
-                info["shape"] = list(load(self.registry.dataset(name), config.data_dirs, registry=self.registry).X.shape)
+                info["shape"] = list(load(self.registry.dataset(name), config.data_dirs, registry=self.registry,
+                                          cache=config.cache_dir).X.shape)
         run_dir.write_run_info({
             "command": self.request.command or " ".join(sys.argv),
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "invocation": self.invocation,
@@ -753,7 +729,7 @@ class _Seed:
         # what the workers look the items up in: the run's datasets and methods, given with each task
         needed = self.registry.only(dict.fromkeys(i.dataset for i in items), dict.fromkeys(i.method for i in items))
         options = WorkerOptions(protocol, config.data_dirs, config.threads, config.timeout_s, needed,
-                                gpu_slots=config.device_slots or 1)
+                                gpu_slots=config.device_slots or 1, cache_dir=config.cache_dir)
         callbacks = ItemCallbacks(self.take, self.collect, self.release, self._warn_under_bar)
         try:
             self.backend.run(items, options, callbacks)

@@ -49,13 +49,15 @@ class WorkerOptions:
     :class:`rfbench.execution.runconfig.RunConfig` (() for none: a worker reads neither the environment nor
     the config file), the BLAS/OpenMP threads of a task (None: the dask worker's own share of its
     host), the per-budget time limit, the GPU's device slots (a device task caps its memory to
-    0.9 / gpu_slots), and the part of the run's registry its items are looked up in."""
+    0.9 / gpu_slots), the part of the run's registry its items are looked up in, and the download
+    cache, also resolved once by the RunConfig (None: the setting, for a library caller)."""
     protocol: proto.Protocol
     data_dirs: tuple[str, ...]
     threads: int | None
     timeout_s: float | None
     registry: Registry
     gpu_slots: int = 1
+    cache_dir: str | None = None
 
     def replace(self, **changes) -> WorkerOptions:
         return replace(self, **changes)
@@ -93,11 +95,12 @@ def method_seed(seed: int, fold: int) -> int:
 
 
 @lru_cache(maxsize=4)
-def prepared(ds: Dataset, data_dir: str | tuple[str, ...] | None, max_samples: int | None, seed: int):
+def prepared(ds: Dataset, data_dir: str | tuple[str, ...] | None, max_samples: int | None, seed: int,
+             cache: str | None = None):
     """(ds, X, y, source): the loaded, subsampled, label-encoded data of a dataset (its registry entry;
     kept for the next tasks of the process, keyed by the entry itself, so that another entry of the
-    same name is another dataset)."""
-    loaded = load_entry(ds, data_dir)
+    same name is another dataset); ``cache``: the download cache (None: the setting)."""
+    loaded = load_entry(ds, data_dir, cache=cache)
     idx = proto.subsample_index(loaded.X.shape[0], max_samples, seed)
     X, y = loaded.X[idx], loaded.y[idx]
     if ds.task == "classification":
@@ -170,7 +173,7 @@ def execute(item: WorkItem, options: WorkerOptions, data: tuple | None = None) -
     (``item.device`` not "cpu") first caps this process's GPU memory (:func:`cap_gpu_memory` of
     ``options.gpu_slots``); a GPU out-of-memory error is its error record (:data:`GPU_OOM`), never a crash."""
     protocol, threads, timeout_s, registry = options.protocol, options.threads, options.timeout_s, options.registry
-    data_dir = options.data_dirs
+    data_dir, cache = options.data_dirs, options.cache_dir
     gpu_slots = options.gpu_slots
     records = {n: Record.base(dataset=item.dataset, method=item.method, n_features=n, fold=item.fold,
                               seed=protocol.seed, protocol=protocol.key(), threads=threads).replace(device="cpu")
@@ -180,7 +183,7 @@ def execute(item: WorkItem, options: WorkerOptions, data: tuple | None = None) -
         if item.on_device:
             cap_gpu_memory(gpu_slots)
         with thread_limits(threads):
-            _execute(item, registry, protocol, data_dir, threads, timeout_s, records, data)
+            _execute(item, registry, protocol, data_dir, threads, timeout_s, records, data, cache)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - every failure becomes a record, never a crash
         # (a method's SystemExit too: user code must not end the run; KeyboardInterrupt still stops it)
         status = "timeout" if isinstance(exc, TaskTimeout) else "error"
@@ -226,13 +229,14 @@ class FoldTask:
 
 def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protocol,
               data_dir: str | None, threads: int = 1, data: tuple | None = None, device: str = "cpu", *,
-              registry: Registry) -> FoldTask:
+              registry: Registry, cache: str | None = None) -> FoldTask:
     """The data and estimator arguments of one outer fold exactly as the runner fits it (also for
     diagnosis scripts that refit one task), the dataset and method being those of ``registry``;
-    ``data``: see :func:`execute`. ``device`` other than "cpu" is passed to an estimator class that
+    ``data``: see :func:`execute`; ``cache``: the download cache (None: the setting). ``device`` other than "cpu" is passed to an estimator class that
     takes one (contract.accepts_device), never to another."""
     if data is None:
-        ds, source, X_tr, X_te, y_tr, y_te, cv, y_unit = _fold_data(registry.dataset(dataset), fold, protocol, data_dir)
+        ds, source, X_tr, X_te, y_tr, y_te, cv, y_unit = _fold_data(registry.dataset(dataset), fold, protocol, data_dir,
+                                                                     cache)
     else:
         ds, source, X_tr, X_te, y_tr, y_te, cv, y_unit = _split_and_scale(registry.dataset(dataset), *data, fold,
                                                                           protocol, data_dir)
@@ -246,11 +250,11 @@ def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protoco
 
 
 @lru_cache(maxsize=1)
-def _fold_data(ds: Dataset, fold: int, protocol: proto.Protocol, data_dir: str | None):
+def _fold_data(ds: Dataset, fold: int, protocol: proto.Protocol, data_dir: str | None, cache: str | None = None):
     """:func:`_split_and_scale` of the loaded data, kept for the next task: the runner plans the
     budgets of a fold (and often its methods) one after the other. Read-only arrays, so that an
     estimator writing into its input fails loudly instead of changing the next task's data."""
-    ds, X, y, source = prepared(ds, data_dir, protocol.max_samples, protocol.seed)
+    ds, X, y, source = prepared(ds, data_dir, protocol.max_samples, protocol.seed, cache)
     out = _split_and_scale(ds, X, y, source, fold, protocol, data_dir)
     for part in (*out[2:6], *(ix for pair in out[6] for ix in pair)):
         part.flags.writeable = False
@@ -279,9 +283,9 @@ def _split_and_scale(ds, X, y, source, fold: int, protocol: proto.Protocol, data
     return ds, source, scaler.x(X[tr]), scaler.x(X[te]), y_tr, y_te, cv, y_unit
 
 
-def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, data=None):
+def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, data=None, cache=None):
     task = fold_task(item.dataset, item.method, item.fold, protocol, data_dir, threads, data, item.device,
-                     registry=registry)
+                     registry=registry, cache=cache)
     ds, cls, common, as_sign = task.ds, task.cls, task.common, task.as_sign
     X_tr, X_te, y_tr, y_te = task.X_tr, task.X_te, task.y_tr, task.y_te
     for n, rec in records.items():

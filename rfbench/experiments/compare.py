@@ -25,13 +25,14 @@ from pathlib import Path
 
 import pandas as pd
 
+from rfbench.data.request import chosen_datasets, resolve_methods
 from rfbench.errors import UsageError
 from rfbench.execution import runner
 from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import baselines
 from rfbench.experiments.spec import spec_paths
 from rfbench.protocol import CV, Protocol
-from rfbench.registry import Registry, gfc_note, load_yaml, resolve_method_names
+from rfbench.registry import Registry, gfc_note, load_yaml
 from rfbench.reporting import cells
 from rfbench.reporting import render as renderers
 from rfbench.store import RunDir, atomic_write_text, load_results, pool_frames
@@ -67,18 +68,17 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
     dataset that cannot be obtained is an error. ``registry``: the registry the names are looked up in
     (:func:`rfbench.registry.load`), ``package.module:Class`` methods added to it."""
     config = config if config is not None else RunConfig()
-    data_dir = config.data_dir
     b = baselines.load(baseline, registry)
     key, settings = _protocol(b, protocol_key)
     rows = b.frame[b.frame["protocol"] == key]
     order = list(registry.datasets)
     held = sorted(set(rows["dataset"]), key=lambda d: (order.index(d) if d in order else len(order), d))
-    datasets = cells.subset(datasets or None, held, "--datasets", f"baseline {b.name}")
+    datasets = list(chosen_datasets(registry, datasets or None, held, f"baseline {b.name}"))
     features = cells.subset(features or None, sorted(set(int(n) for n in rows["n_features"])), "--features",
                             f"baseline {b.name}")
-    registry, methods = resolve_method_names(registry, methods)
-    if not methods:
-        raise UsageError("--methods is empty; name your estimator as package.module:Class (or a registered method)")
+    registry, methods = resolve_methods(registry, methods, "--methods is empty; name your estimator as "
+                                        "package.module:Class (or a registered method)")
+    methods = list(methods)
     theirs = sorted(set(methods) & set(rows["method"]))
     if theirs:
         raise UsageError(f"baseline {b.name} already holds {', '.join(theirs)}: its results ship; run your own "
@@ -94,12 +94,13 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
                 raise UsageError(f"baseline {b.name} has no fingerprint of the splits of {d} (seed {seed}; its data "
                                  "was not here when the file was written), so identical splits cannot be verified; "
                                  "regenerate it with `rfbench baselines --write` beside the dataset mirror")
-            ours = runner.outer_splits_fingerprint(d, Protocol(**settings, seed=seed), data_dir, registry=registry)
+            ours = runner.outer_splits_fingerprint(d, Protocol(**settings, seed=seed), config.data_dirs,
+                                                   registry=registry, cache=config.cache_dir)
             if ours != want:
                 raise UsageError(_fingerprint_mismatch(d, seed, ours, want, "the data here", b.name))
             verified[(d, seed)] = ours
-    run_dir = runner.run(datasets, methods, features, protocol, out,
-                         config.replace(folds=folds, seeds=seeds, strict=True), registry=registry, progress=progress,
+    config = config.replace(folds=folds, seeds=seeds, strict=True).resolved(methods, registry)   # jobs, threads once
+    run_dir = runner.run(datasets, methods, features, protocol, out, config, registry=registry, progress=progress,
                          command=command)
     verify(run_dir.path, b, key)
     marker = {"baseline": b.ref, "protocol": key, "seeds": seeds, "datasets": datasets,

@@ -104,9 +104,9 @@ def ci_run(spec: Spec, out: Path, jobs: int = 1, threads: int | None = None, *, 
                          "(remove it or give another output directory)")
     plan = ci.plan
     for datasets, methods in plan.method_groups():    # ci.exclude: a slow method on fewer datasets
-        runner.run(datasets, methods, plan.features, plan.protocol, str(out),
-                   RunConfig(jobs=jobs, threads=threads or 1, strict=True, device=device), registry=registry,
-                   progress=progress,
+        config = RunConfig(jobs=jobs, threads=threads or 1, strict=True, device=device)
+        runner.run(datasets, methods, plan.features, plan.protocol, str(out), config.resolved(methods, registry),
+                   registry=registry, progress=progress,
                    command=f"rfbench.experiments.regress ci_run {spec.name}")
     return out
 

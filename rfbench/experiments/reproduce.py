@@ -20,6 +20,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from rfbench.data.loader import offline
+from rfbench.data.request import chosen_datasets, chosen_methods
 from rfbench.errors import UsageError
 from rfbench.execution import runner
 from rfbench.execution.estimate import task_seconds
@@ -47,14 +48,16 @@ def results_of(spec: Spec) -> pd.DataFrame:
     return load_results_of(dirs, spec) if dirs else pd.DataFrame(columns=COLUMNS)
 
 
-def run_groups(spec: Spec, only_methods=None, only_datasets=None) -> list[tuple[list, list]]:
+def run_groups(spec: Spec, only_methods=None, only_datasets=None, registry: Registry | None = None
+               ) -> list[tuple[list, list]]:
     """(datasets, methods) of each runner call of the spec's run: the cells the paper did not run
-    (spec run.exclude) are left out, one call per group of methods that run on the same datasets."""
+    (spec run.exclude) are left out, one call per group of methods that run on the same datasets.
+    ``only_datasets`` may name a dataset by an alias of ``registry`` (None: by its name only)."""
     if spec.plan is None or spec.results is None:
         raise UsageError(f"spec {spec.name} declares no run (fields 'run' and 'results')")
     p = spec.plan
-    methods = cells.subset(only_methods or None, p.methods, "--methods", f"spec {spec.name}")
-    datasets = cells.subset(only_datasets or None, p.datasets, "--datasets", f"spec {spec.name}")
+    methods = chosen_methods(only_methods or None, p.methods, f"spec {spec.name}")
+    datasets = chosen_datasets(registry, only_datasets or None, p.datasets, f"spec {spec.name}")
     groups = [(ds, ms) for ds, ms in ((
         [d for d in group_ds if d in datasets], [m for m in group_ms if m in methods])
         for group_ds, group_ms in p.method_groups()) if ds and ms]
@@ -81,9 +84,11 @@ def run_spec(spec: Spec, config=None, *, registry: Registry, progress=True, comm
     config = (config or RunConfig()).replace(strict=False)
     require_published(spec)
     p = spec.plan
-    for group_ds, group_ms in installed_groups(run_groups(spec, only_methods, only_datasets), registry):
-        runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), config, registry=registry,
-                   progress=progress, command=command, order=longest_first(spec, registry), all_unavailable_ok=True)
+    for group_ds, group_ms in installed_groups(run_groups(spec, only_methods, only_datasets, registry), registry):
+        # jobs and threads per group: the default jobs depend on the group's methods
+        runner.run(group_ds, group_ms, p.features, p.protocol, str(spec.results), config.resolved(group_ms, registry),
+                   registry=registry, progress=progress, command=command, order=longest_first(spec, registry),
+                   all_unavailable_ok=True)
 
 
 def require_published(spec: Spec) -> None:
@@ -108,7 +113,7 @@ def dry_run_spec(spec: Spec, config=None, *, registry: Registry, only_methods=No
         estimated_from = f"the {src}"
     tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, config, registry=registry,
                              timings=timings)
-              for ds, ms in installed_groups(run_groups(spec, only_methods, only_datasets), registry)]
+              for ds, ms in installed_groups(run_groups(spec, only_methods, only_datasets, registry), registry)]
     return runner.render_dry_run(pd.concat(tables, ignore_index=True), _rel(spec.results), estimated_from)
 
 

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from rfbench.errors import UsageError
 from rfbench.protocol import outer_count_of_key
+from rfbench.registry import subset  # the one "a subset of what is there" rule (data.request's too)
 
 CELL = ["dataset", "n_features", "method"]
 
@@ -173,22 +173,6 @@ def screen_label(indexes: Iterable[pd.Index], total: int | None) -> str:
         return f"screen: fold{'s' if len(sets[0]) > 1 else ''} {fold_ranges(sets[0])}{of}"
     sizes = sorted(len(s) for s in sets)
     return f"screen: {sizes[0]}-{sizes[-1]}{of} folds in common per dataset"
-
-
-def subset(given: Iterable | None, held: Iterable, option: str, where: str) -> list:
-    """The names of ``held`` that ``given`` asks for, in ``held``'s order (None: all of them). An
-    empty request, or a name ``held`` lacks, is a UsageError naming it and the ones there are."""
-    held = list(held)
-    if given is None:
-        return held
-    given = list(dict.fromkeys(given))
-    if not given:
-        raise UsageError(f"{option} names nothing; give comma-separated names or leave the option out")
-    unknown = [g for g in given if g not in held]
-    if unknown:
-        raise UsageError(f"{option}: {', '.join(map(str, unknown))} not in {where} (they have "
-                         f"{', '.join(map(str, held))})")
-    return [h for h in held if h in given]
 
 
 def select(df: pd.DataFrame, methods: Iterable[str] | None = None, datasets: Iterable[str] | None = None,

@@ -429,3 +429,32 @@ def test_timeout_is_a_process_level_limit(tmp_path, jobs):
         lived[log.name] = float(lines[-1]) - float(lines[0]) if lines else 0.0
     assert len(lived) == 2, lived          # one sleeper per outer fold, each run once
     assert all(t < SLEEP_S / 2 for t in lived.values()), (limit_s, lived)
+
+
+def test_run_hands_the_runner_a_config_with_its_workers_resolved(tmp_path, monkeypatch):
+    """`rfbench run` resolves jobs and threads once, before the runner: the config the runner gets
+    has both as numbers (--jobs left out: one worker per core for the built-in methods)."""
+    from click.testing import CliRunner
+
+    from rfbench.cli import cli
+    from rfbench.execution import runner
+    from rfbench.registry import load as load_registry
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def fake_run(names, methods, budgets, protocol, out, config=None, **kw):
+        seen.append(config)
+        raise Stop
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    monkeypatch.delenv("RFBENCH_JOBS", raising=False)
+    res = CliRunner().invoke(cli, ["run", "--datasets", "friedman-generated", "--methods", "rff-gauss",
+                                   "--out", str(tmp_path / "run"), "--quiet"])
+    assert isinstance(res.exception, Stop), res.output
+    [config] = seen
+    cores = os.cpu_count() or 1
+    assert (config.jobs, config.threads) == (cores, 1)
+    assert config.resolved(["rff-gauss"], load_registry()) is config      # idempotent: the runner keeps it

@@ -1,9 +1,16 @@
-"""resolve_run: a run's suite, datasets and methods resolved by the library, without click."""
+"""resolve_run: a run's suite, datasets and methods resolved by the library, without click; and the
+functions compare run and reproduce resolve their names with."""
 
 import pytest
 
 from rfbench import registry
-from rfbench.data.request import RunRequest, resolve_run
+from rfbench.data.request import (
+    RunRequest,
+    chosen_datasets,
+    chosen_methods,
+    resolve_methods,
+    resolve_run,
+)
 from rfbench.errors import UsageError
 
 
@@ -55,3 +62,26 @@ def test_module_class_method_registered_in_a_new_registry(reg):
     assert request.methods == ("sklearn.linear_model.Ridge",)
     assert "sklearn.linear_model.Ridge" in request.registry.methods
     assert "sklearn.linear_model.Ridge" not in reg.methods
+
+
+def test_resolve_methods_registers_module_classes_and_refuses_none_in_one_line(reg):
+    extended, names = resolve_methods(reg, ["rff-gauss", "sklearn.linear_model:Ridge"])
+    assert names == ("rff-gauss", "sklearn.linear_model.Ridge") and "sklearn.linear_model.Ridge" in extended.methods
+    with pytest.raises(UsageError, match=r"^--methods is empty; name your estimator$"):
+        resolve_methods(reg, [], "--methods is empty; name your estimator")
+
+
+def test_chosen_names_keep_the_given_list_s_order_accept_aliases_and_refuse_others_in_one_line(reg):
+    """compare run's datasets (a baseline's) and reproduce's (a spec's): a subset of a given list."""
+    held = ["uci-machine", "uci-concreteslump", "wine"]
+    assert chosen_datasets(reg, None, held, "baseline b") == tuple(held)
+    assert chosen_datasets(reg, ["wine", "uci-slump"], held, "baseline b") == ("uci-concreteslump", "wine")
+    assert chosen_datasets(None, ["wine"], held, "spec s") == ("wine",)
+    with pytest.raises(UsageError, match=r"^--datasets: uci-cancer not in baseline b \(they have uci-machine, "
+                                         r"uci-concreteslump, wine\)$"):
+        chosen_datasets(reg, ["uci-cancer", "wine"], held, "baseline b")
+    with pytest.raises(UsageError, match="^--datasets names nothing"):
+        chosen_datasets(reg, [], held, "baseline b")
+    assert chosen_methods(["lgbm", "gfc"], ["gfc", "alc", "lgbm"], "spec s") == ("gfc", "lgbm")
+    with pytest.raises(UsageError, match=r"^--methods: rff-gauss not in spec s \(they have gfc\)$"):
+        chosen_methods(["rff-gauss"], ["gfc"], "spec s")

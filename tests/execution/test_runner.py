@@ -9,7 +9,7 @@ import pytest
 from rfbench import protocol as proto
 from rfbench import provenance, registry
 from rfbench.errors import UsageError
-from rfbench.execution import pool, runner, tasks
+from rfbench.execution import pool, runconfig, runner, tasks
 from rfbench.execution.runconfig import RunConfig
 from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.protocol import Protocol
@@ -403,7 +403,7 @@ def test_an_interrupted_task_releases_its_claim(tmp_path, monkeypatch):
 def test_unobtainable_dataset_is_skipped_with_one_line_or_fails_under_strict(monkeypatch):
     from rfbench.errors import DataUnavailable
 
-    def fake_load(ds, data_dir, registry):
+    def fake_load(ds, data_dir, registry, cache=None):
         if ds.name == "bankmarketing":
             raise DataUnavailable("dataset 'bankmarketing' is not available (OpenML unreachable)")
 
@@ -421,14 +421,14 @@ def test_default_jobs_is_one_process_per_core_unless_every_method_prefers_thread
     one worker with every core; --threads alone gives cores // threads workers."""
 
     assert {m.placement for m in registry.load().methods.values()} == {"processes"}
-    assert runner.default_jobs(["gfc", "lgbm"], cores=4, registry=load_registry()) == 4
-    assert runner.default_jobs(["gfc"], threads=2, cores=4, registry=load_registry()) == 2
+    assert runconfig.default_jobs(["gfc", "lgbm"], cores=4, registry=load_registry()) == 4
+    assert runconfig.default_jobs(["gfc"], threads=2, cores=4, registry=load_registry()) == 2
     reg = tmp_path / "my.yaml"
     reg.write_text("methods:\n  my-ridge:\n    estimator: sklearn.linear_model:Ridge\n    placement: threads\n")
     monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
     assert registry.load().method("my-ridge").placement == "threads"
-    assert runner.default_jobs(["my-ridge"], cores=4, registry=load_registry()) == 1
-    assert runner.default_jobs(["my-ridge", "gfc"], cores=4, registry=load_registry()) == 4    # mixed: the cores as processes
+    assert runconfig.default_jobs(["my-ridge"], cores=4, registry=load_registry()) == 1
+    assert runconfig.default_jobs(["my-ridge", "gfc"], cores=4, registry=load_registry()) == 4    # mixed: the cores as processes
     reg.write_text("methods:\n  my-ridge:\n    estimator: sklearn.linear_model:Ridge\n    placement: gpu\n")
     with pytest.raises(UsageError, match="field 'placement' must be one of processes, threads, got 'gpu'"):
         registry.load()
@@ -479,7 +479,7 @@ def test_a_run_without_any_obtainable_dataset_says_so_not_that_every_task_is_don
     spec's group (reproduce goes on with its other groups): the skipped lines and "nothing run"."""
     from rfbench.errors import DataUnavailable
 
-    def unavailable(ds, data_dir, registry):
+    def unavailable(ds, data_dir, registry, cache=None):
         raise DataUnavailable(f"dataset '{ds.name}' is not available (no mirror)")
 
     monkeypatch.setattr(runner, "load", unavailable)
@@ -755,3 +755,27 @@ def test_device_tasks_beside_the_cpu_workers_give_the_same_records(tmp_path, mon
     a, b = frames
     assert len(a) == 4 and a["error"].equals(b["error"]) and a["params"].equals(b["params"])
     assert json.loads((tmp_path / "beside-True" / "runs.jsonl").read_text().splitlines()[0])["gpu_beside"] is True
+
+
+def test_the_workers_use_the_download_cache_the_config_resolved(tmp_path, monkeypatch):
+    """The download cache is resolved once, with the RunConfig: the tasks read it there even when
+    $RFBENCH_CACHE_DIR changes afterwards (a worker reads neither the environment nor the config file)."""
+    from rfbench.data import loader
+
+    ds = REG.dataset("friedman-generated")
+    first = tmp_path / "first"
+    made = loader.load_entry(ds, (), use_cache=False)
+    loader._write_cache(ds, loader.Loaded(made.X, made.y, "url", "test"), first)   # read back as source "cache"
+    monkeypatch.setenv("RFBENCH_CACHE_DIR", str(first))
+    config = RunConfig()
+    assert config.cache_dir == str(first)
+    monkeypatch.setenv("RFBENCH_CACHE_DIR", str(tmp_path / "later"))
+    out = tmp_path / "run"
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), config, progress=False,
+               registry=load_registry())
+    df = pd.read_csv(out / "results.csv")
+    assert (df["status"] == "done").all() and set(df["source"]) == {"cache"}
+    item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
+    [rec] = execute(item, WorkerOptions(SMALL, (), 1, None, REG, cache_dir=str(first)))
+    assert rec.source == "cache"
+    assert RunConfig(cache_dir=str(first)).replace(jobs=2).cache_dir == str(first)

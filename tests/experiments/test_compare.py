@@ -517,3 +517,23 @@ def test_compare_report_to_a_file_or_pipe_is_not_cut_into_continued_blocks(tmp_p
     main(argv)
     wrapped = capsys.readouterr().out
     assert "(continued)" in wrapped and max(map(len, wrapped.splitlines())) <= 80
+
+
+def test_compare_run_hands_the_runner_a_config_with_its_workers_resolved(base_dir, tmp_path, monkeypatch):
+    """jobs and threads are resolved before the runner, for the methods compare run resolved."""
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def fake_run(names, methods, budgets, protocol, out, config=None, **kw):
+        seen.append(config)
+        raise Stop
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    with pytest.raises(Stop):
+        compare.run(str(base_dir), [USER], None, None, [0], str(tmp_path / "mine"), RunConfig(jobs=None),
+                    progress=False, registry=load_registry())
+    [config] = seen
+    cores = os.cpu_count() or 1
+    assert (config.jobs, config.threads) == (cores, 1) and config.strict and config.folds == (0,)
