@@ -48,7 +48,8 @@ Every field is declared in SPEC_FIELDS (rfbench.schema: its type, choices, bound
 required; an unknown, missing or wrong field is one line naming it) and checked in load_spec before
 any is read. Every nested section (tolerance, test, columns, wilcoxon entries, published_summary,
 chosen, reasons; run and ci as RunPlan / CIConfig; protocol as one Protocol) is a frozen value built
-there alone and read as attributes everywhere else.
+there alone and read as attributes everywhere else. The Spec itself is frozen, its name maps read-only
+and its lists tuples: a changed spec is a new one (``dataclasses.replace``).
 """
 
 from __future__ import annotations
