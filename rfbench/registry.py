@@ -717,8 +717,8 @@ def _merge(kind: str, base: dict, layers: list[tuple[str, dict]]) -> dict:
 
 
 class Entries(Mapping):
-    """A read-only mapping of names to registry entries, in registration order. Unlike
-    types.MappingProxyType it pickles: a :class:`Registry` goes to worker processes."""
+    """A read-only mapping of names to registry entries (or a spec's name maps), in registration order.
+    Unlike types.MappingProxyType it pickles: a :class:`Registry` goes to worker processes."""
 
     __slots__ = ("_items",)
 

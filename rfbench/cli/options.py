@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 import re
 from pathlib import Path
 
 import click
+from click.core import ParameterSource
 
 from rfbench.errors import UsageError
 from rfbench.execution.backends import (
@@ -35,8 +35,9 @@ ALPHA = SignificanceLevel()
 WIDTH = click.IntRange(0, 100_000)
 class Count(click.ParamType):
     """A count of workers, threads or slots: a whole number of at least 1. Refused in one line that names
-    where the value came from (the option, or its environment variable) and ``hint``, what to give
-    instead (click's own range message names the environment variable even when the value was typed)."""
+    where the value came from (the option, or its environment variable: declare the option with
+    ``cls=CountOption``) and ``hint``, what to give instead (click's own range message names the
+    environment variable even when the value was typed)."""
 
     name = "integer"
 
@@ -45,11 +46,8 @@ class Count(click.ParamType):
 
     def convert(self, value, param, ctx):
         shown = param.opts[0] if param is not None else "value"
-        # click records where a value came from only after converting it: a value equal to the
-        # option's environment variable is said to come from there
-        envvar = param.envvar if param is not None else None
-        if isinstance(envvar, str) and os.environ.get(envvar, "").strip() == str(value).strip():
-            shown = f"{shown} (from ${envvar})"
+        if param is not None and ctx is not None and ctx.meta.get((SOURCE, param.name)) == ParameterSource.ENVIRONMENT:
+            shown = f"{shown} (from ${param.envvar})"
         if isinstance(value, bool) or not isinstance(value, (int, str)):
             raise UsageError(f"{shown} {value!r} must be a whole number of at least 1")
         try:
@@ -59,6 +57,19 @@ class Count(click.ParamType):
         if count < 1:
             raise UsageError(f"{shown} {count} must be at least 1; {self.hint}")
         return count
+
+
+SOURCE = "rfbench.source"     # ctx.meta[(SOURCE, name)]: where an option's value came from
+
+
+class CountOption(click.Option):
+    """An option that records where its value came from (click's ParameterSource) in ctx.meta before
+    its type converts it (click 8.2 and later set ctx.get_parameter_source only after converting)."""
+
+    def consume_value(self, ctx, opts):
+        value, source = super().consume_value(ctx, opts)
+        ctx.meta[(SOURCE, self.name)] = source
+        return value, source
 
 
 JOBS = Count("give the worker processes to run, or leave it out for one per core")
@@ -208,9 +219,9 @@ def worker_options(command):
     command = click.option("--timeout", default=None, help="per-task time limit, e.g. 30m (at most 30 days)")(command)
     # the bound declared here refuses a bad value before anything is read; RunConfig keeps its own
     # checks for library callers
-    command = click.option("--threads", default=None, type=THREADS,
+    command = click.option("--threads", cls=CountOption, default=None, type=THREADS,
                            help="threads per worker (default: cores // jobs)")(command)
-    return click.option("--jobs", default=None, type=JOBS, envvar="RFBENCH_JOBS", show_envvar=True,
+    return click.option("--jobs", cls=CountOption, default=None, type=JOBS, envvar="RFBENCH_JOBS", show_envvar=True,
                         help="parallel worker processes (default: one per core with one thread each, the faster "
                              "placement measured for every built-in method; a run of methods registered with "
                              "placement: threads gets one worker with every core; with --threads, "
@@ -223,7 +234,7 @@ def device_options(command):
                            help="with the GPU: the device tasks run on --gpu-slots workers of their own beside the "
                                 "--jobs CPU workers, instead of holding one of them (a device task's worker mostly "
                                 "waits on the GPU)")(command)
-    command = click.option("--gpu-slots", default=None, type=GPU_SLOTS,
+    command = click.option("--gpu-slots", cls=CountOption, default=None, type=GPU_SLOTS,
                            help=f"with the GPU: at most this many device tasks at once, each worker that runs one "
                                 f"capped to 0.9 / slots of its memory; the other workers run CPU tasks meanwhile "
                                 f"(default {DEFAULT_GPU_SLOTS})")(command)

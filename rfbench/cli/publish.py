@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from rfbench.cli.options import ALPHA, JOBS, WIDTH, output_dir, registry_option
+from rfbench.cli.options import ALPHA, JOBS, WIDTH, CountOption, output_dir, registry_option
 from rfbench.errors import UsageError
 
 
@@ -15,7 +15,7 @@ from rfbench.errors import UsageError
 @click.option("--output", required=True, help="the directory of the site (created if missing, not its parent)")
 @click.option("--alpha", default=0.05, show_default=True, type=ALPHA, help="significance level (leaderboards, pages)")
 @registry_option("extra datasets/methods/suites file (repeatable)")
-@click.option("--jobs", default=None, type=JOBS,
+@click.option("--jobs", cls=CountOption, default=None, type=JOBS,
               help="processes drawing the spec pages (default: the CPU count)")
 @click.option("--runs", "runs", multiple=True, metavar="DIR",
               help="a results directory of `rfbench run` or `rfbench compare run` to show beside the baseline of its "

@@ -34,6 +34,22 @@ from rfbench.execution.pool import worker_init
 from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 
 
+class KeptProcesses:
+    """A multiprocessing context that keeps every process it makes: given to a pool as its ``mp_context``,
+    the pool's workers, which it can then kill."""
+
+    def __init__(self, context):
+        self.context, self.processes = context, []
+
+    def Process(self, *args, **kwargs):  # noqa: N802 - the context's own name
+        process = self.context.Process(*args, **kwargs)
+        self.processes.append(process)
+        return process
+
+    def __getattr__(self, name):
+        return getattr(self.context, name)
+
+
 class FuturesExecutor:
     """``jobs`` spawned worker processes of one pool, as an :class:`rfbench.execution.executor.Executor`."""
 
@@ -46,12 +62,13 @@ class FuturesExecutor:
     def _new_pool(self) -> ProcessPoolExecutor:
         # spawned, not forked: the run's process has threads (the claims' heartbeat) a fork would copy
         # mid-lock; each worker ends itself once the run's process is gone (pool.worker_init)
-        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=multiprocessing.get_context("spawn"),
+        self.context = KeptProcesses(multiprocessing.get_context("spawn"))
+        return ProcessPoolExecutor(max_workers=self.jobs, mp_context=self.context,
                                    initializer=worker_init, initargs=(os.getpid(),))
 
     def _stop_pool(self) -> None:
         """Kill the pool's workers now (the pool has no call for it before Python 3.14)."""
-        for process in list((self.pool._processes or {}).values()):
+        for process in self.context.processes:
             with contextlib.suppress(OSError, ValueError):
                 process.kill()
         self.pool.shutdown(wait=False, cancel_futures=True)

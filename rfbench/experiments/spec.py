@@ -48,19 +48,21 @@ Every field is declared in SPEC_FIELDS (rfbench.schema: its type, choices, bound
 required; an unknown, missing or wrong field is one line naming it) and checked in load_spec before
 any is read. Every nested section (tolerance, test, columns, wilcoxon entries, published_summary,
 chosen, reasons; run and ci as RunPlan / CIConfig; protocol as one Protocol) is a frozen value built
-there alone and read as attributes everywhere else.
+there alone and read as attributes everywhere else. The Spec itself is frozen, its name maps read-only
+and its lists tuples: a changed spec is a new one (``dataclasses.replace``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 
 from rfbench import config
 from rfbench.errors import UsageError
 from rfbench.execution.runconfig import MAX_FEATURES
 from rfbench.protocol import Protocol
-from rfbench.registry import ROOT, Registry, bench_dir, is_packaged, load_yaml
+from rfbench.registry import ROOT, Entries, Registry, bench_dir, is_packaged, load_yaml
 from rfbench.reporting import cells, gp_table
 from rfbench.reporting.published import published_dir
 from rfbench.schema import NUMBER, TEXT, Field, check
@@ -230,32 +232,44 @@ class Chosen:
     param: str
 
 
-@dataclass
+def frozen(value):
+    """``value`` read-only all the way down: a mapping as :class:`~rfbench.registry.Entries` (it pickles),
+    a list as a tuple."""
+    if isinstance(value, Mapping):
+        return Entries((k, frozen(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(frozen(v) for v in value)
+    return value
+
+
+@dataclass(frozen=True)
 class Spec:
+    """A loaded spec: immutable, its name maps read-only and its lists tuples (a changed spec is a new
+    one, ``dataclasses.replace``; the maps and lists given there are frozen too)."""
     name: str
     published: str | None
     columns: Columns
-    datasets: dict
-    methods: dict
+    datasets: Mapping
+    methods: Mapping
     path: Path | None = None
     title: str = ""
     results: Path | None = None
-    also_reads: list = field(default_factory=list)
+    also_reads: tuple = ()
     plan: RunPlan | None = None
     ci: CIConfig | None = None
-    n_features: list = field(default_factory=list)
+    n_features: tuple = ()
     tolerance: Tolerance = field(default_factory=Tolerance)
     test: TTest = field(default_factory=TTest)
     layout: str = "default"              # the report's layout (rfbench.reporting.gp_table.LAYOUTS)
-    not_comparable: dict = field(default_factory=dict)
-    reasons: dict = field(default_factory=dict)    # rfbench dataset or "*" -> {paper method: Reason}
+    not_comparable: Mapping = field(default_factory=Entries)
+    reasons: Mapping = field(default_factory=Entries)    # rfbench dataset or "*" -> {paper method: Reason}
     # the protocol of the spec's full runs (the plan's, where it has a run); None: the spec fixes none
     protocol: Protocol | None = None
-    filters: dict = field(default_factory=dict)
+    filters: Mapping = field(default_factory=Entries)
     metric: str | None = None            # the published cells' metric code (rfbench.reporting.cells.METRICS)
     notes: str = ""
     rank_summary: bool = False           # also compare average ranks and mean scores over datasets
-    wilcoxon: list[WilcoxonClaim] = field(default_factory=list)   # the paper's Wilcoxon comparisons (T values)
+    wilcoxon: tuple[WilcoxonClaim, ...] = ()   # the paper's Wilcoxon comparisons (T values)
     chosen: Chosen | None = None         # a published table of selected hyper-parameters
     # the paper's printed summary rows (average ranks recomputed from the printed cells next to the
     # printed ones)
@@ -263,13 +277,19 @@ class Spec:
     # paper method → every rfbench method name that holds its results, first preferred (e.g. the
     # GFC paper's à la carte Q = 5 is `alc-q5` in Tables 2-3 and `alc` in Table 1: one run serves
     # both); ``methods`` maps to the first name
-    method_alternates: dict = field(default_factory=dict)
+    method_alternates: Mapping = field(default_factory=Entries)
     # paper method → other rfbench methods each checked against the same published cell, one row
     # each (an ablation: every variant next to the paper's number)
-    variants: dict = field(default_factory=dict)
+    variants: Mapping = field(default_factory=Entries)
     # rfbench dataset → other rfbench datasets (another reading of the same data) whose rows are
     # checked against its published cells too, shown but not counted
-    dataset_variants: dict = field(default_factory=dict)
+    dataset_variants: Mapping = field(default_factory=Entries)
+
+    def __post_init__(self):
+        for f in fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, (Mapping, list, tuple)):
+                object.__setattr__(self, f.name, frozen(value))
 
     @property
     def protocol_key(self) -> str | None:

@@ -297,7 +297,7 @@ CASES = [
     c("run-data-dir-empty", run_with("--data-dir", ""), message="--data-dir is empty"),
     c("run-env-data-dir-missing", RUN, env={"RFBENCH_DATA_DIR": "/nonexistent"}, message="RFBENCH_DATA_DIR"),
     c("run-env-jobs-abc", run_with(small=[s for s in SMALL if s not in ("--jobs", "1")] + ["--quiet"]),
-      env={"RFBENCH_JOBS": "abc"}, message="jobs"),
+      env={"RFBENCH_JOBS": "abc"}, message="error: --jobs (from $RFBENCH_JOBS) 'abc' is not a whole number"),
     c("run-jobs-with-scheduler", run_with("--backend", "dask", "--scheduler", "tcp://127.0.0.1:9"),
       message="--jobs sizes the workers"),
     c("run-dask-missing-or-unreachable", run_with("--backend", "dask", "--scheduler", "tcp://127.0.0.1:9",
@@ -744,7 +744,10 @@ CASES = [
     c("env-registry-bad-entry", ["methods"], reg_method(placement="gpu"), env={"RFBENCH_REGISTRY": "reg.yaml"},
       message="placement"),
     c("env-jobs-zero", run_with(small=[s for s in SMALL if s not in ("--jobs", "1")]), env={"RFBENCH_JOBS": "0"},
-      message="jobs"),
+      message="error: --jobs (from $RFBENCH_JOBS) 0 must be at least 1; give the worker processes"),
+    # the value typed equals the environment variable's: the message names the option, where it came from
+    c("jobs-zero-typed-and-in-env", run_with("--jobs", "0"), env={"RFBENCH_JOBS": "0"},
+      message="error: --jobs 0 must be at least 1; give the worker processes"),
     # the command line itself
     c("unknown-command", ["runn"], message="runn"),
     c("unknown-subcommand", ["datasets", "show"], message="show"),

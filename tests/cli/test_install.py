@@ -61,7 +61,7 @@ def test_packaged_spec_results_go_under_results_root(monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     s = spec.load_spec("gfc2016-tables2-3", load_registry())
     assert s.results == tmp_path / "results" / "gfc2016-tables2-3"
-    assert s.also_reads == [tmp_path / "results" / "gfc2016-table1"]
+    assert s.also_reads == (tmp_path / "results" / "gfc2016-table1",)
     monkeypatch.setenv("RFBENCH_RESULTS_ROOT", str(tmp_path / "elsewhere"))
     assert spec.load_spec("gfc2016-table4", load_registry()).results == tmp_path / "elsewhere" / "gfc2016-table4"
 

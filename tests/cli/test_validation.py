@@ -208,6 +208,21 @@ def test_bad_numeric_option_is_one_line(tmp_path, args, message):
     assert not list(out.glob("records/*.json"))
 
 
+def test_every_count_option_records_where_its_value_came_from():
+    """A Count names $RFBENCH_JOBS only when the value came from there: its option must be a CountOption."""
+    from rfbench.cli import cli
+    from rfbench.cli.options import Count, CountOption
+
+    def params(command):
+        yield from ((command.name, p) for p in command.params)
+        for sub in getattr(command, "commands", {}).values():
+            yield from params(sub)
+
+    counts = [(name, p) for name, p in params(cli) if isinstance(p.type, Count)]
+    assert len(counts) >= 4
+    assert [(name, p.name) for name, p in counts if not isinstance(p, CountOption)] == []
+
+
 # -- 5. empty lists ---------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, message", [

@@ -70,3 +70,38 @@ def test_the_command_line_accepts_backend_futures(backend, tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     assert len(list((out / "records").glob("*.json"))) == 3
     assert json.loads((out / "run.json").read_text())["backend"] == "futures"
+
+
+def _ended(processes, within_s: float = 10) -> bool:
+    """Whether every process ended within ``within_s`` (polled: the pool's own thread may reap it first)."""
+    import time
+
+    deadline = time.monotonic() + within_s
+    while any(p.is_alive() for p in processes) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return not any(p.is_alive() for p in processes)
+
+
+@pytest.mark.slow     # three spawned workers: ~3 CPU s
+def test_a_killed_pool_leaves_no_worker_process():
+    """kill and an interrupted shutdown kill the pool's workers (kept by its mp_context, no private
+    attribute), even mid-task; the next pool's workers are new ones."""
+    import time
+
+    from rfbench.execution.futures_pool import FuturesExecutor
+
+    executor = FuturesExecutor(2, options=None)
+    busy = [executor.pool.submit(time.sleep, 60) for _ in range(2)]
+    while not all(f.running() for f in busy):
+        time.sleep(0.05)
+    first = list(executor.context.processes)
+    assert len(first) == 2 and all(p.is_alive() for p in first)
+    executor.kill(None)                           # nothing else in flight: a new, empty pool
+    assert _ended(first)
+    executor.pool.submit(time.sleep, 60)
+    while not executor.context.processes:
+        time.sleep(0.05)
+    second = list(executor.context.processes)
+    assert second and not set(second) & set(first)
+    executor.shutdown(interrupted=True)
+    assert _ended(second)

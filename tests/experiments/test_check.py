@@ -165,7 +165,7 @@ def test_a_method_listed_with_alternates_is_found_under_either_name(tmp_path):
     from rfbench.store import load_results
 
     spec = check.load_spec("gfc2016-tables2-3", load_registry())
-    assert spec.methods["5"] == "alc-q5" and spec.method_alternates["5"] == ["alc-q5", "alc"]
+    assert spec.methods["5"] == "alc-q5" and spec.method_alternates["5"] == ("alc-q5", "alc")
     run = RunDir(tmp_path / "run").ensure()
     for meth, err in (("alc", 3.7), ("alc-q1", 3.8)):
         for fold in range(3):
@@ -181,6 +181,27 @@ def test_a_method_listed_with_alternates_is_found_under_either_name(tmp_path):
                           "seed": 0, "protocol": "cv-o10-i5", "status": "done", "error": 3.9, "total_s": 1.0}))
     table = check.compare(spec, load_results([run.path]), load_registry()).set_index(["dataset", "method", "n"])
     assert table.loc[("delta-ailerons", "alc-q5", 100), "folds"] == 2       # the preferred name wins
+
+
+def test_a_loaded_spec_is_immutable_and_pickles():
+    """A spec is a value: no field, name map or list of it changes in place; a changed spec is a new
+    one (dataclasses.replace, its maps frozen too); it pickles (to worker processes)."""
+    import dataclasses
+    import pickle
+
+    spec = check.load_spec("eerf2018-table3", load_registry())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.title = "x"
+    for mutate in (lambda: spec.datasets.__setitem__("x", "y"), lambda: spec.methods.pop("EERF"),
+                   lambda: spec.reasons["eerf-adult"].__setitem__("EERF", None),
+                   lambda: spec.method_alternates["EERF"].append("x"), lambda: spec.also_reads.append("x")):
+        with pytest.raises((TypeError, AttributeError)):
+            mutate()
+    changed = dataclasses.replace(spec, variants={"RKS": ["rks-paper"]})
+    assert changed.variants == {"RKS": ("rks-paper",)} and spec.variants == {"EERF": ("eerf-paper-centred",)}
+    with pytest.raises(TypeError):
+        changed.variants["RKS"] = ("x",)
+    assert pickle.loads(pickle.dumps(spec)) == spec
 
 
 def test_a_malformed_method_mapping_is_a_one_line_error(tmp_path):

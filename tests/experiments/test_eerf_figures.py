@@ -187,7 +187,7 @@ def test_dataset_variant_rows_are_judged_but_not_counted():
     from tests.experiments.test_eerf_tables import _records
 
     spec = load_spec("eerf2018-table5", load_registry())
-    assert spec.dataset_variants == {"eerf-mnist": ["eerf-mnist-joint"]}
+    assert spec.dataset_variants == {"eerf-mnist": ("eerf-mnist-joint",)}
     rows = (_records("eerf-mnist", "lkrf-paper", np.full(10, 12.9), n=450)
             + _records("eerf-mnist-joint", "lkrf-paper", np.linspace(7.4, 7.8, 10), n=450))
     table = check.compare(spec, pd.DataFrame(rows), load_registry())
