@@ -58,6 +58,28 @@ def torch_device(request):
     return request.param
 
 
+@pytest.fixture
+def runner_calls(monkeypatch):
+    """``runner.run`` replaced by a stub that records each call as (methods, config) and raises
+    :class:`tests.runner_stub.StopRun` (a command stops there); set ``runner_calls.stop = False`` to let the caller go
+    on (a spec's run calls the runner once per group)."""
+    from rfbench.execution import runner
+    from tests.runner_stub import StopRun
+
+    class Calls(list):
+        stop = True
+
+    calls = Calls()
+
+    def fake_run(names, methods, budgets, protocol, out, config=None, **kw):
+        calls.append((methods, config))
+        if calls.stop:
+            raise StopRun
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    return calls
+
+
 @pytest.fixture(autouse=True)
 def isolated_cache(tmp_path, monkeypatch):
     """Every test gets its own download cache and never touches the network."""

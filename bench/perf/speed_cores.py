@@ -28,7 +28,8 @@ from rfbench import (
 )
 from rfbench import registry
 from rfbench.execution.tasks import WorkItem, execute
-from rfbench.experiments import check
+from rfbench.experiments.spec import load_spec
+from rfbench.reporting.published import published_dir
 
 DEFAULT_TASKS = ["gfc:500:ailerons", "gfc:500:bank", "gfc:500:pumadyn", "gfc:500:elevators",
                  "gfc:500:cpu-activity", "alc:100:delta-ailerons", "alc:100:cal-housing",
@@ -38,8 +39,8 @@ DEFAULT_TASKS = ["gfc:500:ailerons", "gfc:500:bank", "gfc:500:pumadyn", "gfc:500
 def published_walltimes() -> dict[tuple[str, str, int], float]:
     """(rfbench dataset, rfbench method, n) → the GFC paper's Table 1 walltime per fold (s)."""
     import pandas as pd
-    spec = check.load_spec("gfc2016-table1", registry.load())
-    pub = pd.read_csv(check.published_dir() / spec.published)
+    spec = load_spec("gfc2016-table1", registry.load())
+    pub = pd.read_csv(published_dir() / spec.published)
     return {(spec.datasets[r["dataset"]], spec.methods[r["method"]], int(r["n_features"])): float(r["walltime_s"])
             for _, r in pub.iterrows() if r["dataset"] in spec.datasets}
 

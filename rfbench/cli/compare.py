@@ -81,9 +81,9 @@ def compare_run(baseline, method_names, dataset_names, features, fold_list, prot
 
 
 def _report_width(width):
-    from rfbench.reporting import report
+    from rfbench.reporting.render.common import terminal_width
 
-    return report.terminal_width() if width is None else width
+    return terminal_width() if width is None else width
 
 
 @compare_group.command("report")

@@ -24,7 +24,7 @@ def methods_cmd(registry_files, width):
     reg = registry.load(registry_files)
     methods = list(reg.methods.values())
     gfc = registry.gfc_note(None, reg)          # which GFC row is which, whatever the width
-    from rfbench.reporting.report import terminal_width
+    from rfbench.reporting.render.common import terminal_width
 
     width = terminal_width() if width is None else width
     if width == 0:            # --width 0, a file or a pipe: whole lines

@@ -81,7 +81,7 @@ def baselines_cmd(width, write, check_only):
     if not rows:
         raise UsageError(f"no baselines in {baselines.shipped_dir()}; in a checkout, `rfbench baselines --write` "
                          "writes them")
-    from rfbench.reporting.report import terminal_width
+    from rfbench.reporting.render.common import terminal_width
 
     width = terminal_width() if width is None else width
     table = tabulate(rows, headers="keys")

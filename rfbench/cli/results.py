@@ -81,6 +81,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
     from rfbench import registry
     from rfbench.reporting import cells, report
     from rfbench.reporting.render import shows_footer
+    from rfbench.reporting.render.common import terminal_width
     from rfbench.store import atomic_write_text, load_results, recorded_shapes
 
     reg = registry.load(registry_files)
@@ -106,7 +107,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
         raise UsageError("give the results directories to report (or --all --format html --output DIR)")
     sources_read, spec_of_arg = _resolve_dirs(dirs, reg)
     output_path = output_file(output)
-    width = report.terminal_width() if width is None else width
+    width = terminal_width() if width is None else width
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
     layout = layout or "default"
     if layout == "gp" and compare:
@@ -149,7 +150,7 @@ def _run_walltimes(sources_read) -> list[str]:
     """A line per run directory read (not a shipped baseline) on its wall time: what the formats read
     as prose (text, Markdown) say after the report."""
     from rfbench.experiments import sources
-    from rfbench.reporting.report import fmt_walltime
+    from rfbench.reporting.render.common import fmt_walltime
     from rfbench.store import run_walltime
 
     lines = []
@@ -251,7 +252,7 @@ def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
     says which."""
     from rfbench import registry
     from rfbench.experiments import check, reproduce, sources
-    from rfbench.experiments.spec import spec_of_results
+    from rfbench.experiments.spec import load_spec, spec_of_results
     from rfbench.store import load_results
 
     reg = registry.load()
@@ -261,7 +262,7 @@ def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
         if sp is None:
             raise UsageError(f"no spec has {dirs[0]} as its results directory; name one with --spec")
     else:
-        sp = check.load_spec(spec, reg)
+        sp = load_spec(spec, reg)
     given = [specs[i].results if i in specs else Path(d).resolve() for i, d in enumerate(dirs)]
     if sp.results in given:      # the spec's own directory: the columns it reads elsewhere come too
         extra = [(d, sources.source(d)) for d in sp.also_reads if d not in given]

@@ -57,7 +57,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from rfbench.errors import UsageError
-from rfbench.experiments.spec import Spec, load_spec, published_path  # noqa: F401
+from rfbench.experiments.spec import Spec, published_path
 from rfbench.registry import Registry
 from rfbench.reporting import cells
 from rfbench.reporting.published import published_dir, read_published

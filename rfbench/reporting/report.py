@@ -3,7 +3,7 @@ layout, with significance tests.
 
 Rows: dataset, m, d; then for every n_features and method the error mean (± std over outer folds)
 and the walltime per outer fold (``0.31 s``, ``12.4 s`` below one minute, ``hh:mm:ss`` from one
-minute on: :func:`fmt_walltime`). Bold marks a result significantly better than every other method
+minute on: :func:`rfbench.reporting.render.common.fmt_walltime`). Bold marks a result significantly better than every other method
 at the same n (Welch's t-test over the outer folds, p = 0.05, or with ``test="paired"`` the paired
 t-test on the per-fold differences); a line under the table says which. Below the table: the
 Wilcoxon signed-rank test across datasets for every method pair and n.
@@ -50,9 +50,6 @@ from rfbench.reporting import cells as cells_mod
 from rfbench.reporting import render as renderers
 from rfbench.reporting import stats
 from rfbench.reporting.render import TEXT_WIDTH_PT, RenderOptions
-
-# what the command line prints as the report does (a run's walltime; the width text wraps to)
-from rfbench.reporting.render.common import fmt_walltime, terminal_width, wrap  # noqa: F401
 from rfbench.reporting.table_model import FULL_PROTOCOL, ResultCell, Row, TableModel
 from rfbench.store.record import fitted_by_sign
 

@@ -11,6 +11,8 @@ import time
 import pandas as pd
 import pytest
 
+from tests.runner_stub import StopRun
+
 RUN = [sys.executable, "-m", "rfbench.cli"]
 QUICK = ["--methods", "rff-gauss,rff-cauchy", "--features", "10,20", "--outer-folds", "3",
          "--inner-folds", "3", "--max-samples", "300", "--quiet"]
@@ -431,30 +433,19 @@ def test_timeout_is_a_process_level_limit(tmp_path, jobs):
     assert all(t < SLEEP_S / 2 for t in lived.values()), (limit_s, lived)
 
 
-def test_run_hands_the_runner_a_config_with_its_workers_resolved(tmp_path, monkeypatch):
+def test_run_hands_the_runner_a_config_with_its_workers_resolved(tmp_path, monkeypatch, runner_calls):
     """`rfbench run` resolves jobs and threads once, before the runner: the config the runner gets
     has both as numbers (--jobs left out: one worker per core for the built-in methods)."""
     from click.testing import CliRunner
 
     from rfbench.cli import cli
-    from rfbench.execution import runner
     from rfbench.registry import load as load_registry
 
-    class Stop(Exception):
-        pass
-
-    seen = []
-
-    def fake_run(names, methods, budgets, protocol, out, config=None, **kw):
-        seen.append(config)
-        raise Stop
-
-    monkeypatch.setattr(runner, "run", fake_run)
     monkeypatch.delenv("RFBENCH_JOBS", raising=False)
     res = CliRunner().invoke(cli, ["run", "--datasets", "friedman-generated", "--methods", "rff-gauss",
                                    "--out", str(tmp_path / "run"), "--quiet"])
-    assert isinstance(res.exception, Stop), res.output
-    [config] = seen
+    assert isinstance(res.exception, StopRun), res.output
+    [(_, config)] = runner_calls
     cores = os.cpu_count() or 1
     assert (config.jobs, config.threads) == (cores, 1)
     assert config.resolved(["rff-gauss"], load_registry()) is config      # idempotent: the runner keeps it

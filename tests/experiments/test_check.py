@@ -8,6 +8,7 @@ import pytest
 
 from rfbench.errors import UsageError
 from rfbench.experiments import check
+from rfbench.experiments.spec import load_spec
 from rfbench.registry import load as load_registry
 from rfbench.reporting import stats as check_stats
 from rfbench.store import RunDir
@@ -37,7 +38,7 @@ def fake_run(tmp_path, shift_in_stds: float, only: int | None = None) -> Path:
 def test_exact_published_numbers_pass_and_shifted_ones_fail(tmp_path):
     from rfbench.store import load_results
 
-    spec = check.load_spec("gfc2016-table4", load_registry())
+    spec = load_spec("gfc2016-table4", load_registry())
     table = check.compare(spec, load_results([fake_run(tmp_path / "a", 0.0)]), load_registry())
     present = table[table["status"] != "missing"]
     assert len(present) == 12 and (present["status"] == "pass").all()
@@ -62,7 +63,7 @@ def test_cli_exit_code_is_1_on_a_failing_cell(tmp_path):
 
 @pytest.mark.parametrize("name", SPECS)
 def test_every_bench_spec_matches_published_cells(name):
-    spec = check.load_spec(name, load_registry())
+    spec = load_spec(name, load_registry())
     if not spec.published:      # a claim, not a table: nothing to check cell by cell
         with pytest.raises(UsageError, match="no published table"):
             check.compare(spec, pd.DataFrame(), load_registry())
@@ -84,7 +85,7 @@ def test_every_bench_spec_matches_published_cells(name):
 def test_rank_summary_ranks_among_the_reproduced_methods(tmp_path):
     """Fake GBRFF Table 2 run: gbrff2 best everywhere, lgbm worst; published ranks are computed
     from the published per-dataset means restricted to the same methods."""
-    spec = check.load_spec("gbrff2020-table2", load_registry())
+    spec = load_spec("gbrff2020-table2", load_registry())
     pub = pd.read_csv(check.published_dir() / spec.published)
     run = RunDir(tmp_path / "run").ensure()
     score = {"gbrff2": 90.0, "gbrff1": 80.0, "lgbm": 70.0}
@@ -115,7 +116,7 @@ def test_paper_wilcoxon_comparisons_are_recomputed_on_the_reproduced_means(tmp_p
 
     from rfbench.store import load_results
 
-    spec = check.load_spec("gfc2016-table1", load_registry())
+    spec = load_spec("gfc2016-table1", load_registry())
     pub = pd.read_csv(check.published_dir() / spec.published)
     pub = pub[pub["dataset"].isin(["delta-ailerons", "kinematics", "cpu-activity", "bank", "pumadyn",
                                    "delta-elevators", "ailerons"])]
@@ -143,7 +144,7 @@ def test_paper_wilcoxon_comparisons_are_recomputed_on_the_reproduced_means(tmp_p
 
 
 def test_chosen_parameters_are_listed_next_to_the_published_ones():
-    spec = check.load_spec("salsa2016-table1", load_registry())
+    spec = load_spec("salsa2016-table1", load_registry())
     recs = [{"dataset": "salsa-housing", "method": "salsa", "status": "done", "protocol": "holdout-t0.3-i5",
              "params": '{"order": 9, "lambda": 1e-3}'},
             {"dataset": "salsa-music", "method": "salsa", "status": "done", "protocol": "holdout-t0.3-i5",
@@ -164,7 +165,7 @@ def test_a_method_listed_with_alternates_is_found_under_either_name(tmp_path):
     `alc-q5` results exist (the first name with results wins), and `methods` keeps the first name."""
     from rfbench.store import load_results
 
-    spec = check.load_spec("gfc2016-tables2-3", load_registry())
+    spec = load_spec("gfc2016-tables2-3", load_registry())
     assert spec.methods["5"] == "alc-q5" and spec.method_alternates["5"] == ("alc-q5", "alc")
     run = RunDir(tmp_path / "run").ensure()
     for meth, err in (("alc", 3.7), ("alc-q1", 3.8)):
@@ -189,7 +190,7 @@ def test_a_loaded_spec_is_immutable_and_pickles():
     import dataclasses
     import pickle
 
-    spec = check.load_spec("eerf2018-table3", load_registry())
+    spec = load_spec("eerf2018-table3", load_registry())
     with pytest.raises(dataclasses.FrozenInstanceError):
         spec.title = "x"
     for mutate in (lambda: spec.datasets.__setitem__("x", "y"), lambda: spec.methods.pop("EERF"),
@@ -208,13 +209,13 @@ def test_a_malformed_method_mapping_is_a_one_line_error(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("published: x.csv\ncolumns: {}\ndatasets: {}\nmethods: {A: []}\n")
     with pytest.raises(UsageError, match="methods.A must be a method name or a list"):
-        check.load_spec(str(bad), load_registry())
+        load_spec(str(bad), load_registry())
 
 
 def salsa_run(tmp_path, rel_shift: dict) -> Path:
     """One holdout 'fold' per SALSA Table 1 cell at the published MSE × (1 + shift), shift per dataset
     (default 0)."""
-    spec = check.load_spec("salsa2016-table1", load_registry())
+    spec = load_spec("salsa2016-table1", load_registry())
     pub = pd.read_csv(check.published_dir() / spec.published)
     run = RunDir(tmp_path / "run").ensure()
     for _, r in pub[pub["dataset"].isin(spec.datasets) & pub["method"].isin(["SALSA", "KRR"])].iterrows():
@@ -236,7 +237,7 @@ def test_salsa_cells_pass_within_k_standard_errors_and_not_comparable_ones_are_c
 
     from rfbench.store import load_results
 
-    spec = check.load_spec("salsa2016-table1", load_registry())
+    spec = load_spec("salsa2016-table1", load_registry())
     assert spec.tolerance.holdout_ses == 3 and "sqrt(2/n_test)" in spec.tolerance.why
     assert set(spec.not_comparable) == {"salsa-speech", "salsa-telemonit", "salsa-propulsion", "salsa-forestfires"}
     se_housing, se_galaxy = 2 / np.sqrt(250), 2 / np.sqrt(2000)
@@ -277,7 +278,7 @@ def test_a_bad_tolerance_or_not_comparable_entry_is_a_one_line_error(tmp_path, t
                    f"std: error_std, n_features: n_features}}\ndatasets: {{kinematics: kinematics}}\n"
                    f"methods: {{Gauss: rff-gauss}}\ntolerance: {tolerance}\n{extra}")
     with pytest.raises(UsageError, match=message):
-        check.compare(check.load_spec(str(bad), load_registry()), pd.DataFrame(columns=["dataset", "method", "n_features", "fold",
+        check.compare(load_spec(str(bad), load_registry()), pd.DataFrame(columns=["dataset", "method", "n_features", "fold",
                                                                        "status", "error", "protocol", "total_s"]), load_registry())
 
 
@@ -286,7 +287,7 @@ def test_wilcoxon_claims_name_the_better_side_for_the_published_means_and_ours(t
     both T's are the same (the ranks of |d| are unchanged), the direction is not, and the lines say so."""
     from rfbench.store import load_results
 
-    spec = check.load_spec("gfc2016-table1", load_registry())
+    spec = load_spec("gfc2016-table1", load_registry())
     pub = pd.read_csv(check.published_dir() / spec.published)
     pub = pub[pub["dataset"].isin(["delta-ailerons", "kinematics", "cpu-activity", "bank", "pumadyn",
                                    "delta-elevators", "ailerons", "elevators"])].set_index(["dataset", "method", "n_features"])
@@ -320,7 +321,7 @@ def test_spec_variants_are_judged_against_the_same_cell_but_not_counted(tmp_path
     from rfbench.experiments import reproduce
     from rfbench.store import load_results
 
-    spec = check.load_spec("gfc2016-ablation", load_registry())
+    spec = load_spec("gfc2016-ablation", load_registry())
     pub = pd.read_csv(check.published_dir() / spec.published).set_index(["dataset", "method", "n_features"])
     run = RunDir(tmp_path / "run").ensure()
     for fold in range(10):
@@ -348,7 +349,7 @@ def test_spec_variants_are_judged_against_the_same_cell_but_not_counted(tmp_path
 def test_printed_ranks_recomputed_from_the_papers_cells():
     """GBRFF Table 2: the average ranks among the six methods recomputed from the printed cells over
     the 15 datasets, next to the printed ones (which are sixteenths: 2.19 = 35/16)."""
-    spec = check.load_spec("gbrff2020-table2", load_registry())
+    spec = load_spec("gbrff2020-table2", load_registry())
     table = check.printed_ranks(spec).set_index("method")
     assert len(table) == 6 and set(table["datasets"]) == {15}
     assert table.loc["gbrff2", "printed_avg_rank"] == 2.19
@@ -366,7 +367,7 @@ def test_printed_ranks_recomputed_from_the_papers_cells():
 def test_rank_views_add_the_methods_complete_everywhere(tmp_path):
     """A method run on part of the datasets: one view among every method over the datasets they all
     have, another among the methods complete on all the paper's datasets, over all of them."""
-    spec = check.load_spec("gbrff2020-table2", load_registry())
+    spec = load_spec("gbrff2020-table2", load_registry())
     run = RunDir(tmp_path / "run").ensure()
     everywhere = [d for d in spec.datasets.values() if d != "bankmarketing"]
     score = {"gbrff2": 90.0, "gbrff1": 80.0, "lgbm": 70.0}

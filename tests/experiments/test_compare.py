@@ -25,6 +25,7 @@ from rfbench.registry import load as load_registry
 from rfbench.reporting.shown_paths import shown
 from tests.cli_errors import one_line_error
 from tests.records import as_record
+from tests.runner_stub import StopRun
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ["breiman-generated", "friedman-generated"]      # no mirror needed
@@ -519,21 +520,11 @@ def test_compare_report_to_a_file_or_pipe_is_not_cut_into_continued_blocks(tmp_p
     assert "(continued)" in wrapped and max(map(len, wrapped.splitlines())) <= 80
 
 
-def test_compare_run_hands_the_runner_a_config_with_its_workers_resolved(base_dir, tmp_path, monkeypatch):
+def test_compare_run_hands_the_runner_a_config_with_its_workers_resolved(base_dir, tmp_path, runner_calls):
     """jobs and threads are resolved before the runner, for the methods compare run resolved."""
-    class Stop(Exception):
-        pass
-
-    seen = []
-
-    def fake_run(names, methods, budgets, protocol, out, config=None, **kw):
-        seen.append(config)
-        raise Stop
-
-    monkeypatch.setattr(runner, "run", fake_run)
-    with pytest.raises(Stop):
+    with pytest.raises(StopRun):
         compare.run(str(base_dir), [USER], None, None, [0], str(tmp_path / "mine"), RunConfig(jobs=None),
                     progress=False, registry=load_registry())
-    [config] = seen
+    [(_, config)] = runner_calls
     cores = os.cpu_count() or 1
     assert (config.jobs, config.threads) == (cores, 1) and config.strict and config.folds == (0,)

@@ -338,17 +338,16 @@ def test_summary_is_written_between_markers_and_never_over_other_text(tmp_path):
     assert readme.read_text() == "# a README without the generated section\n"
 
 
-def test_a_specs_run_hands_the_runner_each_group_s_resolved_workers(tiny_spec, monkeypatch):
+def test_a_specs_run_hands_the_runner_each_group_s_resolved_workers(tiny_spec, runner_calls):
     """reproduce resolves jobs and threads per group of the spec (its default jobs depend on the
     group's methods), before the runner."""
-    from rfbench.execution import runconfig, runner
+    from rfbench.execution import runconfig
     from rfbench.execution.runconfig import RunConfig
 
-    seen = []
-    monkeypatch.setattr(runner, "run", lambda ds, ms, features, protocol, out, config, **kw: seen.append((ms, config)))
+    runner_calls.stop = False
     reg = load_registry()
     reproduce.run_spec(load_spec(str(tiny_spec), reg), RunConfig(jobs=None), registry=reg, progress=False)
-    assert seen
-    for methods, config in seen:
+    assert runner_calls
+    for methods, config in runner_calls:
         jobs = runconfig.default_jobs(methods, registry=reg)
         assert (config.jobs, config.threads) == (jobs, max(1, (os.cpu_count() or 1) // jobs))

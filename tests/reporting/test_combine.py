@@ -15,6 +15,7 @@ import pytest
 
 from rfbench.cli import main
 from rfbench.experiments import check
+from rfbench.experiments.spec import load_spec
 from rfbench.registry import load as load_registry
 from rfbench.reporting import report
 from rfbench.store import CombineError, RunDir, load_results, record_key
@@ -198,7 +199,7 @@ def test_check_pools_seeds_against_the_published_std_over_folds(tmp_path):
                 run.write_record(as_record({"dataset": "kinematics", "method": names[row["kernel"]],
                                   "n_features": int(row["n_features"]), "fold": fold, "seed": seed,
                                   "protocol": "cv-o10-i5", "status": "done", "error": float(e), "total_s": 1.0}))
-    spec = check.load_spec("gfc2016-table4", load_registry())
+    spec = load_spec("gfc2016-table4", load_registry())
     table = check.compare(spec, load_results([run.path], spec.protocol_key), load_registry())
     present = table[table["status"] != "missing"]
     assert len(present) == len(rows) and (present["status"] == "pass").all()

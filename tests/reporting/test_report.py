@@ -13,6 +13,7 @@ from scipy import stats as sps
 from rfbench.errors import UsageError
 from rfbench.registry import load as load_registry
 from rfbench.reporting import report
+from rfbench.reporting.render.common import fmt_walltime
 from tests.records import as_record
 
 
@@ -235,7 +236,7 @@ def few_datasets_frame():
                                            (0.001, "<0.01 s"), (0.0, "0 s"), (4000, "01:06:40"),
                                            (float("nan"), "–"), (None, "–")])
 def test_walltime_keeps_sub_second_precision_below_a_minute(seconds, text):
-    assert report.fmt_walltime(seconds) == text
+    assert fmt_walltime(seconds) == text
 
 
 def test_walltimes_below_a_minute_show_seconds_in_every_format():
@@ -470,10 +471,10 @@ def test_text_to_a_file_or_pipe_is_not_cut_into_continued_blocks(capsys, monkeyp
     from pathlib import Path
 
     from rfbench.cli import main
-    from rfbench.reporting import report
+    from rfbench.reporting.render.common import terminal_width
 
     monkeypatch.delenv("COLUMNS", raising=False)
-    assert report.terminal_width() == 0
+    assert terminal_width() == 0
     results = Path(__file__).resolve().parents[2] / "results" / "gfc2016-table4"
     main(["report", str(results)])
     whole = capsys.readouterr().out
