@@ -80,6 +80,16 @@ def xrfm_memory_lines(path: Path) -> list[str]:
     return lines
 
 
+def estimator_error(path: Path) -> str:
+    """The estimator's measured held-out error (bench/perf/estimate_accuracy.py) as a clause, or ''."""
+    if not path.is_file():
+        return ""
+    near = json.loads(path.read_text())["total"]["near"]
+    return (f"; predicting each finished set from the smaller ones, its estimate was within a factor "
+            f"{10 ** near['median_abs_log10']:.1f} of the measured time in the median and within 2× in "
+            f"{100 * near['within_2x']:.0f} % of {near['cells']} cells (`bench/perf/estimate_accuracy.py`)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", default=str(ROOT / "results" / "uci-splits"))
@@ -142,8 +152,9 @@ def main(argv=None) -> int:
               f"Total: {total_h:.0f} core-hours estimated (done + to run, cells that cannot be estimated yet "
               f"left out), i.e. {total_h / 2:.0f} h of wall time on 2 cores and {total_h / 16:.1f} h on 16. The "
               "estimates of cells with no finished task come from a power law in rows and inputs fitted to "
-              "the method's finished sets (`rfbench status`'s estimator), which the small sets fit poorly: "
-              "they are an order of magnitude, not a promise.", "",
+              "the method's finished sets nearest the cell in rows (`rfbench status`'s estimator)"
+              + estimator_error(ROOT / "results" / "estimate-accuracy.json")
+              + ": beyond the largest finished set they are an order of magnitude, not a promise.", "",
               "## Median seconds of one task (one split) by set, in row order", ""]
     cols = list(med.columns)
     lines.append("| set | rows | " + " | ".join(f"{m} n={n}" for m, n in cols) + " |")
@@ -190,9 +201,9 @@ def main(argv=None) -> int:
             lines.append(f"| {r['method']} | {r['status']} | {seconds} | {r['peak_gb']:.2f} | {measured} | "
                          f"{'' if np.isnan(guess) else f'{guess / 3600:.2f}'} |")
         lines += ["", "Where both are given, the measured fit on the largest set is the better guide: the dry run's "
-                  "power law is fitted to the small sets only (SALSA and KRR switch to Nyström above 4 000 rows, "
-                  "FALKON's cost is dominated by its grid on small sets), so its projections of the large sets "
-                  "can be far off."]
+                  "power law is fitted to the largest finished sets, whose regime can differ (SALSA and KRR switch "
+                  "to Nyström above 4 000 rows, FALKON's cost is dominated by its grid on small sets), so its "
+                  "projections of sets beyond them can be far off."]
         lines += xrfm_memory_lines(memory.parent / "xrfm-memory.json")
     gpu = Path(args.gpu)
     lines += ["", "## On a GPU machine (one H200 or H100, 16 cores)", ""]

@@ -69,3 +69,15 @@ def test_readme_keeps_the_two_commands_that_ci_runs():
     assert f"```bash\n{test}\n```" in readme
     ci = (ROOT / ".ci" / "run").read_text()
     assert "pip install -q -e '.[test]'" in ci and '"$venv/bin/python" -m pytest -q)' in ci
+
+
+def test_every_benchmark_script_and_single_result_file_is_listed():
+    """bench/README.md lists every script of bench/perf and bench/analysis, and results/README.md every
+    single results file, so that a number in the docs can be traced to the script that measures it."""
+    bench = (ROOT / "bench" / "README.md").read_text()
+    scripts = [f"{p.parent.name}/{p.name}" for d in ("perf", "analysis")
+               for p in sorted((ROOT / "bench" / d).glob("*.py")) if not p.name.startswith("_")]
+    assert scripts and [s for s in scripts if f"`{s}`" not in bench] == []
+    results = (ROOT / "results" / "README.md").read_text()
+    files = [p.name for p in sorted((ROOT / "results").iterdir()) if p.is_file() and p.name != "README.md"]
+    assert files and [f for f in files if f"`{f}`" not in results] == []
