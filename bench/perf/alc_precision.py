@@ -32,6 +32,7 @@ from threadpoolctl import threadpool_limits
 
 from rfbench import protocol as proto
 from rfbench import registry
+from rfbench.data.sources import DataSources
 from rfbench.execution.tasks import fold_task
 from rfbench.methods import alc, cvgrad
 from rfbench.methods.common import as_generator, resolve_cv
@@ -141,7 +142,7 @@ def main() -> None:
     ap.add_argument("--data-dir")
     ap.add_argument("--output", default="results/alc-precision.json")
     args = ap.parse_args()
-    task = fold_task(args.dataset, "alc", args.fold, proto.Protocol(), args.data_dir, 1, registry=registry.load())
+    task = fold_task(args.dataset, "alc", args.fold, proto.Protocol(), DataSources.from_settings(args.data_dir), 1, registry=registry.load())
     est = task.cls(n_features=args.features, **task.common)
     # the first restart's initial solution, drawn as ALCRegressor.fit draws it
     rng = as_generator(task.common["random_state"])

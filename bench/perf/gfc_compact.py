@@ -23,6 +23,7 @@ from threadpoolctl import threadpool_limits
 
 from rfbench import protocol as proto
 from rfbench import registry
+from rfbench.data.sources import DataSources
 from rfbench.execution.tasks import fold_task
 from rfbench.methods.cvgrad import OneFrequencyCV, inverted_blocks
 from rfbench.methods.moderows import ModeCentredRows, column_modes
@@ -46,7 +47,7 @@ def main() -> None:
     ap.add_argument("--output", default="results/gfc-compact.json")
     args = ap.parse_args()
 
-    task = fold_task(args.dataset, "gfc", args.fold, proto.Protocol(), args.data_dir, 1, registry=registry.load())
+    task = fold_task(args.dataset, "gfc", args.fold, proto.Protocol(), DataSources.from_settings(args.data_dir), 1, registry=registry.load())
     X_all, y_all = np.asarray(task.X_tr), np.asarray(task.y_tr, dtype=float)
     modes, off = column_modes(X_all)
     compact_all = ModeCentredRows.from_dense(X_all, modes)

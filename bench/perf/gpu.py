@@ -91,12 +91,14 @@ def fit_fold(dataset: str, method: str, n: int, fold: int, device: str, data_dir
 
     from rfbench import contract, registry
     from rfbench import protocol as proto
+    from rfbench.data.sources import DataSources
     from rfbench.execution.tasks import fold_task
 
     row = {"dataset": dataset, "method": method, "n": n, "fold": fold, "device": "cpu"}
     try:
         protocol = proto.Protocol(name="cv", outer_folds=OUTER_FOLDS, inner_folds=5, seed=0)
-        task = fold_task(dataset, method, fold, protocol, data_dir, threads=1, registry=registry.load())
+        task = fold_task(dataset, method, fold, protocol, DataSources.from_settings(data_dir), threads=1,
+                         registry=registry.load())
         params = dict(task.common)
         if device != "cpu" and contract.accepts_device(task.cls):
             params["device"] = device

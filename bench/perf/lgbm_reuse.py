@@ -29,13 +29,15 @@ def measure(dataset: str, data_dir: str | None) -> dict:
 
     from rfbench import protocol as proto
     from rfbench import registry
+    from rfbench.data.sources import DataSources
     from rfbench.execution.tasks import fold_task
     from rfbench.methods.common import as_generator, resolve_cv, seed_from
     from rfbench.methods.lgbm import DEFAULT_GRID, LGBMRegressorCV
     from rfbench.methods.tuning import param_grid
 
     protocol = proto.Protocol(name="cv", outer_folds=10, inner_folds=5, seed=0)
-    task = fold_task(dataset, "lgbm", 0, protocol, data_dir, threads=1, registry=registry.load())
+    task = fold_task(dataset, "lgbm", 0, protocol, DataSources.from_settings(data_dir), threads=1,
+                     registry=registry.load())
     X, y = task.X_tr, task.y_tr
     est = LGBMRegressorCV(budgets=[100, 500], **task.common)
     est._threads = 1

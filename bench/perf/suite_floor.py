@@ -36,6 +36,7 @@ from threadpoolctl import threadpool_limits
 
 from rfbench import protocol as proto
 from rfbench import registry
+from rfbench.data.sources import DataSources
 from rfbench.execution.tasks import fold_task
 from rfbench.methods import alc, cvgrad
 from rfbench.methods.common import as_generator, resolve_cv
@@ -116,16 +117,16 @@ def main() -> None:
     datasets = [d.name for d in reg.suite(args.suite)]
     if args.datasets:
         datasets = [d for d in datasets if d in args.datasets.split(",")]
-    data_dir = os.environ.get("RFBENCH_DATA_DIR")
+    sources = DataSources.from_settings(os.environ.get("RFBENCH_DATA_DIR"))
     measured: dict[str, dict] = {}
     if args.resume and Path(args.output).is_file():
         kept = json.loads(Path(args.output).read_text())["measured"]
         measured = {d: {"alc": {int(n): v for n, v in m["alc"].items()}, "lgbm": m["lgbm"]} for d, m in kept.items()}
     with threadpool_limits(limits=1):
         for dataset in (d for d in datasets if d not in measured):
-            task = fold_task(dataset, "alc", 0, protocol, data_dir, 1, registry=reg)
+            task = fold_task(dataset, "alc", 0, protocol, sources, 1, registry=reg)
             measured[dataset] = {"alc": {n: alc_share(task, n) for n in (100, 500)},
-                                 "lgbm": lgbm_share(fold_task(dataset, "lgbm", 0, protocol, data_dir, 1, registry=reg))}
+                                 "lgbm": lgbm_share(fold_task(dataset, "lgbm", 0, protocol, sources, 1, registry=reg))}
             a, g = measured[dataset]["alc"], measured[dataset]["lgbm"]
             print(f"{dataset:16s} alc share n=100 {a[100]['share']:.2f}, n=500 {a[500]['share']:.2f} "
                   f"(evaluation {a[500]['evaluation_s'] * 1e3:.0f} ms); lgbm fit share {g['share']:.2f}", flush=True)

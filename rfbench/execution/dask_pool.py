@@ -26,7 +26,7 @@ import time
 import uuid
 from collections import Counter
 from concurrent.futures import CancelledError
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from rfbench.errors import UsageError
@@ -177,13 +177,14 @@ def _task(item, options: WorkerOptions, data=None) -> list[Record]:
     return execute(item, options, data)
 
 
-def _loads_locally(sources: dict[str, str], data_dir: tuple[str, ...], registry) -> list[str]:
+def _loads_locally(origins: dict[str, str], data_dir: tuple[str, ...], registry) -> list[str]:
     """The datasets this worker can load itself, from the kind of source the client loaded them from
-    (a generator, the mirror, a data file); downloads are never repeated on workers."""
+    (``origins``, dataset → a generator, the mirror, a data file; ``data_dir``: the mirror directories
+    as the workers see them); downloads are never repeated on workers."""
     from rfbench.data.loader import mirror_root
 
     found = []
-    for name, source in sources.items():
+    for name, source in origins.items():
         try:
             ds = registry.dataset(name)
             if (source == "generator" or (source == "mirror" and mirror_root(ds, data_dir) is not None)
@@ -202,14 +203,14 @@ def _place_data(client, names, options: WorkerOptions, worker_dirs: tuple[str, .
     if not client.nthreads():
         warn("no dask worker has joined the scheduler yet; waiting for one (start `dask worker ADDRESS`)")
         client.wait_for_workers(1)
-    registry, protocol, data_dirs, cache = options.registry, options.protocol, options.data_dirs, options.cache_dir
-    sources = {name: prepared(registry.dataset(name), data_dirs, protocol.max_samples, protocol.seed, cache)[3]
+    registry, protocol, sources = options.registry, options.protocol, options.sources
+    origins = {name: prepared(registry.dataset(name), sources, protocol.max_samples, protocol.seed)[3]
                for name in names}
-    everywhere = _loaded_everywhere(client, sources, worker_dirs, registry)
+    everywhere = _loaded_everywhere(client, origins, worker_dirs, registry)
     placed = {}
     for name in names:
         if name not in everywhere:
-            _, X, y, source = prepared(registry.dataset(name), data_dirs, protocol.max_samples, protocol.seed, cache)
+            _, X, y, source = prepared(registry.dataset(name), sources, protocol.max_samples, protocol.seed)
             [placed[name]] = client.scatter([(X, y, source)], hash=False)
     return placed
 
@@ -219,10 +220,10 @@ def worker_data_dirs(data_dirs: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(str(Path(p).resolve()) for p in data_dirs)
 
 
-def _loaded_everywhere(client, sources: dict, worker_dir, registry) -> set[str]:
-    """The datasets that every worker present now can load itself."""
+def _loaded_everywhere(client, origins: dict, worker_dir, registry) -> set[str]:
+    """The datasets that every worker present now can load itself (``origins``: see :func:`_loads_locally`)."""
     try:
-        found = client.run(_loads_locally, sources, worker_dir, registry)
+        found = client.run(_loads_locally, origins, worker_dir, registry)
     except ImportError as exc:
         raise UsageError(f"the dask workers cannot run rfbench ({_first_line(exc)}); install rfbench and the "
                          "methods' packages in the workers' environment") from None
@@ -340,12 +341,14 @@ def run_dask(cluster: Cluster, items, options: WorkerOptions, callbacks: ItemCal
     if not items:
         return
     client = cluster.client
-    on_workers = options.replace(data_dirs=worker_data_dirs(options.data_dirs), threads=cluster.threads)
+    sources = options.sources
+    on_workers = options.replace(sources=replace(sources, data_dirs=worker_data_dirs(sources.data_dirs)),
+                                 threads=cluster.threads)
     data: dict = {}
     executor = DaskExecutor(cluster, items, on_workers, data, callbacks.warn)
     try:
         data.update(_place_data(client, list(dict.fromkeys(i.dataset for i in items)), options,
-                                on_workers.data_dirs, callbacks.warn))
+                                on_workers.sources.data_dirs, callbacks.warn))
         Dispatch(executor, items, on_workers, callbacks).run()
     except OSError as exc:
         if not isinstance(exc, CommClosedError) and client.status == "running":

@@ -23,6 +23,7 @@ from rfbench.errors import UsageError
 from rfbench.execution.backends import BACKENDS as BACKEND_FACTORIES
 
 if TYPE_CHECKING:       # not imported at run time: `rfbench --help` imports this module
+    from rfbench.data.sources import DataSources
     from rfbench.registry import Registry
 
 #: the longest --timeout: the task's alarm (setitimer) of timeout × budgets overflows far beyond it
@@ -124,7 +125,7 @@ class RunConfig:
     #: neither the environment nor the config file
     data_dirs: tuple[str, ...] | None = None
     #: the download cache (None: $RFBENCH_CACHE_DIR, else the config file, else ~/.cache/rfbench),
-    #: resolved once like ``data_dirs`` and given to the workers
+    #: resolved once like ``data_dirs`` and given to the workers; both as one value: :attr:`sources`
     cache_dir: str | None = None
 
     def __post_init__(self):
@@ -188,6 +189,14 @@ class RunConfig:
         if self.device == "cuda" and self.backend == "dask":
             raise UsageError("--device cuda runs device tasks on local workers; the dask backend does not place "
                              "them on GPUs (use --backend local, or --device cpu)")
+
+    @property
+    def sources(self) -> DataSources:
+        """Where the run's datasets are read from: ``data_dirs`` and ``cache_dir`` as one value, the one
+        the run hands to everything that loads data (its workers included)."""
+        from rfbench.data.sources import DataSources
+
+        return DataSources(self.data_dirs, self.cache_dir)
 
     def replace(self, **changes) -> RunConfig:
         """A copy with ``changes``, validated again (its data directories resolved again only when

@@ -36,6 +36,7 @@ from rfbench import contract
 from rfbench import protocol as proto
 from rfbench.data import load
 from rfbench.data.loader import provenance as data_provenance
+from rfbench.data.sources import DataSources
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.execution.backends import BACKENDS, open_backend
 from rfbench.execution.executor import Backend, ItemCallbacks
@@ -206,13 +207,13 @@ def _is_number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
 
 
-def available_datasets(names, data_dir, strict: bool, warn, registry: Registry, cache=None) -> list[str]:
-    """The datasets of ``names`` (of ``registry``) whose data can be obtained; the others said by
-    ``warn`` (with ``strict``, the first one raises); ``cache``: the download cache (None: the setting)."""
+def available_datasets(names, sources: DataSources, strict: bool, warn, registry: Registry) -> list[str]:
+    """The datasets of ``names`` (of ``registry``) whose data can be obtained from ``sources``; the
+    others said by ``warn`` (with ``strict``, the first one raises)."""
     ok = []
     for name in names:
         try:
-            load(registry.dataset(name), data_dir, registry=registry, cache=cache)
+            load(registry.dataset(name), sources.data_dirs, registry=registry, cache=sources.cache_dir)
             ok.append(name)
         except DataUnavailable as exc:
             if strict:
@@ -375,39 +376,43 @@ class SeedPlan:
     last: bool = True
 
 
-def _outer_splits(name: str, protocol: proto.Protocol, data_dir: str | None = None, *, registry: Registry,
-                  cache: str | None = None):
+def _outer_splits(name: str, protocol: proto.Protocol, sources: DataSources, *, registry: Registry):
     """(the outer (train, test) index pairs of a dataset, its row count): :func:`rfbench.protocol.outer_splits`
-    on the data as the tasks prepare it (rfbench.execution.tasks), so the splits every task runs on."""
+    on the data as the tasks prepare it (rfbench.execution.tasks) from ``sources``, so the splits every
+    task runs on."""
     ds = registry.dataset(name)
-    _, _, y, _ = prepared(ds, data_dir, protocol.max_samples, protocol.seed, cache)
-    return proto.outer_splits(protocol, y, ds.task, own_splits(ds, protocol, data_dir)), len(y)
+    _, _, y, _ = prepared(ds, sources, protocol.max_samples, protocol.seed)
+    return proto.outer_splits(protocol, y, ds.task, own_splits(ds, protocol, sources)), len(y)
 
 
-def outer_fold_assignment(name: str, protocol: proto.Protocol, data_dir: str | None = None, *,
-                          registry: Registry, cache: str | None = None):
-    """The outer fold of every row of a dataset (of ``registry``) under a
+def outer_fold_assignment(name: str, protocol: proto.Protocol, sources: DataSources | None = None, *,
+                          registry: Registry):
+    """The outer fold of every row of a dataset (of ``registry``, its data read from ``sources``;
+    None: :meth:`DataSources.from_settings`) under a
     cv protocol (what folds/<dataset>.csv holds, and what rfbench.experiments.baselines fingerprints); None under
     the other protocols, whose splits are computed (and so checked against the data) but not stored."""
-    splits, m = _outer_splits(name, protocol, data_dir, registry=registry, cache=cache)
+    sources = sources if sources is not None else DataSources.from_settings()
+    splits, m = _outer_splits(name, protocol, sources, registry=registry)
     return proto.fold_assignment(splits, m) if isinstance(protocol, proto.CV) else None
 
 
-def outer_splits_fingerprint(name: str, protocol: proto.Protocol, data_dir: str | None = None, *,
-                             registry: Registry, cache: str | None = None) -> str:
+def outer_splits_fingerprint(name: str, protocol: proto.Protocol, sources: DataSources | None = None, *,
+                             registry: Registry) -> str:
     """The fingerprint of a dataset's outer splits under any protocol, from the splits the runner
     uses: under cv :func:`rfbench.protocol.folds_fingerprint` of the fold assignment (the value of
     its folds/<dataset>.csv), under published the sha256 of the split masks file (with --max-samples
     the splits' own fingerprint), under splits, holdout and fixed :func:`rfbench.protocol.splits_fingerprint`
-    (those protocols store no splits file). Loads the data (a UsageError when it cannot be obtained)."""
+    (those protocols store no splits file). Loads the data from ``sources`` (None:
+    :meth:`DataSources.from_settings`; a UsageError when it cannot be obtained)."""
     from rfbench.protocol import folds_fingerprint, splits_fingerprint
 
-    splits, m = _outer_splits(name, protocol, data_dir, registry=registry, cache=cache)
+    sources = sources if sources is not None else DataSources.from_settings()
+    splits, m = _outer_splits(name, protocol, sources, registry=registry)
     if isinstance(protocol, proto.CV):
         return folds_fingerprint(proto.fold_assignment(splits, m))
     if isinstance(protocol, proto.Published) and not protocol.max_samples:
         # the published splits are a file: its sha256 names them (the same file, the same splits)
-        return own_splits(registry.dataset(name), protocol, data_dir).sha256
+        return own_splits(registry.dataset(name), protocol, sources).sha256
     return splits_fingerprint(splits)
 
 
@@ -429,7 +434,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     from rfbench.execution.estimate import task_seconds
 
     config = config if config is not None else RunConfig()
-    data_dir = config.data_dirs
+    sources = config.sources
     protocols, folds = _checked_request(method_names, features, protocol, config, registry)
     method_names = installed_methods(method_names, registry, warn)     # as run skips them
     check_methods(method_names, registry)
@@ -452,7 +457,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     pending = unresolved_openml(registry, dataset_names)
     for dname in dataset_names:
         ds = registry.dataset(dname)
-        state = data_state(ds, data_dir, registry=registry, cache=config.cache_dir)
+        state = data_state(ds, sources.data_dirs, registry=registry, cache=sources.cache_dir)
         here = state == "offline"
         task_unknown = dname in pending and ds.notes.endswith(TASK_UNKNOWN)
         for mname in method_names:
@@ -627,6 +632,7 @@ class _Seed:
         """Load the data, save the folds and the run's line in runs.jsonl; the work items to run, or
         None when no dataset could be obtained."""
         run_dir, protocol, config = self.run_dir, self.protocol, self.config
+        sources = config.sources            # where every dataset of the run is read from, workers included
         names_asked, methods, features, folds = self.dataset_names, self.method_names, self.features, self.folds
         if self.first:
             check_one_protocol(run_dir, protocol)   # the key does not hold the seed: once for all seeds
@@ -638,10 +644,9 @@ class _Seed:
         self.bar.note(f"loading {len(names_asked)} dataset{'s' * (len(names_asked) != 1)} "
                       f"({', '.join(names_asked)}) ...")
         skipped: list[str] = []
-        names = available_datasets(names_asked, config.data_dirs, config.strict, skipped.append, self.registry,
-                                   config.cache_dir)
+        names = available_datasets(names_asked, sources, config.strict, skipped.append, self.registry)
         if names_asked and not names and not self.request.all_unavailable_ok:
-            raise none_available(names_asked, config.data_dirs, self.registry)
+            raise none_available(names_asked, sources.data_dirs, self.registry)
         for line in skipped:
             self.warn(line)
         if names_asked and not names:     # not "every task is done": none could be obtained
@@ -665,8 +670,7 @@ class _Seed:
         refuse_thread_mixing(items, run_dir, protocol, self.threads, self.registry)
         # fold assignments, saved once and checked on resume; every dataset's splits are computed (and
         # so validated on the data: a bad split masks file is one line) before the first is written
-        assignments = {name: outer_fold_assignment(name, protocol, config.data_dirs, registry=self.registry,
-                                                   cache=config.cache_dir)
+        assignments = {name: outer_fold_assignment(name, protocol, sources, registry=self.registry)
                        for name in names}
         for name, fold_of_row in assignments.items():
             if fold_of_row is not None:
@@ -675,8 +679,8 @@ class _Seed:
         # just now for its splits), so that a report of the directory shows its rows and inputs
         for name, info in (provenance.get("datasets") or {}).items():
             if info.get("shape") is None:
-                info["shape"] = list(load(self.registry.dataset(name), config.data_dirs, registry=self.registry,
-                                          cache=config.cache_dir).X.shape)
+                info["shape"] = list(load(self.registry.dataset(name), sources.data_dirs, registry=self.registry,
+                                          cache=sources.cache_dir).X.shape)
         run_dir.write_run_info({
             "command": self.request.command or " ".join(sys.argv),
             "started_at": datetime.now(UTC).isoformat(timespec="seconds"), "invocation": self.invocation,
@@ -687,7 +691,7 @@ class _Seed:
             "device": config.device, "gpu_slots": config.gpu_slots if config.device != "cpu" else None,
             **({"gpu_beside": True} if config.gpu_beside and config.device != "cpu" else {}),
             "folds": folds,
-            "data_dir": config.data_dirs[0] if config.data_dirs else "",
+            "data_dir": sources.data_dirs[0] if sources.data_dirs else "",
             "user_entries": provenance, "machine": machine_info(),
             "code": code_version(),
         })
@@ -728,8 +732,8 @@ class _Seed:
         completed = False
         # what the workers look the items up in: the run's datasets and methods, given with each task
         needed = self.registry.only(dict.fromkeys(i.dataset for i in items), dict.fromkeys(i.method for i in items))
-        options = WorkerOptions(protocol, config.data_dirs, config.threads, config.timeout_s, needed,
-                                gpu_slots=config.device_slots or 1, cache_dir=config.cache_dir)
+        options = WorkerOptions(protocol, config.sources, config.threads, config.timeout_s, needed,
+                                gpu_slots=config.device_slots or 1)
         callbacks = ItemCallbacks(self.take, self.collect, self.release, self._warn_under_bar)
         try:
             self.backend.run(items, options, callbacks)

@@ -17,6 +17,7 @@ import heapq
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from rfbench.data.sources import DataSources
 from rfbench.execution.executor import Dispatch, Finished, ItemCallbacks, Slots
 from rfbench.execution.tasks import WorkerOptions, WorkItem
 
@@ -84,7 +85,7 @@ def simulate(items: Sequence[WorkItem], seconds_of, jobs: int, gpu_slots: int | 
     planned = list(order(list(items))) if order is not None else list(items)
     beside = bool(beside and gpu_slots)
     executor = _Clocked(jobs + (gpu_slots if beside else 0), get)
-    options = WorkerOptions(protocol=None, data_dirs=(), threads=1, timeout_s=None, registry=None)
+    options = WorkerOptions(protocol=None, sources=DataSources((), None), threads=1, timeout_s=None, registry=None)
     callbacks = ItemCallbacks(take=lambda item: True, collect=lambda item, records: None, release=lambda item: None)
     dispatch = Dispatch(executor, planned, options, callbacks, Slots(device=gpu_slots, cpu=jobs if beside else None),
                         clock=lambda: executor.now)

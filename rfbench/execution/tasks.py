@@ -22,6 +22,7 @@ import numpy as np
 from rfbench import contract
 from rfbench import protocol as proto
 from rfbench.data.loader import load_entry
+from rfbench.data.sources import DataSources
 from rfbench.methods.device import is_out_of_memory
 from rfbench.registry import Dataset, Registry
 from rfbench.store.record import SIGN_FIT, Record, timestamp
@@ -45,19 +46,18 @@ class WorkItem:
 @dataclass(frozen=True)
 class WorkerOptions:
     """What a worker needs beside its work item, one value for the whole run (picklable, sent with
-    each task): the seed's protocol, the mirror directories resolved once by the run's
-    :class:`rfbench.execution.runconfig.RunConfig` (() for none: a worker reads neither the environment nor
-    the config file), the BLAS/OpenMP threads of a task (None: the dask worker's own share of its
-    host), the per-budget time limit, the GPU's device slots (a device task caps its memory to
-    0.9 / gpu_slots), the part of the run's registry its items are looked up in, and the download
-    cache, also resolved once by the RunConfig (None: the setting, for a library caller)."""
+    each task): the seed's protocol, where the data is read from (the mirror directories and the
+    download cache resolved once by the run's :class:`rfbench.execution.runconfig.RunConfig`, its
+    ``sources``: a worker reads neither the environment nor the config file), the BLAS/OpenMP threads
+    of a task (None: the dask worker's own share of its host), the per-budget time limit, the part of
+    the run's registry its items are looked up in, and the GPU's device slots (a device task caps its
+    memory to 0.9 / gpu_slots)."""
     protocol: proto.Protocol
-    data_dirs: tuple[str, ...]
+    sources: DataSources
     threads: int | None
     timeout_s: float | None
     registry: Registry
     gpu_slots: int = 1
-    cache_dir: str | None = None
 
     def replace(self, **changes) -> WorkerOptions:
         return replace(self, **changes)
@@ -95,12 +95,11 @@ def method_seed(seed: int, fold: int) -> int:
 
 
 @lru_cache(maxsize=4)
-def prepared(ds: Dataset, data_dir: str | tuple[str, ...] | None, max_samples: int | None, seed: int,
-             cache: str | None = None):
+def prepared(ds: Dataset, sources: DataSources, max_samples: int | None, seed: int):
     """(ds, X, y, source): the loaded, subsampled, label-encoded data of a dataset (its registry entry;
     kept for the next tasks of the process, keyed by the entry itself, so that another entry of the
-    same name is another dataset); ``cache``: the download cache (None: the setting)."""
-    loaded = load_entry(ds, data_dir, cache=cache)
+    same name is another dataset); ``sources``: where it is read from."""
+    loaded = load_entry(ds, sources.data_dirs, cache=sources.cache_dir)
     idx = proto.subsample_index(loaded.X.shape[0], max_samples, seed)
     X, y = loaded.X[idx], loaded.y[idx]
     if ds.task == "classification":
@@ -169,12 +168,11 @@ def execute(item: WorkItem, options: WorkerOptions, data: tuple | None = None) -
     happens. Its dataset and method are the entries of ``options.registry``.
 
     ``data``: the dataset's prepared (X, y, source), sent by a client whose workers cannot load it
-    themselves (dask); by default the worker loads it from ``options.data_dirs``. A device item
+    themselves (dask); by default the worker loads it from ``options.sources``. A device item
     (``item.device`` not "cpu") first caps this process's GPU memory (:func:`cap_gpu_memory` of
     ``options.gpu_slots``); a GPU out-of-memory error is its error record (:data:`GPU_OOM`), never a crash."""
     protocol, threads, timeout_s, registry = options.protocol, options.threads, options.timeout_s, options.registry
-    data_dir, cache = options.data_dirs, options.cache_dir
-    gpu_slots = options.gpu_slots
+    sources, gpu_slots = options.sources, options.gpu_slots
     records = {n: Record.base(dataset=item.dataset, method=item.method, n_features=n, fold=item.fold,
                               seed=protocol.seed, protocol=protocol.key(), threads=threads).replace(device="cpu")
                for n in item.budgets}
@@ -183,7 +181,7 @@ def execute(item: WorkItem, options: WorkerOptions, data: tuple | None = None) -
         if item.on_device:
             cap_gpu_memory(gpu_slots)
         with thread_limits(threads):
-            _execute(item, registry, protocol, data_dir, threads, timeout_s, records, data, cache)
+            _execute(item, registry, protocol, sources, threads, timeout_s, records, data)
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - every failure becomes a record, never a crash
         # (a method's SystemExit too: user code must not end the run; KeyboardInterrupt still stops it)
         status = "timeout" if isinstance(exc, TaskTimeout) else "error"
@@ -228,18 +226,19 @@ class FoldTask:
 
 
 def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protocol,
-              data_dir: str | None, threads: int = 1, data: tuple | None = None, device: str = "cpu", *,
-              registry: Registry, cache: str | None = None) -> FoldTask:
+              sources: DataSources | None, threads: int = 1, data: tuple | None = None, device: str = "cpu", *,
+              registry: Registry) -> FoldTask:
     """The data and estimator arguments of one outer fold exactly as the runner fits it (also for
     diagnosis scripts that refit one task), the dataset and method being those of ``registry``;
-    ``data``: see :func:`execute`; ``cache``: the download cache (None: the setting). ``device`` other than "cpu" is passed to an estimator class that
-    takes one (contract.accepts_device), never to another."""
+    ``sources``: where the data is read from (None: :meth:`DataSources.from_settings`, for such a
+    script); ``data``: see :func:`execute`. ``device`` other than "cpu" is passed to an estimator class
+    that takes one (contract.accepts_device), never to another."""
+    sources = sources if sources is not None else DataSources.from_settings()
     if data is None:
-        ds, source, X_tr, X_te, y_tr, y_te, cv, y_unit = _fold_data(registry.dataset(dataset), fold, protocol, data_dir,
-                                                                     cache)
+        ds, source, X_tr, X_te, y_tr, y_te, cv, y_unit = _fold_data(registry.dataset(dataset), fold, protocol, sources)
     else:
         ds, source, X_tr, X_te, y_tr, y_te, cv, y_unit = _split_and_scale(registry.dataset(dataset), *data, fold,
-                                                                          protocol, data_dir)
+                                                                          protocol, sources)
     method = registry.method(method_name)
     common = {"cv": cv, "random_state": method_seed(protocol.seed, fold), "n_jobs": threads, **method.params_for(dataset)}
     cls = method.estimator_class(ds.task)
@@ -250,32 +249,33 @@ def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protoco
 
 
 @lru_cache(maxsize=1)
-def _fold_data(ds: Dataset, fold: int, protocol: proto.Protocol, data_dir: str | None, cache: str | None = None):
+def _fold_data(ds: Dataset, fold: int, protocol: proto.Protocol, sources: DataSources):
     """:func:`_split_and_scale` of the loaded data, kept for the next task: the runner plans the
     budgets of a fold (and often its methods) one after the other. Read-only arrays, so that an
     estimator writing into its input fails loudly instead of changing the next task's data."""
-    ds, X, y, source = prepared(ds, data_dir, protocol.max_samples, protocol.seed, cache)
-    out = _split_and_scale(ds, X, y, source, fold, protocol, data_dir)
+    ds, X, y, source = prepared(ds, sources, protocol.max_samples, protocol.seed)
+    out = _split_and_scale(ds, X, y, source, fold, protocol, sources)
     for part in (*out[2:6], *(ix for pair in out[6] for ix in pair)):
         part.flags.writeable = False
     return out
 
 
-def own_splits(ds: Dataset, protocol: proto.Protocol, data_dir: str | tuple[str, ...] | None):
+def own_splits(ds: Dataset, protocol: proto.Protocol, sources: DataSources):
     """What a protocol's outer splits read of the dataset itself: its published split masks (the
-    published protocol; :func:`rfbench.data.loader.load_split_masks`), else its registry ``holdout``."""
+    published protocol; :func:`rfbench.data.loader.load_split_masks`, from the mirror directories of
+    ``sources``), else its registry ``holdout``."""
     if isinstance(protocol, proto.Published):
         from rfbench.data.loader import load_split_masks
 
-        return load_split_masks(ds, data_dir)
+        return load_split_masks(ds, sources.data_dirs)
     return ds.holdout
 
 
-def _split_and_scale(ds, X, y, source, fold: int, protocol: proto.Protocol, data_dir: str | None = None):
+def _split_and_scale(ds, X, y, source, fold: int, protocol: proto.Protocol, sources: DataSources):
     """(ds, source, X_tr, X_te, y_tr, y_te, inner splits, y_unit) of one outer fold: the protocol's
     outer split, training-part statistics for the scaling, the inner folds, and the target's unit
     (see :class:`FoldTask`)."""
-    tr, te = proto.outer_splits(protocol, y, ds.task, own_splits(ds, protocol, data_dir))[fold]
+    tr, te = proto.outer_splits(protocol, y, ds.task, own_splits(ds, protocol, sources))[fold]
     scaler = proto.Scaler.fit(X[tr], y[tr], ds.task, protocol.target_scaling, ds.scale_inputs)
     y_tr, y_te = (scaler.y(y[tr]), scaler.y(y[te])) if ds.task == "regression" else (y[tr], y[te])
     cv = proto.inner_splits(protocol, y_tr, ds.task, fold)
@@ -283,9 +283,9 @@ def _split_and_scale(ds, X, y, source, fold: int, protocol: proto.Protocol, data
     return ds, source, scaler.x(X[tr]), scaler.x(X[te]), y_tr, y_te, cv, y_unit
 
 
-def _execute(item, registry, protocol, data_dir, threads, timeout_s, records, data=None, cache=None):
-    task = fold_task(item.dataset, item.method, item.fold, protocol, data_dir, threads, data, item.device,
-                     registry=registry, cache=cache)
+def _execute(item, registry, protocol, sources, threads, timeout_s, records, data=None):
+    task = fold_task(item.dataset, item.method, item.fold, protocol, sources, threads, data, item.device,
+                     registry=registry)
     ds, cls, common, as_sign = task.ds, task.cls, task.common, task.as_sign
     X_tr, X_te, y_tr, y_te = task.X_tr, task.X_te, task.y_tr, task.y_te
     for n, rec in records.items():

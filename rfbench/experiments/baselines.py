@@ -36,6 +36,7 @@ import numpy as np
 import pandas as pd
 
 from rfbench.data.loader import offline
+from rfbench.data.sources import DataSources
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.execution import runner
 from rfbench.experiments.spec import all_specs, spec_paths
@@ -161,8 +162,8 @@ def _computed_fingerprints(frame: pd.DataFrame, protocols: dict, data_dir: str |
         fingerprint = None
         if dataset in registry.datasets and offline(registry.dataset(dataset), data_dir, registry=registry):
             try:
-                fingerprint = runner.outer_splits_fingerprint(dataset, Protocol(**settings, seed=int(seed)), data_dir,
-                                                              registry=registry)
+                fingerprint = runner.outer_splits_fingerprint(dataset, Protocol(**settings, seed=int(seed)),
+                                                              DataSources.from_settings(data_dir), registry=registry)
             except DataUnavailable:     # mirror files present but not loadable (e.g. a failed checksum)
                 pass
         if fingerprint is None and unavailable is not None:

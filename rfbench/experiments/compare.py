@@ -94,8 +94,8 @@ def run(baseline: str, methods: list[str], datasets: list[str] | None, features:
                 raise UsageError(f"baseline {b.name} has no fingerprint of the splits of {d} (seed {seed}; its data "
                                  "was not here when the file was written), so identical splits cannot be verified; "
                                  "regenerate it with `rfbench baselines --write` beside the dataset mirror")
-            ours = runner.outer_splits_fingerprint(d, Protocol(**settings, seed=seed), config.data_dirs,
-                                                   registry=registry, cache=config.cache_dir)
+            ours = runner.outer_splits_fingerprint(d, Protocol(**settings, seed=seed), config.sources,
+                                                   registry=registry)
             if ours != want:
                 raise UsageError(_fingerprint_mismatch(d, seed, ours, want, "the data here", b.name))
             verified[(d, seed)] = ours

@@ -14,6 +14,7 @@ import pytest
 from rfbench import protocol as proto
 from rfbench import registry
 from rfbench.data.loader import load, load_split_masks, resolve_dataset_names
+from rfbench.data.sources import DataSources
 from rfbench.errors import DataUnavailable, UsageError
 from rfbench.execution import runner, tasks
 from rfbench.protocol import Protocol, SplitAssignment
@@ -154,7 +155,8 @@ def test_masks_of_another_row_count_are_refused_and_max_samples_subsamples_them(
 
 def test_a_dataset_without_masks_is_refused_under_published():
     with pytest.raises(UsageError, match="has no published splits"):
-        runner._outer_splits("friedman-generated", Protocol("published"), registry=load_registry())
+        runner._outer_splits("friedman-generated", Protocol("published"), DataSources.from_settings(),
+                             registry=load_registry())
 
 
 # -- the error: RMSE on the target as stored --------------------------------------------------------

@@ -182,10 +182,10 @@ def test_a_worker_loads_only_what_it_has_from_the_clients_kind_of_source(mirror_
     from rfbench import registry
     from rfbench.execution.dask_pool import _loads_locally
 
-    sources = {"friedman-generated": "generator", "wine": "mirror", "breiman": "cache"}
+    origins = {"friedman-generated": "generator", "wine": "mirror", "breiman": "cache"}
     built = registry.load()
-    assert _loads_locally(sources, str(mirror_dir), built) == ["friedman-generated", "wine"]
-    assert _loads_locally(sources, str(tmp_path / "absent"), built) == ["friedman-generated"]
+    assert _loads_locally(origins, str(mirror_dir), built) == ["friedman-generated", "wine"]
+    assert _loads_locally(origins, str(tmp_path / "absent"), built) == ["friedman-generated"]
 
 
 @pytest.mark.slow

@@ -5,6 +5,7 @@ and a fake GPU (CI has none)."""
 import dataclasses
 import json
 import os
+import pickle
 import sys
 from collections import Counter
 
@@ -13,6 +14,7 @@ import pytest
 
 from rfbench import contract
 from rfbench.cli import main
+from rfbench.data.sources import DataSources
 from rfbench.errors import UsageError
 from rfbench.execution import executor, runner, tasks
 from rfbench.execution.executor import (
@@ -32,6 +34,8 @@ from rfbench.registry import load as load_registry
 from tests.cli_errors import one_line_error
 
 SMALL = Protocol("cv", outer_folds=3, inner_folds=2, seed=0, max_samples=200)
+#: where a task reads its data: no mirror directory, the download cache of the setting
+NO_MIRROR = DataSources((), None)
 TINY = ["--features", "10", "--outer-folds", "3", "--inner-folds", "2", "--max-samples", "200", "--quiet",
         "--no-report"]
 
@@ -80,6 +84,30 @@ def test_a_config_is_frozen_typed_and_normalised():
     with pytest.raises(TypeError, match="config must be a RunConfig"):
         runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, "x", {"jobs": 1}, registry=load_registry())
 
+
+def test_a_configs_sources_are_its_resolved_mirrors_and_cache_as_one_hashable_picklable_value(tmp_path,
+                                                                                              monkeypatch):
+    """What the run hands to everything that loads data (its workers included): the mirror
+    directories and the download cache the config resolved, one frozen value, equal for equal configs
+    (a key of the tasks' data cache) and sent to a worker process as it is."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    monkeypatch.chdir(tmp_path)
+    config = RunConfig(data_dir=os.pathsep.join([str(first), str(second)]), cache_dir="cache")
+    sources = config.sources
+    assert isinstance(sources, DataSources)
+    assert sources == DataSources((str(first), str(second)), str(tmp_path / "cache"))
+    assert (sources.data_dirs, sources.cache_dir) == (config.data_dirs, config.cache_dir)   # absolute cache
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sources.cache_dir = None
+    assert pickle.loads(pickle.dumps(sources)) == sources
+    again = RunConfig(data_dir=os.pathsep.join([str(first), str(second)]), cache_dir="cache")
+    assert again == config and again.sources == sources and hash(again.sources) == hash(sources)
+    assert config.replace(jobs=2).sources == sources            # not a data setting: the same sources
+    assert RunConfig(data_dir=str(second), cache_dir="cache").sources != sources
+    monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)
+    assert RunConfig(cache_dir="cache").sources.data_dirs == DataSources.from_settings().data_dirs  # the settings'
 
 def test_device_cuda_without_torch_or_gpu_is_one_line_and_auto_falls_back_with_a_note(monkeypatch):
     def no_torch():
@@ -259,9 +287,9 @@ def test_a_device_item_gives_its_estimator_the_device_and_records_it(devmod):
     from rfbench import registry
 
     reg, (dev, cpu) = registry.resolve_method_names(registry.load(), ["devmod:DevEst", "devmod:CpuEst"])
-    [on_gpu] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), WorkerOptions(SMALL, (), 1, None, reg))
-    [user] = execute(WorkItem("friedman-generated", cpu, 0, (10,), "cuda"), WorkerOptions(SMALL, (), 1, None, reg))
-    [plain] = execute(WorkItem("friedman-generated", dev, 1, (10,)), WorkerOptions(SMALL, (), 1, None, reg))
+    [on_gpu] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), WorkerOptions(SMALL, NO_MIRROR, 1, None, reg))
+    [user] = execute(WorkItem("friedman-generated", cpu, 0, (10,), "cuda"), WorkerOptions(SMALL, NO_MIRROR, 1, None, reg))
+    [plain] = execute(WorkItem("friedman-generated", dev, 1, (10,)), WorkerOptions(SMALL, NO_MIRROR, 1, None, reg))
     assert (on_gpu.status, on_gpu.device) == ("done", "cuda")
     assert (user.status, user.device) == ("done", "cpu")        # no device parameter: the CPU as it is
     assert (plain.status, plain.device) == ("done", "cpu")
@@ -277,13 +305,13 @@ def test_a_gpu_out_of_memory_error_is_the_tasks_one_line_error_record(devmod, mo
 
     monkeypatch.setenv("RFBENCH_TEST_OOM", ".")
     reg, [dev] = registry.resolve_method_names(registry.load(), ["devmod:DevEst"])
-    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), WorkerOptions(SMALL, (), 1, None, reg, gpu_slots=4))
+    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), WorkerOptions(SMALL, NO_MIRROR, 1, None, reg, gpu_slots=4))
     assert rec.status == "error" and rec.device == "cuda"
     assert rec.message == ("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.1 GiB "
                               "total).; lower --gpu-slots or the budget")
     # torch's one line is long (its advice on fragmentation): cut, so that ours stays in the record
     monkeypatch.setenv("RFBENCH_TEST_OOM", " Of the allocated memory ..." * 30)
-    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), WorkerOptions(SMALL, (), 1, None, reg, gpu_slots=4))
+    [rec] = execute(WorkItem("friedman-generated", dev, 0, (10,), "cuda"), WorkerOptions(SMALL, NO_MIRROR, 1, None, reg, gpu_slots=4))
     assert rec.message.startswith("GPU out of memory: CUDA out of memory. Tried to allocate 2.00 GiB")
     assert rec.message.endswith("; lower --gpu-slots or the budget") and len(rec.message) <= 500
 
@@ -346,7 +374,7 @@ def _items(kinds: str) -> list[WorkItem]:
 def _dispatch(ex, items, gpu_slots=None, timeout_s=None, clock=None, taken=None):
     collected, released = [], []
     take = (lambda item: taken.append(item) or True) if taken is not None else (lambda item: True)
-    d = Dispatch(ex, items, WorkerOptions(SMALL, (), 1, timeout_s, None),
+    d = Dispatch(ex, items, WorkerOptions(SMALL, NO_MIRROR, 1, timeout_s, None),
                  ItemCallbacks(take, lambda item, recs: collected.append((item, recs)), released.append),
                  Slots(device=gpu_slots), **({"clock": clock} if clock else {}))
     d.run()

@@ -8,6 +8,7 @@ import pytest
 
 from rfbench import protocol as proto
 from rfbench import provenance, registry
+from rfbench.data.sources import DataSources
 from rfbench.errors import UsageError
 from rfbench.execution import pool, runconfig, runner, tasks
 from rfbench.execution.runconfig import RunConfig
@@ -19,6 +20,8 @@ from tests.records import as_record
 SMALL = Protocol("cv", outer_folds=3, inner_folds=3, seed=0, max_samples=300)
 #: the built-in registry (what the tasks below look their names up in, as the runner passes it)
 REG = registry.load(settings=False)
+#: where a task reads its data: no mirror directory, the download cache of the setting
+NO_MIRROR = DataSources((), None)
 
 
 def test_folds_identical_for_every_method_and_saved(tmp_path):
@@ -32,22 +35,22 @@ def test_folds_identical_for_every_method_and_saved(tmp_path):
     folds = pd.read_csv(out / "folds" / "friedman-generated.csv")
     assert len(folds) == 300 and sorted(folds["fold"].unique()) == [0, 1, 2]
     # the stored assignment is the protocol's split
-    _, _, y, _ = tasks.prepared(REG.dataset("friedman-generated"), None, 300, 0)
+    _, _, y, _ = tasks.prepared(REG.dataset("friedman-generated"), DataSources.from_settings(), 300, 0)
     for k, (_, te) in enumerate(proto.outer_splits(SMALL, y, "regression")):
         assert (folds["fold"].to_numpy()[te] == k).all()
 
 
 def test_test_fold_values_do_not_leak_into_training(monkeypatch):
-    _, X, y, src = tasks.prepared(REG.dataset("friedman-generated"), None, 300, 0)
+    _, X, y, src = tasks.prepared(REG.dataset("friedman-generated"), DataSources.from_settings(), 300, 0)
     _, te = proto.outer_splits(SMALL, y, "regression")[0]
     X2, y2 = X.copy(), y.copy()
     X2[te] *= 1000.0
     y2[te] += 1e6
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
-    base = execute(item, WorkerOptions(SMALL, (), 1, None, REG))[0]
+    base = execute(item, WorkerOptions(SMALL, NO_MIRROR, 1, None, REG))[0]
     monkeypatch.setattr(tasks, "prepared", lambda ds, *a: (ds, X2, y2, src))
     tasks._fold_data.cache_clear()          # the runner keeps a fold's data for the next task
-    poisoned = execute(item, WorkerOptions(SMALL, (), 1, None, REG))[0]
+    poisoned = execute(item, WorkerOptions(SMALL, NO_MIRROR, 1, None, REG))[0]
     assert base.status == poisoned.status == "done"
     # identical training statistics ⇒ identical selection, to the last digit of the CV error
     assert json.loads(base.params) == json.loads(poisoned.params)
@@ -64,7 +67,7 @@ def test_scaler_uses_training_rows_only():
 
 def test_error_and_timeout_become_records(tmp_path, monkeypatch):
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
-    recs = execute(item, WorkerOptions(SMALL, (), 1, 1e-3, REG))
+    recs = execute(item, WorkerOptions(SMALL, NO_MIRROR, 1, 1e-3, REG))
     assert recs[0].status == "timeout" and "timeout" in recs[0].message
     from rfbench.methods import rff
 
@@ -72,7 +75,7 @@ def test_error_and_timeout_become_records(tmp_path, monkeypatch):
         raise RuntimeError("synthetic failure")
 
     monkeypatch.setattr(rff.RFFRegressor, "fit", boom)
-    recs = execute(item, WorkerOptions(SMALL, (), 1, None, REG))
+    recs = execute(item, WorkerOptions(SMALL, NO_MIRROR, 1, None, REG))
     assert recs[0].status == "error" and "synthetic failure" in recs[0].message
 
 
@@ -82,10 +85,10 @@ def test_a_task_off_the_main_thread_runs_without_an_alarm_and_on_supplied_data()
     from concurrent.futures import ThreadPoolExecutor
 
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
-    _, X, y, src = tasks.prepared(REG.dataset("friedman-generated"), None, 300, 0)
+    _, X, y, src = tasks.prepared(REG.dataset("friedman-generated"), DataSources.from_settings(), 300, 0)
     with ThreadPoolExecutor(1) as threads:
-        [rec] = threads.submit(execute, item, WorkerOptions(SMALL, (), 1, 60.0, REG)).result()
-        [sent] = threads.submit(execute, item, WorkerOptions(SMALL, ("/nonexistent",), 1, 60.0, REG), (X, y, src)).result()
+        [rec] = threads.submit(execute, item, WorkerOptions(SMALL, NO_MIRROR, 1, 60.0, REG)).result()
+        [sent] = threads.submit(execute, item, WorkerOptions(SMALL, DataSources(("/nonexistent",), None), 1, 60.0, REG), (X, y, src)).result()
     assert rec.status == sent.status == "done", rec.message
     assert (sent.error, sent.params, sent.source) == (rec.error, rec.params, rec.source)
 
@@ -221,7 +224,7 @@ def test_the_runner_reads_budget_sharing_and_fitted_attributes_through_the_writt
 
 def test_shared_fit_time_is_attributed_to_the_budgets_not_repeated():
     recs = {r.n_features: r for r in execute(WorkItem("friedman-generated", "lgbm", 0, (10, 30)),
-                                                WorkerOptions(SMALL, (), 1, None, REG))}
+                                                WorkerOptions(SMALL, NO_MIRROR, 1, None, REG))}
     assert {r.status for r in recs.values()} == {"done"}
     whole = recs[10].shared_fit_s
     assert whole == recs[30].shared_fit_s > 0
@@ -231,7 +234,7 @@ def test_shared_fit_time_is_attributed_to_the_budgets_not_repeated():
     assert fits[30] == pytest.approx(3 * fits[10])
     assert recs[10].tune_s + recs[30].tune_s <= whole
     # a budget fitted alone keeps its whole time and has no shared part
-    alone = execute(WorkItem("friedman-generated", "rff-gauss", 0, (10,)), WorkerOptions(SMALL, (), 1, None, REG))[0]
+    alone = execute(WorkItem("friedman-generated", "rff-gauss", 0, (10,)), WorkerOptions(SMALL, NO_MIRROR, 1, None, REG))[0]
     assert alone.shared_fit_s is None and "shared_fit_s" not in alone.to_dict()
 
 
@@ -409,10 +412,10 @@ def test_unobtainable_dataset_is_skipped_with_one_line_or_fails_under_strict(mon
 
     monkeypatch.setattr(runner, "load", fake_load)
     said = []
-    assert runner.available_datasets(["wine", "bankmarketing", "sonar"], None, False, said.append, registry=load_registry()) == ["wine", "sonar"]
+    assert runner.available_datasets(["wine", "bankmarketing", "sonar"], NO_MIRROR, False, said.append, registry=load_registry()) == ["wine", "sonar"]
     assert said == ["skipped: dataset 'bankmarketing' is not available (OpenML unreachable)"]
     with pytest.raises(DataUnavailable, match="bankmarketing"):
-        runner.available_datasets(["wine", "bankmarketing"], None, True, said.append, registry=load_registry())
+        runner.available_datasets(["wine", "bankmarketing"], NO_MIRROR, True, said.append, registry=load_registry())
 
 
 def test_default_jobs_is_one_process_per_core_unless_every_method_prefers_threads(tmp_path, monkeypatch):
@@ -776,6 +779,6 @@ def test_the_workers_use_the_download_cache_the_config_resolved(tmp_path, monkey
     df = pd.read_csv(out / "results.csv")
     assert (df["status"] == "done").all() and set(df["source"]) == {"cache"}
     item = WorkItem("friedman-generated", "rff-gauss", 0, (10,))
-    [rec] = execute(item, WorkerOptions(SMALL, (), 1, None, REG, cache_dir=str(first)))
+    [rec] = execute(item, WorkerOptions(SMALL, DataSources((), str(first)), 1, None, REG))
     assert rec.source == "cache"
     assert RunConfig(cache_dir=str(first)).replace(jobs=2).cache_dir == str(first)

@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from rfbench import protocol as proto
 from rfbench import registry
 from rfbench.cli import cli
+from rfbench.data.sources import DataSources
 from rfbench.errors import UsageError
 from rfbench.experiments import baselines
 from rfbench.registry import load as load_registry
@@ -177,16 +178,17 @@ def test_splits_fingerprint_is_of_the_runners_test_rows_in_split_order(mirror_di
 
     settings = baselines.load("gbrff2020-table2", load_registry()).protocols["splits-r20-t0.3-i5"]
     p = Protocol(**settings, seed=0)
-    _, _, y, _ = tasks.prepared(registry.load().dataset("wine"), str(mirror_dir), None, 0)
+    mirror = DataSources.from_settings(str(mirror_dir))
+    _, _, y, _ = tasks.prepared(registry.load().dataset("wine"), mirror, None, 0)
     splits = proto.outer_splits(p, y, "classification")
     assert len(splits) == 20 and {len(te) for _, te in splits} == {math.ceil(0.3 * len(y))}   # scikit-learn's size
     text = "".join(" ".join(map(str, te)) + "\n" for _, te in splits)
     naive = "sha256:" + hashlib.sha256(text.encode()).hexdigest()
     assert proto.splits_fingerprint(splits) == naive
-    assert runner.outer_splits_fingerprint("wine", p, str(mirror_dir), registry=load_registry()) == naive
+    assert runner.outer_splits_fingerprint("wine", p, mirror, registry=load_registry()) == naive
     assert baselines.load("gbrff2020-table2", load_registry()).fingerprints[("splits-r20-t0.3-i5", "wine", 0)] == naive
-    others = {runner.outer_splits_fingerprint("wine", Protocol(**{**settings, "test_size": 0.25}), str(mirror_dir), registry=load_registry()),
-              runner.outer_splits_fingerprint("wine", Protocol(**settings, seed=1), str(mirror_dir), registry=load_registry())}
+    others = {runner.outer_splits_fingerprint("wine", Protocol(**{**settings, "test_size": 0.25}), mirror, registry=load_registry()),
+              runner.outer_splits_fingerprint("wine", Protocol(**settings, seed=1), mirror, registry=load_registry())}
     assert naive not in others and len(others) == 2
     reordered = [(tr, te[::-1]) for tr, te in splits]             # the same rows, fed in another order
     assert proto.splits_fingerprint(reordered) != naive

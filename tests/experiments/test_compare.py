@@ -17,6 +17,7 @@ import pytest
 
 from rfbench import registry
 from rfbench.cli import main
+from rfbench.data.sources import DataSources
 from rfbench.execution import runner
 from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import baselines, compare
@@ -266,7 +267,8 @@ def test_a_classifier_on_the_gbrff_splits_is_reported_beside_gbrff2_and_lgbm(gbr
         (d, 0): b.fingerprints[(GBRFF_KEY, d, 0)] for d in SMALLEST}
     recorded = {d: fp for d, _, fp in marker["splits_sha256"]}
     assert recorded[SMALLEST[0]] == runner.outer_splits_fingerprint(SMALLEST[0], Protocol(**b.protocols[GBRFF_KEY]),
-                                                                    str(mirror_dir), registry=load_registry())
+                                                                    DataSources.from_settings(str(mirror_dir)),
+                                                                    registry=load_registry())
     # run again into the same --out on one dataset: the other's verified fingerprint stays recorded
     compare.run(GBRFF, [CLASSIFIER], SMALLEST[:1], [100], [0], str(gbrff_run), RunConfig(jobs=1), progress=False, registry=load_registry())
     assert json.loads((gbrff_run / "compare.json").read_text())["splits_sha256"] == marker["splits_sha256"]

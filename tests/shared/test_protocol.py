@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from rfbench import protocol as proto
+from rfbench.data.sources import DataSources
 from rfbench.errors import UsageError
 from rfbench.execution import runner
 from rfbench.experiments import baselines
@@ -135,5 +136,6 @@ def test_outer_splits_are_those_before_the_classes(case):
                                          ("splits-r3-t0.3-i5-max300", "9f3b07db2de83d27"),
                                          ("holdout-t0.3-i5-max300", "e89effe19712535f")])
 def test_outer_splits_of_a_generated_dataset_are_those_before_the_classes(key, before):
-    splits, _ = runner._outer_splits("friedman-generated", Protocol.from_key(key), registry=load_registry())
+    splits, _ = runner._outer_splits("friedman-generated", Protocol.from_key(key), DataSources.from_settings(),
+                                        registry=load_registry())
     assert digest(splits) == before

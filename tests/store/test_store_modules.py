@@ -13,6 +13,7 @@ import pandas as pd
 import pytest
 
 from rfbench import registry
+from rfbench.data.sources import DataSources
 from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.protocol import Protocol
 from rfbench.store import (
@@ -65,7 +66,7 @@ def test_the_columns_are_the_record_s_fields_and_the_committed_tables_header():
 def test_a_worker_s_failed_records_are_records_with_every_field():
     """What rfbench.execution.tasks.execute returns for a task that fails at once is a record of every column
     (and its traceback), which Record reads and writes back unchanged."""
-    options = WorkerOptions(Protocol("cv", outer_folds=3), (), 1, None, registry.load())
+    options = WorkerOptions(Protocol("cv", outer_folds=3), DataSources((), None), 1, None, registry.load())
     records = execute(WorkItem("no-such-dataset", "rff-gauss", 1, (10, 20)), options)
     for rec in records:
         assert isinstance(rec, Record)
