@@ -4,7 +4,9 @@
 Per (dataset, method, n): the median time of the finished tasks of the same cell; else the same
 dataset and method at another budget, scaled by the method's time ratio between the budgets; else a
 power law in rows and inputs (the registry shape) fitted to the (method, n)'s finished datasets, or
-the exponents the method declares (methods.yaml ``cost_scaling``); else NaN.
+the exponents the method declares (methods.yaml ``cost_scaling``); else that law of the method at its
+nearest other budget, scaled by the ratio between the budgets; else NaN (a method with no finished
+task, or a dataset of unknown shape).
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
     came from finished tasks of the same cell): the median time of the cell's finished tasks; else
     the same dataset and method at another n, scaled by the method's median time ratio between the
     two budgets on datasets that have both (n / n' if none); else a power law in rows and inputs
-    fitted to the (method, n)'s finished datasets (:func:`_size_model`); else NaN. Shapes and declared
-    cost scalings: those of ``registry``."""
+    fitted to the (method, n)'s finished datasets (:func:`_size_model`); else the law of the method's
+    nearest other budget with a finished dataset, scaled by the same ratio (a budget no dataset has
+    reached yet, e.g. the n = 500 half of a suite whose n = 100 half is running); else NaN. Shapes
+    and declared cost scalings: those of ``registry``."""
     done = done.astype({"total_s": float})
     per_ds = done.groupby(["dataset", "method", "n_features"])["total_s"].median()
     shape = {name: registry.dataset(name).shape for name in done["dataset"].unique()}
@@ -36,6 +40,15 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
     by_method = {meth: g.droplevel("method").unstack("n_features")
                  for meth, g in per_ds.groupby(level="method")}   # dataset × n, per method
 
+    def budget_ratio(method, n, other) -> float:
+        """The method's time at n over its time at ``other``: the median over datasets with both, else n / other."""
+        times = by_method[method]
+        both = times[[n, other]].dropna() if n in times.columns else times.iloc[:0]
+        return float(np.median(both[n] / both[other])) if len(both) else n / other
+
+    def nearest(budgets, n):
+        return min(budgets, key=lambda b: abs(np.log(b / n)))
+
     def from_other_budget(dataset, method, n):
         """The cell's time from the same dataset and method at the nearest other budget, or None."""
         times = by_method.get(method)
@@ -44,10 +57,22 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
         known = times.loc[dataset].dropna()
         if known.empty:
             return None
-        other = min(known.index, key=lambda b: abs(np.log(b / n)))
-        both = times[[n, other]].dropna() if n in times.columns else times.iloc[:0]
-        ratio = float(np.median(both[n] / both[other])) if len(both) else n / other
-        return float(known[other]) * ratio
+        other = nearest(known.index, n)
+        return float(known[other]) * budget_ratio(method, n, other)
+
+    def from_size(dataset, method, n):
+        """The cell's time from the size law of (method, n), else of the method's nearest other budget
+        scaled by the ratio between the budgets; NaN without either or for a dataset of unknown shape."""
+        size = registry.dataset(dataset).shape
+        if min(size) <= 0:
+            return np.nan
+        if (method, n) in models:
+            return models[(method, n)](*size)
+        budgets = [b for (m, b) in models if m == method]
+        if not budgets:
+            return np.nan
+        other = nearest(budgets, n)
+        return models[(method, other)](*size) * budget_ratio(method, n, other)
 
     def estimate(cells):
         known = [c in per_ds.index for c in cells]
@@ -57,9 +82,7 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
                 est.append(per_ds[c])
                 continue
             scaled = from_other_budget(*c)
-            size = registry.dataset(c[0]).shape
-            est.append(scaled if scaled is not None else
-                       models.get(c[1:], lambda r, d: np.nan)(*size) if min(size) > 0 else np.nan)
+            est.append(scaled if scaled is not None else from_size(*c))
         return np.asarray(est, dtype=float), known
 
     return estimate

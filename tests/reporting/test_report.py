@@ -396,6 +396,32 @@ def test_status_scales_a_cell_without_finished_tasks_from_the_same_dataset_at_an
     assert list(est) == pytest.approx([240.0, 25.0, 80.0]) and known == [False, False, True]
 
 
+def test_status_estimates_a_budget_no_dataset_has_reached_from_the_methods_other_budget():
+    """No dataset has (alc, 500) yet: a set with no alc task at all is estimated from alc's size law
+    at n = 100 scaled by n/n' = 5 (no dataset has both budgets to measure the ratio); a method with no
+    finished task stays unestimated. Once a dataset has (alc, 500), that cell's own size law is used."""
+    from rfbench import registry
+    from rfbench.execution import estimate
+
+    reg = registry.load()
+    done = pd.DataFrame([
+        {"dataset": "kinematics", "method": "alc", "n_features": 100, "total_s": 10.0},
+        {"dataset": "bank", "method": "alc", "n_features": 100, "total_s": 30.0},
+        {"dataset": "bank", "method": "gfc", "n_features": 500, "total_s": 5.0},
+    ])
+    law_100 = estimate._size_model(pd.Series({"kinematics": 10.0, "bank": 30.0}),
+                                   {k: reg.dataset(k).shape for k in ("kinematics", "bank")})
+    est, known = estimate.task_seconds(done, registry=reg)([("pumadyn", "alc", 500), ("pumadyn", "rff-gauss", 500)])
+    assert est[0] == pytest.approx(5 * law_100(*reg.dataset("pumadyn").shape)) and np.isnan(est[1])
+    assert known == [False, False]
+    # a measured ratio between the budgets (kinematics: 80 / 10) replaces n / n' for alc's own sets,
+    # and the cell's own size law (kinematics at n = 500) is preferred once it exists
+    done.loc[len(done)] = {"dataset": "kinematics", "method": "alc", "n_features": 500, "total_s": 80.0}
+    est, _ = estimate.task_seconds(done, registry=reg)([("bank", "alc", 500), ("pumadyn", "alc", 500)])
+    law_500 = estimate._size_model(pd.Series({"kinematics": 80.0}), {"kinematics": reg.dataset("kinematics").shape})
+    assert est == pytest.approx([30.0 * 8, law_500(*reg.dataset("pumadyn").shape)])
+
+
 def test_status_size_model_is_a_power_law_in_rows_and_inputs():
     """Four or more finished datasets that vary in rows and inputs: t = a·rows^b·inputs^c is recovered
     (here quadratic in rows, blind to inputs, as an SVR), where a line through the small sets would
