@@ -88,27 +88,20 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
     return estimate
 
 
-#: a task's size law is fitted to this many finished datasets nearest it in rows (all, when fewer)
-SIZE_NEIGHBOURS = 8
-
-
 def _size_model(times: pd.Series, shape: dict, declared: dict | None = None):
     """(rows, inputs) ↦ task time from the median times of finished datasets (index: dataset names).
 
     A power law, fitted in logs: t = a·rows^b·inputs^c with four or more datasets that vary in both
     (b, c within [0, 3]); else t = a·(rows·inputs)^b; with one size, proportional to rows·inputs.
-    With more than :data:`SIZE_NEIGHBOURS` finished datasets the law of a task is fitted to the
-    :data:`SIZE_NEIGHBOURS` nearest it in log rows (the largest ones for a set beyond them), never
-    below the fastest finished dataset.
     A method that declares its exponents (methods.yaml ``cost_scaling``) is scaled with them from
     its largest finished dataset, whose time is the least diluted by fixed costs.
     Why powers, not a line: costs are superlinear (SVR) or nearly blind to inputs (a fixed number of
     random features), and a line through small sets misjudges a large one by 10× either way (the
     ujindoorloc à la carte fold: a line said 2 h; measured ≈ 10 min).
-    Why near the task: a method's cost changes regime with size (SALSA and KRR switch from the exact
-    kernel to Nyström above 4 000 training rows; FALKON's fixed grid dominates on small sets), and one
-    law through every set carries the many small sets' regime to the large ones
-    (``bench/perf/estimate_accuracy.py``).
+    Why one law through every finished set: fitted instead to the sets nearest the task in rows (or
+    only its level), it followed a regime change (SALSA and KRR go Nyström above 4 000 rows) once
+    a set of the new regime was finished, but extrapolated worse to sets 4× and 10× beyond the
+    finished ones, the dry run's case (``bench/perf/estimate_accuracy.py``, docs/history/runner.md).
     """
     rows = np.log([shape[name][0] for name in times.index])
     inputs = np.log([shape[name][1] for name in times.index])
@@ -117,22 +110,6 @@ def _size_model(times: pd.Series, shape: dict, declared: dict | None = None):
         b, c = declared.get("rows", 0.0), declared.get("inputs", 0.0)
         big = int(np.argmax(b * rows + c * inputs))  # largest by the declared measure of size
         return _power_law(log_t[big] - b * rows[big] - c * inputs[big], b, c, log_t.min())
-    if len(log_t) <= SIZE_NEIGHBOURS:
-        return _fitted_law(rows, inputs, log_t, log_t.min())
-    laws = {}
-
-    def near_law(r, d):
-        nearest = tuple(sorted(np.argsort(np.abs(rows - np.log(r)), kind="stable")[:SIZE_NEIGHBOURS]))
-        if nearest not in laws:
-            pick = list(nearest)
-            laws[nearest] = _fitted_law(rows[pick], inputs[pick], log_t[pick], log_t.min())
-        return laws[nearest](r, d)
-
-    return near_law
-
-
-def _fitted_law(rows: np.ndarray, inputs: np.ndarray, log_t: np.ndarray, log_floor: float):
-    """The power law of :func:`_size_model` through (log rows, log inputs, log time) points."""
     if len(log_t) >= 4 and len(np.unique(rows)) >= 2 and len(np.unique(inputs)) >= 2:
         A = np.column_stack([np.ones_like(rows), rows, inputs])
         b, c = np.clip(np.linalg.lstsq(A, log_t, rcond=None)[0][1:], 0.0, 3.0)
@@ -141,7 +118,7 @@ def _fitted_law(rows: np.ndarray, inputs: np.ndarray, log_t: np.ndarray, log_flo
     else:  # one size: proportional to rows × inputs, no floor
         return _power_law(float(np.median(log_t - rows - inputs)), 1.0, 1.0, -np.inf)
     # the level refitted after clipping the exponents
-    return _power_law(float(np.median(log_t - b * rows - c * inputs)), b, c, log_floor)
+    return _power_law(float(np.median(log_t - b * rows - c * inputs)), b, c, log_t.min())
 
 
 def _power_law(log_a: float, b: float, c: float, log_floor: float):

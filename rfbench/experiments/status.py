@@ -8,8 +8,9 @@ ones are the records. Tasks of datasets that cannot be obtained offline are coun
 every seed has every fold), of ``cells`` asked for. The time left is estimated per task from the median time of the finished tasks of the
 same (dataset, method, n); for a cell with none yet, from the same dataset and method at another
 budget (scaled by the method's time ratio between budgets), else from a power law in rows and
-inputs (the registry shape) fitted to the (method, n)'s finished datasets nearest it in rows
-(proportional to rows × inputs with a single dataset), a rough guess (column ``by_size`` counts those tasks): the
+inputs (the registry shape) fitted to the (method, n)'s finished datasets (proportional to
+rows × inputs with a single dataset; a budget no dataset has reached yet: the law of the method's
+nearest other budget, scaled), a rough guess (column ``by_size`` counts those tasks): the
 estimator of :mod:`rfbench.execution.estimate`, which ``rfbench run --dry-run`` shares. One core per
 task, as the long runs use it. The datasets and methods are those of the :class:`rfbench.registry.Registry`
 given (built once by the command).

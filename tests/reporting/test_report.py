@@ -441,30 +441,6 @@ def test_status_size_model_is_a_power_law_in_rows_and_inputs():
     assert model(10, 1) == pytest.approx(times.min())
 
 
-def test_status_size_model_follows_the_regime_of_the_sets_nearest_the_task():
-    """A method whose cost changes regime with size (exact kernel ∝ rows² up to 4 000 rows, Nyström
-    ∝ rows above, as SALSA and KRR): with more than SIZE_NEIGHBOURS finished sets the law of a large
-    set is fitted to the large sets nearest it, and of a small set to the small ones; one law through
-    every set would carry the many small sets' quadratic to the large ones."""
-    from rfbench.execution import estimate
-    from rfbench.execution.estimate import SIZE_NEIGHBOURS, _fitted_law, _size_model
-
-    rows = np.unique(np.geomspace(100, 60000, 3 * SIZE_NEIGHBOURS).astype(int))
-    shape = {f"s{r}": (int(r), 5 + i % 7) for i, r in enumerate(rows)}       # inputs vary too
-
-    def cost(r):
-        return 1e-5 * r**2 if r <= 4000 else 2e-2 * r
-
-    times = pd.Series({k: cost(r) for k, (r, _) in shape.items()})
-    model = _size_model(times, shape)
-    assert model(90000, 8) == pytest.approx(cost(90000), rel=1e-6)            # the Nyström regime's law
-    assert model(150, 8) == pytest.approx(cost(150), rel=1e-6)                # the exact regime's law
-    everything = _fitted_law(*(np.log([shape[k][i] for k in times.index]) for i in (0, 1)),
-                             np.log(times.to_numpy()), np.log(times.min()))
-    assert everything(90000, 8) > 2 * cost(90000)                              # what one law would say
-    assert len(times) > SIZE_NEIGHBOURS and estimate.SIZE_NEIGHBOURS == SIZE_NEIGHBOURS
-
-
 def test_status_size_model_uses_a_methods_declared_cost_scaling():
     """With declared exponents (BMKR: rows²), the estimate is scaled from the largest finished set,
     not fitted to small sets whose times are mostly fixed costs."""
