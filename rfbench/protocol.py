@@ -82,6 +82,12 @@ def _register(cls):
     return cls
 
 
+#: what a dataset itself says of its outer splits (rfbench.execution.tasks.own_splits): its paper
+#: split's sizes (registry ``holdout``; a plain (n_train, n_test) pair is a seeded random split of
+#: those sizes), its published split masks, or nothing
+OwnSplits = HoldoutSizes | SplitAssignment | tuple[int, int] | None
+
+
 @dataclass(frozen=True)
 class Protocol:
     """The settings of an evaluation protocol, everything that changes the numbers but the method.
@@ -170,10 +176,12 @@ class Protocol:
         return re.compile(f"{re.escape(name)}{fields}-i(?P<inner_folds>[0-9]+)(?:-max(?P<max_samples>[0-9]+))?")
 
     def outer_splits(self, y: np.ndarray, task: str,
-                     holdout_sizes: tuple[int, int] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
+                     own: OwnSplits = None) -> list[tuple[np.ndarray, np.ndarray]]:
         """The outer (train, test) index pairs of a dataset whose outputs are ``y``; identical for
-        every method. ``holdout_sizes``: the dataset's registry ``holdout`` entry (a
-        :class:`HoldoutSizes`), which only Holdout and Fixed read."""
+        every method. ``own``: what the dataset itself says of its splits
+        (rfbench.execution.tasks.own_splits): its registry ``holdout`` entry (a :class:`HoldoutSizes`,
+        read by Holdout and Fixed) or its published split masks (a :class:`SplitAssignment`, read by
+        Published); None: neither."""
         raise NotImplementedError
 
     def _random_splits(self, y: np.ndarray, task: str, n_splits: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -212,7 +220,7 @@ class CV(Protocol):
     def n_outer(self) -> int:
         return self.outer_folds
 
-    def outer_splits(self, y, task, holdout_sizes=None):
+    def outer_splits(self, y, task, own=None):
         # imported here, not with the module: status and report load no scikit-learn
         from sklearn.model_selection import KFold
 
@@ -238,7 +246,7 @@ class Splits(Protocol):
     def n_outer(self) -> int:
         return self.repeats
 
-    def outer_splits(self, y, task, holdout_sizes=None):
+    def outer_splits(self, y, task, own=None):
         return self._random_splits(y, task, self.repeats)
 
 
@@ -259,13 +267,13 @@ class Holdout(Protocol):
     def n_outer(self) -> int:
         return 1
 
-    def outer_splits(self, y, task, holdout_sizes=None):
+    def outer_splits(self, y, task, own=None):
         m = len(y)
-        if getattr(holdout_sizes, "fixed", False):
-            return [fixed_split(self, m, holdout_sizes)]
-        if not holdout_sizes:
+        if isinstance(own, HoldoutSizes) and own.fixed:
+            return [fixed_split(self, m, own)]
+        if not isinstance(own, tuple) or not own:        # no sizes (None, or published masks)
             return self._random_splits(y, task, 1)
-        n_tr, n_te = holdout_sizes
+        n_tr, n_te = own
         if n_tr + n_te > m:
             raise UsageError(f"holdout sizes {n_tr} + {n_te} exceed the {m} rows of the dataset")
         perm = np.random.default_rng(self.seed).permutation(m)
@@ -296,12 +304,12 @@ class Fixed(Protocol):
     def n_outer(self) -> int:
         return self.repeats
 
-    def outer_splits(self, y, task, holdout_sizes=None):
-        if not getattr(holdout_sizes, "fixed", False):
+    def outer_splits(self, y, task, own=None):
+        if not (isinstance(own, HoldoutSizes) and own.fixed):
             raise UsageError("protocol fixed runs on a dataset's own train/test split, and this dataset has none "
                              "(datasets.yaml: holdout: {train: rows, test: rows, split: files}); use cv, splits or "
                              "holdout")
-        return [fixed_split(self, len(y), holdout_sizes)] * self.repeats
+        return [fixed_split(self, len(y), own)] * self.repeats
 
 
 @_register
@@ -326,8 +334,7 @@ class Published(Protocol):
     def n_outer(self) -> int:
         return self.repeats
 
-    def outer_splits(self, y, task, holdout_sizes=None):
-        own = holdout_sizes
+    def outer_splits(self, y, task, own=None):
         if not isinstance(own, SplitAssignment):
             raise UsageError("protocol published runs on a dataset's published splits, and this dataset has none "
                              "(datasets.yaml: splits: {file, sha256}); use cv, splits or holdout")
@@ -381,9 +388,9 @@ def subsample_index(m: int, max_samples: int | None, seed: int) -> np.ndarray:
 
 
 def outer_splits(protocol: Protocol, y: np.ndarray, task: str,
-                 holdout_sizes: tuple[int, int] | None = None) -> list[tuple[np.ndarray, np.ndarray]]:
-    """``protocol.outer_splits(y, task, holdout_sizes)``: the outer (train, test) index pairs."""
-    return protocol.outer_splits(y, task, holdout_sizes)
+                 own: OwnSplits = None) -> list[tuple[np.ndarray, np.ndarray]]:
+    """``protocol.outer_splits(y, task, own)``: the outer (train, test) index pairs."""
+    return protocol.outer_splits(y, task, own)
 
 
 def fixed_split(protocol: Protocol, m: int, sizes: HoldoutSizes) -> tuple[np.ndarray, np.ndarray]:

@@ -260,7 +260,7 @@ def _fold_data(ds: Dataset, fold: int, protocol: proto.Protocol, sources: DataSo
     return out
 
 
-def own_splits(ds: Dataset, protocol: proto.Protocol, sources: DataSources):
+def own_splits(ds: Dataset, protocol: proto.Protocol, sources: DataSources) -> proto.OwnSplits:
     """What a protocol's outer splits read of the dataset itself: its published split masks (the
     published protocol; :func:`rfbench.data.loader.load_split_masks`, from the mirror directories of
     ``sources``), else its registry ``holdout``."""
