@@ -494,13 +494,13 @@ def render_dry_run(table, out, estimated_from=None) -> str:
              "or written"]
     source = estimated_from or out
     if len(runnable) and unestimated == int(runnable["to_run"].sum()):
-        lines.append(f"no estimate of the core-hours yet: no finished task of these methods and n in {source} "
+        lines.append(f"no estimate of the core-hours yet: no finished task of these methods in {source} "
                      "(`rfbench status` estimates from them)")
     elif len(runnable):
         lines.append(f"estimated {hours:.2f} core-hours ({hms(hours * 3600)} on one core per task) for the "
                      f"{int(runnable['to_run'].sum())} with data offline, from the finished tasks in {source} as "
                      "`rfbench status` estimates"
-                     + (f"; {unestimated} unestimated (no finished task of their method and n there)"
+                     + (f"; {unestimated} unestimated (no finished task of their method there)"
                         if unestimated else ""))
     if estimated_from and not len(runnable) and to_run:
         lines.append(f"the est. core time of each row is from the finished tasks in {estimated_from}")
