@@ -118,3 +118,37 @@ def test_project_only_recomputes_the_projection_from_the_measured_rows(tmp_path)
     written = json.loads(out.read_text())
     assert written["projection"] == projection and written["device_rows"]
     assert projection["cores"] == 16 and projection["tables"]["gfc2016-table4"]["cpu_core_seconds"] == 0.0
+
+
+def _kit_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_kit", REPO / "bench/perf/gpu_kit.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_gpu_kit_stages_exactly_the_sets_asked_and_leaves_out_a_file_over_the_limit(tmp_path):
+    """bench/perf/gpu_kit.py's staging (what travels to the GPU machine, which has no mirror): the
+    registry's files of the sets asked, relative paths kept, split masks included; a set with a file
+    over the limit left out; files of sets no longer asked removed; a second staging copies nothing."""
+    from rfbench import registry
+
+    kit, reg = _kit_module(), registry.load()
+    mirror, dest = tmp_path / "mirror", tmp_path / "staged"
+    small, masked, big = "kinematics", "uci-yacht", "uci-kin40k"
+    sizes = {small: 100, masked: 100, big: 3 * 2**20}
+    for name, size in sizes.items():
+        for rel in kit.mirror_files([name], reg):
+            (mirror / rel).parent.mkdir(parents=True, exist_ok=True)
+            (mirror / rel).write_bytes(b"x" * size)
+    assert any(rel.endswith("test_mask.csv.gz") for rel in kit.mirror_files([masked], reg))
+    (dest / "old").mkdir(parents=True)
+    (dest / "old" / "stale.csv").write_text("a set staged before")
+    staged = kit.stage([small, masked, big], mirror, reg, max_file_mib=1.0, dest=dest)
+    assert staged == [small, masked]
+    files = sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file())
+    assert files == sorted(kit.mirror_files([small, masked], reg))
+    assert kit.stage([masked], mirror, reg, max_file_mib=1.0, dest=dest) == [masked]
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == sorted(kit.mirror_files([masked], reg))
