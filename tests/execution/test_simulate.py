@@ -92,14 +92,11 @@ def test_simulates_the_runners_own_order():
 def test_dispatch_order_measures_longest_first_against_the_order_before(tmp_path):
     """bench/perf/dispatch_order.py on the committed records: longest first is never slower than
     the order before, never under the fluid bound."""
-    import importlib.util
     import json
-    from pathlib import Path
 
-    root = Path(__file__).resolve().parents[2]
-    spec = importlib.util.spec_from_file_location("dispatch_order", root / "bench/perf/dispatch_order.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    from tests.bench_scripts import bench_script
+
+    module = bench_script("dispatch_order")
     module.main(["--output", str(tmp_path / "order.json")])
     out = json.loads((tmp_path / "order.json").read_text())
     for run, per_workers in out["cpu"].items():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.bench_scripts import bench_script
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -32,21 +34,12 @@ def test_gpu_bench_runs_on_the_cpu(mirror_dir, tmp_path):
     assert list(tmp_path.iterdir()) == [out]          # nothing written beside the output
 
 
-def _gpu_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("gpu_bench", REPO / "bench/perf/gpu.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_projection_keeps_every_worker_busy_and_calibrates_each_cpu_method(monkeypatch):
     """A worked example of the projection: LightGBM's core speed from its calibration fold (the
     suite row's work item: both budgets in one fit), à la carte's device folds holding a worker
     each; the fluid bound the larger of the GPU's time and the workers' on every core, the wall the
     runner's dispatch of the work items."""
-    gpu = _gpu_module()
+    gpu = bench_script("gpu")
     suite = [{"dataset": "kinematics", "method": "lgbm", "budgets": [100, 500], "seconds": 60.0},
              {"dataset": "kinematics", "method": "alc", "budgets": [100], "seconds": 10.0},
              {"dataset": "kinematics", "method": "alc", "budgets": [500], "seconds": 100.0}]
@@ -80,7 +73,7 @@ def test_projection_keeps_every_worker_busy_and_calibrates_each_cpu_method(monke
 
 
 def test_alone_folds_give_the_per_fold_speedup_beside_the_shared_one():
-    gpu = _gpu_module()
+    gpu = bench_script("gpu")
     assert gpu.alone_plan([("kinematics", "alc", 500), ("kinematics", "alc", 100), ("bank", "alc", 500),
                            ("kinematics", "rff-gauss", 500)]) == [("kinematics", "alc", 500)]
     done = {"status": "done", "dataset": "kinematics", "method": "alc", "n": 500, "fold": 0}
@@ -97,7 +90,7 @@ def test_a_specs_projection_counts_only_the_cells_of_its_run():
     out (the cells are those rfbench reproduce expands from the spec's run block)."""
     import pandas as pd
 
-    gpu = _gpu_module()
+    gpu = bench_script("gpu")
     held = set(pd.read_csv(REPO / "results/gfc2016-table4/results.csv")["method"])
     assert "lgbm" in held
     cells = gpu.spec_cells("gfc2016-table4")
@@ -120,22 +113,13 @@ def test_project_only_recomputes_the_projection_from_the_measured_rows(tmp_path)
     assert projection["cores"] == 16 and projection["tables"]["gfc2016-table4"]["cpu_core_seconds"] == 0.0
 
 
-def _kit_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("gpu_kit", REPO / "bench/perf/gpu_kit.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_gpu_kit_stages_exactly_the_sets_asked_and_leaves_out_a_file_over_the_limit(tmp_path):
     """bench/perf/gpu_kit.py's staging (what travels to the GPU machine, which has no mirror): the
     registry's files of the sets asked, relative paths kept, split masks included; a set with a file
     over the limit left out; files of sets no longer asked removed; a second staging copies nothing."""
     from rfbench import registry
 
-    kit, reg = _kit_module(), registry.load()
+    kit, reg = bench_script("gpu_kit"), registry.load()
     mirror, dest = tmp_path / "mirror", tmp_path / "staged"
     small, masked, big = "kinematics", "uci-yacht", "uci-kin40k"
     sizes = {small: 100, masked: 100, big: 3 * 2**20}
