@@ -28,3 +28,9 @@ class DataSources:
         from rfbench.data.loader import data_dirs
 
         return cls(tuple(str(p) for p in data_dirs(data_dir)), None)
+
+    @classmethod
+    def given_or_settings(cls, sources: DataSources | None) -> DataSources:
+        """``sources`` as given, or :meth:`from_settings` when None: the default of every library
+        function that takes ``sources`` (a script that refits one task passes None)."""
+        return sources if sources is not None else cls.from_settings()

@@ -391,7 +391,7 @@ def outer_fold_assignment(name: str, protocol: proto.Protocol, sources: DataSour
     None: :meth:`DataSources.from_settings`) under a
     cv protocol (what folds/<dataset>.csv holds, and what rfbench.experiments.baselines fingerprints); None under
     the other protocols, whose splits are computed (and so checked against the data) but not stored."""
-    sources = sources if sources is not None else DataSources.from_settings()
+    sources = DataSources.given_or_settings(sources)
     splits, m = _outer_splits(name, protocol, sources, registry=registry)
     return proto.fold_assignment(splits, m) if isinstance(protocol, proto.CV) else None
 
@@ -406,7 +406,7 @@ def outer_splits_fingerprint(name: str, protocol: proto.Protocol, sources: DataS
     :meth:`DataSources.from_settings`; a UsageError when it cannot be obtained)."""
     from rfbench.protocol import folds_fingerprint, splits_fingerprint
 
-    sources = sources if sources is not None else DataSources.from_settings()
+    sources = DataSources.given_or_settings(sources)
     splits, m = _outer_splits(name, protocol, sources, registry=registry)
     if isinstance(protocol, proto.CV):
         return folds_fingerprint(proto.fold_assignment(splits, m))

@@ -233,7 +233,7 @@ def fold_task(dataset: str, method_name: str, fold: int, protocol: proto.Protoco
     ``sources``: where the data is read from (None: :meth:`DataSources.from_settings`, for such a
     script); ``data``: see :func:`execute`. ``device`` other than "cpu" is passed to an estimator class
     that takes one (contract.accepts_device), never to another."""
-    sources = sources if sources is not None else DataSources.from_settings()
+    sources = DataSources.given_or_settings(sources)
     if data is None:
         ds, source, X_tr, X_te, y_tr, y_te, cv, y_unit = _fold_data(registry.dataset(dataset), fold, protocol, sources)
     else:

@@ -108,6 +108,11 @@ def test_a_configs_sources_are_its_resolved_mirrors_and_cache_as_one_hashable_pi
     assert RunConfig(data_dir=str(second), cache_dir="cache").sources != sources
     monkeypatch.delenv("RFBENCH_DATA_DIR", raising=False)
     assert RunConfig(cache_dir="cache").sources.data_dirs == DataSources.from_settings().data_dirs  # the settings'
+    # a library function's sources=None: the settings' (here $RFBENCH_DATA_DIR), a given value as is
+    monkeypatch.setenv("RFBENCH_DATA_DIR", str(second))
+    assert DataSources.given_or_settings(None) == DataSources((str(second),), None)
+    assert DataSources.given_or_settings(sources) is sources
+
 
 def test_device_cuda_without_torch_or_gpu_is_one_line_and_auto_falls_back_with_a_note(monkeypatch):
     def no_torch():
