@@ -32,7 +32,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from rfbench import registry as registry_mod
-from rfbench.execution.estimate import _size_model
+from rfbench.execution.estimate import _size_model, size_exponents
 from rfbench.store import load_results
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,29 +51,19 @@ def medians(stores: list[Path]) -> pd.Series:
     return done.groupby(["store", "method", "n_features", "dataset"])["total_s"].median()
 
 
-def _exponents(rows, inputs, log_t) -> tuple[float, float]:
-    """The estimator's exponents (b of rows, c of inputs) through these points."""
-    if len(log_t) >= 4 and len(np.unique(rows)) >= 2 and len(np.unique(inputs)) >= 2:
-        A = np.column_stack([np.ones_like(rows), rows, inputs])
-        b, c = np.clip(np.linalg.lstsq(A, log_t, rcond=None)[0][1:], 0.0, 3.0)
-        return float(b), float(c)
-    if len(np.unique(rows + inputs)) >= 2:
-        b = float(np.clip(np.polyfit(rows + inputs, log_t, 1)[0], 0.0, 3.0))
-        return b, b
-    return 1.0, 1.0
-
-
 def alternative(times: pd.Series, shape: dict, local_exponents: bool):
     """(rows, inputs) ↦ time: a power law whose level (and with ``local_exponents`` its exponents) is
     fitted to the NEIGHBOURS finished sets nearest the task in log rows; floored at the fastest set."""
     rows = np.log([shape[n][0] for n in times.index])
     inputs = np.log([shape[n][1] for n in times.index])
     log_t = np.log(times.to_numpy(dtype=float))
-    b_all, c_all = _exponents(rows, inputs, log_t)
+    b_all, c_all = size_exponents(rows, inputs, log_t) or (1.0, 1.0)
 
     def law(r, d):
         pick = np.argsort(np.abs(rows - np.log(r)), kind="stable")[:NEIGHBOURS]
-        b, c = _exponents(rows[pick], inputs[pick], log_t[pick]) if local_exponents else (b_all, c_all)
+        b, c = b_all, c_all
+        if local_exponents:
+            b, c = size_exponents(rows[pick], inputs[pick], log_t[pick]) or (1.0, 1.0)
         log_a = float(np.median(log_t[pick] - b * rows[pick] - c * inputs[pick]))
         return float(np.exp(max(log_a + b * np.log(r) + c * np.log(d), log_t.min())))
 

@@ -110,15 +110,26 @@ def _size_model(times: pd.Series, shape: dict, declared: dict | None = None):
         b, c = declared.get("rows", 0.0), declared.get("inputs", 0.0)
         big = int(np.argmax(b * rows + c * inputs))  # largest by the declared measure of size
         return _power_law(log_t[big] - b * rows[big] - c * inputs[big], b, c, log_t.min())
+    exponents = size_exponents(rows, inputs, log_t)
+    if exponents is None:  # one size: proportional to rows × inputs, no floor
+        return _power_law(float(np.median(log_t - rows - inputs)), 1.0, 1.0, -np.inf)
+    b, c = exponents
+    # the level refitted after clipping the exponents
+    return _power_law(float(np.median(log_t - b * rows - c * inputs)), b, c, log_t.min())
+
+
+def size_exponents(rows: np.ndarray, inputs: np.ndarray, log_t: np.ndarray) -> tuple[float, float] | None:
+    """The exponents (b of rows, c of inputs, each within [0, 3]) of t = a·rows^b·inputs^c through
+    finished sets (all arguments logs): least squares with four or more sets that vary in both, else
+    one exponent of rows·inputs; None when every set has one size (no slope to fit)."""
     if len(log_t) >= 4 and len(np.unique(rows)) >= 2 and len(np.unique(inputs)) >= 2:
         A = np.column_stack([np.ones_like(rows), rows, inputs])
         b, c = np.clip(np.linalg.lstsq(A, log_t, rcond=None)[0][1:], 0.0, 3.0)
-    elif len(np.unique(rows + inputs)) >= 2:
-        b = c = float(np.clip(np.polyfit(rows + inputs, log_t, 1)[0], 0.0, 3.0))
-    else:  # one size: proportional to rows × inputs, no floor
-        return _power_law(float(np.median(log_t - rows - inputs)), 1.0, 1.0, -np.inf)
-    # the level refitted after clipping the exponents
-    return _power_law(float(np.median(log_t - b * rows - c * inputs)), b, c, log_t.min())
+        return float(b), float(c)
+    if len(np.unique(rows + inputs)) >= 2:
+        b = float(np.clip(np.polyfit(rows + inputs, log_t, 1)[0], 0.0, 3.0))
+        return b, b
+    return None
 
 
 def _power_law(log_a: float, b: float, c: float, log_floor: float):
