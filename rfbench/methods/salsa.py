@@ -166,7 +166,9 @@ def _order_search(evaluate, orders, patience: int, forget=None):
 
 
 def _scipy_eigh(A):
-    return scipy.linalg.eigh(A, overwrite_a=True, check_finite=False)   # A is a fresh fold matrix
+    # divide and conquer (LAPACK syevd, as NumPy's eigh and rfbench.methods.ridge): SciPy's default
+    # syevr took 7x longer on the clustered spectra of these kernels (bench/perf/salsa_eigh.py)
+    return scipy.linalg.eigh(A, overwrite_a=True, check_finite=False, driver="evd")   # A: a fresh fold matrix
 
 
 def _map(fn, items, n_jobs: int):
@@ -244,7 +246,7 @@ class _ExactEngine:
         except np.linalg.LinAlgError:  # E was overwritten: rebuild it, then use eigenvalues
             del E
             K = esp_kernel(self.X, self.X, self.h, d)
-            w, V = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False)
+            w, V = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False, driver="evd")
             return V @ ((V.T @ self.y_c) / (np.clip(w, 0.0, None) + m * lam))
 
 
@@ -264,7 +266,7 @@ class _NystromEngine:
         if d in self.cache:
             return self.cache[d]
         K_nn = esp_kernel(self.L, self.L, self.h, d)
-        w, U = scipy.linalg.eigh(K_nn, overwrite_a=True, check_finite=False)
+        w, U = scipy.linalg.eigh(K_nn, overwrite_a=True, check_finite=False, driver="evd")
         top = max(float(w[-1]), 0.0)
         w = w + _NYSTROM_JITTER * top
         keep = w > _NYSTROM_FLOOR * top if top > 0 else np.zeros(w.size, dtype=bool)
