@@ -362,8 +362,8 @@ def _from_mirror_dir(ds: Dataset, root: Path) -> Loaded | None:
                              f"{', '.join(sorted(PREPARERS))}")
         reader = PREPARERS[ds.preprocess]
         # a reader of several files (a training and a test file) gets every mirror file, in order
-        X, y = reader(paths) if getattr(reader, "multi_file", False) else reader(path)
-        detail = " + ".join(map(str, paths)) if getattr(reader, "multi_file", False) else str(path)
+        X, y = reader.load(paths)
+        detail = " + ".join(map(str, paths)) if reader.multi_file else str(path)
         return Loaded(np.asarray(X, float), np.asarray(y, float), "mirror", detail)
     df = pd.concat([_read_mirror_file(ds, p) for p in paths], ignore_index=True)
     X, y = _frame_to_arrays(ds, df, ds.target, str(path))

@@ -10,6 +10,7 @@ a training and a test file whose rows it returns in that order.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -17,13 +18,29 @@ import pandas as pd
 
 from rfbench.errors import UsageError
 
-PREPARERS: dict[str, Callable[[Path], tuple[np.ndarray, np.ndarray]]] = {}
+
+@dataclass(frozen=True)
+class Preparer:
+    """A registered reader: ``read`` takes the entry's mirror file, or with ``multi_file`` the list
+    of all its mirror files (``file`` then ``append``), and returns (X, y)."""
+    read: Callable[..., tuple[np.ndarray, np.ndarray]]
+    multi_file: bool = False
+
+    def __call__(self, source):
+        return self.read(source)
+
+    def load(self, paths: list[Path]) -> tuple[np.ndarray, np.ndarray]:
+        """(X, y) from the entry's mirror files, in registry order."""
+        return self.read(list(paths) if self.multi_file else paths[0])
+
+
+PREPARERS: dict[str, Preparer] = {}
 
 
 def preparer(name: str, multi_file: bool = False):
+    """Register the decorated reader under ``name`` (a registry entry's ``preprocess``)."""
     def register(fn):
-        fn.multi_file = multi_file
-        PREPARERS[name] = fn
+        PREPARERS[name] = Preparer(fn, multi_file)
         return fn
 
     return register
