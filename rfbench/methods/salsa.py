@@ -43,8 +43,8 @@ Exact variant (m ≤ threshold)
     The ESP recursion gives all orders 1..d in one pass over the dimensions; orders are computed
     in blocks of up to 4 (d .. d + patience) and kept, so the search moves on without recomputing;
     orders that can no longer be selected are dropped. Memory: at most 5 cached m×m kernels (the
-    best order and a block of 4) plus ~1.5 m² for one fold's eigendecomposition (measured peak RSS:
-    docs/history/salsa.md).
+    best order and a block of 4) plus ~2.2 m² for one fold's eigendecomposition (the fold matrix,
+    syevd's eigenvectors and workspace; measured peak RSS: docs/history/salsa.md).
 
 Nyström variant (m > threshold)
     n = n_features landmarks (default min(m, 500)) drawn uniformly without replacement from the
