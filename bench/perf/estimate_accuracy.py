@@ -32,7 +32,7 @@ import pandas as pd
 from tabulate import tabulate
 
 from rfbench import registry as registry_mod
-from rfbench.execution.estimate import _size_model, size_exponents
+from rfbench.execution.estimate import size_exponents, size_model
 from rfbench.store import load_results
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -51,26 +51,31 @@ def medians(stores: list[Path]) -> pd.Series:
     return done.groupby(["store", "method", "n_features", "dataset"])["total_s"].median()
 
 
+def exponents_or_linear(rows, inputs, log_t) -> tuple[float, float]:
+    """The size law's exponents through these sets; (1, 1) where they all have one size."""
+    return size_exponents(rows, inputs, log_t) or (1.0, 1.0)
+
+
 def alternative(times: pd.Series, shape: dict, local_exponents: bool):
     """(rows, inputs) ↦ time: a power law whose level (and with ``local_exponents`` its exponents) is
     fitted to the NEIGHBOURS finished sets nearest the task in log rows; floored at the fastest set."""
     rows = np.log([shape[n][0] for n in times.index])
     inputs = np.log([shape[n][1] for n in times.index])
     log_t = np.log(times.to_numpy(dtype=float))
-    b_all, c_all = size_exponents(rows, inputs, log_t) or (1.0, 1.0)
+    b_all, c_all = exponents_or_linear(rows, inputs, log_t)
 
     def law(r, d):
         pick = np.argsort(np.abs(rows - np.log(r)), kind="stable")[:NEIGHBOURS]
         b, c = b_all, c_all
         if local_exponents:
-            b, c = size_exponents(rows[pick], inputs[pick], log_t[pick]) or (1.0, 1.0)
+            b, c = exponents_or_linear(rows[pick], inputs[pick], log_t[pick])
         log_a = float(np.median(log_t[pick] - b * rows[pick] - c * inputs[pick]))
         return float(np.exp(max(log_a + b * np.log(r) + c * np.log(d), log_t.min())))
 
     return law
 
 
-LAWS = {"estimator": lambda times, shape: _size_model(times, shape),
+LAWS = {"estimator": size_model,
         f"nearest-{NEIGHBOURS}": lambda times, shape: alternative(times, shape, True),
         f"level-{NEIGHBOURS}": lambda times, shape: alternative(times, shape, False)}
 

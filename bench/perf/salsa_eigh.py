@@ -57,11 +57,14 @@ def compare_fits(dataset: str, method: str) -> dict:
     out["speedup"] = round(out["fit_s_evr"] / out["fit_s_evd"], 2)
     diff = np.abs(preds["evr"] - preds["evd"])
     out["max_rel_prediction_diff"] = float((diff / np.maximum(np.abs(preds["evr"]), 1e-300)).max())
-    out["same_discrete_params"] = all(params["evr"][k] == params["evd"][k] for k in params["evr"]
-                                      if not isinstance(params["evr"][k], float))
-    out["max_rel_param_diff"] = max([abs(params["evr"][k] - params["evd"][k]) / abs(params["evr"][k])
-                                     for k in params["evr"] if isinstance(params["evr"][k], float)
-                                     and params["evr"][k] != 0] or [0.0])
+    same_discrete, max_rel = True, 0.0
+    for key, evr in params["evr"].items():
+        evd = params["evd"][key]
+        if not isinstance(evr, float):
+            same_discrete &= evr == evd
+        elif evr != 0:
+            max_rel = max(max_rel, abs(evr - evd) / abs(evr))
+    out["same_discrete_params"], out["max_rel_param_diff"] = bool(same_discrete), max_rel
     return out
 
 

@@ -26,9 +26,6 @@ class Preparer:
     read: Callable[..., tuple[np.ndarray, np.ndarray]]
     multi_file: bool = False
 
-    def __call__(self, source):
-        return self.read(source)
-
     def load(self, paths: list[Path]) -> tuple[np.ndarray, np.ndarray]:
         """(X, y) from the entry's mirror files, in registry order."""
         return self.read(list(paths) if self.multi_file else paths[0])

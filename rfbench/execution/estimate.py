@@ -22,7 +22,7 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
     came from finished tasks of the same cell): the median time of the cell's finished tasks; else
     the same dataset and method at another n, scaled by the method's median time ratio between the
     two budgets on datasets that have both (n / n' if none); else a power law in rows and inputs
-    fitted to the (method, n)'s finished datasets (:func:`_size_model`); else the law of the method's
+    fitted to the (method, n)'s finished datasets (:func:`size_model`); else the law of the method's
     nearest other budget with a finished dataset, scaled by the same ratio (a budget no dataset has
     reached yet, e.g. the n = 500 half of a suite whose n = 100 half is running); else NaN. Shapes
     and declared cost scalings: those of ``registry``."""
@@ -36,7 +36,7 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
         times = per_ds.xs(cell, level=("method", "n_features"))
         times = times[times.index.isin(sized)]
         if len(times):
-            models[cell] = _size_model(times, shape, registry.method(cell[0]).cost_scaling)
+            models[cell] = size_model(times, shape, registry.method(cell[0]).cost_scaling)
     by_method = {meth: g.droplevel("method").unstack("n_features")
                  for meth, g in per_ds.groupby(level="method")}   # dataset × n, per method
 
@@ -88,7 +88,7 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
     return estimate
 
 
-def _size_model(times: pd.Series, shape: dict, declared: dict | None = None):
+def size_model(times: pd.Series, shape: dict, declared: dict | None = None):
     """(rows, inputs) ↦ task time from the median times of finished datasets (index: dataset names).
 
     A power law, fitted in logs: t = a·rows^b·inputs^c with four or more datasets that vary in both

@@ -166,9 +166,10 @@ def _order_search(evaluate, orders, patience: int, forget=None):
 
 
 def _scipy_eigh(A):
-    # divide and conquer (LAPACK syevd, as NumPy's eigh and rfbench.methods.ridge): SciPy's default
-    # syevr took 7x longer on the clustered spectra of these kernels (bench/perf/salsa_eigh.py)
-    return scipy.linalg.eigh(A, overwrite_a=True, check_finite=False, driver="evd")   # A: a fresh fold matrix
+    """Eigendecomposition of a fresh symmetric matrix ``A`` (overwritten): the one place the driver
+    is chosen. Divide and conquer (LAPACK syevd, as NumPy's eigh and rfbench.methods.ridge): SciPy's
+    default syevr took 7x longer on the clustered spectra of these kernels (bench/perf/salsa_eigh.py)."""
+    return scipy.linalg.eigh(A, overwrite_a=True, check_finite=False, driver="evd")
 
 
 def _map(fn, items, n_jobs: int):
@@ -246,7 +247,7 @@ class _ExactEngine:
         except np.linalg.LinAlgError:  # E was overwritten: rebuild it, then use eigenvalues
             del E
             K = esp_kernel(self.X, self.X, self.h, d)
-            w, V = scipy.linalg.eigh(K, overwrite_a=True, check_finite=False, driver="evd")
+            w, V = _scipy_eigh(K)
             return V @ ((V.T @ self.y_c) / (np.clip(w, 0.0, None) + m * lam))
 
 
@@ -266,7 +267,7 @@ class _NystromEngine:
         if d in self.cache:
             return self.cache[d]
         K_nn = esp_kernel(self.L, self.L, self.h, d)
-        w, U = scipy.linalg.eigh(K_nn, overwrite_a=True, check_finite=False, driver="evd")
+        w, U = _scipy_eigh(K_nn)
         top = max(float(w[-1]), 0.0)
         w = w + _NYSTROM_JITTER * top
         keep = w > _NYSTROM_FLOOR * top if top > 0 else np.zeros(w.size, dtype=bool)

@@ -181,7 +181,7 @@ def test_extra_noise_columns_are_standard_normal_and_reproducible(mirror_dir, na
     assert Z.shape == (m, k) and ds.d == n_raw + k
     # reproducible: the documented seed, and an independent second read
     np.testing.assert_array_equal(Z, salsa_noise(m, k, SALSA_NOISE_SEED))
-    X2, _ = PREPARERS[name](mirror_dir / ds.mirror.file)
+    X2, _ = PREPARERS[name].load([mirror_dir / ds.mirror.file])
     np.testing.assert_array_equal(X2, loaded.X)
     # N(0, 1)-like: per-column mean and std, pooled kurtosis, no relation to the target
     se = 4 / np.sqrt(m)

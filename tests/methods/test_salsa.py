@@ -183,6 +183,32 @@ def test_nystrom_fold_paths_equal_ridge_cv_mse_path():
     assert _cv_mse(engine.folds(2, [splits[4]], 1), [1e-2])[0] == pytest.approx(direct, rel=1e-8)
 
 
+def test_every_cpu_eigendecomposition_goes_through_one_driver_choice(monkeypatch):
+    """The exact folds, the Nyström K_nn and the exact final fallback all call ``_scipy_eigh``
+    (the driver, syevd, chosen in one place); the fallback's solve equals the Cholesky one."""
+    X, y = _regression(60)
+    yc = (y - y.mean()) / np.std(y, ddof=1)
+    h = salsa_bandwidths(X)
+    calls = []
+    real = salsa._scipy_eigh
+    monkeypatch.setattr(salsa, "_scipy_eigh", lambda A: calls.append(A.shape) or real(A))
+    exact = salsa._ExactEngine(X, h, yc, cap=3, lookahead=1)
+    exact.folds(2, [(np.arange(20, 60), np.arange(20))], n_jobs=1)
+    assert calls == [(40, 40)]
+    _NystromEngine(X, h, yc, np.arange(0, 60, 3)).features(2)
+    assert calls[-1] == (20, 20)
+    # the final solve's eigenvalue fallback, taken when the Cholesky factorisation fails
+    cholesky = salsa._ExactEngine(X, h, yc, cap=3, lookahead=1).final(2, 1e-3)
+
+    def failing(*args, **kwargs):
+        raise np.linalg.LinAlgError("not positive definite")
+
+    monkeypatch.setattr(salsa.scipy.linalg, "cho_factor", failing)
+    fallback = salsa._ExactEngine(X, h, yc, cap=3, lookahead=1).final(2, 1e-3)
+    assert calls[-1] == (60, 60)
+    np.testing.assert_allclose(fallback, cholesky, rtol=1e-8, atol=1e-10)
+
+
 # ----------------------------------------------------------------------------- order search
 def _check_search_rule(est, D):
     path = est.order_path_

@@ -409,7 +409,7 @@ def test_status_estimates_a_budget_no_dataset_has_reached_from_the_methods_other
         {"dataset": "bank", "method": "alc", "n_features": 100, "total_s": 30.0},
         {"dataset": "bank", "method": "gfc", "n_features": 500, "total_s": 5.0},
     ])
-    law_100 = estimate._size_model(pd.Series({"kinematics": 10.0, "bank": 30.0}),
+    law_100 = estimate.size_model(pd.Series({"kinematics": 10.0, "bank": 30.0}),
                                    {k: reg.dataset(k).shape for k in ("kinematics", "bank")})
     est, known = estimate.task_seconds(done, registry=reg)([("pumadyn", "alc", 500), ("pumadyn", "rff-gauss", 500)])
     assert est[0] == pytest.approx(5 * law_100(*reg.dataset("pumadyn").shape)) and np.isnan(est[1])
@@ -418,7 +418,7 @@ def test_status_estimates_a_budget_no_dataset_has_reached_from_the_methods_other
     # and the cell's own size law (kinematics at n = 500) is preferred once it exists
     done.loc[len(done)] = {"dataset": "kinematics", "method": "alc", "n_features": 500, "total_s": 80.0}
     est, _ = estimate.task_seconds(done, registry=reg)([("bank", "alc", 500), ("pumadyn", "alc", 500)])
-    law_500 = estimate._size_model(pd.Series({"kinematics": 80.0}), {"kinematics": reg.dataset("kinematics").shape})
+    law_500 = estimate.size_model(pd.Series({"kinematics": 80.0}), {"kinematics": reg.dataset("kinematics").shape})
     assert est == pytest.approx([30.0 * 8, law_500(*reg.dataset("pumadyn").shape)])
 
 
@@ -426,16 +426,16 @@ def test_status_size_model_is_a_power_law_in_rows_and_inputs():
     """Four or more finished datasets that vary in rows and inputs: t = a·rows^b·inputs^c is recovered
     (here quadratic in rows, blind to inputs, as an SVR), where a line through the small sets would
     miss a large one; fewer sets fall back to a power of rows × inputs, one set to proportionality."""
-    from rfbench.execution.estimate import _size_model
+    from rfbench.execution.estimate import size_model
 
     shape = {"a": (200, 5), "b": (400, 60), "c": (800, 8), "d": (300, 13), "e": (600, 30)}
     times = pd.Series({k: 1e-4 * r**2 for k, (r, _) in shape.items()})
-    model = _size_model(times, shape)
+    model = size_model(times, shape)
     assert model(20000, 5) == pytest.approx(1e-4 * 20000**2, rel=1e-9)
     assert model(20000, 500) == pytest.approx(1e-4 * 20000**2, rel=1e-9)
-    two = _size_model(times[["a", "c"]], shape)          # (rows·inputs)^b through two points
+    two = size_model(times[["a", "c"]], shape)          # (rows·inputs)^b through two points
     assert two(800, 8) == pytest.approx(times["c"]) and two(200, 5) == pytest.approx(times["a"])
-    one = _size_model(times[["c"]], shape)
+    one = size_model(times[["c"]], shape)
     assert one(1600, 8) == pytest.approx(2 * times["c"])
     # never below the fastest finished dataset
     assert model(10, 1) == pytest.approx(times.min())
@@ -445,16 +445,16 @@ def test_status_size_model_uses_a_methods_declared_cost_scaling():
     """With declared exponents (BMKR: rows²), the estimate is scaled from the largest finished set,
     not fitted to small sets whose times are mostly fixed costs."""
     from rfbench import registry
-    from rfbench.execution.estimate import _size_model
+    from rfbench.execution.estimate import size_model
 
     methods = registry.load().methods
     assert methods["bmkr"].cost_scaling == {"rows": 2.0} and methods["gfc"].cost_scaling == {}
     # sonar has the most rows × inputs, pima the most rows: rows² is scaled from pima
     shape = {"wine": (178, 13), "sonar": (208, 60), "pima": (768, 8)}
     times = pd.Series({"wine": 13.0, "sonar": 13.0, "pima": 45.0})
-    model = _size_model(times, shape, {"rows": 2.0})
+    model = size_model(times, shape, {"rows": 2.0})
     assert model(20560, 5) == pytest.approx(45.0 * (20560 / 768) ** 2)
-    assert _size_model(times, shape)(20560, 5) < model(20560, 5) / 10   # what the fitted law would say
+    assert size_model(times, shape)(20560, 5) < model(20560, 5) / 10   # what the fitted law would say
 
 
 def test_a_bad_cost_scaling_is_one_line(tmp_path, monkeypatch):
