@@ -13,9 +13,12 @@ Optional, read after ``fit`` when present (a missing one is recorded as empty, n
 * ``preprocess_time_``: seconds of data-dependent feature selection (EERF's and LKRF's t_pp).
 
 Budget sharing (:class:`SharesBudgets`): a method whose model for n is a prefix of its model for
-a larger n (boosting) declares it by inheriting the class; the runner then builds it once per
-work item with ``budgets=[all n]`` and ``n_features=max(budgets)``, and reads ``predict(X,
-budget=n)`` and ``best_params_per_budget_[n]`` for each budget.
+a larger n (boosting), or whose model does not depend on n, declares it by inheriting the class;
+the runner then builds it once per work item with ``budgets=[all n]`` and ``n_features=max(budgets)``,
+and reads ``predict(X, budget=n)`` and ``best_params_per_budget_[n]`` for each budget. A method
+whose budget applies only above some training size (KRR/SALSA: exact up to 4 000 rows, Nyström
+above) says so by :meth:`SharesBudgets.shares_fit`; where it is False the runner fits each budget
+on its own, as for a method that does not share.
 
 Device (:func:`accepts_device`): an estimator whose constructor has a ``device`` parameter (see
 rfbench/methods/device.py) is given the run's device (``--device cuda``: "cuda"); any other runs on
@@ -47,10 +50,20 @@ class SharesBudgets:
 
     shares_budgets: ClassVar[bool] = True
 
+    def shares_fit(self, n_rows: int) -> bool:
+        """Whether one fit on ``n_rows`` training rows serves every budget (by default always)."""
+        return True
+
 
 def shares_budgets(cls: type) -> bool:
     """Whether the runner gives this estimator class all budgets of a work item at once."""
     return isinstance(cls, type) and issubclass(cls, SharesBudgets)
+
+
+def fit_is_shared(est, n_rows: int) -> bool:
+    """Whether one fit of this estimator (built with every budget of its work item) on ``n_rows``
+    training rows serves them all; else each budget is fitted on its own."""
+    return isinstance(est, SharesBudgets) and bool(est.shares_fit(int(n_rows)))
 
 
 @lru_cache(maxsize=256)

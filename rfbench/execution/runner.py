@@ -186,20 +186,36 @@ def recorded_seconds(run_dir: RunDir, dataset_names, method_names, features, pro
                      registry: Registry) -> list[tuple]:
     """((dataset, method, n), seconds) of the done tasks of these datasets and methods already in the
     directory (the ETA of a resumed run). Records of a fit shared by several budgets attribute its
-    time in proportion to n (``shared_fit_s`` holds the whole); records written before that repeat
-    the item's time in each budget, so it is divided among them."""
+    time in proportion to n (``shared_fit_s`` holds the whole); records written before that (or
+    before their method shared budgets) repeat the item's time in each budget, so it is divided
+    among them where one fit now serves them all (:func:`rfbench.contract.fit_is_shared` at the
+    record's training rows)."""
     datasets, methods, out = set(dataset_names), set(method_names), []
-    shared: dict[tuple, int] = {}
+    shared_at: dict[tuple, object] = {}
     key = protocol.key()
-    for status, d, m, n, secs, prot, whole in run_dir.columns(
-            ["status", "dataset", "method", "n_features", "total_s", "protocol", "shared_fit_s"]):
+    for status, d, m, n, secs, prot, whole, n_train in run_dir.columns(
+            ["status", "dataset", "method", "n_features", "total_s", "protocol", "shared_fit_s", "n_train"]):
         if status != "done" or d not in datasets or m not in methods or prot != key or not _is_number(secs):
             continue
-        if (d, m) not in shared:
-            cls = registry.method(m).estimator_class(registry.dataset(d).task)
-            shared[(d, m)] = len(features) if contract.shares_budgets(cls) else 1
-        out.append(((d, m, n), float(secs) / (1 if _is_number(whole) else shared[(d, m)])))
+        if (d, m) not in shared_at:
+            shared_at[(d, m)] = _shared_fit_test(registry.method(m), registry.dataset(d))
+        repeated = not _is_number(whole) and shared_at[(d, m)](int(n_train) if _is_number(n_train) else 0)
+        out.append(((d, m, n), float(secs) / (len(features) if repeated else 1)))
     return out
+
+
+def _shared_fit_test(method, dataset):
+    """rows → whether one fit of ``method`` on ``dataset`` with that many training rows serves every
+    budget (:func:`rfbench.contract.fit_is_shared`; always, for an estimator that cannot be built
+    without the runner's arguments; never, for one that does not share budgets)."""
+    cls = method.estimator_class(dataset.task)
+    if not contract.shares_budgets(cls):
+        return lambda rows: False
+    try:
+        est = cls(**method.params_for(dataset.name))
+    except Exception:  # noqa: BLE001 - a user estimator whose constructor needs more: it shares throughout
+        return lambda rows: True
+    return lambda rows: contract.fit_is_shared(est, rows)
 
 
 def _is_number(value) -> bool:

@@ -323,13 +323,15 @@ def _execute(item, registry, protocol, sources, threads, timeout_s, records, dat
             shared_fit_s=fit.wall if share != 1.0 else None, message="")
 
     if contract.shares_budgets(cls):
-        with alarm(timeout_s * len(item.budgets) if timeout_s else None):
-            est = cls(n_features=max(item.budgets), budgets=list(item.budgets), **common)
-            with Timed() as fit:
-                est.fit(X_tr, y_tr)
-            for n in item.budgets:
-                finish(n, est, lambda n=n: est.predict(X_te, budget=n), fit, share=n / sum(item.budgets))
-        return
+        est = cls(n_features=max(item.budgets), budgets=list(item.budgets), **common)
+        if contract.fit_is_shared(est, len(y_tr)):
+            with alarm(timeout_s * len(item.budgets) if timeout_s else None):
+                with Timed() as fit:
+                    est.fit(X_tr, y_tr)
+                for n in item.budgets:
+                    finish(n, est, lambda n=n: est.predict(X_te, budget=n), fit, share=n / sum(item.budgets))
+            return
+    # one fit per budget: a method that does not share, or one whose budget applies at this size
     for n in item.budgets:
         try:
             with alarm(timeout_s):

@@ -69,11 +69,12 @@ from numbers import Real
 import numpy as np
 import scipy.linalg
 import scipy.optimize
-from sklearn.base import BaseEstimator, RegressorMixin, _fit_context
+from sklearn.base import BaseEstimator, RegressorMixin, _fit_context, clone
 from sklearn.utils._param_validation import Interval
-from sklearn.utils.validation import check_is_fitted, validate_data
+from sklearn.utils.validation import _num_samples, check_is_fitted, validate_data
 from threadpoolctl import threadpool_limits
 
+from rfbench.contract import SharesBudgets
 from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator, resolve_cv
 from rfbench.methods.device import torch_device, uses_torch
@@ -324,7 +325,7 @@ class _NystromEngine:
         return T @ coef
 
 
-class SALSARegressor(RegressorMixin, BaseEstimator):
+class SALSARegressor(SharesBudgets, RegressorMixin, BaseEstimator):
     """SALSA: kernel ridge regression with an additive (ESP) kernel of CV-selected order.
 
     Parameters
@@ -332,6 +333,11 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
     n_features : int or None
         Number of Nyström landmarks when the scalable variant runs (m > threshold); None means
         min(m, 500). Ignored by the exact variant.
+    budgets : list of int or None
+        Every budget of the runner's work item (:class:`rfbench.contract.SharesBudgets`). The exact
+        variant does not depend on n, so one fit serves them all (``shares_fit``: m ≤ threshold);
+        for the Nyström variant each budget is its own fit, exactly as it would be alone (the
+        runner fits those one by one). ``predict(X, budget=n)`` answers for each.
     order : None, int or "full"
         None: the order d is chosen by the order search; an int fixes d (capped at D); "full"
         fixes d = D (the product kernel, i.e. plain Gaussian KRR).
@@ -371,6 +377,11 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
     best_params_ : dict
         ``{"order", "lambda", "variant" ("exact"|"nystrom"), "n_landmarks" (None for exact),
         "threshold"}``.
+    best_params_per_budget_ : dict
+        ``best_params_`` of each budget (the same dict for every budget of an exact fit).
+    budget_models_ : dict or None
+        The fit of each budget when several Nyström budgets were fitted (the attributes above are
+        the largest one's); None when one fit serves every budget.
     tune_time_ : float
         Seconds of the order/λ search (kernel computations of the search included).
     dual_coef_ : ndarray
@@ -387,6 +398,7 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
 
     _parameter_constraints: dict = {
         "n_features": [cons.positive_int(), None],
+        "budgets": ["array-like", None],
         "order": [cons.positive_int(), cons.Choices("full"), None],
         "max_order": [cons.positive_int(), None],
         "c": [cons.positive_real()],
@@ -401,10 +413,11 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
         "device": cons.DEVICE,
     }
 
-    def __init__(self, n_features=None, order=None, max_order=None, c=20.0, threshold=4000,
+    def __init__(self, n_features=None, budgets=None, order=None, max_order=None, c=20.0, threshold=4000,
                  patience=3, lambda_bounds=None, n_lambda_evals=30, cv=5,
                  random_state=None, n_jobs=1, device="cpu"):
         self.n_features = n_features
+        self.budgets = budgets
         self.order = order
         self.max_order = max_order
         self.c = c
@@ -443,8 +456,30 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
             raise ValueError(f"lambda_bounds must satisfy 0 < low <= high < inf, got {(lo, hi)}")
         return lo, hi
 
+    def shares_fit(self, n_rows: int) -> bool:
+        """One fit serves every budget where the exact variant runs (it has no landmarks)."""
+        return self.threshold is None or n_rows <= self.threshold
+
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
+        budgets = (sorted({int(b) for b in self.budgets}) if self.budgets is not None else [self.n_features])
+        if self.budgets is not None and budgets != [self.n_features] and not self.shares_fit(_num_samples(X)):
+            # Nyström: each budget draws its own landmarks, fitted exactly as it would be alone
+            models = {n: clone(self).set_params(n_features=n, budgets=None).fit(X, y) for n in budgets}
+            for key, value in vars(models[budgets[-1]]).items():
+                if key.endswith("_") and not key.startswith("_"):
+                    setattr(self, key, value)
+            self.budget_models_ = models
+            self.tune_time_ = sum(model.tune_time_ for model in models.values())
+            self.best_params_per_budget_ = {n: model.best_params_ for n, model in models.items()}
+        else:
+            self._fit_one(X, y)
+            self.budget_models_ = None
+            self.best_params_per_budget_ = {n: self.best_params_ for n in budgets}
+        return self
+
+    def _fit_one(self, X, y):
+        """The fit of one budget (``n_features``), or of every budget for the exact variant."""
         X, y = validate_data(self, X, y, dtype=np.float64, y_numeric=True)
         bounds = self._check_params()
         m, D = X.shape
@@ -510,8 +545,15 @@ class SALSARegressor(RegressorMixin, BaseEstimator):
         }
         return self
 
-    def predict(self, X):
+    def predict(self, X, budget=None):
+        """Predictions of the fit of ``budget`` (one of the fitted budgets; None: the largest)."""
         check_is_fitted(self, "dual_coef_")
+        if budget is not None:
+            if int(budget) not in self.best_params_per_budget_:
+                raise ValueError(f"budget {int(budget)} was not fitted; fitted budgets: "
+                                 f"{sorted(self.best_params_per_budget_)}")
+            if self.budget_models_ is not None:
+                return self.budget_models_[int(budget)].predict(X)
         X = validate_data(self, X, dtype=np.float64, reset=False)
         n_fit = self.X_fit_.shape[0]
         out = np.empty(X.shape[0])
@@ -537,16 +579,17 @@ class KRRRegressor(SALSARegressor):
 
     _parameter_constraints: dict = {
         **{name: SALSARegressor._parameter_constraints[name]
-           for name in ("n_features", "c", "threshold", "lambda_bounds", "n_lambda_evals", "cv",
+           for name in ("n_features", "budgets", "c", "threshold", "lambda_bounds", "n_lambda_evals", "cv",
                         "random_state", "n_jobs", "device")},
         # a grid of constants (one constant: a grid of one), or None: c fixed
         "c_grid": ["array-like", Interval(Real, 0, None, closed="neither"), None],
     }
 
-    def __init__(self, n_features=None, c=20.0, c_grid=(5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0),
+    def __init__(self, n_features=None, budgets=None, c=20.0, c_grid=(5.0, 10.0, 20.0, 40.0, 80.0, 160.0, 320.0),
                  threshold=4000, lambda_bounds=None, n_lambda_evals=30, cv=5, random_state=None, n_jobs=1,
                  device="cpu"):
         self.n_features = n_features
+        self.budgets = budgets
         self.c = c
         self.c_grid = c_grid
         self.threshold = threshold
@@ -557,10 +600,9 @@ class KRRRegressor(SALSARegressor):
         self.n_jobs = n_jobs
         self.device = device
 
-    @_fit_context(prefer_skip_nested_validation=True)
-    def fit(self, X, y):
+    def _fit_one(self, X, y):
         if self.c_grid is None:
-            return super().fit(X, y)
+            return super()._fit_one(X, y)
         grid = [float(v) for v in np.atleast_1d(self.c_grid)]
         if not grid or not all(np.isfinite(v) and v > 0 for v in grid):
             raise ValueError(f"c_grid must be None or positive numbers, got {self.c_grid!r}")
@@ -572,7 +614,7 @@ class KRRRegressor(SALSARegressor):
         t0, best = time.perf_counter(), None
         for c in grid:
             fit = KRRRegressor(**{**self.get_params(), "c": c, "c_grid": None, "cv": splits,
-                                  "random_state": seed}).fit(X, y)
+                                  "random_state": seed, "budgets": None}).fit(X, y)
             if best is None or fit.cv_mse_ < best.cv_mse_:
                 best = fit
         for key, value in vars(best).items():

@@ -238,6 +238,38 @@ def test_shared_fit_time_is_attributed_to_the_budgets_not_repeated():
     assert alone.shared_fit_s is None and "shared_fit_s" not in alone.to_dict()
 
 
+def test_krr_salsa_share_one_fit_where_exact_and_fit_each_budget_where_nystrom(monkeypatch):
+    # SALSA/KRR's budget is the number of Nystrom landmarks, which the exact variant (up to 4000
+    # training rows) does not have: there one fit serves both budgets, and each record holds what a
+    # fit of its budget alone gives; where the budget applies, each budget is fitted on its own
+    from rfbench.methods.salsa import SALSARegressor
+
+    options = WorkerOptions(SMALL, NO_MIRROR, 1, None, REG)
+    alone = {n: execute(WorkItem("friedman-generated", "salsa", 0, (n,)), options)[0] for n in (10, 30)}
+    both = {r.n_features: r for r in execute(WorkItem("friedman-generated", "salsa", 0, (10, 30)), options)}
+    for n in (10, 30):
+        assert both[n].status == "done" and both[n].error == alone[n].error and both[n].params == alone[n].params
+    assert both[10].shared_fit_s == both[30].shared_fit_s > 0
+    monkeypatch.setattr(SALSARegressor, "shares_fit", lambda self, rows: False)
+    each = {r.n_features: r for r in execute(WorkItem("friedman-generated", "salsa", 0, (10, 30)), options)}
+    assert all(r.shared_fit_s is None and r.error == alone[n].error for n, r in each.items())
+
+
+def test_a_resumed_run_divides_repeated_times_only_where_one_fit_now_serves_every_budget(tmp_path):
+    # records written before a method shared budgets hold a whole fit each: where one fit now serves
+    # both budgets (salsa at or below 4000 training rows, lgbm always) the ETA divides them, never
+    # where each budget is still its own fit (salsa's Nystrom above 4000 rows; rff)
+    run = runner.RunDir(tmp_path).ensure()
+    for method, rows, secs in (("salsa", 3000, 60.0), ("salsa", 9000, 80.0), ("lgbm", 9000, 40.0),
+                               ("rff-gauss", 3000, 10.0)):
+        run.write_record(as_record({"dataset": "friedman-generated", "method": method, "n_features": 10,
+                                    "fold": rows % 7, "seed": 0, "protocol": SMALL.key(), "status": "done",
+                                    "error": 1.0, "total_s": secs, "n_train": rows}))
+    seconds = sorted(s for _, s in runner.recorded_seconds(run, ["friedman-generated"], ["salsa", "lgbm", "rff-gauss"],
+                                                           [10, 30], SMALL, registry=REG))
+    assert seconds == [10.0, 20.0, 30.0, 80.0]
+
+
 def test_holdout_protocol_uses_registry_sizes_and_standardised_mse():
     y = np.arange(100.0)
     (tr, te), = proto.outer_splits(Protocol("holdout"), y, "regression", (40, 30))

@@ -369,3 +369,45 @@ def test_scale_equivariant_in_y():
     assert a.best_params_ == b.best_params_
     np.testing.assert_allclose(b.predict(X), 0.07 * a.predict(X) + 3.0, rtol=1e-8)
     assert b.cv_mse_ == pytest.approx(0.07**2 * a.cv_mse_, rel=1e-8)
+
+
+@pytest.mark.parametrize("cls", [SALSARegressor, KRRRegressor])
+def test_one_exact_fit_serves_every_budget(cls):
+    # the exact variant has no landmarks, so n does not enter it: the runner fits it once for every
+    # budget of a work item (SharesBudgets), and each budget's predictions and chosen parameters are
+    # bit for bit those of a fit of that budget alone
+    X, y = _regression(80, D=3)
+    Xt, _ = _regression(30, D=3, seed=1)
+    kw = {"cv": 3, "n_lambda_evals": 8, "random_state": 4}
+    if cls is KRRRegressor:
+        kw["c_grid"] = (10.0, 40.0)
+    shared = cls(n_features=30, budgets=[10, 30], **kw)
+    assert shared.shares_fit(80) and not cls(threshold=50).shares_fit(80) and cls(threshold=None).shares_fit(10**6)
+    shared.fit(X, y)
+    assert shared.budget_models_ is None
+    for n in (10, 30):
+        alone = cls(n_features=n, **kw).fit(X, y)
+        np.testing.assert_array_equal(shared.predict(Xt, budget=n), alone.predict(Xt))
+        assert shared.best_params_per_budget_[n] == alone.best_params_ == shared.best_params_
+    with pytest.raises(ValueError, match="budget 20 was not fitted"):
+        shared.predict(Xt, budget=20)
+
+
+@pytest.mark.parametrize("cls", [SALSARegressor, KRRRegressor])
+def test_nystrom_budgets_are_fitted_each_as_alone(cls):
+    # above the threshold n is the number of landmarks: each budget is its own fit, identical to a
+    # fit of that budget alone (same seed, same landmark draw), and the largest is the estimator's
+    X, y = _regression(120, D=3)
+    Xt, _ = _regression(30, D=3, seed=1)
+    kw = {"cv": 3, "n_lambda_evals": 8, "random_state": 4, "threshold": 50}
+    if cls is KRRRegressor:
+        kw["c_grid"] = (10.0, 40.0)
+    both = cls(n_features=40, budgets=[40, 15], **kw).fit(X, y)
+    assert sorted(both.budget_models_) == [15, 40]
+    for n in (15, 40):
+        alone = cls(n_features=n, **kw).fit(X, y)
+        np.testing.assert_array_equal(both.predict(Xt, budget=n), alone.predict(Xt))
+        assert both.best_params_per_budget_[n] == alone.best_params_
+        assert alone.best_params_["n_landmarks"] == n
+    np.testing.assert_array_equal(both.predict(Xt), both.predict(Xt, budget=40))
+    assert both.tune_time_ == pytest.approx(sum(m.tune_time_ for m in both.budget_models_.values()))
