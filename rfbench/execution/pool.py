@@ -92,6 +92,16 @@ def local_pool(jobs: int, fault_file: str | None = None):
                                initargs=(os.getpid(), PARENT_POLL_S, fault_file))
 
 
+def _join_bounded(threads, grace_s: float) -> None:
+    """Wait up to ``grace_s`` in all for loky's manager threads to finish killing the workers and closing
+    their queues: a process that exits before they do leaves the queues' semaphores to loky's resource
+    tracker, which prints "leaked semlock objects" warnings on the user's terminal."""
+    end = time.monotonic() + grace_s
+    for thread in threads:
+        if thread is not None:
+            thread.join(max(0.0, end - time.monotonic()))
+
+
 def _remove_stale_start_dirs() -> None:
     """The start-file directories of runs killed before they could remove theirs (their pid is gone)."""
     import glob
@@ -275,8 +285,10 @@ class Lanes:
         # interrupted: stop the workers now, their tasks were released and will run again
         try:
             if interrupted:
+                managers = [lane.executor._executor_manager_thread for lane in self.lanes]
                 for lane in self.lanes:
                     lane.executor.shutdown(wait=False, kill_workers=True)
+                _join_bounded(managers, SHUTDOWN_GRACE_S)
             else:
                 self._bounded_shutdown()
         finally:
