@@ -60,7 +60,7 @@ import pandas as pd
 
 from rfbench import registry as registries
 from rfbench.errors import UsageError
-from rfbench.experiments import check
+from rfbench.experiments import check, numeric_path
 from rfbench.experiments.spec import CIConfig, Spec, all_specs, load_spec
 from rfbench.registry import Registry
 from rfbench.reporting import cells
@@ -497,6 +497,11 @@ def run_and_compare(spec: Spec, out: Path | None = None, *, write_reference: boo
     _ci(spec)
     if not write_reference:
         read_reference(spec)
+    elif not numeric_path.on_path():
+        raise UsageError(f"{spec.name}: a reference is written on the CI path (OpenBLAS {numeric_path.OPENBLAS_CORE} "
+                         f"kernels, NumPy capped at AVX2), which every CI machine can take; this process runs "
+                         f"{numeric_path.describe()}: run eval \"$(python -m rfbench.experiments.numeric_path "
+                         f"--exports)\" in the shell first")
     out = Path(out) if out else Path(tempfile.mkdtemp(prefix=f"rfbench-ci-{spec.name}-"))
     t0 = time.perf_counter()
     run_dir = ci_run(spec, out, jobs=jobs, threads=threads, registry=registry)
@@ -507,8 +512,10 @@ def run_and_compare(spec: Spec, out: Path | None = None, *, write_reference: boo
         return 0
     table = ci_compare(spec, run_dir)
     head, *rest = render(table, spec).split("\n")
-    echo("\n".join([f"{head} (run {secs:.0f} s in {run_dir})", *rest]))
-    return 0 if len(table) and (table["status"] == "match").all() else 1
+    matched = bool(len(table)) and bool((table["status"] == "match").all())
+    note = [] if matched or not (advice := numeric_path.advice()) else [advice]
+    echo("\n".join([f"{head} (run {secs:.0f} s in {run_dir})", *rest, *note]))
+    return 0 if matched else 1
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,113 @@
+"""The numeric path of the exact CI regression: which SIMD kernels compute its numbers.
+
+The CI references (bench/reference/*.csv) are compared to 1e-9, and the small ci configurations amplify
+the last bit of a BLAS product (a flat CV curve picks another λ). OpenBLAS and NumPy choose their kernels
+at run time from the CPU: on an AVX-512 machine OpenBLAS runs its SkylakeX kernels and NumPy its X86_V4
+loops (another summation and FMA order), on an AVX2 machine the Haswell kernels and X86_V3 loops. The same
+code then gives references that match on one kind of machine and fail on the other (session 36: 0 of 36
+gfc2016-table1 tasks on an AMD EPYC without AVX-512, against references written on AVX-512 machines).
+
+So the regression runs on one path that every x86-64 CI machine has, pinned before NumPy loads:
+
+    OPENBLAS_CORETYPE=Haswell                 OpenBLAS's AVX2 kernels (NumPy's and SciPy's copies alike)
+    NPY_DISABLE_CPU_FEATURES=X86_V4 ...       NumPy's dispatched loops capped at AVX2 (X86_V3)
+
+``bench/ci-check.sh`` sets them (``eval "$(python -m rfbench.experiments.numeric_path --exports)"``), and
+a reference is written only on that path. :func:`describe` says what a process runs on, for the verdict
+of a failing comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+OPENBLAS_CORE = "Haswell"
+
+
+def _numpy_features() -> tuple[list[str], dict]:
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    return list(__cpu_dispatch__), dict(__cpu_features__)
+
+
+def above_avx2(dispatch: list[str]) -> list[str]:
+    """NumPy's dispatched x86 targets beyond AVX2: X86_V4 and the AVX512_* groups (NumPy ≥ 2.4), or the
+    AVX512* features of older NumPy; every name is one this NumPy accepts (it warns on another)."""
+    return [name for name in dispatch if name == "X86_V4" or name.startswith("AVX512")]
+
+
+def pinned_env() -> dict[str, str]:
+    """The variables that put a new process on the references' path (empty on a CPU that is not x86-64)."""
+    import platform
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return {}
+    dispatch, _ = _numpy_features()
+    env = {"OPENBLAS_CORETYPE": OPENBLAS_CORE}
+    if disable := above_avx2(dispatch):
+        env["NPY_DISABLE_CPU_FEATURES"] = " ".join(disable)
+    return env
+
+
+def blas_kernels() -> list[str]:
+    """The kernel set of every OpenBLAS loaded in this process (NumPy's and SciPy's copies)."""
+    import scipy.linalg  # noqa: F401 - loads SciPy's OpenBLAS, so that threadpoolctl sees it
+    from threadpoolctl import threadpool_info
+
+    return sorted({str(lib.get("architecture")) for lib in threadpool_info() if lib.get("internal_api") == "openblas"})
+
+
+def numpy_above_avx2() -> list[str]:
+    """NumPy's dispatched targets beyond AVX2 that this process runs."""
+    dispatch, features = _numpy_features()
+    return [name for name in above_avx2(dispatch) if features.get(name)]
+
+
+def numpy_has_avx2() -> bool:
+    """Whether NumPy runs its AVX2 loops (X86_V3; AVX2 and FMA3 in NumPy before 2.4)."""
+    dispatch, features = _numpy_features()
+    avx2 = [name for name in dispatch if name in ("X86_V3", "AVX2", "FMA3")]
+    return bool(avx2) and all(features.get(name) for name in avx2)
+
+
+def on_path() -> bool:
+    """Whether this process computes on the references' path."""
+    kernels = blas_kernels()
+    return all(k == OPENBLAS_CORE for k in kernels) and numpy_has_avx2() and not numpy_above_avx2()
+
+
+def describe() -> str:
+    """What this process runs on, in words."""
+    simd = numpy_above_avx2()
+    numpy = ("with " + " ".join(simd) if simd else "capped at AVX2" if numpy_has_avx2() else "without its AVX2 loops")
+    return f"OpenBLAS {', '.join(blas_kernels()) or 'not loaded'} kernels, NumPy {numpy}"
+
+
+def advice() -> str:
+    """The note a failing comparison adds when this process is off the references' path."""
+    if on_path():
+        return ""
+    return (f"note: this process runs {describe()}, not the references' path (OpenBLAS {OPENBLAS_CORE} "
+            f"kernels, NumPy capped at AVX2): another CPU rounds differently. Pin it as bench/ci-check.sh "
+            f"does: eval \"$(python -m rfbench.experiments.numeric_path --exports)\"")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m rfbench.experiments.numeric_path",
+                                 description="The CI regression's numeric path: print the shell exports that pin "
+                                             "it, or say whether this process is on it.")
+    ap.add_argument("--exports", action="store_true", help="print `export NAME=VALUE` lines for a shell's eval")
+    args = ap.parse_args(argv)
+    if args.exports:
+        for name, value in pinned_env().items():
+            print(f"export {name}={shlex.quote(value)}")
+        return 0
+    print(f"{describe()}; {'on' if on_path() else 'NOT on'} the CI references' path"
+          f"{'' if on_path() else ' (set: ' + ' '.join(f'{k}={shlex.quote(v)}' for k, v in pinned_env().items()) + ')'}")
+    return 0 if on_path() else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
