@@ -16,7 +16,8 @@ cd "$(dirname "$0")/.."
 # the references' numeric path, pinned before NumPy loads: OpenBLAS's Haswell (AVX2) kernels and NumPy's
 # loops capped at AVX2, which every x86-64 CI machine has; an AVX-512 machine's own kernels round
 # differently and the small ci configurations amplify it (rfbench/experiments/numeric_path.py)
-eval "$(python -m rfbench.experiments.numeric_path --exports)"
+pins="$(python -m rfbench.experiments.numeric_path --exports)"   # an assignment: set -e stops on a failure
+eval "$pins"
 args=(--all --jobs "${RFBENCH_CI_JOBS:-1}")
 if [[ -n "${RFBENCH_CI_OUT:-}" ]]; then args+=(--out "$RFBENCH_CI_OUT"); fi
 rfbench reproduce --ci "${args[@]}"

@@ -57,7 +57,10 @@ def test_another_path_is_named_with_the_fix():
 
 def test_ci_check_pins_the_path_before_anything_runs():
     script = (ROOT / "bench" / "ci-check.sh").read_text().splitlines()
-    pin = script.index('eval "$(python -m rfbench.experiments.numeric_path --exports)"')
+    computed = next(i for i, line in enumerate(script)
+                    if line.startswith('pins="$(python -m rfbench.experiments.numeric_path --exports)"'))
+    pin = script.index('eval "$pins"')
+    assert computed < pin
     first_run = next(i for i, line in enumerate(script) if line.startswith(("rfbench ", "python -m rfbench.experiments.regress")))
     assert pin < first_run
 
