@@ -182,3 +182,36 @@ def test_a_worker_segfault_is_one_line_not_the_fault_handlers_dump(tmp_path):
     assert stderr.count("lifemod: reading address 0") == 2
     [rec] = pd.read_csv(out / "results.csv").to_dict("records")
     assert rec["status"] == "error" and rec["message"] == "worker died (2 times): Segmentation fault"
+
+
+def test_an_interrupted_shutdown_returns_once_loky_has_cleaned_up():
+    """Ctrl-C / SIGTERM: the workers are killed and the run waits (bounded) for loky's manager threads to
+    finish, so that the process never exits in the middle of their cleanup (a semaphore unlinked but not
+    unregistered: loky's resource tracker then printed "leaked semlock" warnings after the one line)."""
+    from rfbench.execution import pool
+
+    lanes = pool.Lanes(2, options=None, track_starts=False)
+    futures = [lane.executor.submit(time.sleep, 60) for lane in lanes.lanes]
+    managers = [lane.executor._executor_manager_thread for lane in lanes.lanes]
+    procs = [p for lane in lanes.lanes for p in lane.executor._processes.values()]
+    assert all(m is not None and m.is_alive() for m in managers) and len(procs) == 2
+    t0 = time.monotonic()
+    lanes.shutdown(interrupted=True)
+    assert time.monotonic() - t0 < pool.SHUTDOWN_GRACE_S + 1
+    assert not any(m.is_alive() for m in managers)
+    assert all(p.exitcode is not None for p in procs)
+    assert all(f.done() for f in futures)
+
+
+def test_the_bounded_join_gives_up_after_its_grace():
+    import threading
+
+    from rfbench.execution import pool
+
+    stop = threading.Event()
+    slow = threading.Thread(target=stop.wait, args=(30,), daemon=True)
+    slow.start()
+    t0 = time.monotonic()
+    pool._join_bounded([None, slow], 0.3)
+    assert 0.25 < time.monotonic() - t0 < 2 and slow.is_alive()
+    stop.set()
