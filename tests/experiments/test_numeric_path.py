@@ -49,7 +49,7 @@ def test_the_pins_put_a_new_process_on_the_path_whatever_the_cpu():
 
 @pytest.mark.skipif(not X86, reason="the pinned path is x86-64's")
 def test_another_path_is_named_with_the_fix():
-    res = _path_report({"OPENBLAS_CORETYPE": "Sandybridge"})
+    res = _path_report({**numeric_path.pinned_env(), "OPENBLAS_CORETYPE": "Sandybridge"})    # NumPy on the path
     assert res.returncode == 1
     assert res.stdout.startswith("OpenBLAS Sandybridge kernels, NumPy capped at AVX2; NOT on the CI references' path")
     assert "OPENBLAS_CORETYPE=Haswell" in res.stdout
