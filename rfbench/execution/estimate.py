@@ -17,13 +17,19 @@ import pandas as pd
 from rfbench.registry import Registry
 
 
+#: the finished sets a (method, n) size law needs before it is preferred to another budget's law fitted
+#: on more sets (the power law in rows and inputs needs four, see size_exponents)
+SIZE_LAW_SETS = 4
+
+
 def task_seconds(done: pd.DataFrame, *, registry: Registry):
     """A function [(dataset, method, n), ...] ↦ (estimated seconds of one task each, whether each
     came from finished tasks of the same cell): the median time of the cell's finished tasks; else
     the same dataset and method at another n, scaled by the method's median time ratio between the
     two budgets on datasets that have both (n / n' if none); else a power law in rows and inputs
-    fitted to the (method, n)'s finished datasets (:func:`size_model`); else the law of the method's
-    nearest other budget with a finished dataset, scaled by the same ratio (a budget no dataset has
+    fitted to the (method, n)'s finished datasets (:func:`size_model`), unless it rests on fewer than
+    SIZE_LAW_SETS datasets and another budget's law on more; else (or then) the law of the method's
+    budget with the most finished datasets (the nearest among equals), scaled by the same ratio (a budget no dataset has
     reached yet, e.g. the n = 500 half of a suite whose n = 100 half is running); else NaN. Shapes
     and declared cost scalings: those of ``registry``."""
     done = done.astype({"total_s": float})
@@ -31,12 +37,13 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
     shape = {name: registry.dataset(name).shape for name in done["dataset"].unique()}
     # a dataset of unknown shape (a user's entry that gives none) cannot place a task on the size law
     sized = [name for name, (rows, inputs) in shape.items() if rows > 0 and inputs > 0]
-    models = {}
+    models, fitted_on = {}, {}
     for cell in done.groupby(["method", "n_features"]).size().index:
         times = per_ds.xs(cell, level=("method", "n_features"))
         times = times[times.index.isin(sized)]
         if len(times):
             models[cell] = size_model(times, shape, registry.method(cell[0]).cost_scaling)
+            fitted_on[cell] = len(times)
     by_method = {meth: g.droplevel("method").unstack("n_features")
                  for meth, g in per_ds.groupby(level="method")}   # dataset × n, per method
 
@@ -66,12 +73,20 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
         size = registry.dataset(dataset).shape
         if min(size) <= 0:
             return np.nan
-        if (method, n) in models:
+        budgets = [b for (m, b) in models if m == method and b != n]
+        own = fitted_on.get((method, n), 0)
+        # the cell's own law, unless it rests on fewer than SIZE_LAW_SETS sets and another budget's
+        # rests on more: a law through two sets, extrapolated 10x in rows, misses by orders of magnitude
+        # (gbrff1 at n = 500 through sml and parkinsons: 190 h a kegg task), while the other budget's
+        # law scaled by the measured ratio between the budgets keeps the shape of many sets
+        better = [b for b in budgets if fitted_on[(method, b)] > own]
+        if own and (own >= SIZE_LAW_SETS or not better):
             return models[(method, n)](*size)
-        budgets = [b for (m, b) in models if m == method]
         if not budgets:
             return np.nan
-        other = nearest(budgets, n)
+        pool = better or budgets
+        most = max(fitted_on[(method, b)] for b in pool)
+        other = nearest([b for b in pool if fitted_on[(method, b)] == most], n)
         return models[(method, other)](*size) * budget_ratio(method, n, other)
 
     def estimate(cells):

@@ -399,7 +399,8 @@ def test_status_scales_a_cell_without_finished_tasks_from_the_same_dataset_at_an
 def test_status_estimates_a_budget_no_dataset_has_reached_from_the_methods_other_budget():
     """No dataset has (alc, 500) yet: a set with no alc task at all is estimated from alc's size law
     at n = 100 scaled by n/n' = 5 (no dataset has both budgets to measure the ratio); a method with no
-    finished task stays unestimated. Once a dataset has (alc, 500), that cell's own size law is used."""
+    finished task stays unestimated. The cell's own size law is used once it rests on SIZE_LAW_SETS sets or no
+    other budget's rests on more."""
     from rfbench import registry
     from rfbench.execution import estimate
 
@@ -414,12 +415,19 @@ def test_status_estimates_a_budget_no_dataset_has_reached_from_the_methods_other
     est, known = estimate.task_seconds(done, registry=reg)([("pumadyn", "alc", 500), ("pumadyn", "rff-gauss", 500)])
     assert est[0] == pytest.approx(5 * law_100(*reg.dataset("pumadyn").shape)) and np.isnan(est[1])
     assert known == [False, False]
-    # a measured ratio between the budgets (kinematics: 80 / 10) replaces n / n' for alc's own sets,
-    # and the cell's own size law (kinematics at n = 500) is preferred once it exists
+    # a measured ratio between the budgets (kinematics: 80 / 10) replaces n / n' for alc's own sets;
+    # the cell's own size law (one set at n = 500) is not preferred to n = 100's, fitted on two sets
     done.loc[len(done)] = {"dataset": "kinematics", "method": "alc", "n_features": 500, "total_s": 80.0}
     est, _ = estimate.task_seconds(done, registry=reg)([("bank", "alc", 500), ("pumadyn", "alc", 500)])
-    law_500 = estimate.size_model(pd.Series({"kinematics": 80.0}), {"kinematics": reg.dataset("kinematics").shape})
-    assert est == pytest.approx([30.0 * 8, law_500(*reg.dataset("pumadyn").shape)])
+    assert est == pytest.approx([30.0 * 8, 8 * law_100(*reg.dataset("pumadyn").shape)])
+    # once n = 500's law rests on SIZE_LAW_SETS sets, it is the one used
+    five = ["kinematics", "bank", "pumadyn", "ailerons"][:estimate.SIZE_LAW_SETS]
+    for name, secs in zip(five[1:], (240.0, 300.0, 500.0), strict=False):
+        done.loc[len(done)] = {"dataset": name, "method": "alc", "n_features": 500, "total_s": secs}
+    times = done[(done.method == "alc") & (done.n_features == 500)].set_index("dataset")["total_s"]
+    law_500 = estimate.size_model(times, {k: reg.dataset(k).shape for k in times.index})
+    est, _ = estimate.task_seconds(done, registry=reg)([("elevators", "alc", 500)])
+    assert est == pytest.approx([law_500(*reg.dataset("elevators").shape)])
 
 
 def test_status_size_model_is_a_power_law_in_rows_and_inputs():
