@@ -16,7 +16,6 @@ import pandas as pd
 
 from rfbench.registry import Registry
 
-
 #: the finished sets a (method, n) size law needs before it is preferred to another budget's law fitted
 #: on more sets (the power law in rows and inputs needs four, see size_exponents)
 SIZE_LAW_SETS = 4
@@ -79,14 +78,13 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
         # rests on more: a law through two sets, extrapolated 10x in rows, misses by orders of magnitude
         # (gbrff1 at n = 500 through sml and parkinsons: 190 h a kegg task), while the other budget's
         # law scaled by the measured ratio between the budgets keeps the shape of many sets
-        better = [b for b in budgets if fitted_on[(method, b)] > own]
+        better = [b for b in budgets if fitted_on[(method, b)] > own]     # every other budget when own is 0
         if own and (own >= SIZE_LAW_SETS or not better):
             return models[(method, n)](*size)
-        if not budgets:
+        if not better:
             return np.nan
-        pool = better or budgets
-        most = max(fitted_on[(method, b)] for b in pool)
-        other = nearest([b for b in pool if fitted_on[(method, b)] == most], n)
+        most = max(fitted_on[(method, b)] for b in better)
+        other = nearest([b for b in better if fitted_on[(method, b)] == most], n)
         return models[(method, other)](*size) * budget_ratio(method, n, other)
 
     def estimate(cells):

@@ -24,6 +24,9 @@ import shlex
 import sys
 
 OPENBLAS_CORE = "Haswell"
+#: the path in words, and the shell line that pins it (bench/ci-check.sh runs its equivalent)
+PATH_WORDS = f"OpenBLAS {OPENBLAS_CORE} kernels, NumPy capped at AVX2"
+PIN_COMMAND = 'eval "$(python -m rfbench.experiments.numeric_path --exports)"'
 
 
 def _numpy_features() -> tuple[list[str], dict]:
@@ -89,9 +92,8 @@ def advice() -> str:
     """The note a failing comparison adds when this process is off the references' path."""
     if on_path():
         return ""
-    return (f"note: this process runs {describe()}, not the references' path (OpenBLAS {OPENBLAS_CORE} "
-            f"kernels, NumPy capped at AVX2): another CPU rounds differently. Pin it as bench/ci-check.sh "
-            f"does: eval \"$(python -m rfbench.experiments.numeric_path --exports)\"")
+    return (f"note: this process runs {describe()}, not the references' path ({PATH_WORDS}): another CPU "
+            f"rounds differently. Pin it as bench/ci-check.sh does: {PIN_COMMAND}")
 
 
 def main(argv=None) -> int:

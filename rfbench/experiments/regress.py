@@ -498,10 +498,9 @@ def run_and_compare(spec: Spec, out: Path | None = None, *, write_reference: boo
     if not write_reference:
         read_reference(spec)
     elif not numeric_path.on_path():
-        raise UsageError(f"{spec.name}: a reference is written on the CI path (OpenBLAS {numeric_path.OPENBLAS_CORE} "
-                         f"kernels, NumPy capped at AVX2), which every CI machine can take; this process runs "
-                         f"{numeric_path.describe()}: run eval \"$(python -m rfbench.experiments.numeric_path "
-                         f"--exports)\" in the shell first")
+        raise UsageError(f"{spec.name}: a reference is written on the CI path ({numeric_path.PATH_WORDS}), which "
+                         f"every CI machine can take; this process runs {numeric_path.describe()}: run "
+                         f"{numeric_path.PIN_COMMAND} in the shell first")
     out = Path(out) if out else Path(tempfile.mkdtemp(prefix=f"rfbench-ci-{spec.name}-"))
     t0 = time.perf_counter()
     run_dir = ci_run(spec, out, jobs=jobs, threads=threads, registry=registry)
