@@ -114,9 +114,12 @@ def build_model(Z, num_data: int):
     d = Z.shape[1]
     model = SVGP(Z).to(Z.device, torch.float64)
     likelihood = gpytorch.likelihoods.GaussianLikelihood().to(Z.device, torch.float64)
-    model.covar_module.base_kernel.lengthscale = torch.full((1, d), math.sqrt(d), dtype=torch.float64)
-    model.covar_module.outputscale = torch.tensor(SIGNAL0, dtype=torch.float64)
-    likelihood.noise = torch.tensor([NOISE0], dtype=torch.float64)
+    # the starting values on Z's device: GPyTorch's setters transform a tensor with the constraint's
+    # buffers as given, so a CPU tensor meets CUDA buffers there
+    on = dict(dtype=torch.float64, device=Z.device)
+    model.covar_module.base_kernel.lengthscale = torch.full((1, d), math.sqrt(d), **on)
+    model.covar_module.outputscale = torch.tensor(SIGNAL0, **on)
+    likelihood.noise = torch.tensor([NOISE0], **on)
     mll = gpytorch.mlls.VariationalELBO(likelihood, model, num_data=int(num_data))
     return model, likelihood, mll
 
