@@ -115,6 +115,50 @@ def bounded_by_largest_fit(per_method: pd.DataFrame, memory: Path, result: dict)
             f"method's time grows with rows and n), the total is {bounded_s / 3600:.0f} core-hours.", ""]
 
 
+def gpu_summary_lines(rows: list[dict]) -> list[str]:
+    """Issue 44 item 3 read off uci_gpu.py's rows: FALKON at M = 10 000 against the best GP row of each
+    set (RMSE, fit time, memory), and each device fit against its CPU twin (same fit, same split)."""
+    done = [r for r in rows if r.get("status") == "done"]
+    lines = ["", "FALKON at M = 10 000 against the best GP row of the same set (the lowest RMSE among the "
+             "`gp` / `gp-sod` rows above, either device); the target is an RMSE within 2 % of it at ≥ 10× "
+             "less fit time and ≤ 4 GB:", "",
+             "| set | FALKON M = 10 000 RMSE | best GP row | its RMSE | RMSE ratio | FALKON s (8 GiB blocks) | "
+             "GP row s | time ratio | FALKON peak GB (8 GiB / 1 GiB blocks) |",
+             "|---|---:|---|---:|---:|---:|---:|---:|---|"]
+    for ds in dict.fromkeys(r["dataset"] for r in rows):
+        fk = [r for r in done if r["dataset"] == ds and r["role"] == "falkon M=10000"]
+        small = [r for r in done if r["dataset"] == ds and r["role"].startswith("falkon M=10000, factor_bytes")]
+        gps = [r for r in done if r["dataset"] == ds and r["method"] in ("gp", "gp-sod")]
+        if not fk or not gps:
+            continue
+        f, g = fk[0], min(gps, key=lambda r: r["rmse"])
+        peaks = f"{f['peak_gb']:.2f}" + (f" / {small[0]['peak_gb']:.2f} ({small[0]['seconds']:.1f} s)" if small else "")
+        lines.append(f"| {ds.removeprefix('uci-')} | {f['rmse']:.4f} | {g['role']} ({g['device']}) | {g['rmse']:.4f} | "
+                     f"{f['rmse'] / g['rmse']:.3f} | {f['seconds']:.1f} | {g['seconds']:.1f} | "
+                     f"{g['seconds'] / f['seconds']:.2f} | {peaks} |")
+    lines += ["", "Each device fit against its CPU twin (the same fit on the same split; the CPU with "
+              "the BLAS threads given, the fits side by side):", "",
+              "| role | set | CPU s | device s | speed-up | CPU RMSE | device RMSE | relative difference |",
+              "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        if r.get("device") == "cpu" or r.get("role") not in {c["role"] for c in rows if c.get("device") == "cpu"}:
+            continue
+        twin = next((c for c in rows if c.get("device") == "cpu" and c["role"] == r["role"]
+                     and c["dataset"] == r["dataset"]), None)
+        if twin is None:
+            continue
+        if r.get("status") != "done" or twin.get("status") != "done":
+            why = r.get("message") or twin.get("message") or r.get("status")
+            lines.append(f"| {r['role']} | {r['dataset'].removeprefix('uci-')} | "
+                         f"{'' if twin.get('seconds') is None else format(twin['seconds'], '.1f')} | "
+                         f"{r.get('status')}: {str(why)[:120]} |  |  |  |  |")
+            continue
+        lines.append(f"| {r['role']} | {r['dataset'].removeprefix('uci-')} | {twin['seconds']:.1f} | "
+                     f"{r['seconds']:.2f} | {twin['seconds'] / r['seconds']:.0f}× | {twin['rmse']:.6f} | "
+                     f"{r['rmse']:.6f} | {abs(r['rmse'] - twin['rmse']) / twin['rmse']:.1e} |")
+    return lines
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--results", default=str(ROOT / "results" / "uci-splits"))
@@ -245,6 +289,7 @@ def main(argv=None) -> int:
                                    for k, f in (("seconds", ".1f"), ("rmse", ".4f"), ("peak_gb", ".2f")))
             lines.append(f"| {r['role']} | {r['dataset'].removeprefix('uci-')} | {r['device']} | {r['status']} | "
                          f"{seconds} | {rmse} | {peak} |")
+        lines += gpu_summary_lines(measured["rows"])
     else:
         lines += ["Not measured yet: no GPU machine has been lent to a session since the script was written (on "
                   "2026-11-28 the device tool answered that no new machine was lent at present). The prepared run, "
