@@ -25,7 +25,7 @@ std(x_j) (a typical pair of rows is then about one length-scale apart), s² = 1 
 standardised target), σ² = 0.1; each further start multiplies every ℓ_j by exp(u_j), u_j ~ U(−1.5,
 1.5), and draws log₁₀ s² ~ U(−0.5, 0.5) and log₁₀ σ² ~ U(−3, −0.5). Every start runs
 ``restart_iter`` L-BFGS-B iterations; the best one continues to ``max_iter`` (à la carte's scheme,
-rfbench/methods/alc.py). Bounds: ℓ_j within [1e-3, 1e4] · (std(x_j) or 1), s² within [1e-4, 1e4],
+rfbench/methods/alc.py). Bounds: ℓ_j within [1e-3, 1e4] · (std(x_j), or 1 for a column constant up to rounding: ``column_scales``), s² within [1e-4, 1e4],
 σ² within [1e-6, 10].
 
 Cholesky and jitter: K = K_f + σ²I is factorised by ``scipy.linalg.cho_factor``; where that fails,
@@ -169,9 +169,17 @@ def nll_value(theta: np.ndarray, X: np.ndarray, y: np.ndarray) -> float:
     return nll_and_grad(theta, X, y)[0] * X.shape[0]
 
 
-def bounds(x_std: np.ndarray) -> list[tuple[float, float]]:
-    """L-BFGS-B's bounds on θ (module notes)."""
-    scale = np.where(x_std > 0, x_std, 1.0)
+def column_scales(X: np.ndarray) -> np.ndarray:
+    """The unit of each input's length-scale: std(x_j), or 1 for a column that is constant up to
+    rounding (std ≤ 1e-8 · (1 + max|x_j|)). Such a column's std (3e-16 in a keggdirected subset) would
+    otherwise set bounds that let ℓ_j follow its rounding noise and split rows that are equal."""
+    x_std = X.std(axis=0)
+    spread = 1e-8 * (1.0 + np.abs(X).max(axis=0, initial=0.0))
+    return np.where(x_std > spread, x_std, 1.0)
+
+
+def bounds(scale: np.ndarray) -> list[tuple[float, float]]:
+    """L-BFGS-B's bounds on θ (module notes), ``scale``: :func:`column_scales`."""
     out = [(float(np.log(ELL_BOUNDS[0] * s)), float(np.log(ELL_BOUNDS[1] * s))) for s in scale]
     return out + [tuple(float(v) for v in np.log(SIGNAL_BOUNDS)), tuple(float(v) for v in np.log(NOISE_BOUNDS))]
 
@@ -179,15 +187,15 @@ def bounds(x_std: np.ndarray) -> list[tuple[float, float]]:
 def initial_thetas(X: np.ndarray, n_restarts: int, rng: np.random.Generator) -> list[np.ndarray]:
     """The starts (module notes), drawn in order from ``rng``."""
     m, d = X.shape
-    x_std = X.std(axis=0)
-    ell0 = np.sqrt(d) * np.where(x_std > 0, x_std, 1.0)
+    scale = column_scales(X)
+    ell0 = np.sqrt(d) * scale
     starts = [np.concatenate([np.log(ell0), [0.0, np.log(0.1)]])]
     for _ in range(1, n_restarts):
         u = rng.uniform(-1.5, 1.5, d)
         log_s2 = np.log(10.0) * rng.uniform(-0.5, 0.5)
         log_noise = np.log(10.0) * rng.uniform(-3.0, -0.5)
         starts.append(np.concatenate([np.log(ell0) + u, [log_s2, log_noise]]))
-    lo, hi = np.array(bounds(x_std)).T
+    lo, hi = np.array(bounds(scale)).T
     return [np.clip(t, lo, hi) for t in starts]
 
 
@@ -278,7 +286,7 @@ class GPRegressor(SharesBudgets, RegressorMixin, BaseEstimator):
         self.y_std_ = float(y.std()) or 1.0
         yz = (y - self.y_mean_) / self.y_std_
         starts = initial_thetas(X, int(self.n_restarts), rng)
-        bnds = bounds(X.std(axis=0))
+        bnds = bounds(column_scales(X))
         log = JitterLog()
         objective = self._objective(X, yz, log)
         timer = Stopwatch()

@@ -141,6 +141,22 @@ def test_gp_sod_subset_is_seeded_and_below_n_equals_gp():
         gp.GPRegressor(max_rows=40, random_state=3, **kw).fit(X, y)
 
 
+def test_a_column_constant_up_to_rounding_is_a_constant_column():
+    """A column whose values differ by rounding alone (as in a keggdirected subset, std 3e-16) gets
+    the unit scale of a constant one, so the fit is the constant column's: with std(x_j) as the unit
+    its bounds would let ℓ_j follow the rounding noise and split equal rows."""
+    X, y = _data(60)
+    rng = np.random.default_rng(1)
+    exact = np.column_stack([X, np.full(60, 0.7)])
+    rounded = np.column_stack([X, 0.7 + 1e-16 * rng.integers(-2, 3, 60)])
+    assert 0 < rounded[:, 3].std() < 1e-15
+    assert gp.column_scales(rounded)[3] == gp.column_scales(exact)[3] == 1.0
+    assert np.array_equal(gp.column_scales(rounded)[:3], X.std(axis=0))
+    kw = dict(n_restarts=2, restart_iter=5, max_iter=15, random_state=0)
+    a, b = gp.GPRegressor(**kw).fit(exact, y), gp.GPRegressor(**kw).fit(rounded, y)
+    np.testing.assert_allclose(b.predict(rounded), a.predict(exact), rtol=1e-8, atol=1e-10)
+
+
 def test_one_training_row_is_a_clear_error():
     with pytest.raises(ValueError, match="1 sample.*minimum of 2 is required by GPRegressor"):
         gp.GPRegressor().fit(np.zeros((1, 3)), np.zeros(1))
