@@ -773,6 +773,24 @@ def test_a_resumed_run_dispatches_the_longest_estimated_items_first_with_the_sam
     assert len(a) == 12 and a["error"].equals(b["error"]) and a["params"].equals(b["params"])
 
 
+def test_the_estimate_reads_the_numpy_paths_times_only(tmp_path):
+    """A task computed by the torch code (a GPU's record, here torch-cpu's) says nothing of the NumPy
+    path's time, which the estimate projects: it is left out, and the cell's estimate is the median of
+    its CPU tasks alone."""
+    pytest.importorskip("torch")
+    out = tmp_path / "mixed"
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(folds=[0], device="torch-cpu"),
+               progress=False, registry=load_registry())
+    assert runner.finished_estimate(runner.RunDir(out), SMALL, registry=REG) is None
+    runner.run(["friedman-generated"], ["rff-gauss"], [10], SMALL, str(out), RunConfig(folds=[1]),
+               progress=False, registry=load_registry())
+    times = pd.read_csv(out / "results.csv").set_index("fold")["total_s"]
+    estimate = runner.finished_estimate(runner.RunDir(out), SMALL, registry=REG)
+    seconds, same_cell = estimate([("friedman-generated", "rff-gauss", 10)])
+    assert seconds[0] == pytest.approx(times[1]) and bool(same_cell[0])
+    assert list(runner.finished_cpu_times(runner.RunDir(out), SMALL, registry=REG)["total_s"]) == [times[1]]
+
+
 def test_device_tasks_beside_the_cpu_workers_give_the_same_records(tmp_path, monkeypatch):
     """--gpu-beside runs the device tasks on lanes of their own (jobs + gpu_slots lanes, at most jobs
     CPU tasks in flight); the records are the same as with the device tasks holding a worker."""
