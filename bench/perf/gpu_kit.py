@@ -48,13 +48,17 @@ DEVICE_COMMANDS = {
     "uci_gpu": "python3 bench/perf/uci_gpu.py --device cuda --budget-s 420 --factor-bytes 8589934592 "
                "--cpu-fits 3 --cpu-threads 4 --output $OUT/uci-gpu.json",
     "gpu": "python3 bench/perf/gpu.py --device cuda --budget-s 420 --slots 4 --output $OUT/gpu-benchmark.json",
-    # the device rows of the five largest UCI sets at n = 500 (issue 43 item 4): a run stopped by the
-    # timeout keeps its finished tasks; its directory comes back as one archive (the tool returns at
-    # most 8 files), to be merged with `cp -n` of its records as the background runs are
-    "uci_large_run": "timeout -s TERM 480 python3 -m rfbench.cli run --datasets uci-kin40k,uci-protein,"
+    # the device rows of the five largest UCI sets (issue 43 item 4) that the 2 cores cannot run, seeded
+    # with the committed records of those sets so that it resumes where the last GPU session stopped
+    # (2026-11-30: 202 tasks); a run stopped by the timeout keeps its finished tasks; its directory
+    # comes back as one archive (the tool returns at most 8 files), merged as the background runs are
+    "uci_large_run": "mkdir -p /tmp/uci-large/records && cp results/uci-splits/records/uci-{kin40k,protein,"
+                     "tamielectric,keggdirected,keggundirected}__*.json /tmp/uci-large/records/; "
+                     "timeout -s TERM 480 python3 -m rfbench.cli run --datasets uci-kin40k,uci-protein,"
                      "uci-tamielectric,uci-keggdirected,uci-keggundirected --protocol published --methods "
-                     "falkon,svgp,xrfm --features 500 --device cuda --gpu-slots 4 --jobs 16 --out /tmp/uci-large "
-                     "--quiet --no-report; tar czf $OUT/uci-large-run.tar.gz -C /tmp uci-large",
+                     "svgp,xrfm,alc-q1,alc-q2,alc-q5,gp-sod --features 100,500 --device cuda --gpu-slots 6 --jobs 6 "
+                     "--threads 2 --out /tmp/uci-large --quiet --no-report; "
+                     "tar czf $OUT/uci-large-run.tar.gz -C /tmp uci-large/records uci-large/runs.jsonl",
 }
 
 

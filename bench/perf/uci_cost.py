@@ -223,9 +223,9 @@ def main(argv=None) -> int:
     df = load_results([Path(args.results)], protocol=spec.plan.protocol.key())
     done = df[df["status"] == "done"].astype({"total_s": float, "n_features": int})
     on_gpu = device_tasks(Path(args.results))
-    gpu_keys = set(zip(on_gpu["dataset"], on_gpu["method"], on_gpu["n_features"], on_gpu["fold"]))
+    gpu_keys = set(zip(on_gpu["dataset"], on_gpu["method"], on_gpu["n_features"], on_gpu["fold"], strict=True))
     on_cpu = done[[k not in gpu_keys for k in zip(done["dataset"], done["method"], done["n_features"],
-                                                   done["fold"].astype(int))]]
+                                                   done["fold"].astype(int), strict=True)]]
     med, exponents = growth(on_cpu, registry)      # the growth of the CPU path: a GPU's times are apart
     table = projection(spec, registry, Path(args.results), args.data_dir)
 
@@ -288,8 +288,9 @@ def main(argv=None) -> int:
         result["pending_largest_n500"] = pending.groupby("method")["est_s"].sum().div(3600).to_dict()
         lines += ["", "## Pending: the five largest sets at n = 500", "",
                   "These cells are not run on the 2-core machine; a GPU machine runs the device methods' share "
-                  "(`rfbench run --datasets " + ",".join(largest) + " --protocol published --features 500 --device "
-                  "cuda --gpu-slots 4 --out results/uci-splits`), the CPU-only methods need many cores "
+                  "(`bench/perf/gpu_kit.py --sets uci-large` prints the command, `uci_large_run`: `rfbench run "
+                  "--datasets " + ",".join(largest) + " --protocol published --device cuda` resumed from the "
+                  "committed records), the CPU-only methods need many cores "
                   "(`--backend dask`, docs/cluster.md). Their dry-run estimate (core-hours of one core, ten "
                   "splits each; an empty cell: no estimate yet):", "",
                   "| method | " + " | ".join(d.removeprefix("uci-") for d in largest) + " | total |",
