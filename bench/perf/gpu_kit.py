@@ -59,6 +59,13 @@ DEVICE_COMMANDS = {
                      "svgp,xrfm,alc-q1,alc-q2,alc-q5,gp-sod --features 100,500 --device cuda --gpu-slots 6 --jobs 6 "
                      "--threads 2 --out /tmp/uci-large --quiet --no-report; "
                      "tar czf $OUT/uci-large-run.tar.gz -C /tmp uci-large/records uci-large/runs.jsonl",
+    # issue 44 item 2: the GP rows, xRFM and SVGP of torgo-modern (nested 10 x 5 CV; every torgo set is
+    # above the CPU's exact-GP N), resumed from the committed records; stage --sets torgo first
+    "torgo_modern_run": "mkdir -p /tmp/torgo-modern/records && cp results/torgo-modern/records/*.json "
+                        "/tmp/torgo-modern/records/; timeout -s TERM 480 python3 -m rfbench.cli run --suite torgo "
+                        "--methods gp-sod,xrfm,svgp --features 100,500 --device cuda --gpu-slots 6 --jobs 6 "
+                        "--threads 2 --out /tmp/torgo-modern --quiet --no-report; "
+                        "tar czf $OUT/torgo-modern-run.tar.gz -C /tmp torgo-modern/records torgo-modern/runs.jsonl",
 }
 
 
