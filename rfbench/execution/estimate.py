@@ -7,6 +7,9 @@ power law in rows and inputs (the registry shape) fitted to the (method, n)'s fi
 the exponents the method declares (methods.yaml ``cost_scaling``); else that law of the method at its
 nearest other budget, scaled by the ratio between the budgets; else NaN (a method with no finished
 task, or a dataset of unknown shape).
+
+The times are the NumPy path's: the callers leave out the tasks a GPU computed (their records'
+``device``; :func:`cpu_path_only`, ``rfbench.execution.runner.finished_cpu_times``).
 """
 
 from __future__ import annotations
@@ -19,6 +22,16 @@ from rfbench.registry import Registry
 #: the finished sets a (method, n) size law needs before it is preferred to another budget's law fitted
 #: on more sets (the power law in rows and inputs needs four, see size_exponents)
 SIZE_LAW_SETS = 4
+
+
+def cpu_path_only(done: pd.DataFrame, gpu_keys: set) -> pd.DataFrame:
+    """``done`` less the tasks a GPU computed (``gpu_keys``: rfbench.store.device_tasks, keyed by
+    dataset, method, n_features, fold and protocol): the estimate projects the NumPy path's time."""
+    if not gpu_keys or done.empty:
+        return done
+    keys = zip(done["dataset"].astype(str), done["method"].astype(str), done["n_features"].astype(int),
+               done["fold"].astype(int), done["protocol"].astype(str), strict=True)
+    return done[[k not in gpu_keys for k in keys]]
 
 
 def task_seconds(done: pd.DataFrame, *, registry: Registry):

@@ -23,14 +23,21 @@ from rfbench.data.loader import offline
 from rfbench.data.request import chosen_datasets, chosen_methods
 from rfbench.errors import UsageError
 from rfbench.execution import runner
-from rfbench.execution.estimate import task_seconds
+from rfbench.execution.estimate import cpu_path_only, task_seconds
 from rfbench.execution.runconfig import RunConfig
 from rfbench.experiments import check, sources, status
 from rfbench.experiments.spec import Spec, published_path
 from rfbench.registry import ROOT, Registry
 from rfbench.reporting import cells
 from rfbench.reporting.published import read_published
-from rfbench.store import COLUMNS, CombineError, atomic_write_text, invocations, load_results
+from rfbench.store import (
+    COLUMNS,
+    CombineError,
+    atomic_write_text,
+    device_tasks,
+    invocations,
+    load_results,
+)
 
 CHECK_FILE, REPORT_FILE = "check.txt", "report.md"
 #: where the generated reproduction section lives, and the command that rewrites it
@@ -109,7 +116,7 @@ def dry_run_spec(spec: Spec, config=None, *, registry: Registry, only_methods=No
     if sources.is_shipped(src):       # nothing run here yet: the estimates from the baseline's times
         rows = load_results_of([src], spec)
         rows = rows[(rows["status"] == "done") & pd.to_numeric(rows["total_s"], errors="coerce").notna()]
-        timings = rows.astype({"n_features": int, "total_s": float})
+        timings = cpu_path_only(rows.astype({"n_features": int, "total_s": float}), device_tasks([src]))
         estimated_from = f"the {src}"
     tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, config, registry=registry,
                              timings=timings)
@@ -127,15 +134,22 @@ def load_results_of(srcs, spec: Spec) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
 
 
+def cpu_timings(spec: Spec) -> pd.DataFrame:
+    """The spec's done tasks that the NumPy path computed, with their times: what the estimates of
+    its run order read (a task a GPU computed does not show the CPU path's time)."""
+    results = results_of(spec)
+    done = results[results["status"] == "done"].astype({"n_features": int})
+    dirs = [src for _, src in sources.of_spec(spec) if src is not None]
+    return cpu_path_only(done, device_tasks(dirs))
+
+
 def cheapest_first(spec: Spec, registry: Registry):
     """Work items ordered by their estimated time (finished tasks of the same cell, else a size
     model of the method's other datasets), unknown ones last by rows × inputs × n: a spec's
     long run completes its cheap cells first instead of spending days on its largest set. The
     order of ``rfbench reproduce`` until :func:`longest_first` (kept: bench/perf/dispatch_order.py
     measures the two)."""
-    results = results_of(spec)
-    estimate = task_seconds(results[results["status"] == "done"].astype({"n_features": int}),
-                            registry=registry)
+    estimate = task_seconds(cpu_timings(spec), registry=registry)
 
     def order(items):
         if not items:
@@ -154,9 +168,7 @@ def longest_first(spec: Spec, registry: Registry):
     unestimated ones last by rows × inputs × n: the run's wall is the shortest that list scheduling
     gives (no long task starts when the others are done; bench/perf/dispatch_order.py measures the
     gain), and a long run still reaches the cells it cannot size (the largest sets) last."""
-    results = results_of(spec)
-    estimate = task_seconds(results[results["status"] == "done"].astype({"n_features": int}),
-                            registry=registry)
+    estimate = task_seconds(cpu_timings(spec), registry=registry)
     seconds = runner.item_seconds(estimate)
 
     def order(items):

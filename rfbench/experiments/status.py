@@ -29,12 +29,12 @@ from tabulate import tabulate
 from rfbench import protocol as proto
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
-from rfbench.execution.estimate import task_seconds
+from rfbench.execution.estimate import cpu_path_only, task_seconds
 from rfbench.experiments import sources
 from rfbench.experiments.spec import load_spec, spec_of_results
 from rfbench.registry import Registry
 from rfbench.reporting import cells as cells_mod
-from rfbench.store import claim_is_stale, load_results
+from rfbench.store import claim_is_stale, device_tasks, load_results
 
 KEY = ["dataset", "method", "n_features", "fold"]
 
@@ -139,8 +139,10 @@ def status(targets, data_dir, registry: Registry) -> pd.DataFrame:
         no_data = (tasks["status"] == "todo") & ~tasks["dataset"].map(available).astype(bool)
         tasks.loc[no_data, "status"] = "no data"
         done = tasks[tasks["status"] == "done"]
-        per_mn = done.groupby(["method", "n_features"])["total_s"].median()
-        estimate = task_seconds(done, registry=registry)
+        # times of the NumPy path: a task a GPU computed does not show it (its count still counts)
+        timed = cpu_path_only(done, device_tasks([src]) if src is not None else set())
+        per_mn = timed.groupby(["method", "n_features"])["total_s"].median()
+        estimate = task_seconds(timed, registry=registry)
         running = sum(not claim_is_stale(p) for p in _claims(path / "records"))
         complete = cells_mod.completeness(done)["complete"] if len(done) else pd.Series(dtype=bool)
         for (meth, n), g in tasks.groupby(["method", "n_features"], sort=True):

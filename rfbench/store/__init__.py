@@ -35,7 +35,7 @@ from rfbench.store.index import (
     RACY_NS,
     RecordIndex,
 )
-from rfbench.store.merging import CELL, CombineError, load_results, pool_frames
+from rfbench.store.merging import CELL, CombineError, device_tasks, load_results, pool_frames
 from rfbench.store.record import (
     COLUMNS,
     FILE_ONLY,
@@ -60,7 +60,7 @@ __all__ = [
     "CELL", "COLUMNS", "DISK_FULL", "FILE_ONLY", "HEARTBEAT", "HEARTBEAT_S", "INDEX_APPENDED_MIN", "INDEX_FORMAT",
     "INDEX_MIN", "INDEX_NAME", "LEASE_S", "NOT_JSON", "NUMERIC", "OPEN_RUNS", "RACY_NS", "STATUSES", "TASK_KEY",
     "TEMPORARY_GRACE_S", "TEMPORARY_MAX_AGE_S", "TEMPORARY_NAME", "CombineError", "Record", "RecordIndex", "RunDir",
-    "UnreadableRecord", "atomic_write_text", "claim_is_stale", "is_disk_full", "invocations", "load_results", "open_run", "recorded_shapes",
+    "UnreadableRecord", "atomic_write_text", "claim_is_stale", "device_tasks", "is_disk_full", "invocations", "load_results", "open_run", "recorded_shapes",
     "parse_timestamp", "pid_runs", "pool_frames", "read_results_csv", "record_key", "record_problem", "record_text",
     "records_frame", "remove_stale_temporaries", "run_walltime", "sync_files", "timestamp", "warn_once",
 ]

@@ -83,6 +83,27 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
     return df.drop(columns="_dir").reset_index(drop=True)
 
 
+def device_tasks(srcs) -> set[tuple]:
+    """(dataset, method, n_features, fold, protocol) of the records in ``srcs`` (directories, or
+    shipped baselines in their place) that a GPU computed, as their ``device`` says: the estimators
+    of status and reproduce project the NumPy path's time, which such a task does not show."""
+    keys: set[tuple] = set()
+    fields = ["dataset", "method", "n_features", "fold", "protocol", "device"]
+    for d in srcs:
+        if hasattr(d, "baseline"):              # a shipped baseline: its frame names each task's device
+            rows = d.baseline().frame[fields].itertuples(index=False, name=None)
+        elif hasattr(d, "frame"):               # another stand-in: no device to read
+            continue
+        else:
+            run = open_run(d)
+            if not run.path.is_dir():
+                continue
+            rows = run.columns(fields)
+        keys.update((str(ds), str(m), int(n), int(f), str(p)) for ds, m, n, f, p, dev in rows
+                    if isinstance(dev, str) and dev not in ("", "cpu"))
+    return keys
+
+
 def _refuse_other_outer_folds(df: pd.DataFrame, runs: dict) -> None:
     """CombineError when two directories hold finished records of one (dataset, seed, protocol) but
     different outer folds (their folds/<dataset>.csv differ): fold k of one is not fold k of the

@@ -155,6 +155,22 @@ def test_dry_run_estimates_from_the_baseline(wheel_cwd):
     assert files_in(wheel_cwd) == []
 
 
+def test_the_estimates_from_a_baseline_leave_its_gpu_tasks_out(wheel_cwd):
+    """uci-splits ships tasks computed on a GPU (its records' device: cuda); read from the wheel, the
+    baseline names them, and the run order's estimates (reproduce.cpu_timings) leave them out."""
+    from rfbench.store import device_tasks
+
+    spec = load_spec("uci-splits", load_registry())
+    src = sources.source(spec.results)
+    assert isinstance(src, sources.Shipped)
+    frame = shipped("uci-splits").frame
+    on_gpu = device_tasks([src])
+    assert len(on_gpu) == int((frame["device"] == "cuda").sum()) > 0
+    timed = reproduce.cpu_timings(spec)
+    keys = set(zip(timed["dataset"], timed["method"], timed["n_features"], timed["fold"], timed["protocol"], strict=True))
+    assert not keys & on_gpu and len(timed) == int(((frame["status"] == "done") & (frame["device"] == "cpu")).sum())
+
+
 def test_status_and_plot_read_the_baseline(wheel_cwd):
     b = shipped(SPEC)
     status = invoke("status", SPEC)

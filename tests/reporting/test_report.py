@@ -122,6 +122,27 @@ def test_status_counts_asked_done_failed_and_estimates_the_time_left(tmp_path, m
     assert _json.loads((run.path / "runs.jsonl").read_text().splitlines()[1])["folds"] == [0]
 
 
+def test_status_counts_a_gpu_task_but_times_the_cpu_path_only(tmp_path, mirror_dir):
+    """A task a GPU computed is done (it counts) but its time is not the NumPy path's: the median and
+    the time left come from the CPU tasks alone."""
+    from rfbench.experiments import status
+    from rfbench.store import RunDir, device_tasks
+
+    run = RunDir(tmp_path / "run").ensure()
+    protocol = {"name": "cv", "outer_folds": 3, "inner_folds": 3, "seed": 0, "repeats": 20, "test_size": 0.3,
+                "max_samples": None}
+    run.write_run_info({"started_at": "2026-01-01T10:00:00+00:00", "protocol": protocol, "datasets": ["kinematics"],
+                        "methods": ["rff-gauss"], "features": [100], "folds": None})
+    for fold, device, secs in ((0, "cpu", 10.0), (1, "cuda", 0.5)):
+        run.write_record(as_record({"dataset": "kinematics", "method": "rff-gauss", "n_features": 100, "fold": fold,
+                                    "seed": 0, "protocol": "cv-o3-i3", "status": "done", "error": 1.0,
+                                    "total_s": secs, "device": device}))
+    assert device_tasks([run.path]) == {("kinematics", "rff-gauss", 100, 1, "cv-o3-i3")}
+    row = status.status([run.path], None, load_registry()).set_index("method").loc["rff-gauss"]
+    assert (row["asked"], row["done"], row["left"]) == (3, 2, 1)
+    assert row["median_task_s"] == 10.0 and row["left_core_h"] * 3600 == pytest.approx(10.0)
+
+
 def test_caption_names_the_protocol_unit():
     df = frame()
     assert "over outer folds" in report.render(df.assign(protocol="cv-o10-i5"), "text", width=0, registry=load_registry())
