@@ -10,7 +10,7 @@ What it does, inside ``--budget-s`` seconds of wall time:
 1. **device phase**: one outer fold (fold 0, exactly as the runner builds it: rfbench.execution.tasks.fold_task)
    of every (dataset, method, n) that the device serves, on ``--slots`` worker processes sharing the
    GPU (each capped at 0.9/slots of its memory): first the torgo suite (12 sets × n = 100, 500), then
-   what the GFC tables add (the other sets, à la carte with Q = 1 and 2, the other RFF kernels);
+   torgo-modern's device rows on the same sets (falkon, gp-sod, xrfm, svgp), then what the GFC tables add (the other sets, à la carte with Q = 1 and 2, the other RFF kernels);
    before that, à la carte's n = 500 folds of three sets one at a time (the GPU otherwise idle):
    the per-fold speed-up, which the shared phase's folds do not show;
 2. **CPU phase, at the same time**: on the other cores (one thread each), a sample of the same
@@ -47,6 +47,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import math
 import multiprocessing as mp
 import os
 import platform
@@ -60,6 +61,8 @@ REPO = Path(__file__).resolve().parents[2]
 TORGO = ["delta-ailerons", "kinematics", "cpu-activity", "bank", "pumadyn", "delta-elevators", "ailerons",
          "pole-telecom", "elevators", "cal-housing", "breiman", "friedman"]
 SUITE_METHODS = ["gfc", "alc", "rff-gauss", "eerf", "lkrf", "gbrff", "lgbm", "salsa"]
+#: torgo-modern's rows (bench/torgo-modern.yaml), which the torgo suite's hour now includes (issue 44 item 4)
+MODERN_METHODS = ["falkon", "hgb", "gp-sod", "xrfm", "svgp"]
 TABLE_SPECS = ["gfc2016-table1", "gfc2016-tables2-3", "gfc2016-table4"]
 BUDGETS = (100, 500)
 OUTER_FOLDS = 10
@@ -144,18 +147,21 @@ def accepts_device(method: str) -> bool:
 
 def device_plan(available: set[str], table_datasets: list[str], only: list[str] | None = None,
                 budgets=BUDGETS) -> list[tuple[str, str, int]]:
-    """(dataset, method, n) served by the device: the torgo suite first, then the GFC tables' rest
-    (``only``: these methods alone)."""
+    """(dataset, method, n) served by the device: the torgo suite first, then torgo-modern's device
+    rows on the same sets, then the GFC tables' rest (``only``: these methods alone)."""
     suite_methods = [m for m in SUITE_METHODS if not only or m in only]
     suite = [(ds, m, n) for m in suite_methods if accepts_device(m) for ds in TORGO for n in budgets]
+    modern = [(ds, m, n) for m in MODERN_METHODS if (not only or m in only) and accepts_device(m)
+              for ds in TORGO for n in budgets]
     extra_methods = [m for m in ("alc", "alc-q1", "alc-q2", "rff-laplace", "rff-cauchy", "rff-gauss",
                                  "rff-gauss-grid", "rff-laplace-grid", "rff-cauchy-grid") if not only or m in only]
     extra = [(ds, m, n) for m in extra_methods if accepts_device(m) for ds in table_datasets
              for n in budgets if (ds, m, n) not in suite]
-    plan = [t for t in suite + extra if t[0] in available]
+    plan = [t for t in suite + modern + extra if t[0] in available]
     # longest first within each part: big budgets and à la carte first keeps the slots full
     key = {t: i for i, t in enumerate(plan)}
-    return sorted(plan, key=lambda t: (t not in suite, -t[2], not t[1].startswith("alc"), key[t]))
+    part = {**{t: 2 for t in extra}, **{t: 1 for t in modern}, **{t: 0 for t in suite}}
+    return sorted(plan, key=lambda t: (part[t], -t[2], not t[1].startswith("alc"), key[t]))
 
 
 #: the CPU-only methods' calibration folds: method → the budgets of its results/suite-benchmark.json
@@ -315,10 +321,13 @@ def project(out: dict, cores: int, slots: int, table_order: str = "longest_first
         """runs: the runner calls, one after the other: (tasks (dataset, method, n, fold, seconds on
         the dev machine's cores), datasets, methods, the runner's order of their work items)."""
         device_s, cpu_core_s, estimated, simulated, peak, fluid, longest = 0.0, 0.0, set(), 0.0, 0, 0.0, 0.0
-        beside, beside_fluid = 0.0, 0.0
+        beside, beside_fluid, unprojected = 0.0, 0.0, set()
         for tasks, datasets, methods, order in runs:
             here, device_before, cpu_before = [], device_s, cpu_core_s
             for d, m, n, f, s in tasks:
+                if not (accepts_device(m) and (d, m, n) in dev) and not math.isfinite(s):
+                    unprojected.add(f"{d}/{m}/{n}")     # neither measured here nor timed in a record
+                    continue
                 if accepts_device(m):
                     if (d, m, n) in dev:
                         sec = dev[(d, m, n)]["seconds"]
@@ -359,10 +368,15 @@ def project(out: dict, cores: int, slots: int, table_order: str = "longest_first
                 "projected_wall_h": simulated / 3600, "longest_first_wall_h": longest / 3600,
                 "beside_wall_h": beside / 3600, "beside_fluid_bound_h": beside_fluid / 3600,
                 "runner_calls": len(runs), "peak_device_in_flight": peak,
-                "device_cells_estimated": len(estimated), "estimated_cells": sorted(estimated)[:40]}
+                "device_cells_estimated": len(estimated), "estimated_cells": sorted(estimated)[:40],
+                "cells_not_projected": len(unprojected), "not_projected": sorted(unprojected)[:40]}
 
     suite_tasks = [(d, m, n, f, s) for (d, m, n), s in ref.items() if m in SUITE_METHODS for f in range(OUTER_FOLDS)]
     suite_run = (suite_tasks, TORGO, SUITE_METHODS, runner.interleaved)      # rfbench run --suite torgo
+    # with torgo-modern's rows: a fold's seconds from its committed record (falkon, hgb), else the
+    # cell's measured device fold; a cell with neither is not projected, and said
+    modern_tasks = modern_suite_tasks()
+    modern_run = (suite_tasks + modern_tasks, TORGO, SUITE_METHODS + MODERN_METHODS, runner.interleaved)
     tables = {}
     all_runs: list = []
     for spec_name in TABLE_SPECS:
@@ -389,7 +403,28 @@ def project(out: dict, cores: int, slots: int, table_order: str = "longest_first
                     "cores CPU workers; beside_fluid_bound_h its bound); "
                     "fluid_bound_h: the lower bound (GPU time or work ÷ cores)",
             "torgo_suite": wall([suite_run], "torgo suite, 12 sets x 8 methods x n=100,500, 10 outer folds"),
+            "torgo_suite_modern": wall([modern_run], "torgo suite with torgo-modern's 5 rows (13 methods)"),
             "tables": tables}
+
+
+def modern_suite_tasks() -> list[tuple[str, str, int, int, float]]:
+    """(dataset, method, n, fold, seconds on the development machine) of torgo-modern's run: each
+    fold's committed time, else the median of its cell's committed folds, else NaN (no record: a
+    device cell is then projected from its measured fold, a CPU-only one not at all)."""
+    committed: dict[tuple, dict[int, float]] = {}
+    try:
+        for d, m, n, f, sec in committed_tasks("torgo-modern"):
+            committed.setdefault((d, m, n), {})[f] = sec
+    except Exception:  # noqa: BLE001 - no committed records (a fresh clone's baseline is read instead)
+        pass
+    tasks = []
+    for m in MODERN_METHODS:
+        for d in TORGO:
+            for n in BUDGETS:
+                folds = committed.get((d, m, n), {})
+                median = statistics.median(folds.values()) if folds else float("nan")
+                tasks += [(d, m, n, f, folds.get(f, median)) for f in range(OUTER_FOLDS)]
+    return tasks
 
 
 def spec_runs(spec_name: str, order: str = "longest_first") -> list[tuple[list, list, list, object]]:

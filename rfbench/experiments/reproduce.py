@@ -519,8 +519,11 @@ def gpu_benchmark_markdown(out: dict) -> str:
               "device tasks on GPU lanes of their own beside the CPU workers.", "",
               "| what | GPU's time | fluid bound | in the former order | longest first | beside the CPU workers |",
               "|---|---|---|---|---|---|"]
-    for cell in [p["torgo_suite"], *[v for v in p["tables"].values() if "what" in v]]:
+    modern = [p["torgo_suite_modern"]] if "torgo_suite_modern" in p else []
+    for cell in [p["torgo_suite"], *modern, *[v for v in p["tables"].values() if "what" in v]]:
         est = f" ({cell['device_cells_estimated']} device cells estimated)" if cell["device_cells_estimated"] else ""
+        if cell.get("cells_not_projected"):        # neither a measured fold nor a committed time: left out
+            est += f" ({cell['cells_not_projected']} cells not projected: no measured fold, no record)"
         bound, first, beside = (_hours(cell.get(key)) for key in ("fluid_bound_h", "longest_first_wall_h",
                                                                    "beside_wall_h"))
         seconds = cell.get("simulated_wall_s")

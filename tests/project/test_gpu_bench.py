@@ -72,6 +72,29 @@ def test_projection_keeps_every_worker_busy_and_calibrates_each_cpu_method(monke
     assert suite_p["projected_wall_h"] == 386.0 / 3600 and suite_p["peak_device_in_flight"] == 2
 
 
+def test_the_suite_with_the_modern_rows_projects_what_it_can_and_says_what_it_cannot(monkeypatch):
+    """torgo-modern's rows join the suite's run: a CPU-only fold (hgb) from its committed time at the
+    method's core speed, a device fold (svgp) from its measured fold, and a device cell with neither a
+    measured fold nor a record (xrfm) left out and counted, never guessed."""
+    gpu = bench_script("gpu")
+    assert gpu.accepts_device("svgp") and gpu.accepts_device("xrfm") and not gpu.accepts_device("hgb")
+    monkeypatch.setattr(gpu, "suite_rows", lambda: [])
+    monkeypatch.setattr(gpu, "spec_runs", lambda name, order: [])
+    monkeypatch.setattr(gpu, "spec_cells", lambda name: set())
+    nan = float("nan")
+    monkeypatch.setattr(gpu, "modern_suite_tasks", lambda: [
+        ("kinematics", "hgb", 100, 0, 30.0), ("kinematics", "svgp", 100, 0, nan), ("kinematics", "xrfm", 100, 0, nan)])
+    done = {"status": "done", "dataset": "kinematics", "fold": 0}
+    out = {"slot_concurrency": 1.0, "device_rows": [{**done, "method": "svgp", "n": 100, "seconds": 7.0}],
+           "cpu_rows": [{**done, "method": "lgbm", "n": 500, "budgets": [100, 500], "seconds": 1.0}]}
+    p = gpu.project(out, cores=2, slots=1)
+    modern = p["torgo_suite_modern"]
+    assert modern["device_seconds"] == 7.0 and modern["cpu_core_seconds"] == 30.0       # no calibration: ×1
+    assert modern["cells_not_projected"] == 1 and modern["not_projected"] == ["kinematics/xrfm/100"]
+    assert p["torgo_suite"]["cells_not_projected"] == 0 and p["torgo_suite"]["device_seconds"] == 0.0
+    assert ("kinematics", "svgp", 500) in gpu.device_plan({"kinematics"}, [], ["svgp"])
+
+
 def test_alone_folds_give_the_per_fold_speedup_beside_the_shared_one():
     gpu = bench_script("gpu")
     assert gpu.alone_plan([("kinematics", "alc", 500), ("kinematics", "alc", 100), ("bank", "alc", 500),
