@@ -47,6 +47,10 @@ GROUPS = {
 DEVICE_COMMANDS = {
     "uci_gpu": "python3 bench/perf/uci_gpu.py --device cuda --budget-s 420 --factor-bytes 8589934592 "
                "--cpu-fits 3 --cpu-threads 4 --output $OUT/uci-gpu.json",
+    # after uci_gpu (2026-11-30): the exact GP on every training row of the three sets, the GP row of
+    # FALKON's "10x less fit time" (issue 44 item 3), to its own file
+    "uci_full_gp": "python3 bench/perf/uci_gpu.py --device cuda --only-full-gp --full-gp-s 240 --budget-s 560 "
+                   "--output $OUT/uci-gpu-full-gp.json",
     "gpu": "python3 bench/perf/gpu.py --device cuda --budget-s 420 --slots 4 --output $OUT/gpu-benchmark.json",
     # the device rows of the five largest UCI sets (issue 43 item 4) that the 2 cores cannot run, seeded
     # with the committed records of those sets so that it resumes where the last GPU session stopped

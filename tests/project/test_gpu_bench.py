@@ -159,3 +159,19 @@ def test_gpu_kit_stages_exactly_the_sets_asked_and_leaves_out_a_file_over_the_li
     assert files == sorted(kit.mirror_files([small, masked], reg))
     assert kit.stage([masked], mirror, reg, max_file_mib=1.0, dest=dest) == [masked]
     assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*") if p.is_file()) == sorted(kit.mirror_files([masked], reg))
+
+
+def test_uci_gpu_plans_the_exact_gp_on_every_row_last_and_only_when_asked():
+    """bench/perf/uci_gpu.py: the GP row of FALKON's "≥ 10× less fit time" is the exact GP on the
+    whole training set; it comes last (each stopped after its own limit), above every set's rows."""
+    from rfbench import registry
+
+    uci_gpu = bench_script("uci_gpu")
+    default, _ = uci_gpu.plan("cuda", 10_000, 2**30, 2, 4, 120.0)
+    assert not [r for r in default if r["role"] == "gp all rows"]
+    gpu, cpu = uci_gpu.plan("cuda", 10_000, 2**30, 2, 4, 120.0, full_gp_s=300.0)
+    assert gpu[:len(default)] == default and cpu == uci_gpu.plan("cuda", 10_000, 2**30, 2, 4, 120.0)[1]
+    full = gpu[len(default):]
+    assert [r["dataset"] for r in full] == uci_gpu.SETS and {r["limit"] for r in full} == {300.0}
+    reg = registry.load()
+    assert all(r["method"] == "gp-sod" and r["params"]["max_rows"] > reg.dataset(r["dataset"]).m for r in full)
