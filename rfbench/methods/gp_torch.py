@@ -19,10 +19,17 @@ def _tensor(a, dev) -> torch.Tensor:
 
 
 def se_kernel(A: torch.Tensor, B: torch.Tensor, ell: torch.Tensor, s2: float) -> torch.Tensor:
-    """gp.se_kernel in torch."""
+    """gp.se_kernel in torch, in place as there (one m × n buffer, in the NumPy path's order)."""
     As, Bs = A / ell, B / ell
-    K = (As * As).sum(1)[:, None] + (Bs * Bs).sum(1)[None, :] - 2.0 * (As @ Bs.T)
-    return s2 * torch.exp(-0.5 * K.clamp_min(0.0))
+    K = As @ Bs.T
+    K.mul_(-2.0)
+    K.add_((As * As).sum(1)[:, None])
+    K.add_((Bs * Bs).sum(1)[None, :])
+    K.clamp_min_(0.0)
+    K.mul_(-0.5)
+    K.exp_()
+    K.mul_(s2)
+    return K
 
 
 def cholesky_with_jitter(K: torch.Tensor, ladder, log=None, failure=None) -> torch.Tensor:
@@ -32,9 +39,11 @@ def cholesky_with_jitter(K: torch.Tensor, ladder, log=None, failure=None) -> tor
     if int(info) == 0:
         return L
     scale = float(torch.diagonal(K).mean())
-    eye = torch.eye(K.shape[0], dtype=F64, device=K.device)
     for rel in ladder:
-        L, info = torch.linalg.cholesky_ex(K + (rel * scale) * eye)
+        A = K.clone()                                  # K + jitter·I, without an m × m identity
+        A.diagonal().add_(rel * scale)
+        L, info = torch.linalg.cholesky_ex(A)
+        del A
         if int(info) == 0:
             if log is not None:
                 log.add(rel)
@@ -58,12 +67,15 @@ class Objective:
         ell = torch.exp(_tensor(theta[:-2], self.dev))
         s2, noise = float(np.exp(theta[-2])), float(np.exp(theta[-1]))
         Kf = se_kernel(X, X, ell, s2)
-        K = Kf + noise * torch.eye(m, dtype=F64, device=self.dev)
+        K = Kf.clone()                    # K_f + σ²I without an m × m identity (10-15 GB at 40 000 rows)
+        K.diagonal().add_(noise)
         L = cholesky_with_jitter(K, self.ladder, self.log, self.failure)
+        del K
         alpha = torch.cholesky_solve(y[:, None], L)[:, 0]
         value = 0.5 * float(y @ alpha) + float(torch.log(torch.diagonal(L)).sum()) + 0.5 * m * LOG_2PI
         W = torch.cholesky_inverse(L)
-        W -= torch.outer(alpha, alpha)
+        del L
+        W.addr_(alpha, alpha, alpha=-1.0)  # W = K⁻¹ − ααᵀ in place
         d_noise = 0.5 * noise * float(torch.trace(W))
         W *= Kf
         d_signal = 0.5 * float(W.sum())
