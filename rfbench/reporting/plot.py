@@ -118,6 +118,30 @@ def partial_note(done: pd.DataFrame) -> str:
     return f"\n(a screen: {partial} of {len(comp)} cells have fewer folds{of}; each mean is over its own folds)"
 
 
+def rankable_methods(df: pd.DataFrame, n: int, need: int = 2) -> tuple[list[str], dict[str, int]]:
+    """(methods kept, {method left out: the datasets where its cell is complete}) at n: while fewer
+    than ``need`` datasets have a complete cell of every kept method, the method complete on the
+    fewest datasets is left out (ties: the last by name). A method run only where another is not
+    (gp below N rows, gp-sod above) would otherwise leave no dataset to rank anyone on."""
+    df = _prepare(df)
+    df = df[df["n_features"] == n]
+    done = _done(df)
+    methods = sorted(done["method"].unique())
+    if done.empty:
+        return methods, {}
+    bad = df[(df["status"] != "done") | ~np.isfinite(df["error"])]
+    ok = _complete_mask(done, set(zip(bad["dataset"], bad["method"], strict=True)))
+    table = ok[ok].reset_index().pivot_table(index="dataset", columns="method", aggfunc="size").notna()
+    table = table.reindex(columns=methods, fill_value=False)
+    left_out: dict[str, int] = {}
+    while len(methods) > 2 and int(table[methods].all(axis=1).sum()) < need:
+        counts = table[methods].sum()
+        worst = max(methods, key=lambda m: (-int(counts[m]), m))
+        left_out[worst] = int(counts[worst])
+        methods = [m for m in methods if m != worst]
+    return methods, left_out
+
+
 def cell_means(df: pd.DataFrame, n: int) -> tuple[pd.DataFrame, str | None, list[str]]:
     """(dataset × method table of the mean outer-fold error at n, screen label, datasets left out).
 

@@ -78,6 +78,23 @@ def test_cd_uses_only_datasets_complete_for_every_method():
     pd.testing.assert_series_equal(res.ranks.sort_index(), want.sort_index(), check_names=False)
 
 
+def test_methods_run_on_disjoint_datasets_leave_the_fewest_covered_out_to_rank_the_rest():
+    """gp runs below N rows and gp-sod above: no dataset has both, so nothing could be ranked with
+    both; rankable_methods leaves out the method complete on the fewest datasets (m-d: 2 of 6) and
+    the rest rank on the datasets they share."""
+    df = frame(methods=("m-a", "m-b", "m-c", "m-d"))
+    df = df[~((df["method"] == "m-c") & df["dataset"].isin(["d5", "d6"]))]            # m-c on d1-d4
+    df = df[~((df["method"] == "m-d") & df["dataset"].isin(["d1", "d2", "d3", "d4"]))]   # m-d on d5, d6
+    with pytest.raises(UsageError, match="0 dataset"):
+        plot.cd_analysis(df, 10)
+    kept, left_out = plot.rankable_methods(df, 10)
+    assert kept == ["m-a", "m-b", "m-c"] and left_out == {"m-d": 2}
+    res = plot.cd_analysis(df[df["method"].isin(kept)], 10)
+    assert list(res.scores.index) == ["d1", "d2", "d3", "d4"]
+    # every method complete on two datasets or more: nothing is left out
+    assert plot.rankable_methods(frame(), 10) == (["m-a", "m-b", "m-c"], {})
+
+
 def test_wilcoxon_holm_variant_and_two_methods():
     df = frame(methods=("m-a", "m-b"))
     res = plot.cd_analysis(df, 10, alpha=0.1, test="nemenyi")
