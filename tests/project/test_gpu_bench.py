@@ -77,7 +77,10 @@ def test_the_suite_with_the_modern_rows_projects_what_it_can_and_says_what_it_ca
     method's core speed, a device fold (svgp) from its measured fold, and a device cell with neither a
     measured fold nor a record (xrfm) left out and counted, never guessed."""
     gpu = bench_script("gpu")
-    assert gpu.accepts_device("svgp") and gpu.accepts_device("xrfm") and not gpu.accepts_device("hgb")
+    # which rows take the device, as their estimators say with the extras installed (without them
+    # the classes cannot be imported, and a clone with nothing beside it runs this test too)
+    monkeypatch.setattr(gpu, "accepts_device", lambda m: m in {"falkon", "gp-sod", "xrfm", "svgp"})
+    monkeypatch.setattr(gpu, "shares_budgets", lambda m: m in {"hgb", "gp-sod", "xrfm"})
     monkeypatch.setattr(gpu, "suite_rows", lambda: [])
     monkeypatch.setattr(gpu, "spec_runs", lambda name, order: [])
     monkeypatch.setattr(gpu, "spec_cells", lambda name: set())
