@@ -159,14 +159,14 @@ def gpu_summary_lines(rows: list[dict]) -> list[str]:
     return lines
 
 
-def device_tasks(results: Path) -> pd.DataFrame:
-    """The done tasks of ``results`` that a GPU computed (their records' ``device``), with their
-    invocation and finishing time."""
-    from rfbench.store import RunDir
+def device_records(results: Path) -> pd.DataFrame:
+    """The done tasks of ``results`` that a torch device computed (rfbench.store.on_device, the rule
+    the estimators use), with their invocation and finishing time: the device table's rows."""
+    from rfbench.store import RunDir, on_device
 
     fields = ["dataset", "method", "n_features", "fold", "status", "device", "invocation", "total_s", "finished_at"]
     rows = pd.DataFrame(RunDir(results, read_only=True).columns(fields), columns=fields)
-    rows = rows[(rows["status"] == "done") & rows["device"].astype(str).str.startswith("cuda")]
+    rows = rows[(rows["status"] == "done") & rows["device"].map(on_device)]
     return rows.astype({"n_features": int, "fold": int, "total_s": float})
 
 
@@ -216,16 +216,15 @@ def main(argv=None) -> int:
 
     from rfbench import registry as registry_mod
     from rfbench.experiments.spec import load_spec
-    from rfbench.store import load_results, run_walltime
+    from rfbench.execution.estimate import cpu_path_only
+    from rfbench.store import device_tasks, load_results, run_walltime
 
     registry = registry_mod.load()
     spec = load_spec("uci-splits", registry)
     df = load_results([Path(args.results)], protocol=spec.plan.protocol.key())
     done = df[df["status"] == "done"].astype({"total_s": float, "n_features": int})
-    on_gpu = device_tasks(Path(args.results))
-    gpu_keys = set(zip(on_gpu["dataset"], on_gpu["method"], on_gpu["n_features"], on_gpu["fold"], strict=True))
-    on_cpu = done[[k not in gpu_keys for k in zip(done["dataset"], done["method"], done["n_features"],
-                                                   done["fold"].astype(int), strict=True)]]
+    on_gpu = device_records(Path(args.results))
+    on_cpu = cpu_path_only(done.astype({"fold": int}), device_tasks([Path(args.results)]))
     med, exponents = growth(on_cpu, registry)      # the growth of the CPU path: a GPU's times are apart
     table = projection(spec, registry, Path(args.results), args.data_dir)
 

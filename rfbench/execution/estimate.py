@@ -8,8 +8,8 @@ the exponents the method declares (methods.yaml ``cost_scaling``); else that law
 nearest other budget, scaled by the ratio between the budgets; else NaN (a method with no finished
 task, or a dataset of unknown shape).
 
-The times are the NumPy path's: the callers leave out the tasks a GPU computed (their records'
-``device``; :func:`cpu_path_only`, ``rfbench.execution.runner.finished_cpu_times``).
+The times are the NumPy path's: every caller leaves out the tasks a torch device computed
+(``rfbench.store.device_tasks``, by their records' ``device``) through :func:`cpu_path_only`.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ SIZE_LAW_SETS = 4
 
 
 def cpu_path_only(done: pd.DataFrame, gpu_keys: set) -> pd.DataFrame:
-    """``done`` less the tasks a GPU computed (``gpu_keys``: rfbench.store.device_tasks, keyed by
+    """``done`` less the tasks a torch device computed (``gpu_keys``: rfbench.store.device_tasks, keyed by
     dataset, method, n_features, fold and protocol): the estimate projects the NumPy path's time."""
     if not gpu_keys or done.empty:
         return done

@@ -45,7 +45,7 @@ from rfbench.execution.runconfig import RunConfig
 from rfbench.execution.tasks import WorkerOptions, WorkItem, own_splits, prepared
 from rfbench.provenance import code_version, machine_info
 from rfbench.registry import Registry
-from rfbench.store import LEASE_S, Record, RunDir, is_disk_full, record_key
+from rfbench.store import LEASE_S, Record, RunDir, device_tasks, is_disk_full, record_key
 
 #: seconds between two consolidations of results.csv during a run
 RESULTS_CSV_EVERY_S = 60.0
@@ -172,16 +172,20 @@ def finished_estimate(run_dir: RunDir, protocol, *, registry: Registry):
 
 def finished_cpu_times(run_dir: RunDir, protocol, *, registry: Registry):
     """(dataset, method, n_features, total_s) of the done tasks of ``protocol`` in ``run_dir`` that
-    the CPU computed: the estimator projects the CPU path, and a task computed on a GPU (its record's
-    ``device``) says nothing of that path's time (alc at n = 500 on kin40k: 14 s on an H200)."""
+    the NumPy path computed: the estimator projects that path, and a task a torch device computed says
+    nothing of its time (alc at n = 500 on kin40k: 14 s on an H200). The same rule as status and
+    reproduce: ``rfbench.store.device_tasks`` left out by ``rfbench.execution.estimate.cpu_path_only``."""
     import pandas as pd
 
+    from rfbench.execution.estimate import cpu_path_only
+
     known = registry.datasets
-    fields = ["status", "dataset", "method", "n_features", "total_s", "protocol", "device"]
-    records = [r for r in run_dir.columns(fields)
-               if r[0] == "done" and r[5] == protocol.key() and r[1] in known and _is_number(r[4])
-               and not (isinstance(r[6], str) and r[6] != "cpu")]
-    return pd.DataFrame([r[1:5] for r in records], columns=["dataset", "method", "n_features", "total_s"])
+    fields = ["status", "dataset", "method", "n_features", "fold", "protocol", "total_s"]
+    done = pd.DataFrame([r[1:] for r in run_dir.columns(fields)
+                         if r[0] == "done" and r[5] == protocol.key() and r[1] in known and _is_number(r[6])],
+                        columns=fields[1:])
+    done = cpu_path_only(done.astype({"n_features": int, "fold": int}), device_tasks([run_dir]))
+    return done[["dataset", "method", "n_features", "total_s"]].reset_index(drop=True)
 
 
 def task_count(dataset_names, method_names, features, protocol, folds=None, *, registry: Registry) -> int:
@@ -470,9 +474,8 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     if path.is_dir():
         check_one_protocol(run_dir, protocol)
     done_keys = run_dir.done_keys()
-    finished = finished_cpu_times(run_dir, protocol, registry=registry)
-    if timings is not None:
-        finished = timings[["dataset", "method", "n_features", "total_s"]]
+    finished = (finished_cpu_times(run_dir, protocol, registry=registry) if timings is None
+                else timings[["dataset", "method", "n_features", "total_s"]])
     estimate = task_seconds(finished.astype({"n_features": int}), registry=registry)
     fold_ids = range(protocol.n_outer) if folds is None else folds
     rows = []

@@ -45,6 +45,7 @@ from rfbench.store.record import (
     TASK_KEY,
     Record,
     UnreadableRecord,
+    on_device,
     record_key,
     record_problem,
     record_text,
@@ -60,7 +61,7 @@ __all__ = [
     "CELL", "COLUMNS", "DISK_FULL", "FILE_ONLY", "HEARTBEAT", "HEARTBEAT_S", "INDEX_APPENDED_MIN", "INDEX_FORMAT",
     "INDEX_MIN", "INDEX_NAME", "LEASE_S", "NOT_JSON", "NUMERIC", "OPEN_RUNS", "RACY_NS", "STATUSES", "TASK_KEY",
     "TEMPORARY_GRACE_S", "TEMPORARY_MAX_AGE_S", "TEMPORARY_NAME", "CombineError", "Record", "RecordIndex", "RunDir",
-    "UnreadableRecord", "atomic_write_text", "claim_is_stale", "device_tasks", "is_disk_full", "invocations", "load_results", "open_run", "recorded_shapes",
+    "UnreadableRecord", "atomic_write_text", "claim_is_stale", "device_tasks", "is_disk_full", "invocations", "load_results", "on_device", "open_run", "recorded_shapes",
     "parse_timestamp", "pid_runs", "pool_frames", "read_results_csv", "record_key", "record_problem", "record_text",
     "records_frame", "remove_stale_temporaries", "run_walltime", "sync_files", "timestamp", "warn_once",
 ]

@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 
 from rfbench.errors import UsageError
-from rfbench.store.record import TASK_KEY, record_key
-from rfbench.store.rundir import open_run
+from rfbench.store.record import TASK_KEY, on_device, record_key
+from rfbench.store.rundir import RunDir, open_run
 from rfbench.store.table import read_results_csv, records_frame
 
 #: a cell of the tables: what one protocol must cover
@@ -84,23 +84,24 @@ def load_results(dirs, protocol: str | None = None, *, mixed_protocols: bool = F
 
 
 def device_tasks(srcs) -> set[tuple]:
-    """(dataset, method, n_features, fold, protocol) of the records in ``srcs`` (directories, or
-    shipped baselines in their place) that a GPU computed, as their ``device`` says: the estimators
-    of status and reproduce project the NumPy path's time, which such a task does not show."""
+    """(dataset, method, n_features, fold, protocol) of the records in ``srcs`` (run directories as
+    paths or RunDir, or shipped baselines in their place) that a torch device computed
+    (:func:`rfbench.store.record.on_device`): every estimator of the NumPy path's time (the runner's
+    order and dry run, status, reproduce) leaves these out through
+    :func:`rfbench.execution.estimate.cpu_path_only`."""
     keys: set[tuple] = set()
     fields = ["dataset", "method", "n_features", "fold", "protocol", "device"]
     for d in srcs:
-        if hasattr(d, "baseline"):              # a shipped baseline: its frame names each task's device
+        if isinstance(d, RunDir):
+            rows = d.columns(fields) if d.path.is_dir() else []
+        elif hasattr(d, "baseline"):            # a shipped baseline: its frame names each task's device
             rows = d.baseline().frame[fields].itertuples(index=False, name=None)
         elif hasattr(d, "frame"):               # another stand-in: no device to read
             continue
         else:
             run = open_run(d)
-            if not run.path.is_dir():
-                continue
-            rows = run.columns(fields)
-        keys.update((str(ds), str(m), int(n), int(f), str(p)) for ds, m, n, f, p, dev in rows
-                    if isinstance(dev, str) and dev not in ("", "cpu"))
+            rows = run.columns(fields) if run.path.is_dir() else []
+        keys.update((str(ds), str(m), int(n), int(f), str(p)) for ds, m, n, f, p, dev in rows if on_device(dev))
     return keys
 
 

@@ -155,6 +155,13 @@ COLUMNS = [name for name, part in _PARTS.items() if part in ("task", None)]
 FILE_ONLY = tuple(name for name, part in _PARTS.items() if part == "file")
 
 
+def on_device(device) -> bool:
+    """Whether a record's ``device`` names a torch device ("cuda", "cuda:K", "torch-cpu") rather than
+    the NumPy path ("cpu", or none in a record older than the field): the one test the estimators
+    use to leave such a task's time out (it says nothing of the NumPy path's time)."""
+    return isinstance(device, str) and device not in ("", "cpu")
+
+
 def _kinds(annotation) -> set:
     return {t for t in (get_args(annotation) or (annotation,)) if t is not type(None)}
 
