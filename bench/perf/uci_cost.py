@@ -215,8 +215,8 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from rfbench import registry as registry_mod
-    from rfbench.experiments.spec import load_spec
     from rfbench.execution.estimate import cpu_path_only
+    from rfbench.experiments.spec import load_spec
     from rfbench.store import device_tasks, load_results, run_walltime
 
     registry = registry_mod.load()
