@@ -20,6 +20,7 @@ One thread; a few minutes.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import platform
 import time
@@ -56,6 +57,13 @@ def zero_one(X_tr, X_te):
     return (X_tr - lo) / span, (X_te - lo) / span
 
 
+def ridge_test_error_pct(Z_tr, Z_te, y_pm, classes, y_te, lam) -> float:
+    """The test error (%) of the ridge classifier on these features at ``lam``."""
+    coef, b = ridge_fit(Z_tr, y_pm, lam)
+    pred = classes[(Z_te @ coef + b >= 0).astype(int)]
+    return 100.0 * float(np.mean(pred != y_te))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=3)
@@ -79,10 +87,7 @@ def main(argv=None) -> int:
                     Z_tr = fm.feature_matrix(X_tr, freq, est.phases_, "gaussian")
                     Z_te = fm.feature_matrix(X_te, freq, est.phases_, "gaussian")
 
-                    def error(lam):
-                        coef, b = ridge_fit(Z_tr, y_pm, lam)
-                        pred = classes[(Z_te @ coef + b >= 0).astype(int)]
-                        return 100.0 * float(np.mean(pred != task.y_te))
+                    error = functools.partial(ridge_test_error_pct, Z_tr, Z_te, y_pm, classes, task.y_te)
 
                     grid = np.asarray(LAMBDA_GRID, float)
                     best, _ = choose_lambda(Z_tr, y_pm, task.common["cv"], grid, True,

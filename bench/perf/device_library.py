@@ -14,6 +14,7 @@ rfbench runs is rfbench/methods/alc_torch.py.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import platform
 import statistics
@@ -179,7 +180,7 @@ def main(argv=None):
         s = n // Q
         X, y, splits, thetas, Us, y_var = problem(args.rows, d, n, Q, B)
         v_np, g_np = numpy_eval(X, y, splits, thetas[0], Us[0], y_var)
-        t_np = median_time(lambda: numpy_eval(X, y, splits, thetas[0], Us[0], y_var), args.repeats)
+        t_np = median_time(functools.partial(numpy_eval, X, y, splits, thetas[0], Us[0], y_var), args.repeats)
         out["problems"].append({"n": n, "numpy_one_s": t_np})
         for lib, fn in (("torch", bench_torch), ("jax", bench_jax)):
             try:
