@@ -11,7 +11,9 @@ worker (a small file in the pool's temporary directory holding its start time), 
 
 A worker never outlives the run: it watches its parent (:func:`worker_init`) and ends itself when the
 run's process is gone (a ``kill -9`` of the run alone), and a worker that has not ended
-``SHUTDOWN_GRACE_S`` after the run's last task (a thread its method left running) is killed.
+``SHUTDOWN_GRACE_S`` after the run's last task (a thread its method left running) is killed. A
+worker is replaced between tasks only when it has grown by ``WORKER_GROWTH_BYTES`` since its first
+task (loky's leak protection, whose 300 MB an import of torch reaches), and quietly.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ import contextlib
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import time
+import warnings
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from dataclasses import dataclass
 
@@ -44,6 +48,14 @@ START_DIR_PREFIX = "rfbench-lanes-"
 PARENT_POLL_S = 0.2
 #: seconds a worker has to end after the run's last task before it is killed
 SHUTDOWN_GRACE_S = 3.0
+#: a worker whose memory after a task exceeds its size after its first task by this much is replaced
+#: before its next task (loky's leak protection). loky's own 300 MB is what a worker grows by when its
+#: second method imports torch or a CUDA library: it was replaced, loky warned of "a memory leak" on the
+#: user's terminal, and a GPU worker paid its start-up again (3 times in a 7-minute run on an H200)
+WORKER_GROWTH_BYTES = 2 * 2**30
+#: loky's warning when it replaces a worker while tasks wait: a worker that dies is the runner's to
+#: report (its task's error record); one replaced for its memory loses nothing, and the run says nothing
+LOKY_REPLACED_WARNING = "A worker stopped while some jobs were given to the executor"
 
 
 def _watch_parent(parent: int, poll_s: float) -> None:
@@ -56,7 +68,8 @@ def _watch_parent(parent: int, poll_s: float) -> None:
 _fault_file = None
 
 
-def worker_init(parent: int, poll_s: float = PARENT_POLL_S, fault_file: str | None = None) -> None:
+def worker_init(parent: int, poll_s: float = PARENT_POLL_S, fault_file: str | None = None,
+                growth_bytes: int = WORKER_GROWTH_BYTES) -> None:
     """In each worker, before its first task: a daemon thread ends the worker (``os._exit``) as soon as
     its parent is no longer ``parent`` (the run's pid): a run killed by SIGKILL cannot stop its workers
     itself, and without this they ran their task to its end and then waited for work for ever. Polling
@@ -66,10 +79,14 @@ def worker_init(parent: int, poll_s: float = PARENT_POLL_S, fault_file: str | No
     ``fault_file``: where Python's fault handler writes its dump when the worker crashes (loky enables
     it to stderr: each death printed some 30 lines on the terminal); the parent reads its first line
     ("Fatal Python error: Segmentation fault") into the death's message. Left alone when the user
-    configured it (PYTHONFAULTHANDLER)."""
+    configured it (PYTHONFAULTHANDLER).
+
+    ``growth_bytes``: in a loky worker, the memory growth past its size after its first task at which
+    loky replaces it (WORKER_GROWTH_BYTES)."""
     global _fault_file
     if os.getppid() != parent:          # gone already, while this worker started
         os._exit(1)
+    _allow_growth(growth_bytes)
     import threading
 
     if fault_file and "PYTHONFAULTHANDLER" not in os.environ:
@@ -82,14 +99,24 @@ def worker_init(parent: int, poll_s: float = PARENT_POLL_S, fault_file: str | No
     threading.Thread(target=_watch_parent, args=(parent, poll_s), name="rfbench-parent-watch", daemon=True).start()
 
 
-def local_pool(jobs: int, fault_file: str | None = None):
+def _allow_growth(growth_bytes: int) -> None:
+    """Set loky's leak threshold in this worker (read by its task loop after each task); nothing in a
+    worker that is not loky's (the futures pool's)."""
+    loky_worker = sys.modules.get("joblib.externals.loky.process_executor")
+    if loky_worker is not None and hasattr(loky_worker, "_MAX_MEMORY_LEAK_SIZE"):
+        loky_worker._MAX_MEMORY_LEAK_SIZE = int(growth_bytes)
+
+
+def local_pool(jobs: int, fault_file: str | None = None, growth_bytes: int = WORKER_GROWTH_BYTES):
     """``jobs`` loky worker processes: a pool of its own, not loky's process-wide reusable executor
     (joblib's Parallel reuses that singleton too and fails on one it did not create, so any later
-    Parallel(backend="loky") in this process — a method fitted in-process, the tests — would break)."""
+    Parallel(backend="loky") in this process — a method fitted in-process, the tests — would break).
+    A worker is replaced when it grows by ``growth_bytes`` (worker_init), without loky's warning."""
     from joblib.externals.loky import ProcessPoolExecutor
 
+    warnings.filterwarnings("ignore", message=LOKY_REPLACED_WARNING, category=UserWarning)
     return ProcessPoolExecutor(max_workers=jobs, initializer=worker_init,
-                               initargs=(os.getpid(), PARENT_POLL_S, fault_file))
+                               initargs=(os.getpid(), PARENT_POLL_S, fault_file, growth_bytes))
 
 
 def _join_bounded(threads, grace_s: float) -> None:

@@ -215,3 +215,50 @@ def test_the_bounded_join_gives_up_after_its_grace():
     pool._join_bounded([None, slow], 0.3)
     assert 0.25 < time.monotonic() - t0 < 2 and slow.is_alive()
     stop.set()
+
+
+_KEPT = []
+
+
+def _keep_and_pid(mb: int) -> int:
+    """In the worker: keep ``mb`` MB alive past the task (pages touched), return the worker's pid. It
+    lasts over a second: loky looks at a worker's memory at most once a second."""
+    import numpy as np
+
+    _KEPT.append(np.ones(mb * 2**20 // 8))
+    time.sleep(1.1)
+    return os.getpid()
+
+
+def test_a_worker_that_grows_by_an_import_s_worth_is_kept():
+    """loky replaces a worker that has grown by 300 MB since its first task, which a worker does when
+    its second method imports torch or loads a CUDA library: rfbench's workers allow WORKER_GROWTH_BYTES
+    (2 GiB), so three tasks that each keep 350 MB run in one worker (with loky's 300 MB the third ran in
+    a new one)."""
+    from rfbench.execution import pool
+
+    executor = pool.local_pool(1)
+    try:
+        pids = [executor.submit(_keep_and_pid, 350).result(timeout=120) for _ in range(3)]
+    finally:
+        executor.shutdown(wait=True)
+    assert len(set(pids)) == 1, pids
+
+
+def test_a_worker_past_its_growth_is_replaced_without_loky_s_warning():
+    """Past the allowed growth the worker is still replaced before its next task (loky's leak
+    protection is kept), and the run's terminal does not get loky's warning of "a memory leak"."""
+    import warnings
+
+    from rfbench.execution import pool
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        executor = pool.local_pool(1, growth_bytes=40 * 2**20)
+        try:
+            pids = [executor.submit(_keep_and_pid, 100).result(timeout=120) for _ in range(4)]
+            time.sleep(0.5)          # loky's manager thread warns after the replacement
+        finally:
+            executor.shutdown(wait=True)
+    assert len(set(pids)) > 1, pids
+    assert not [w for w in caught if pool.LOKY_REPLACED_WARNING in str(w.message)], [str(w.message) for w in caught]
