@@ -23,22 +23,21 @@ import argparse
 import shlex
 import sys
 
+# what a process computes on is provenance (each invocation's machine in runs.jsonl names it); this
+# module pins and checks the CI references' path with it
+from rfbench.provenance import (
+    above_avx2,
+    blas_kernels,
+    describe,
+    numpy_above_avx2,
+    numpy_features,
+    numpy_has_avx2,
+)
+
 OPENBLAS_CORE = "Haswell"
 #: the path in words, and the shell line that pins it (bench/ci-check.sh runs its equivalent)
 PATH_WORDS = f"OpenBLAS {OPENBLAS_CORE} kernels, NumPy capped at AVX2"
 PIN_COMMAND = 'eval "$(python -m rfbench.experiments.numeric_path --exports)"'
-
-
-def _numpy_features() -> tuple[list[str], dict]:
-    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
-
-    return list(__cpu_dispatch__), dict(__cpu_features__)
-
-
-def above_avx2(dispatch: list[str]) -> list[str]:
-    """NumPy's dispatched x86 targets beyond AVX2: X86_V4 and the AVX512_* groups (NumPy ≥ 2.4), or the
-    AVX512* features of older NumPy; every name is one this NumPy accepts (it warns on another)."""
-    return [name for name in dispatch if name == "X86_V4" or name.startswith("AVX512")]
 
 
 def pinned_env() -> dict[str, str]:
@@ -47,45 +46,17 @@ def pinned_env() -> dict[str, str]:
 
     if platform.machine().lower() not in ("x86_64", "amd64"):
         return {}
-    dispatch, _ = _numpy_features()
+    dispatch, _ = numpy_features()
     env = {"OPENBLAS_CORETYPE": OPENBLAS_CORE}
     if disable := above_avx2(dispatch):
         env["NPY_DISABLE_CPU_FEATURES"] = " ".join(disable)
     return env
 
 
-def blas_kernels() -> list[str]:
-    """The kernel set of every OpenBLAS loaded in this process (NumPy's and SciPy's copies)."""
-    import scipy.linalg  # noqa: F401 - loads SciPy's OpenBLAS, so that threadpoolctl sees it
-    from threadpoolctl import threadpool_info
-
-    return sorted({str(lib.get("architecture")) for lib in threadpool_info() if lib.get("internal_api") == "openblas"})
-
-
-def numpy_above_avx2() -> list[str]:
-    """NumPy's dispatched targets beyond AVX2 that this process runs."""
-    dispatch, features = _numpy_features()
-    return [name for name in above_avx2(dispatch) if features.get(name)]
-
-
-def numpy_has_avx2() -> bool:
-    """Whether NumPy runs its AVX2 loops (X86_V3; AVX2 and FMA3 in NumPy before 2.4)."""
-    dispatch, features = _numpy_features()
-    avx2 = [name for name in dispatch if name in ("X86_V3", "AVX2", "FMA3")]
-    return bool(avx2) and all(features.get(name) for name in avx2)
-
-
 def on_path() -> bool:
     """Whether this process computes on the references' path."""
     kernels = blas_kernels()
     return all(k == OPENBLAS_CORE for k in kernels) and numpy_has_avx2() and not numpy_above_avx2()
-
-
-def describe() -> str:
-    """What this process runs on, in words."""
-    simd = numpy_above_avx2()
-    numpy = ("with " + " ".join(simd) if simd else "capped at AVX2" if numpy_has_avx2() else "without its AVX2 loops")
-    return f"OpenBLAS {', '.join(blas_kernels()) or 'not loaded'} kernels, NumPy {numpy}"
 
 
 def advice() -> str:
