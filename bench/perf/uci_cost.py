@@ -1,7 +1,8 @@
 """The cost of the UCI fixed-split suite (bench/uci-splits.yaml), from its own records.
 
-* **Growth with rows**: the median seconds of one task (one split: inner CV, refit, predict) per set
-  and method, for the sets with finished tasks, sets in row order (23 → 63 608), and per method the
+* **Growth with rows**: the median CPU seconds of one task (one split: inner CV, refit, predict; the
+  estimator's measure, rfbench.execution.estimate.task_cost: the wall time of the 2-core machine
+  counted what else ran beside the suite) per set and method, for the sets with finished tasks, sets in row order (23 → 63 608), and per method the
   exponent a of t ∝ rows^a fitted in logs over those sets.
 * **Projection**: the spec's whole run (`rfbench reproduce uci-splits --dry-run`: runner.dry_run, the
   estimator of `rfbench status`) in core-hours per method, split into what is done, what is estimated
@@ -26,8 +27,11 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def growth(done: pd.DataFrame, registry) -> tuple[pd.DataFrame, dict]:
-    """(median task seconds: sets × (method, n), {method@n: fitted exponent of rows or None})."""
-    med = done.groupby(["dataset", "method", "n_features"])["total_s"].median().unstack(["method", "n_features"])
+    """(median task seconds (task_cost): sets × (method, n), {method@n: fitted exponent of rows or None})."""
+    from rfbench.execution.estimate import task_cost
+
+    med = (done.assign(cost_s=task_cost(done)).groupby(["dataset", "method", "n_features"])["cost_s"].median()
+           .unstack(["method", "n_features"]))
     med = med.loc[sorted(med.index, key=lambda d: registry.dataset(d).m)]
     exponents = {}
     for (method, n), col in med.items():
@@ -215,7 +219,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from rfbench import registry as registry_mod
-    from rfbench.execution.estimate import cpu_path_only
+    from rfbench.execution.estimate import cpu_path_only, task_cost
     from rfbench.experiments.spec import load_spec
     from rfbench.store import device_tasks, load_results, run_walltime
 
@@ -228,7 +232,11 @@ def main(argv=None) -> int:
     med, exponents = growth(on_cpu, registry)      # the growth of the CPU path: a GPU's times are apart
     table = projection(spec, registry, Path(args.results), args.data_dir)
 
-    done_s = done.groupby("method")["total_s"].sum()
+    # core-seconds done: a CPU task's CPU seconds (the estimator's measure), a device task's wall time (its
+    # GPU slot's, which the host's CPU seconds do not show)
+    done_s = pd.concat([on_cpu.assign(cost_s=task_cost(on_cpu)),
+                        done.drop(on_cpu.index).assign(cost_s=lambda d: d["total_s"])]).groupby("method")["cost_s"].sum()
+    wall_done_s = float(done["total_s"].sum())
     per_method = table.groupby("method").agg(to_run=("to_run", "sum"), done=("done", "sum"),
                                              est_s=("est_s", lambda s: float(np.nansum(s))),
                                              unestimated=("est_s", lambda s: int(np.isnan(s).sum())))
@@ -242,7 +250,7 @@ def main(argv=None) -> int:
         "protocol": spec.plan.protocol.key(),
         "tasks_done": int(per_method["done"].sum()), "tasks_to_run": int(per_method["to_run"].sum()),
         "measured_wall_hours_2_cores": wall_s / 3600, "measured_invocations": invocations,
-        "measured_core_hours_done": done_h,
+        "measured_core_hours_done": done_h, "measured_task_wall_hours_done": wall_done_s / 3600,
         "core_hours_total": total_h, "wall_hours_2_cores": total_h / 2, "wall_hours_16_cores": total_h / 16,
         "per_method": {m: {k: (float(v) if isinstance(v, (float, np.floating)) else int(v)) for k, v in row.items()}
                        for m, row in per_method.iterrows()},
@@ -261,9 +269,12 @@ def main(argv=None) -> int:
     for m, row in per_method.iterrows():
         lines.append(f"| {m} | {int(row['done'])} | {row['done_s'] / 3600:.2f} | {int(row['to_run'])} | "
                      f"{row['est_s'] / 3600:.1f} | {int(row['unestimated'])} |")
-    lines += ["", f"Measured so far: the {result['tasks_done']} finished tasks took {done_h:.2f} core-hours of task "
-              f"time and {wall_s / 3600:.2f} h of wall time ({invocations} invocation(s), `rfbench report`'s run "
-              f"wall time); {len(on_gpu)} of them ran on a GPU machine (below), the rest on the 2 cores.", "",
+    lines += ["", f"Measured so far: the {result['tasks_done']} finished tasks took {done_h:.2f} core-hours (their CPU "
+              f"seconds; a GPU task's wall time) and {wall_s / 3600:.2f} h of wall time ({invocations} invocation(s), "
+              f"`rfbench report`'s run wall time); {len(on_gpu)} of them ran on a GPU machine (below), the rest on "
+              f"the 2 cores. Their records' own wall times add up to {wall_done_s / 3600:.2f} task-hours: the "
+              "machine ran tests and other work beside the suite, and every estimate here reads CPU seconds "
+              "(`rfbench.execution.estimate.task_cost`).", "",
               f"Total: {total_h:.0f} core-hours estimated (done + to run, cells that cannot be estimated yet "
               f"left out), i.e. {total_h / 2:.0f} h of wall time on 2 cores and {total_h / 16:.1f} h on 16. The "
               "estimates of cells with no finished task come from a power law in rows and inputs fitted to "
@@ -271,8 +282,9 @@ def main(argv=None) -> int:
               + estimator_error(ROOT / "results" / "estimate-accuracy.json")
               + ": beyond the largest finished set they are an order of magnitude, not a promise.", ""]
     lines += bounded_by_largest_fit(per_method, Path(args.memory), result)
-    lines += ["## Median seconds of one task (one split) by set, in row order", "",
-              "On the CPU (the NumPy path; the tasks a GPU computed are in their own table below).", ""]
+    lines += ["## Median CPU seconds of one task (one split) by set, in row order", "",
+              "On the CPU (the NumPy path, one BLAS thread unless the run gave more; the tasks a GPU computed "
+              "are in their own table below).", ""]
     cols = list(med.columns)
     lines.append("| set | rows | " + " | ".join(f"{m} n={n}" for m, n in cols) + " |")
     lines.append("|---|---:|" + "---:|" * len(cols))

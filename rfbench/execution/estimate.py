@@ -9,7 +9,8 @@ nearest other budget, scaled by the ratio between the budgets; else NaN (a metho
 task, or a dataset of unknown shape).
 
 The times are the NumPy path's: every caller leaves out the tasks a torch device computed
-(``rfbench.store.device_tasks``, by their records' ``device``) through :func:`cpu_path_only`.
+(``rfbench.store.device_tasks``, by their records' ``device``) through :func:`cpu_path_only`. A task's
+time is the cores it kept busy (:func:`task_cost`): its CPU seconds where its record has them.
 """
 
 from __future__ import annotations
@@ -34,9 +35,24 @@ def cpu_path_only(done: pd.DataFrame, gpu_keys: set) -> pd.DataFrame:
     return done[[k not in gpu_keys for k in keys]]
 
 
+def task_cost(done: pd.DataFrame) -> pd.Series:
+    """Each finished task's seconds as the estimator counts them: its CPU seconds (``cpu_s``: every thread
+    of the worker over fit + predict, so core-seconds) where the record has them, else its wall time
+    (``total_s``; records written before ``cpu_s`` existed). Why not the wall time: it counts whatever
+    else the machine did meanwhile. The uci-splits records, computed on 2 cores beside test runs, have
+    a median CPU / wall of 0.48 over their tasks above 20 s, and a stopped and resumed worker's wall
+    counts the stop (uci-elevators rff-cauchy n = 500 split 7: 2624 s of wall, 10.8 s of CPU)."""
+    wall = pd.to_numeric(done["total_s"], errors="coerce").astype(float)
+    if "cpu_s" not in done:
+        return wall
+    cpu = pd.to_numeric(done["cpu_s"], errors="coerce").astype(float)
+    return cpu.where(cpu > 0, wall)
+
+
 def task_seconds(done: pd.DataFrame, *, registry: Registry):
     """A function [(dataset, method, n), ...] ↦ (estimated seconds of one task each, whether each
-    came from finished tasks of the same cell): the median time of the cell's finished tasks; else
+    came from finished tasks of the same cell): the median time (:func:`task_cost`) of the cell's
+    finished tasks; else
     the same dataset and method at another n, scaled by the method's median time ratio between the
     two budgets on datasets that have both (n / n' if none); else a power law in rows and inputs
     fitted to the (method, n)'s finished datasets (:func:`size_model`), unless it rests on fewer than
@@ -44,8 +60,8 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
     budget with the most finished datasets (the nearest among equals), scaled by the same ratio (a budget no dataset has
     reached yet, e.g. the n = 500 half of a suite whose n = 100 half is running); else NaN. Shapes
     and declared cost scalings: those of ``registry``."""
-    done = done.astype({"total_s": float})
-    per_ds = done.groupby(["dataset", "method", "n_features"])["total_s"].median()
+    done = done.assign(cost_s=task_cost(done))
+    per_ds = done.groupby(["dataset", "method", "n_features"])["cost_s"].median()
     shape = {name: registry.dataset(name).shape for name in done["dataset"].unique()}
     # a dataset of unknown shape (a user's entry that gives none) cannot place a task on the size law
     sized = [name for name, (rows, inputs) in shape.items() if rows > 0 and inputs > 0]

@@ -171,7 +171,7 @@ def finished_estimate(run_dir: RunDir, protocol, *, registry: Registry):
 
 
 def finished_cpu_times(run_dir: RunDir, protocol, *, registry: Registry):
-    """(dataset, method, n_features, total_s) of the done tasks of ``protocol`` in ``run_dir`` that
+    """(dataset, method, n_features, total_s, cpu_s) of the done tasks of ``protocol`` in ``run_dir`` that
     the NumPy path computed: the estimator projects that path, and a task a torch device computed says
     nothing of its time (alc at n = 500 on kin40k: 14 s on an H200). The same rule as status and
     reproduce: ``rfbench.store.device_tasks`` left out by ``rfbench.execution.estimate.cpu_path_only``."""
@@ -180,12 +180,12 @@ def finished_cpu_times(run_dir: RunDir, protocol, *, registry: Registry):
     from rfbench.execution.estimate import cpu_path_only
 
     known = registry.datasets
-    fields = ["status", "dataset", "method", "n_features", "fold", "protocol", "total_s"]
+    fields = ["status", "dataset", "method", "n_features", "fold", "protocol", "total_s", "cpu_s"]
     done = pd.DataFrame([r[1:] for r in run_dir.columns(fields)
                          if r[0] == "done" and r[5] == protocol.key() and r[1] in known and _is_number(r[6])],
                         columns=fields[1:])
-    done = cpu_path_only(done.astype({"n_features": int, "fold": int}), device_tasks([run_dir]))
-    return done[["dataset", "method", "n_features", "total_s"]].reset_index(drop=True)
+    done = cpu_path_only(done.astype({"n_features": int, "fold": int, "cpu_s": float}), device_tasks([run_dir]))
+    return done[["dataset", "method", "n_features", "total_s", "cpu_s"]].reset_index(drop=True)
 
 
 def task_count(dataset_names, method_names, features, protocol, folds=None, *, registry: Registry) -> int:
@@ -455,8 +455,8 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.execution.estimate.task_seconds`, from
     the finished tasks in ``out``). Of ``config``, the folds, seeds and data directory count; the names
     are those of ``registry``. ``timings``: finished tasks (dataset,
-    method, n_features, total_s of this protocol) to estimate from in place of those in ``out`` (a
-    spec's shipped baseline where ``out`` holds none)."""
+    method, n_features, total_s and, where recorded, cpu_s of this protocol) to estimate from in place
+    of those in ``out`` (a spec's shipped baseline where ``out`` holds none)."""
     import pandas as pd
 
     from rfbench.data.loader import TASK_UNKNOWN, data_state, unresolved_openml
@@ -475,7 +475,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
         check_one_protocol(run_dir, protocol)
     done_keys = run_dir.done_keys()
     finished = (finished_cpu_times(run_dir, protocol, registry=registry) if timings is None
-                else timings[["dataset", "method", "n_features", "total_s"]])
+                else timings[[c for c in ("dataset", "method", "n_features", "total_s", "cpu_s") if c in timings]])
     estimate = task_seconds(finished.astype({"n_features": int}), registry=registry)
     fold_ids = range(protocol.n_outer) if folds is None else folds
     rows = []

@@ -29,7 +29,7 @@ from tabulate import tabulate
 from rfbench import protocol as proto
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
-from rfbench.execution.estimate import cpu_path_only, task_seconds
+from rfbench.execution.estimate import cpu_path_only, task_cost, task_seconds
 from rfbench.experiments import sources
 from rfbench.experiments.spec import load_spec, spec_of_results
 from rfbench.registry import Registry
@@ -128,11 +128,13 @@ def status(targets, data_dir, registry: Registry) -> pd.DataFrame:
             if how == "outer" and plan.empty:     # a directory with neither runs.jsonl nor records
                 raise UsageError(f"no run in {path} yet (no runs.jsonl, no records); start one with "
                                  f"`rfbench run --out {path}` or name a spec (`rfbench status` alone shows every spec)")
-            res = pd.DataFrame(columns=KEY + ["protocol", "status", "total_s"])
+            res = pd.DataFrame(columns=KEY + ["protocol", "status", "total_s", "cpu_s"])
         res = res.astype({"n_features": int, "fold": int})
         if len(plan):                             # a spec's table counts its own protocol only
             res = res[res["protocol"].isin(set(plan["protocol"]))]
-        tasks = plan.merge(res[KEY + ["protocol", "status", "total_s"]], on=KEY + ["protocol"], how=how)
+        if "cpu_s" not in res:                    # records written before cpu_s: their wall time counts
+            res = res.assign(cpu_s=np.nan)
+        tasks = plan.merge(res[KEY + ["protocol", "status", "total_s", "cpu_s"]], on=KEY + ["protocol"], how=how)
         tasks["status"] = tasks["status"].fillna("todo")
         available = {name: offline(registry.dataset(name), data_dir, registry=registry)
                      for name in tasks["dataset"].unique()}
@@ -141,7 +143,7 @@ def status(targets, data_dir, registry: Registry) -> pd.DataFrame:
         done = tasks[tasks["status"] == "done"]
         # times of the NumPy path: a task a GPU computed does not show it (its count still counts)
         timed = cpu_path_only(done, device_tasks([src]) if src is not None else set())
-        per_mn = timed.groupby(["method", "n_features"])["total_s"].median()
+        per_mn = timed.assign(cost_s=task_cost(timed)).groupby(["method", "n_features"])["cost_s"].median()
         estimate = task_seconds(timed, registry=registry)
         running = sum(not claim_is_stale(p) for p in _claims(path / "records"))
         complete = cells_mod.completeness(done)["complete"] if len(done) else pd.Series(dtype=bool)

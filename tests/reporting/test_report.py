@@ -400,6 +400,44 @@ def test_latex_fits_the_page_width_under_pdflatex(tmp_path, width):
     assert "LaTeX Error" not in log and "Missing character" not in log
 
 
+def test_a_tasks_time_is_its_cpu_seconds_where_recorded_else_its_wall_time():
+    """A worker stopped for an hour, or sharing its core, records a wall time that is not the method's:
+    the estimate reads the CPU seconds (core-seconds: two threads busy for 5 s count 10), and the wall
+    time only of a record written before cpu_s existed (or one whose cpu_s is not a positive number)."""
+    from rfbench import registry
+    from rfbench.execution import estimate
+
+    done = pd.DataFrame([
+        {"dataset": "kinematics", "method": "alc", "n_features": 100, "total_s": 3600.0, "cpu_s": 10.0},
+        {"dataset": "kinematics", "method": "alc", "n_features": 100, "total_s": 12.0, "cpu_s": 12.0},
+        {"dataset": "kinematics", "method": "alc", "n_features": 100, "total_s": 7.0, "cpu_s": np.nan},
+        {"dataset": "bank", "method": "alc", "n_features": 100, "total_s": 5.0, "cpu_s": 10.0},
+        {"dataset": "bank", "method": "alc", "n_features": 100, "total_s": 9.0, "cpu_s": 0.0},
+    ])
+    assert estimate.task_cost(done).tolist() == [10.0, 12.0, 7.0, 10.0, 9.0]
+    assert estimate.task_cost(done.drop(columns="cpu_s")).tolist() == [3600.0, 12.0, 7.0, 5.0, 9.0]
+    est, known = estimate.task_seconds(done, registry=registry.load())([("kinematics", "alc", 100), ("bank", "alc", 100)])
+    assert list(est) == [10.0, 9.5] and known == [True, True]            # medians of 10, 12, 7 and of 10, 9
+
+
+def test_status_reads_the_cpu_seconds_of_a_task_whose_worker_was_stopped(tmp_path, mirror_dir):
+    """A task whose wall time counts an hour of its worker stopped: status's median and time left are
+    its CPU seconds (10 s), not the hour."""
+    from rfbench.experiments import status
+    from rfbench.store import RunDir
+
+    run = RunDir(tmp_path / "run").ensure()
+    protocol = {"name": "cv", "outer_folds": 3, "inner_folds": 3, "seed": 0, "repeats": 20, "test_size": 0.3,
+                "max_samples": None}
+    run.write_run_info({"started_at": "2026-01-01T10:00:00+00:00", "protocol": protocol, "datasets": ["kinematics"],
+                        "methods": ["rff-gauss"], "features": [100], "folds": None})
+    run.write_record(as_record({"dataset": "kinematics", "method": "rff-gauss", "n_features": 100, "fold": 0,
+                                "seed": 0, "protocol": "cv-o3-i3", "status": "done", "error": 1.0,
+                                "total_s": 3610.0, "cpu_s": 10.0}))
+    row = status.status([run.path], None, load_registry()).set_index("method").loc["rff-gauss"]
+    assert row["median_task_s"] == 10.0 and row["left_core_h"] * 3600 == pytest.approx(20.0)
+
+
 def test_status_scales_a_cell_without_finished_tasks_from_the_same_dataset_at_another_budget():
     from rfbench import registry
     from rfbench.execution import estimate
