@@ -23,7 +23,7 @@ import pandas as pd
 from rfbench.errors import UsageError
 from rfbench.experiments import check, reproduce, sources
 from rfbench.registry import Registry
-from rfbench.reporting import gp_table, plot, report
+from rfbench.reporting import busy, gp_table, plot, report
 from rfbench.reporting.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
 from rfbench.reporting.shown_paths import scrub, shown
 from rfbench.store import atomic_write_text, invocations
@@ -51,6 +51,7 @@ def figures_section(results: pd.DataFrame, dirs: list[Path], time_caveat: str | 
     through ``draw`` from the figures.csv beside them (:func:`spec_figures`); a PNG with no such data
     stays the file, with a note saying why."""
     parts, notes = [], []
+    caption_caveat = busy.join(time_caveat, busy.busy_note(results))
     for kind in plot.KINDS:
         try:
             figs, skipped = plot.figures(results, kind, time_caveat=time_caveat)
@@ -59,7 +60,7 @@ def figures_section(results: pd.DataFrame, dirs: list[Path], time_caveat: str | 
             continue
         notes += [f"{FIGURE_CAPTIONS[kind]}: {s}" for s in skipped]
         for n, fig in figs:
-            caveat = f" ({time_caveat})" if time_caveat and kind in plot.TIME_KINDS else ""
+            caveat = f" ({caption_caveat})" if caption_caveat and kind in plot.TIME_KINDS else ""
             parts.append(draw(kind, fig, results, FIGURE_CAPTIONS[kind] + (f", n = {n}" if n is not None else "") + caveat))
     for d in dirs:
         if sources.is_shipped(d):           # a shipped baseline holds rows, no figures

@@ -43,8 +43,8 @@ import pandas as pd
 from rfbench.errors import UsageError
 from rfbench.protocol import Published, Splits, read_key
 from rfbench.registry import Registry
+from rfbench.reporting import busy, plot, report
 from rfbench.reporting import cells as cells_mod
-from rfbench.reporting import plot, report
 from rfbench.reporting.render import TEXT_WIDTH_PT, RenderOptions, check_format, render_gp
 from rfbench.reporting.render.common import DASH, RANK_LABEL
 from rfbench.reporting.table_model import GPCell, GPReport, GPRow, GPTable
@@ -220,7 +220,10 @@ def figures(df: pd.DataFrame, registry: Registry, alpha: float = 0.05) -> tuple[
             continue
         what = f"Error against wall time, {group} datasets"
         try:
-            out.append((what + " (Pareto front dashed)", plot.pareto_figure(df[df["dataset"].isin(members)])))
+            part = df[df["dataset"].isin(members)]
+            waited = busy.busy_note(part)
+            out.append((what + " (Pareto front dashed" + (f"; {waited}" if waited else "") + ")",
+                        plot.pareto_figure(part, time_caveat=waited)))
         except UsageError as exc:
             notes.append(f"{what}: not drawn ({exc})")
     return out, notes

@@ -38,7 +38,7 @@ import pandas as pd
 from rfbench.errors import UsageError
 from rfbench.formats import FIGURE_FORMATS
 from rfbench.registry import load_yaml
-from rfbench.reporting import cells
+from rfbench.reporting import busy, cells
 from rfbench.reporting.published import published_dir, read_published
 from rfbench.store import atomic_write_text
 
@@ -691,7 +691,8 @@ def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05, test: str = "nemen
             time_caveat: str | None = None) -> tuple[list[tuple[int | None, object]], list[str]]:
     """([(n or None, figure)], notes on the budgets n left out) of one kind; UsageError when there
     is nothing to plot. ``time_caveat``: a line the time figures' titles add (e.g. walltimes that
-    mix machines, rfbench.experiments.compare)."""
+    mix machines, rfbench.experiments.compare), before the busy machine's note where the records
+    give one (:func:`rfbench.reporting.busy.busy_note`)."""
     if kind == "cd":
         df = _prepare(df)
         out, notes = [], []
@@ -712,7 +713,9 @@ def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05, test: str = "nemen
     make = {"error-vs-n": error_vs_n_figure, "walltime": walltime_figure, "pareto": pareto_figure}.get(kind)
     if make is None:
         raise UsageError(f"unknown plot kind '{kind}'; use one of {', '.join(KINDS)} or all")
-    return [(None, make(df, time_caveat) if kind in TIME_KINDS else make(df))], []
+    if kind in TIME_KINDS:          # the wall times of a busy machine say so (rfbench.reporting.busy)
+        return [(None, make(df, busy.join(time_caveat, busy.busy_note(df))))], []
+    return [(None, make(df))], []
 
 
 def make_plots(df: pd.DataFrame, kind: str = "all", output: str | Path = "plots", fmt: str = "png",

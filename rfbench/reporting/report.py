@@ -46,9 +46,9 @@ import yaml
 from rfbench.errors import UsageError
 from rfbench.protocol import Splits, read_key
 from rfbench.registry import Registry
+from rfbench.reporting import busy, stats
 from rfbench.reporting import cells as cells_mod
 from rfbench.reporting import render as renderers
-from rfbench.reporting import stats
 from rfbench.reporting.render import TEXT_WIDTH_PT, RenderOptions
 from rfbench.reporting.table_model import FULL_PROTOCOL, ResultCell, Row, TableModel
 from rfbench.store.record import fitted_by_sign
@@ -448,6 +448,9 @@ def table_model(df: pd.DataFrame, alpha: float = 0.05, comparisons=(), test: str
     else:
         caption = (f"{lead}, mean (± std) over {unit}; walltime: mean time to "
                    f"cross-validate one {one} ({WALLTIME_NOTE}).")
+    waited = busy.busy_note(df)
+    if waited:
+        caption += f" Walltimes: {waited}."
     screen = None
     if all(c.partial for c in cells.values()):       # nothing complete: the whole report is a screen
         some = next(iter(cells.values()))

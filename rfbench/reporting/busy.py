@@ -1,0 +1,61 @@
+"""Whether the wall times of results say what the methods cost, read off their own records.
+
+A record holds the task's wall time (``total_s``) and the CPU seconds of its worker over the same span
+(``cpu_s``, every thread). On a machine of its own a task at T threads keeps its T cores busy: CPU
+seconds ≈ T × wall. A task that waited for the cores (other work beside the run) or whose worker was
+stopped for a while records a wall time that counts the wait, unevenly across methods (the UCI suite's
+records, computed on 2 cores beside test runs: 43 % at the median, 19 % for a tenth of the tasks).
+The reports and figures still show the wall time (the papers' measure); where the records say the
+machine was busy they say so, in the caption and the time figures' titles, so that nobody reads a
+method's slowness off a wait. ``rfbench status`` and ``--dry-run`` estimate from the CPU seconds
+(rfbench.execution.estimate.task_cost).
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+#: below this median share of CPU seconds in threads × wall time, the wall times are called a busy machine's
+BUSY_SHARE = 0.8
+#: tasks of at least MIN_SECONDS of wall time the median needs (a few short tasks say little)
+MIN_TASKS, MIN_SECONDS = 10, 1.0
+
+
+def cpu_share(results: pd.DataFrame) -> tuple[float, int] | None:
+    """(median of cpu_s / (threads × total_s), tasks it is taken over) over the finished tasks that the
+    CPU computed (a device task's wall time is its GPU's) with a wall time of MIN_SECONDS or more and
+    both times recorded; None with fewer than MIN_TASKS of them (records written before cpu_s, a
+    run of short tasks)."""
+    need = {"status", "total_s", "cpu_s"}
+    if not need <= set(results.columns):
+        return None
+    done = results[results["status"] == "done"]
+    if "device" in done:
+        done = done[done["device"].fillna("cpu").astype(str) == "cpu"]
+    wall = pd.to_numeric(done["total_s"], errors="coerce")
+    cpu = pd.to_numeric(done["cpu_s"], errors="coerce")
+    threads = (pd.to_numeric(done["threads"], errors="coerce").fillna(1).clip(lower=1) if "threads" in done
+               else pd.Series(1.0, index=done.index))
+    timed = (wall >= MIN_SECONDS) & (cpu > 0)
+    if int(timed.sum()) < MIN_TASKS:
+        return None
+    share = cpu[timed] / (threads[timed] * wall[timed])
+    return float(share.median()), int(timed.sum())
+
+
+def busy_note(results: pd.DataFrame) -> str | None:
+    """One sentence for a caption or a time figure's title when the records' CPU seconds say their
+    machine was busy (median share below BUSY_SHARE), else None."""
+    found = cpu_share(results)
+    if found is None or found[0] >= BUSY_SHARE:
+        return None
+    share, tasks = found
+    return (f"wall times of a busy machine: the median task kept its cores busy {share:.0%} of its wall time "
+            f"(cpu_s over threads × total_s, {tasks} tasks of 1 s or more), so they overstate the methods' "
+            "cost, unevenly; the records' cpu_s is the CPU time")
+
+
+def join(*notes: str | None) -> str | None:
+    """The notes that are given, joined by '; ' (None when none is)."""
+    given = [n for n in notes if n]
+    return "; ".join(given) if given else None
