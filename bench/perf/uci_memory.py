@@ -3,7 +3,8 @@
 
 Each child builds split 0 exactly as the runner does (rfbench.execution.tasks.fold_task: the published
 splits, the training-part scaling, the seeded inner folds) and fits the method as the runner calls it
-(inner CV, refit, predict) on one BLAS thread. The parent samples the child's resident memory every
+(inner CV, refit, predict) on one BLAS thread, and times it in wall and CPU seconds (``fit_s``,
+``cpu_s``: the machine may be running other work). The parent samples the child's resident memory every
 0.2 s (psutil) and the child reports its own ru_maxrss at the end; the peak is the larger of the two,
 less the child's memory after loading the data (the baseline). A method still fitting after
 ``--limit`` seconds is stopped: its row then holds the peak so far (a lower bound) and the time limit.
@@ -35,11 +36,11 @@ with threadpool_limits(1):
     task = fold_task(dataset, method, 0, Protocol("published"), None, threads=1, registry=registry.load())
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20
     print(json.dumps({"event": "loaded", "baseline_gb": base, "m_train": len(task.y_tr)}), flush=True)
-    start = time.perf_counter()
+    start, cpu0 = time.perf_counter(), time.process_time()
     est = task.cls(n_features=n, **task.common).fit(task.X_tr, task.y_tr)
     est.predict(task.X_te)
-    fit_s = time.perf_counter() - start
-print(json.dumps({"event": "done", "fit_s": fit_s,
+    fit_s, cpu_s = time.perf_counter() - start, time.process_time() - cpu0
+print(json.dumps({"event": "done", "fit_s": fit_s, "cpu_s": cpu_s,
                   "peak_rss_gb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 2**20}), flush=True)
 """
 
@@ -66,7 +67,7 @@ def measure(dataset: str, method: str, n: int, limit: float) -> dict:
     row = {"dataset": dataset, "method": method, "n": n, "sampled_peak_gb": sampled,
            "baseline_gb": events.get("loaded", {}).get("baseline_gb"), "m_train": events.get("loaded", {}).get("m_train")}
     if "done" in events:
-        row.update(status="done", fit_s=events["done"]["fit_s"],
+        row.update(status="done", fit_s=events["done"]["fit_s"], cpu_s=events["done"]["cpu_s"],
                    peak_gb=max(sampled, events["done"]["peak_rss_gb"]))
     elif proc.returncode is not None and proc.returncode < 0 or time.monotonic() - start > limit:
         row.update(status=f"stopped after {limit:g} s (the peak is a lower bound)", fit_s=None, peak_gb=sampled)
