@@ -226,15 +226,19 @@ def committed_tasks(spec_name: str) -> list[tuple[str, str, int, int, float]]:
     """(dataset, method, n, fold, seconds) of the spec's committed done tasks of its own run: the
     records of its protocol in its directories (rfbench.experiments.reproduce.results_of) whose cell
     the spec's ``run`` asks for; records of other runs kept in the same directories (Table 4's
-    LightGBM) or read from another spec's (``also_reads``) do not count."""
+    LightGBM) or read from another spec's (``also_reads``) do not count. The seconds are the
+    estimator's (rfbench.execution.estimate.task_cost: CPU seconds where the record has them, the wall
+    time of a busy development machine being no measure of the task)."""
+    from rfbench.execution.estimate import task_cost
     from rfbench.experiments.reproduce import results_of
     from rfbench.experiments.spec import load_spec
 
     cells = spec_cells(spec_name)
     frame = results_of(load_spec(spec_name, _registry()))
     frame = frame[frame["status"] == "done"]
+    frame = frame.assign(cost_s=task_cost(frame))
     return [(d, m, int(n), int(f), float(s))
-            for d, m, n, f, s in frame[["dataset", "method", "n_features", "fold", "total_s"]].itertuples(index=False)
+            for d, m, n, f, s in frame[["dataset", "method", "n_features", "fold", "cost_s"]].itertuples(index=False)
             if (d, m, int(n)) in cells]
 
 

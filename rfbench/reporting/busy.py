@@ -51,8 +51,8 @@ def busy_note(results: pd.DataFrame) -> str | None:
         return None
     share, tasks = found
     return (f"wall times of a busy machine: the median task kept its cores busy {share:.0%} of its wall time "
-            f"(cpu_s over threads × total_s, {tasks} tasks of 1 s or more), so they overstate the methods' "
-            "cost, unevenly; the records' cpu_s is the CPU time")
+            f"(cpu_s over threads × total_s, over the {tasks} tasks of 1 s or more that record cpu_s), so they "
+            "overstate the methods' cost, unevenly; the records' cpu_s is the CPU time")
 
 
 def join(*notes: str | None) -> str | None:
