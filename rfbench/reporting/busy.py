@@ -1,10 +1,12 @@
 """Whether the wall times of results say what the methods cost, read off their own records.
 
 A record holds the task's wall time (``total_s``) and the CPU seconds of its worker over the same span
-(``cpu_s``, every thread). On a machine of its own a task at T threads keeps its T cores busy: CPU
-seconds ≈ T × wall. A task that waited for the cores (other work beside the run) or whose worker was
+(``cpu_s``, every thread). On a machine of its own a task on one thread keeps its core busy: CPU
+seconds ≈ wall. A task that waited for the core (other work beside the run) or whose worker was
 stopped for a while records a wall time that counts the wait, unevenly across methods (the UCI suite's
-records, computed on 2 cores beside test runs: 43 % at the median, 19 % for a tenth of the tasks).
+records, computed on 2 cores beside test runs: 48 % at the median, 21 % for a tenth of the tasks).
+Only the one-thread tasks are read: a task on T threads is busy less than T × its wall time on an idle
+machine too, wherever its BLAS does not keep every thread at work.
 The reports and figures still show the wall time (the papers' measure); where the records say the
 machine was busy they say so, in the caption and the time figures' titles, so that nobody reads a
 method's slowness off a wait. ``rfbench status`` and ``--dry-run`` estimate from the CPU seconds
@@ -22,10 +24,10 @@ MIN_TASKS, MIN_SECONDS = 10, 1.0
 
 
 def cpu_share(results: pd.DataFrame) -> tuple[float, int] | None:
-    """(median of cpu_s / (threads × total_s), tasks it is taken over) over the finished tasks that the
+    """(median of cpu_s / total_s, tasks it is taken over) over the finished one-thread tasks that the
     CPU computed (a device task's wall time is its GPU's) with a wall time of MIN_SECONDS or more and
     both times recorded; None with fewer than MIN_TASKS of them (records written before cpu_s, a
-    run of short tasks)."""
+    run of short tasks, a run on several threads per task)."""
     need = {"status", "total_s", "cpu_s"}
     if not need <= set(results.columns):
         return None
@@ -34,12 +36,12 @@ def cpu_share(results: pd.DataFrame) -> tuple[float, int] | None:
         done = done[done["device"].fillna("cpu").astype(str) == "cpu"]
     wall = pd.to_numeric(done["total_s"], errors="coerce")
     cpu = pd.to_numeric(done["cpu_s"], errors="coerce")
-    threads = (pd.to_numeric(done["threads"], errors="coerce").fillna(1).clip(lower=1) if "threads" in done
-               else pd.Series(1.0, index=done.index))
-    timed = (wall >= MIN_SECONDS) & (cpu > 0)
+    one_thread = (pd.to_numeric(done["threads"], errors="coerce") == 1 if "threads" in done
+                  else pd.Series(False, index=done.index))
+    timed = one_thread & (wall >= MIN_SECONDS) & (cpu > 0)
     if int(timed.sum()) < MIN_TASKS:
         return None
-    share = cpu[timed] / (threads[timed] * wall[timed])
+    share = cpu[timed] / wall[timed]
     return float(share.median()), int(timed.sum())
 
 
@@ -50,8 +52,8 @@ def busy_note(results: pd.DataFrame) -> str | None:
     if found is None or found[0] >= BUSY_SHARE:
         return None
     share, tasks = found
-    return (f"wall times of a busy machine: the median task kept its cores busy {share:.0%} of its wall time "
-            f"(cpu_s over threads × total_s, over the {tasks} tasks of 1 s or more that record cpu_s), so they "
+    return (f"wall times of a busy machine: the median task kept its core busy {share:.0%} of its wall time "
+            f"(cpu_s / total_s over the {tasks} one-thread tasks of 1 s or more that record cpu_s), so they "
             "overstate the methods' cost, unevenly; the records' cpu_s is the CPU time")
 
 
