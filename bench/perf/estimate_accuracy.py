@@ -18,6 +18,12 @@ one (a dry run of a suite whose large sets have not started). Methods that decla
 Writes results/estimate-accuracy.json; prints one line per (gap, law): cells, the median |log10
 error|, the share within 2× and within 10×, and the share over-estimated by more than 10×.
 
+Then the ratio between budgets (a cell scaled from the same dataset at another n): every finished
+(store, method, dataset) with both budgets of a pair is left out in turn and predicted from its time
+at the other budget times the method's median ratio over the other datasets with both, taken over all
+of them (``every set``, the estimator until 2026-11-30) or over the RATIO_SETS nearest in rows
+(``nearest``, the estimator's now) or as n / n' (``n ratio``, without any set).
+
     python bench/perf/estimate_accuracy.py
 """
 
@@ -32,7 +38,13 @@ import pandas as pd
 from tabulate import tabulate
 
 from rfbench import registry as registry_mod
-from rfbench.execution.estimate import cpu_path_only, size_exponents, size_model, task_cost
+from rfbench.execution.estimate import (
+    RATIO_SETS,
+    cpu_path_only,
+    size_exponents,
+    size_model,
+    task_cost,
+)
 from rfbench.store import device_tasks, load_results
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -94,6 +106,29 @@ def held_out_errors(times: pd.Series, shape: dict, make_law, gap: float, min_kno
     return errors
 
 
+def budget_ratio_errors(med: pd.Series, reg) -> dict[str, list[float]]:
+    """log10(estimate / measured) of each finished (store, method, dataset, n) predicted from the same
+    dataset at another budget n' (every pair of budgets with at least three datasets), per ratio rule."""
+    errors = {"every set": [], "nearest": [], "n ratio": []}
+    cells = med.unstack("n_features")
+    for _, table in cells.groupby(level=["store", "method"]):
+        table = table.droplevel(["store", "method"])
+        for n in table.columns:
+            for other in table.columns:
+                both = table[[n, other]].dropna() if n != other else table.iloc[:0]
+                if len(both) < 3:
+                    continue
+                rows = {d: reg.dataset(d).shape[0] for d in both.index}
+                ratio = both[n] / both[other]
+                for target in both.index:
+                    rest = ratio.drop(target)
+                    near = sorted(rest.index, key=lambda d: (abs(np.log(rows[d] / rows[target])), d))[:RATIO_SETS]
+                    for rule, r in (("every set", rest.median()), ("nearest", rest[near].median()),
+                                    ("n ratio", n / other)):
+                        errors[rule].append(float(np.log10(both.loc[target, other] * r / both.loc[target, n])))
+    return errors
+
+
 def summary(errors: list[float]) -> dict:
     e = np.asarray(errors)
     return {"cells": int(e.size), "median_abs_log10": round(float(np.median(np.abs(e))), 3),
@@ -122,11 +157,13 @@ def main(argv=None):
                 errors[(gap, name)] += held_out_errors(times, shape, make_law, gap, args.min_known)
     rows = [{"gap": gap, "law": name, **summary(errs)} for (gap, name), errs in errors.items()]
     print(tabulate(rows, headers="keys", showindex=False))
+    ratio_rows = [{"ratio": rule, **summary(errs)} for rule, errs in budget_ratio_errors(med, reg).items()]
+    print(tabulate(ratio_rows, headers="keys", showindex=False))
     args.output.write_text(json.dumps({
         "what": "held-out error of the task-time estimator's size law and two alternatives "
                 "(bench/perf/estimate_accuracy.py)",
         "stores": [str(s.relative_to(ROOT)) if s.is_relative_to(ROOT) else str(s) for s in args.stores],
-        "min_known": args.min_known, "rows": rows}, indent=1) + "\n")
+        "min_known": args.min_known, "rows": rows, "budget_ratio_rows": ratio_rows}, indent=1) + "\n")
     print(f"wrote {args.output}")
 
 

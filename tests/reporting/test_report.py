@@ -455,6 +455,26 @@ def test_status_scales_a_cell_without_finished_tasks_from_the_same_dataset_at_an
     assert list(est) == pytest.approx([240.0, 25.0, 80.0]) and known == [False, False, True]
 
 
+def test_the_ratio_between_budgets_comes_from_the_sets_nearest_in_rows():
+    """KRR-like: n costs nothing on small sets (exact solve) and 20× more at n = 500 on large ones
+    (Nyström of rank n). keggundirected's n = 500 cell is its n = 100 time times the ratio of the
+    RATIO_SETS sets nearest in rows (20), not of every set (the median, 1)."""
+    from rfbench import registry
+    from rfbench.execution import estimate
+
+    small, large = ["uci-challenger", "uci-fertility", "uci-concreteslump", "uci-autos"], ["uci-kin40k", "uci-protein",
+                                                                                         "uci-keggdirected"]
+    done = pd.DataFrame([{"dataset": d, "method": "krr", "n_features": n, "total_s": t}
+                         for sets, ratio in ((small, 1.0), (large, 20.0)) for d in sets
+                         for n, t in ((100, 1.0), (500, ratio))]
+                        + [{"dataset": "uci-keggundirected", "method": "krr", "n_features": 100, "total_s": 10.0},
+                           {"dataset": "uci-servo", "method": "krr", "n_features": 100, "total_s": 2.0}])
+    assert estimate.RATIO_SETS == 3
+    est, known = estimate.task_seconds(done, registry=registry.load())([("uci-keggundirected", "krr", 500),
+                                                                        ("uci-servo", "krr", 500)])
+    assert list(est) == pytest.approx([200.0, 2.0]) and known == [False, False]     # servo (167 rows): the small sets' 1
+
+
 def test_status_estimates_a_budget_no_dataset_has_reached_from_the_methods_other_budget():
     """No dataset has (alc, 500) yet: a set with no alc task at all is estimated from alc's size law
     at n = 100 scaled by n/n' = 5 (no dataset has both budgets to measure the ratio); a method with no
