@@ -204,6 +204,15 @@ def filter_options(command):
                              "without the variants run beside it)")(command)
 
 
+def time_option(command):
+    """--time wall|cpu: which seconds the time columns and figures show (rfbench.reporting.timing)."""
+    return click.option("--time", "time_measure", default="wall", show_default=True, type=click.Choice(["wall", "cpu"]),
+                        help="the seconds the time columns and figures show: each task's wall time (the papers' "
+                             "measure; a busy machine's is said so in the captions), or the CPU seconds its record "
+                             "holds (cpu_s: every thread of the worker; tasks without it, or computed on a GPU, "
+                             "are left out of the times)")(command)
+
+
 def backend_options(command):
     """--backend and --scheduler (run, reproduce)."""
     command = click.option("--scheduler", default=None, metavar="tcp://HOST:PORT",

@@ -18,6 +18,7 @@ from rfbench.cli.options import (
     output_dir,
     output_file,
     registry_option,
+    time_option,
 )
 from rfbench.cli.running import no_mirror_note
 from rfbench.errors import UsageError
@@ -67,11 +68,12 @@ from rfbench.formats import FIGURE_FORMATS, TABLE_FORMATS
 @click.option("--protocol", "protocol_key", default=None, metavar="KEY",
               help="only the records of this protocol key (e.g. cv-o10-i5); needed when DIRS hold one cell under "
                    "several protocols, which are never pooled")
+@time_option
 @filter_options
 @registry_option("a user registry (YAML with methods:/datasets: sections) that extends the built-in one, for the "
                  "shape (m, d) of its datasets; repeatable (also $RFBENCH_REGISTRY)")
 def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, relative, names, label, latex_width,
-               width, protocol_key, method_filter, dataset_filter, registry_files):
+               width, protocol_key, time_measure, method_filter, dataset_filter, registry_files):
     """Error/walltime tables in the papers' layout with t-tests (bold) and Wilcoxon tests.
 
     DIRS are results directories, or spec names (see `rfbench reproduce --list`): a spec's results are
@@ -93,6 +95,9 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
         if dirs or fmt != "html" or output is None or method_filter or dataset_filter:
             raise UsageError("--all writes a page per spec: give --format html --output DIR, and no DIRS, "
                              "--methods or --datasets")
+        if time_measure != "wall":
+            raise UsageError("--time cpu goes with a report of DIRS; --all's pages show each task's wall time "
+                             "(a busy machine's said so in their captions)")
         _refuse_with_all(compare, protocol_key)
         display = display_names
         # --names and --alpha as for `report DIR`; --test, when given, replaces each spec's own t-test
@@ -121,6 +126,11 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
         from rfbench.reporting import gp_table
 
         results = gp_table.relative_to_target_std(results, reg)
+    from rfbench.reporting import timing
+
+    time = timing.MEASURES[time_measure]
+    if time is timing.CPU:
+        results = timing.in_cpu_seconds(results)
     options = dict(names=display_names, width=width, label=label,
                    latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg,
                    shapes=recorded_shapes(sources_read),
@@ -135,10 +145,10 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
     else:
         comparisons = report.parse_comparisons(compare)
         report.check_comparisons(results, comparisons)
-        text = report.render(results, fmt, alpha, comparisons, test=ttest, **options)
+        text = report.render(results, fmt, alpha, comparisons, test=ttest, time=time, **options)
     if fmt == "html":
         text = _html_page(dirs, sources_read, spec_of_arg, results, text, protocol_key, name_list(method_filter),
-                          name_list(dataset_filter), reg, layout, alpha)
+                          name_list(dataset_filter), reg, layout, alpha, time)
     if output_path is not None:
         atomic_write_text(output_path, text)
         click.echo(f"wrote {output}")
@@ -192,7 +202,7 @@ def _resolve_dirs(dirs, reg) -> tuple[list, dict]:
 
 
 def _html_page(dirs, read, specs: dict, results, fragment: str, protocol_key, methods, datasets, reg,
-               layout: str = "default", alpha: float = 0.05) -> str:
+               layout: str = "default", alpha: float = 0.05, time=None) -> str:
     """The page of `rfbench report DIR --format html`: with the check when DIR is a spec's results
     directory or name (on the records `rfbench check DIR` reads)."""
     from rfbench.experiments import html_page, sources
@@ -208,7 +218,8 @@ def _html_page(dirs, read, specs: dict, results, fragment: str, protocol_key, me
         checked = load_results([read[0], *extra], protocol_key or spec.protocol_key, missing_ok=protocol_key is None)
     shown = [Path(d) if not sources.is_shipped(d) else d for d in dict.fromkeys(read)]
     return html_page.directory_page(shown, results, fragment, spec, check_results=checked, methods=methods,
-                                    datasets=datasets, registry=reg, layout=layout, alpha=alpha)
+                                    datasets=datasets, registry=reg, layout=layout, alpha=alpha,
+                                    **({"time": time} if time is not None else {}))
 
 
 @click.command("status")
@@ -295,9 +306,11 @@ def check_cmd(dirs, spec, protocol_key, method_filter, dataset_filter):
               help="the figures a spec declares (its 'figures' block, e.g. eerf2018-figures: error against M and "
                    "against time with the published cells marked) from its results directories, written with "
                    "figures.csv into its results directory (or --output if given)")
+@time_option
 @filter_options
 @click.pass_context
-def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_name, method_filter, dataset_filter):
+def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_name, time_measure, method_filter,
+             dataset_filter):
     """Figures of one or more results directories, or a spec's own figures (matplotlib, headless).
 
     DIRS are results directories, or spec names (see `rfbench reproduce --list`): a spec's results are
@@ -311,9 +324,9 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
         from rfbench.experiments.reproduce import results_of
         from rfbench.experiments.spec import load_spec
 
-        if dirs or kind != "all" or method_filter or dataset_filter:
+        if dirs or kind != "all" or method_filter or dataset_filter or time_measure != "wall":
             raise UsageError("--spec plots the spec's declared figures from its own results: give no DIRS, --kind, "
-                             "--methods or --datasets")
+                             "--methods, --datasets or --time")
         from rfbench import registry
         from rfbench.experiments import sources
 
@@ -334,7 +347,12 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
 
     read, _ = _resolve_dirs(dirs, registry.load())
     results = cells.select(load_results(read, protocol_key), name_list(method_filter), name_list(dataset_filter))
-    written, notes = plot.make_plots(results, kind, output_dir(output), fmt, alpha, cd_test)
+    from rfbench.reporting import timing
+
+    time = timing.MEASURES[time_measure]
+    if time is timing.CPU:
+        results = timing.in_cpu_seconds(results)
+    written, notes = plot.make_plots(results, kind, output_dir(output), fmt, alpha, cd_test, time=time)
     for note in notes:
         click.echo(f"rfbench plot: {note}", err=True)
     for path in written:

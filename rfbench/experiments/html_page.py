@@ -23,7 +23,7 @@ import pandas as pd
 from rfbench.errors import UsageError
 from rfbench.experiments import check, reproduce, sources
 from rfbench.registry import Registry
-from rfbench.reporting import busy, gp_table, plot, report
+from rfbench.reporting import gp_table, plot, report, timing
 from rfbench.reporting.html_markup import Markup, attr, document, esc, figure_png, img, simple_table
 from rfbench.reporting.shown_paths import scrub, shown
 from rfbench.store import atomic_write_text, invocations
@@ -36,32 +36,43 @@ FIGURE_CAPTIONS = {"cd": "Critical-difference diagram", "error-vs-n": "Error aga
                    "error-vs-time": "test error against time (the paper's figure; stars: its published cells)"}
 
 
+def figure_captions(time: timing.TimeMeasure) -> dict[str, str]:
+    """FIGURE_CAPTIONS with the time figures' words for ``time`` (wall time: as they are)."""
+    if time is timing.WALL:
+        return FIGURE_CAPTIONS
+    phrase = time.phrase[0].upper() + time.phrase[1:]
+    return {**FIGURE_CAPTIONS, "walltime": f"{phrase} per task",
+            "pareto": f"Error against {time.phrase}, Pareto front dashed"}
+
+
 def png_figure(kind: str, fig, data: pd.DataFrame, caption: str) -> str:
     """A figure as a PNG data URI (the default; ``rfbench publish`` draws SVG with tooltips instead)."""
     return img(figure_png(fig), caption)
 
 
 def figures_section(results: pd.DataFrame, dirs: list[Path], time_caveat: str | None = None,
-                    draw=png_figure, spec=None) -> str:
+                    draw=png_figure, spec=None, time: timing.TimeMeasure = timing.WALL) -> str:
     """Every kind of ``rfbench plot`` that has something to draw, then the PNGs the directories hold
     (a spec's own figures); a kind with nothing to draw is one line saying why. ``time_caveat``:
     what the time figures' titles and captions add (a comparison whose walltimes mix machines);
     ``draw(kind, figure, data, caption)``: the markup of one figure. With a ``draw`` other than
     :func:`png_figure` (the site's SVG), the PNGs of ``spec``'s declared figures are drawn again
     through ``draw`` from the figures.csv beside them (:func:`spec_figures`); a PNG with no such data
-    stays the file, with a note saying why."""
+    stays the file, with a note saying why. ``time``: which seconds ``results``' ``total_s`` holds
+    (:func:`rfbench.reporting.timing.in_cpu_seconds`)."""
     parts, notes = [], []
-    caption_caveat = busy.join(time_caveat, busy.busy_note(results))
+    caption_caveat = timing.join(time_caveat, timing.busy_note(results) if time is timing.WALL else None)
+    captions = figure_captions(time)
     for kind in plot.KINDS:
         try:
-            figs, skipped = plot.figures(results, kind, time_caveat=time_caveat)
+            figs, skipped = plot.figures(results, kind, time_caveat=time_caveat, time=time)
         except UsageError as exc:
-            notes.append(f"{FIGURE_CAPTIONS[kind]}: not drawn ({exc})")
+            notes.append(f"{captions[kind]}: not drawn ({exc})")
             continue
-        notes += [f"{FIGURE_CAPTIONS[kind]}: {s}" for s in skipped]
+        notes += [f"{captions[kind]}: {s}" for s in skipped]
         for n, fig in figs:
             caveat = f" ({caption_caveat})" if caption_caveat and kind in plot.TIME_KINDS else ""
-            parts.append(draw(kind, fig, results, FIGURE_CAPTIONS[kind] + (f", n = {n}" if n is not None else "") + caveat))
+            parts.append(draw(kind, fig, results, captions[kind] + (f", n = {n}" if n is not None else "") + caveat))
     for d in dirs:
         if sources.is_shipped(d):           # a shipped baseline holds rows, no figures
             continue
@@ -110,10 +121,11 @@ def spec_figures(spec, directory: Path, pngs: list[Path], draw) -> tuple[list[st
 
 
 def gp_figures_section(results: pd.DataFrame, registry: Registry, alpha: float = 0.05,
-                       draw=png_figure) -> str:
+                       draw=png_figure, time: timing.TimeMeasure = timing.WALL) -> str:
     """The figures of the gp layout (rfbench.reporting.gp_table.figures): the critical-difference diagram
-    per n, error against wall time per size group; a figure with nothing to draw is one line saying why."""
-    figs, notes = gp_table.figures(results, registry, alpha)
+    per n, error against wall time (``time``: or the seconds it names) per size group; a figure with
+    nothing to draw is one line saying why."""
+    figs, notes = gp_table.figures(results, registry, alpha, time)
     drawn = [draw("cd" if caption.startswith("Critical") else "pareto", fig, results, caption) for caption, fig in figs]
     return ("<h2 id=\"figures\">Figures</h2>" + "".join(drawn)
             + "".join(f'<p class="note">{esc(n)}</p>' for n in notes))
@@ -238,13 +250,15 @@ def _shipped_provenance(src) -> str:
 def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, spec=None,
                    figures: bool = True, check_results: pd.DataFrame | None = None, methods=None,
                    datasets=None, *, registry: Registry, layout: str = "default",
-                   alpha: float = 0.05, check_text: bool = True, draw=png_figure) -> str:
+                   alpha: float = 0.05, check_text: bool = True, draw=png_figure,
+                   time: timing.TimeMeasure = timing.WALL) -> str:
     """One page over the results of ``dirs``: title, the report (``report_html``: the fragment of
     ``report.render(..., "html", html_fragment=True)``, or of ``gp_table.render`` with ``layout="gp"``),
     figures (gp: :func:`gp_figures_section` at level ``alpha``), the check against ``spec``'s
     published table (on ``check_results``, default ``results``) when it has one (``check_text``: with
     the folded text of ``rfbench check`` under its table), provenance. ``draw``: the markup of one
-    figure (:func:`png_figure`; ``rfbench publish`` passes SVG with tooltips)."""
+    figure (:func:`png_figure`; ``rfbench publish`` passes SVG with tooltips). ``time``: which seconds
+    ``results``' ``total_s`` holds (``rfbench report --time cpu``)."""
     title = spec.title if spec is not None else ", ".join(shown(d) for d in dirs)
     # the machine's own paths stay off the page: relative to the project (rfbench.reporting.shown_paths)
     sub = (f"spec {spec.name}; results in " if spec is not None else "results in ") + ", ".join(
@@ -257,8 +271,8 @@ def directory_page(dirs: list[Path], results: pd.DataFrame, report_html: str, sp
     parts = [f"<h1>{esc(title)}</h1>", f'<p class="sub">{esc(sub)}</p>', "<nav>" + "".join(nav) + "</nav>",
              report_html]
     if figures:
-        parts.append(gp_figures_section(results, registry, alpha, draw) if layout == "gp"
-                     else figures_section(results, dirs, draw=draw, spec=spec))
+        parts.append(gp_figures_section(results, registry, alpha, draw, time) if layout == "gp"
+                     else figures_section(results, dirs, draw=draw, spec=spec, time=time))
     if has_check:
         parts.append(check_section(spec, results if check_results is None else check_results, methods, datasets,
                                    registry=registry, full_text=check_text))

@@ -43,8 +43,8 @@ import pandas as pd
 from rfbench.errors import UsageError
 from rfbench.protocol import Published, Splits, read_key
 from rfbench.registry import Registry
-from rfbench.reporting import busy, plot, report
 from rfbench.reporting import cells as cells_mod
+from rfbench.reporting import plot, report, timing
 from rfbench.reporting.render import TEXT_WIDTH_PT, RenderOptions, check_format, render_gp
 from rfbench.reporting.render.common import DASH, RANK_LABEL
 from rfbench.reporting.table_model import GPCell, GPReport, GPRow, GPTable
@@ -202,7 +202,8 @@ def relative_to_target_std(df: pd.DataFrame, registry: Registry, data_dir=None) 
 
 # -- figures of the gp page ----------------------------------------------------------------------------------------
 
-def figures(df: pd.DataFrame, registry: Registry, alpha: float = 0.05) -> tuple[list, list[str]]:
+def figures(df: pd.DataFrame, registry: Registry, alpha: float = 0.05,
+            time: timing.TimeMeasure = timing.WALL) -> tuple[list, list[str]]:
     """([(caption, figure)], notes): the critical-difference diagram at each n (the ranks of the
     table's average rank row), then error against wall time (Pareto front dashed) per size group,
     one panel per dataset. A figure with nothing to draw is a note saying why."""
@@ -218,12 +219,12 @@ def figures(df: pd.DataFrame, registry: Registry, alpha: float = 0.05) -> tuple[
         members = [d for d in datasets if group_of(d, registry) == group]
         if not members:
             continue
-        what = f"Error against wall time, {group} datasets"
+        what = f"Error against {time.phrase}, {group} datasets"
         try:
             part = df[df["dataset"].isin(members)]
-            waited = busy.busy_note(part)
+            waited = timing.busy_note(part) if time is timing.WALL else None
             out.append((what + " (Pareto front dashed" + (f"; {waited}" if waited else "") + ")",
-                        plot.pareto_figure(part, time_caveat=waited)))
+                        plot.pareto_figure(part, time_caveat=waited, time=time)))
         except UsageError as exc:
             notes.append(f"{what}: not drawn ({exc})")
     return out, notes

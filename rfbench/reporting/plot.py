@@ -38,7 +38,7 @@ import pandas as pd
 from rfbench.errors import UsageError
 from rfbench.formats import FIGURE_FORMATS
 from rfbench.registry import load_yaml
-from rfbench.reporting import busy, cells
+from rfbench.reporting import cells, timing
 from rfbench.reporting.published import published_dir, read_published
 from rfbench.store import atomic_write_text
 
@@ -519,19 +519,20 @@ def _header_legend(fig, handles, ncol: int, title_lines: int = 1) -> None:
 
 
 def _timed(df: pd.DataFrame, what: str) -> pd.DataFrame:
-    """The finished tasks that recorded a positive wall time (the two time plots need them)."""
+    """The finished tasks that recorded a positive time (the two time plots need them)."""
     done = _done(_prepare(df))
     done = done[np.isfinite(done["total_s"]) & (done["total_s"] > 0)]
     if done.empty:
-        raise UsageError(f"{what}: no finished task with a recorded total_s")
+        raise UsageError(f"{what}: no finished task with a recorded time")
     return done
 
 
-def walltime_figure(df: pd.DataFrame, time_caveat: str | None = None):
-    """Per-fold total_s (tuning + fit + predict) per method and n: boxes with the folds of every
-    dataset as points, log scale; ``time_caveat`` a second title line (times from several machines)."""
+def walltime_figure(df: pd.DataFrame, time_caveat: str | None = None, time: timing.TimeMeasure = timing.WALL):
+    """Per-fold total_s (tuning + fit + predict; ``time``: which seconds it holds) per method and n: boxes
+    with the folds of every dataset as points, log scale; ``time_caveat`` a second title line (times
+    from several machines)."""
     plt = _pyplot()
-    done = _timed(df, "wall time")
+    done = _timed(df, time.phrase)
     methods = sorted(done["method"].unique())
     ns = sorted(done["n_features"].unique())
     n_colors = dict(zip(ns, plt.get_cmap("viridis")(np.linspace(0.15, 0.8, len(ns))), strict=True))
@@ -554,10 +555,10 @@ def walltime_figure(df: pd.DataFrame, time_caveat: str | None = None):
     ax.set_xticks(range(len(methods)))
     ax.set_xticklabels(methods, rotation=30 if len(methods) > 5 else 0, ha="right" if len(methods) > 5 else "center")
     ax.set_xlim(-0.6, len(methods) - 0.4)
-    ax.set_ylabel("wall time per outer fold (s, log scale)")
+    ax.set_ylabel(f"{time.phrase} per outer fold (s, log scale)")
     ax.grid(axis="y", which="major", alpha=0.3, lw=0.5)
     n_ds = done["dataset"].nunique()
-    ax.set_title(f"Wall time per task (tuning + fit + predict): {n_ds} datasets × outer folds"
+    ax.set_title(f"{time.phrase[0].upper()}{time.phrase[1:]} per task (tuning + fit + predict): {n_ds} datasets × outer folds"
                  + (f"\n{_wrap(time_caveat, 110)}" if time_caveat else ""), fontsize=10.5)
     if len(ns) > 1:
         from matplotlib.patches import Patch
@@ -595,10 +596,11 @@ def pareto_front(points: np.ndarray) -> np.ndarray:
     return np.array(front, dtype=int)
 
 
-def pareto_figure(df: pd.DataFrame, time_caveat: str | None = None):
-    """Error against wall time per dataset (log x), one point per (method, n), Pareto front dashed."""
+def pareto_figure(df: pd.DataFrame, time_caveat: str | None = None, time: timing.TimeMeasure = timing.WALL):
+    """Error against wall time (``time``: or the seconds it names) per dataset (log x), one point per
+    (method, n), Pareto front dashed."""
     plt = _pyplot()
-    done = _timed(df, "error against wall time")
+    done = _timed(df, f"error against {time.phrase}")
     datasets = sorted(done["dataset"].unique())
     methods = sorted(done["method"].unique())
     ns = sorted(done["n_features"].unique())
@@ -630,14 +632,14 @@ def pareto_figure(df: pd.DataFrame, time_caveat: str | None = None):
         axes[r, 0].set_ylabel(_metric_label(metric_of.get(d, "") for d in ds_row), fontsize=8.5)
     for c in range(cols):
         last = max(i for i in range(len(datasets)) if i % cols == c)
-        axes.flat[last].set_xlabel("mean wall time per fold (s)", fontsize=8.5)
+        axes.flat[last].set_xlabel(f"mean {time.phrase} per fold (s)", fontsize=8.5)
     handles = [plt.Line2D([], [], color=colors[m], marker="o", lw=0, ms=5, label=m) for m in methods]
     if len(ns) > 1:
         handles += [plt.Line2D([], [], color="0.3", marker=markers.get(n, "o"), lw=0, ms=5, label=f"n = {n}")
                     for n in ns]
     handles.append(plt.Line2D([], [], color="0.55", ls="--", lw=1, marker="o", ms=8, mfc="none", mec="0.45",
                               label="Pareto front"))
-    title = "Error against wall time (means over outer folds; ringed and dashed: Pareto front)"
+    title = f"Error against {time.phrase} (means over outer folds; ringed and dashed: Pareto front)"
     if len(ns) == 1:
         title += f", n = {ns[0]}"
     title += partial_note(done)
@@ -688,11 +690,13 @@ def _save(fig, path: Path) -> Path:
 
 
 def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05, test: str = "nemenyi",
-            time_caveat: str | None = None) -> tuple[list[tuple[int | None, object]], list[str]]:
+            time_caveat: str | None = None,
+            time: timing.TimeMeasure = timing.WALL) -> tuple[list[tuple[int | None, object]], list[str]]:
     """([(n or None, figure)], notes on the budgets n left out) of one kind; UsageError when there
     is nothing to plot. ``time_caveat``: a line the time figures' titles add (e.g. walltimes that
     mix machines, rfbench.experiments.compare), before the busy machine's note where the records
-    give one (:func:`rfbench.reporting.busy.busy_note`)."""
+    give one (:func:`rfbench.reporting.timing.busy_note`; none for ``time`` other than wall time: which
+    seconds ``df``'s ``total_s`` holds, :func:`rfbench.reporting.timing.in_cpu_seconds`)."""
     if kind == "cd":
         df = _prepare(df)
         out, notes = [], []
@@ -713,13 +717,15 @@ def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05, test: str = "nemen
     make = {"error-vs-n": error_vs_n_figure, "walltime": walltime_figure, "pareto": pareto_figure}.get(kind)
     if make is None:
         raise UsageError(f"unknown plot kind '{kind}'; use one of {', '.join(KINDS)} or all")
-    if kind in TIME_KINDS:          # the wall times of a busy machine say so (rfbench.reporting.busy)
-        return [(None, make(df, busy.join(time_caveat, busy.busy_note(df))))], []
+    if kind in TIME_KINDS:          # the wall times of a busy machine say so (rfbench.reporting.timing)
+        waited = timing.busy_note(df) if time is timing.WALL else None
+        return [(None, make(df, timing.join(time_caveat, waited), time))], []
     return [(None, make(df))], []
 
 
 def make_plots(df: pd.DataFrame, kind: str = "all", output: str | Path = "plots", fmt: str = "png",
-               alpha: float = 0.05, test: str = "nemenyi", time_caveat: str | None = None) -> tuple[list[Path], list[str]]:
+               alpha: float = 0.05, test: str = "nemenyi", time_caveat: str | None = None,
+               time: timing.TimeMeasure = timing.WALL) -> tuple[list[Path], list[str]]:
     """Write the figures of ``kind`` (or every kind) to ``output``; returns (paths written, notes
     on what was skipped because there was nothing to plot). An explicitly asked kind with nothing
     to plot raises UsageError; with ``all`` it is skipped with a note (an error if nothing is left)."""
@@ -736,7 +742,7 @@ def make_plots(df: pd.DataFrame, kind: str = "all", output: str | Path = "plots"
     written: list[Path] = []
     for k in kinds:
         try:
-            figs, skipped = figures(df, k, alpha, test, time_caveat)
+            figs, skipped = figures(df, k, alpha, test, time_caveat, time)
         except UsageError as exc:
             if kind != "all":
                 raise

@@ -46,9 +46,9 @@ import yaml
 from rfbench.errors import UsageError
 from rfbench.protocol import Splits, read_key
 from rfbench.registry import Registry
-from rfbench.reporting import busy, stats
 from rfbench.reporting import cells as cells_mod
 from rfbench.reporting import render as renderers
+from rfbench.reporting import stats, timing
 from rfbench.reporting.render import TEXT_WIDTH_PT, RenderOptions
 from rfbench.reporting.table_model import FULL_PROTOCOL, ResultCell, Row, TableModel
 from rfbench.store.record import fitted_by_sign
@@ -417,11 +417,14 @@ def inputs_of(dataset: str, registry: Registry, shapes: Mapping[str, tuple[int, 
 
 def table_model(df: pd.DataFrame, alpha: float = 0.05, comparisons=(), test: str = "welch", *,
                 names: dict[str, str] | None = None, registry: Registry,
-                shapes: Mapping[str, tuple[int, int]] | None = None) -> TableModel:
+                shapes: Mapping[str, tuple[int, int]] | None = None,
+                time: timing.TimeMeasure = timing.WALL) -> TableModel:
     """The report of the results as a model every format renders (:mod:`rfbench.reporting.render`).
     names: display names of methods; registry: the order and shapes of the datasets
     (:func:`rfbench.registry.load`); shapes: (rows, inputs) the runs recorded of user datasets
-    (:meth:`rfbench.store.RunDir.recorded_shapes`), for those the registry lacks or has without a shape."""
+    (:meth:`rfbench.store.RunDir.recorded_shapes`), for those the registry lacks or has without a shape;
+    time: which seconds ``df``'s ``total_s`` holds (:func:`rfbench.reporting.timing.in_cpu_seconds` puts the
+    CPU seconds there for :data:`rfbench.reporting.timing.CPU`), for the captions and headers."""
     names = dict(names or {})
     cells, errors, ds_order, ns, methods, sizes, higher = build(df, alpha, test, registry=registry)
     protocols = set(df["protocol"].astype(str)) if "protocol" in df else set()
@@ -444,11 +447,11 @@ def table_model(df: pd.DataFrame, alpha: float = 0.05, comparisons=(), test: str
     if seeds > 1:
         caption = (f"{lead}, mean over the {unit} of {seeds} seeds (± std across {unit}: the std over one "
                    f"seed's {unit}, mean over seeds; ± std across seeds: the std of the per-seed means); "
-                   f"walltime: mean time to cross-validate one {one} ({WALLTIME_NOTE}).")
+                   f"{time.label}: mean {time.caption} to cross-validate one {one} ({WALLTIME_NOTE}).")
     else:
-        caption = (f"{lead}, mean (± std) over {unit}; walltime: mean time to "
+        caption = (f"{lead}, mean (± std) over {unit}; {time.label}: mean {time.caption} to "
                    f"cross-validate one {one} ({WALLTIME_NOTE}).")
-    waited = busy.busy_note(df)
+    waited = timing.busy_note(df) if time is timing.WALL else None
     if waited:
         caption += f" Walltimes: {waited}."
     screen = None
@@ -475,19 +478,21 @@ def table_model(df: pd.DataFrame, alpha: float = 0.05, comparisons=(), test: str
         cells={k: ResultCell(c.mean, c.std, c.walltime, c.folds, c.expected, c.seeds, c.seed_std, c.unit,
                              bold=c.bold, partial=c.partial) for k, c in cells.items()},
         score="accuracy" if higher else "error", caption=caption, screen=screen, bold_rule=rule, test=test,
-        alpha=alpha, seeds=seeds, task_unit=one, wilcoxon=tuple(tests), too_few=few, timing=tuple(times))
+        alpha=alpha, seeds=seeds, task_unit=one, wilcoxon=tuple(tests), too_few=few, timing=tuple(times),
+        time=time)
 
 
 def render(df: pd.DataFrame, fmt: str = "text", alpha: float = 0.05, comparisons=(), test: str = "welch", *,
            names: dict[str, str] | None = None, width: int | None = None, label: str | None = None,
            latex_width: float = TEXT_WIDTH_PT, html_fragment: bool = False, registry: Registry,
-           shapes: Mapping[str, tuple[int, int]] | None = None, footer=()) -> str:
+           shapes: Mapping[str, tuple[int, int]] | None = None, footer=(),
+           time: timing.TimeMeasure = timing.WALL) -> str:
     """The report in one format: :func:`table_model` rendered by the format's module. width:
     characters a text line may take (None: the terminal's width, 0: no limit); label, latex_width:
     the LaTeX \\label and the text width (pt) its layout is chosen for; html_fragment: the HTML
     tables without the page around them (for rfbench.experiments.html_page); footer: lines said after
-    everything in the formats read as prose (text, Markdown)."""
+    everything in the formats read as prose (text, Markdown); time: which seconds ``total_s`` holds."""
     renderers.check_format(fmt)        # before the statistics: an unknown format is a usage error
-    model = table_model(df, alpha, comparisons, test, names=names, registry=registry, shapes=shapes)
+    model = table_model(df, alpha, comparisons, test, names=names, registry=registry, shapes=shapes, time=time)
     model = replace(model, footer=tuple(footer))
     return renderers.render(model, fmt, RenderOptions(width, label, latex_width, html_fragment))

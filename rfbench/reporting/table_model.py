@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
+from rfbench.reporting.timing import WALL, TimeMeasure
+
 #: the ``protocol`` of a Wilcoxon row run on complete cells (the others are screens on common folds)
 FULL_PROTOCOL = "full protocol"
 
@@ -71,6 +73,8 @@ class TableModel:
     dataset_columns: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     # lines said after everything in the formats read as prose (``rfbench report``: each run's wall time)
     footer: tuple[str, ...] = ()
+    # which seconds the cells' ``walltime`` holds (``--time cpu``: the CPU seconds) and their header
+    time: TimeMeasure = WALL
 
     def display(self, method: str) -> str:
         return self.names.get(method, method)

@@ -62,6 +62,29 @@ def test_report_formats(small_run, fmt, tmp_path):
         assert text.startswith("<!DOCTYPE html>") and "<table>" in text
 
 
+@pytest.mark.slow
+def test_report_and_plot_show_the_cpu_seconds_with_time_cpu(small_run, tmp_path):
+    """--time cpu: each cell's time is the mean of its records' cpu_s, under its own name, in the table,
+    the HTML page's figures and rfbench plot's; a spec's own figures and report --all refuse it."""
+    out, _ = small_run
+    records = pd.read_csv(out / "results.csv")
+    target = tmp_path / "report.csv"
+    rfbench("report", str(out), "--format", "csv", "--time", "cpu", "--output", str(target))
+    cells = pd.read_csv(target).set_index(["dataset", "n_features", "method"])["cpu_time_s"]
+    expected = records.groupby(["dataset", "n_features", "method"])["cpu_s"].mean()
+    assert cells.sort_index().to_numpy() == pytest.approx(expected.sort_index().to_numpy())
+    page = tmp_path / "report.html"
+    rfbench("report", str(out), "--format", "html", "--time", "cpu", "--output", str(page))
+    assert "<th>CPU time</th>" in page.read_text() and "Error against CPU time" in page.read_text()
+    rfbench("plot", str(out), "--kind", "pareto", "--time", "cpu", "--output", str(tmp_path / "plots"))
+    assert (tmp_path / "plots" / "error-vs-walltime.png").is_file()
+    for args in (["report", "--all", "--format", "html", "--output", str(tmp_path / "site"), "--time", "cpu"],
+                 ["plot", "--spec", "eerf2018-figures", "--time", "cpu"]):
+        res = rfbench(*args, check=False)
+        assert res.returncode == 2 and "--time" in res.stderr and "Traceback" not in res.stderr
+    assert not (tmp_path / "site").exists()
+
+
 @pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex not installed")
 @pytest.mark.slow
 def test_latex_report_compiles(small_run, tmp_path):

@@ -21,7 +21,7 @@ GP_COLUMNS = ["dataset", "paper", "group", "m", "d", "n_features", "method", "me
 def render(model: TableModel, options: RenderOptions) -> str:
     several_seeds = model.seeds > 1
     rows = [{"dataset": r.dataset, "m": r.m, "d": r.d, "n_features": n, "method": meth,
-             "error_mean": c.mean, "error_std": c.std if c.std_measured else None, "walltime_s": c.walltime,
+             "error_mean": c.mean, "error_std": c.std if c.std_measured else None, model.time.key: c.walltime,
              "folds": c.folds, "bold": c.bold, "bold_test": f"{model.test} p={model.alpha:g}"}
             | ({"error_std_seeds": c.seed_std, "seeds": c.seeds} if several_seeds else {})
             | {column: values.get(r.dataset) for column, values in model.dataset_columns.items()}

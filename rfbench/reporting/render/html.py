@@ -41,7 +41,7 @@ def tables(model: TableModel) -> str:
     def table(n, shown, continued) -> str:
         head = ['<tr><th class="l" rowspan="2">dataset</th><th rowspan="2">m</th><th rowspan="2">d</th>'
                 + "".join(f'<th class="g" colspan="2">{esc(model.display(m))}</th>' for m in shown) + "</tr>",
-                "<tr>" + f'<th class="g">{esc(model.score)}</th><th>walltime</th>' * len(shown) + "</tr>"]
+                "<tr>" + f'<th class="g">{esc(model.score)}</th><th>{esc(model.time.label)}</th>' * len(shown) + "</tr>"]
         body = []
         for r in model.rows:
             tds = [f'<td class="l">{esc(r.dataset)}</td><td>{esc(shape_text(r.m))}</td><td>{esc(shape_text(r.d))}</td>']

@@ -22,7 +22,7 @@ SHOWS_FOOTER = True
 def render(model: TableModel, options: RenderOptions) -> str:
     columns = [{"n": n, "method": meth, "name": model.display(meth)} for n in model.ns for meth in model.methods]
     rows = [{"dataset": r.dataset, "m": r.m, "d": r.d,
-             "cells": [cell(model.cells.get((r.dataset, c["n"], c["method"]))) for c in columns]}
+             "cells": [cell(model.cells.get((r.dataset, c["n"], c["method"])), model.time.key) for c in columns]}
             for r in model.rows]
     document = {"columns": columns, "rows": rows, "score": model.score,
                 "caption": model.caption, "screen": model.screen, "notes": list(model.notes), "footer": list(model.footer),
@@ -32,12 +32,13 @@ def render(model: TableModel, options: RenderOptions) -> str:
     return json.dumps(plain(document), indent=1, ensure_ascii=False) + "\n"
 
 
-def cell(c: ResultCell | None) -> dict | None:
-    """A cell's numbers and marks; None for an empty cell (no result at that dataset, n, method)."""
+def cell(c: ResultCell | None, time_key: str = "walltime_s") -> dict | None:
+    """A cell's numbers and marks (its time under ``time_key``: the model's TimeMeasure.key); None for
+    an empty cell (no result at that dataset, n, method)."""
     if c is None:
         return None
     return {"error_mean": c.mean, "error_std": c.std if c.std_measured else None, "error_std_seeds": c.seed_std,
-            "walltime_s": c.walltime, "folds": c.folds, "expected": c.expected, "seeds": c.seeds,
+            time_key: c.walltime, "folds": c.folds, "expected": c.expected, "seeds": c.seeds,
             "marks": {"bold": c.bold, "partial": c.partial}}
 
 

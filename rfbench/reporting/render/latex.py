@@ -51,6 +51,7 @@ def table(model: TableModel, label: str, width_pt: float) -> str:
     cells, ns, methods, tests = model.cells, model.ns, model.methods, model.wilcoxon
     score, rule, test, few = model.score, model.bold_rule, model.test, model.too_few
     caption = model.caption
+    time_head = model.time.label[0].upper() + model.time.label[1:]      # "Walltime", "CPU time"
     # every cell as LaTeX with its estimated width (pt at 10 pt)
     tex: dict = {}
     for d, _, _ in keys:
@@ -74,7 +75,7 @@ def table(model: TableModel, label: str, width_pt: float) -> str:
     for n in ns:
         for meth in methods:
             e = max(text_pt(score.capitalize()), *(tex[(d, n, meth)][1] for d, _, _ in keys))
-            w = max(text_pt("Walltime"), *(tex[(d, n, meth)][3] for d, _, _ in keys))
+            w = max(text_pt(time_head), *(tex[(d, n, meth)][3] for d, _, _ in keys))
             pair_w[(n, meth)] = (e, w + max(0.0, text_pt(model.display(meth)) - e - w))
 
     def panel_width(p: Panel, size: str) -> float:
@@ -103,7 +104,7 @@ def table(model: TableModel, label: str, width_pt: float) -> str:
                                               for _, m in p.pairs) + r" \\")
         lines.append(" ".join(f"\\cmidrule(lr){{{k + 1 + 2 * i}-{k + 2 + 2 * i}}}" for i in range(len(p.pairs))))
         lines.append(("Dataset & $m$ & $d$ & " if p.with_md else "Dataset & ")
-                     + " & ".join([f"{score.capitalize()} & Walltime"] * len(p.pairs)) + r" \\")
+                     + " & ".join([f"{score.capitalize()} & {latex_text(time_head)}"] * len(p.pairs)) + r" \\")
         lines.append(r"\midrule")
         for d, m, dd in keys:
             row = [latex_text(d)] + ([latex_text(m), latex_text(dd)] if p.with_md else [])

@@ -29,7 +29,7 @@ def render(model: TableModel, options: RenderOptions) -> str:
     for n in model.ns:
         for meth in model.methods:
             name = model.display(meth)
-            header += [f"n={n} {name} {model.score}", f"n={n} {name} walltime"]
+            header += [f"n={n} {name} {model.score}", f"n={n} {name} {model.time.label}"]
     body = [[r.dataset, shape_text(r.m), shape_text(r.d)]
             + [x for n in model.ns for meth in model.methods
                for x in error_text(model.cells.get((r.dataset, n, meth)), bold_mean="**{}**")]

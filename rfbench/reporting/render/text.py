@@ -41,7 +41,7 @@ def tables(model: TableModel, width: int) -> str:
         header = ["dataset", "m", "d"]
         for n, meth in pairs:
             name = model.display(meth)
-            header += [f"n={n} {name}\n{model.score}" if with_n else f"{name}\n{model.score}", "walltime"]
+            header += [f"n={n} {name}\n{model.score}" if with_n else f"{name}\n{model.score}", model.time.label]
         rows = [[r.dataset, str(shape_text(r.m)), str(shape_text(r.d))]
                 + [x for n, meth in pairs for x in error_text(model.cells.get((r.dataset, n, meth)))]
                 for r in model.rows]

@@ -7,15 +7,21 @@ stopped for a while records a wall time that counts the wait, unevenly across me
 records, computed on 2 cores beside test runs: 48 % at the median, 21 % for a tenth of the tasks).
 Only the one-thread tasks are read: a task on T threads is busy less than T × its wall time on an idle
 machine too, wherever its BLAS does not keep every thread at work.
-The reports and figures still show the wall time (the papers' measure); where the records say the
-machine was busy they say so, in the caption and the time figures' titles, so that nobody reads a
-method's slowness off a wait. ``rfbench status`` and ``--dry-run`` estimate from the CPU seconds
+The reports and figures show the wall time by default (the papers' measure); where the records say
+the machine was busy they say so, in the caption and the time figures' titles, so that nobody reads a
+method's slowness off a wait, and ``--time cpu`` shows the CPU seconds instead (:data:`CPU`,
+:func:`in_cpu_seconds`). ``rfbench status`` and ``--dry-run`` estimate from the CPU seconds
 (rfbench.execution.estimate.task_cost).
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import pandas as pd
+
+from rfbench.errors import UsageError
 
 #: below this median share of CPU seconds in threads × wall time, the wall times are called a busy machine's
 BUSY_SHARE = 0.8
@@ -61,3 +67,35 @@ def join(*notes: str | None) -> str | None:
     """The notes that are given, joined by '; ' (None when none is)."""
     given = [n for n in notes if n]
     return "; ".join(given) if given else None
+
+
+@dataclass(frozen=True)
+class TimeMeasure:
+    """Which seconds a report's time columns and figures show, and the words they use for them."""
+    name: str           # the --time choice
+    label: str          # a table's column header
+    phrase: str         # in captions, figure titles and axis labels
+    key: str            # the CSV and JSON field
+    caption: str        # what one cell's time is, after "mean ... to cross-validate one fold"
+
+
+WALL = TimeMeasure("wall", "walltime", "wall time", "walltime_s", "time")
+CPU = TimeMeasure("cpu", "CPU time", "CPU time", "cpu_time_s",
+                  "CPU seconds of the worker (every thread; a GPU task's: none)")
+MEASURES = {m.name: m for m in (WALL, CPU)}
+
+
+def in_cpu_seconds(results: pd.DataFrame) -> pd.DataFrame:
+    """``results`` with each finished task's ``total_s`` (the time every report and figure reads) replaced
+    by its CPU seconds, for ``--time cpu``; NaN for a task whose record has none (written before
+    ``cpu_s`` existed) or that a GPU computed (its work is not the host's CPU time): such tasks are
+    left out of the times, not shown at their wall time. A UsageError when no finished task has one."""
+    out = results.copy()
+    cpu = (pd.to_numeric(out["cpu_s"], errors="coerce") if "cpu_s" in out
+           else pd.Series(np.nan, index=out.index))
+    on_gpu = (out["device"].fillna("cpu").astype(str) != "cpu") if "device" in out else False
+    out["total_s"] = cpu.where((cpu > 0) & ~on_gpu)
+    if not out.loc[out["status"] == "done", "total_s"].notna().any():
+        raise UsageError("--time cpu: no finished task in these results records its CPU seconds (cpu_s: records "
+                         "written by rfbench before it recorded them hold wall times only); use --time wall")
+    return out
