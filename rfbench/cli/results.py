@@ -130,7 +130,9 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
 
     time = timing.MEASURES[time_measure]
     if time is timing.CPU:
-        results = timing.in_cpu_seconds(results)
+        from rfbench.store import device_tasks
+
+        results = timing.in_cpu_seconds(results, device_tasks(sources_read))
     options = dict(names=display_names, width=width, label=label,
                    latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg,
                    shapes=recorded_shapes(sources_read),
@@ -351,7 +353,9 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
 
     time = timing.MEASURES[time_measure]
     if time is timing.CPU:
-        results = timing.in_cpu_seconds(results)
+        from rfbench.store import device_tasks
+
+        results = timing.in_cpu_seconds(results, device_tasks(read))
     written, notes = plot.make_plots(results, kind, output_dir(output), fmt, alpha, cd_test, time=time)
     for note in notes:
         click.echo(f"rfbench plot: {note}", err=True)

@@ -23,7 +23,7 @@ import pandas as pd
 
 from rfbench.errors import UsageError
 
-#: below this median share of CPU seconds in threads × wall time, the wall times are called a busy machine's
+#: below this median share of CPU seconds in the wall time of one-thread tasks, the wall times are a busy machine's
 BUSY_SHARE = 0.8
 #: tasks of at least MIN_SECONDS of wall time the median needs (a few short tasks say little)
 MIN_TASKS, MIN_SECONDS = 10, 1.0
@@ -81,19 +81,25 @@ class TimeMeasure:
 
 WALL = TimeMeasure("wall", "walltime", "wall time", "walltime_s", "time")
 CPU = TimeMeasure("cpu", "CPU time", "CPU time", "cpu_time_s",
-                  "CPU seconds of the worker (every thread; a GPU task's: none)")
+                  "CPU seconds (every thread of the worker; tasks without cpu_s or computed on a GPU left out)")
 MEASURES = {m.name: m for m in (WALL, CPU)}
 
 
-def in_cpu_seconds(results: pd.DataFrame) -> pd.DataFrame:
+def in_cpu_seconds(results: pd.DataFrame, device_keys=frozenset()) -> pd.DataFrame:
     """``results`` with each finished task's ``total_s`` (the time every report and figure reads) replaced
     by its CPU seconds, for ``--time cpu``; NaN for a task whose record has none (written before
-    ``cpu_s`` existed) or that a GPU computed (its work is not the host's CPU time): such tasks are
-    left out of the times, not shown at their wall time. A UsageError when no finished task has one."""
+    ``cpu_s`` existed) or that a torch device computed (its work is not the host's CPU time; a
+    ``device`` column, or ``device_keys``: :func:`rfbench.store.device_tasks` of the directories read,
+    whose frames hold no device): such tasks are left out of the times, not shown at their wall
+    time. A UsageError when no finished task has one."""
     out = results.copy()
     cpu = (pd.to_numeric(out["cpu_s"], errors="coerce") if "cpu_s" in out
            else pd.Series(np.nan, index=out.index))
-    on_gpu = (out["device"].fillna("cpu").astype(str) != "cpu") if "device" in out else False
+    on_gpu = (out["device"].fillna("cpu").astype(str) != "cpu") if "device" in out else pd.Series(False, index=out.index)
+    if device_keys and len(out):
+        keys = zip(out["dataset"].astype(str), out["method"].astype(str), out["n_features"].astype(int),
+                   out["fold"].astype(int), out["protocol"].astype(str), strict=True)
+        on_gpu = on_gpu | pd.Series([k in device_keys for k in keys], index=out.index)
     out["total_s"] = cpu.where((cpu > 0) & ~on_gpu)
     if not out.loc[out["status"] == "done", "total_s"].notna().any():
         raise UsageError("--time cpu: no finished task in these results records its CPU seconds (cpu_s: records "

@@ -17,7 +17,7 @@ def records(share=1.0, tasks=12, threads=1, device="cpu", wall=4.0):
         rows.append({"dataset": ("kinematics", "bank")[k % 2], "method": ("a", "b")[(k // 2) % 2], "n_features": 100,
                      "fold": k // 4, "status": "done", "metric": "rmse100", "n_train": 90, "n_test": 10,
                      "task": "regression", "error": 5 + rng.normal(), "total_s": wall,
-                     "cpu_s": share * threads * wall, "threads": threads, "device": device})
+                     "cpu_s": share * threads * wall, "threads": threads, "device": device, "protocol": "cv-o3-i3"})
     return pd.DataFrame(rows)
 
 
@@ -53,6 +53,8 @@ def test_in_cpu_seconds_puts_each_tasks_cpu_seconds_where_the_times_are_read_and
     shown = timing.in_cpu_seconds(frame)
     assert shown["total_s"].tolist()[0] == 1.0 and shown["total_s"].isna().tolist() == [False, True, True, False]
     assert frame["total_s"].tolist() == [4.0] * 4                     # the caller's frame is left as it was
+    assert timing.in_cpu_seconds(frame.drop(columns="device"), {("bank", "b", 100, 0, "cv-o3-i3")})[
+        "total_s"].isna().tolist() == [False, True, False, True]       # keyed, as rfbench.store.device_tasks gives them
     with pytest.raises(UsageError, match="--time cpu: no finished task"):
         timing.in_cpu_seconds(frame.drop(columns="cpu_s"))
 
