@@ -139,10 +139,22 @@ def accepts_device(method: str) -> bool:
     from rfbench import contract
 
     try:
-        cls = _registry().method(method).estimator_class("regression")
+        cls = regressor_class(method)
     except Exception:  # noqa: BLE001
         return False
     return contract.accepts_device(cls)
+
+
+@functools.cache
+def regressor_class(method: str) -> type:
+    """The method's regressor class, imported for its contract alone (whether it shares budgets, takes a
+    device): a method's extra (xrfm, gpytorch) is imported only when it fits, so the projection is the
+    same with or without the extra installed (the registry's estimator_class refuses without it)."""
+    from rfbench.registry import import_estimator
+
+    entry = _registry().method(method)
+    path = entry.estimators.get("regression") or next(iter(entry.estimators.values()))
+    return import_estimator(path, f"method '{method}'", entry.sys_path)
 
 
 def device_plan(available: set[str], table_datasets: list[str], only: list[str] | None = None,
@@ -269,7 +281,7 @@ def shares_budgets(method: str) -> bool:
     """Whether the runner grows one model for all of an item's budgets (rfbench.contract's rule)."""
     from rfbench import contract
 
-    return contract.shares_budgets(_registry().method(method).estimator_class("regression"))
+    return contract.shares_budgets(regressor_class(method))
 
 
 def runner_items(tasks: list[tuple[str, str, int, int, float]], datasets: list[str], methods: list[str],

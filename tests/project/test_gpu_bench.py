@@ -128,6 +128,21 @@ def test_a_specs_projection_counts_only_the_cells_of_its_run():
     assert {m for _, m, _ in gpu.committed_seconds("gfc2016-tables2-3")} == {"alc-q1", "alc-q2"}
 
 
+def test_the_projection_reads_a_methods_contract_without_its_extra(monkeypatch):
+    """A fresh install without rfbench[xrfm] or [gp] projects the same work items: whether xrfm and svgp
+    share their budgets or take a device is read off their classes, which import without the extra
+    (the registry's estimator_class refuses without it, as a run must)."""
+    from rfbench.errors import UsageError
+    from rfbench.registry import Method
+
+    gpu = bench_script("gpu")
+    monkeypatch.setattr(Method, "missing", lambda self: f"method '{self.name}' needs its extra" if self.requires else None)
+    with pytest.raises(UsageError, match="needs its extra"):
+        gpu._registry().method("xrfm").estimator_class("regression")
+    assert gpu.shares_budgets("xrfm") and gpu.accepts_device("xrfm") and gpu.accepts_device("svgp")
+    assert gpu.shares_budgets("hgb") and not gpu.shares_budgets("rff-gauss")
+
+
 def test_project_only_recomputes_the_projection_from_the_measured_rows(tmp_path):
     out = tmp_path / "projected.json"
     printed = subprocess.run([sys.executable, str(REPO / "bench/perf/gpu.py"), "--project-only",
