@@ -136,7 +136,7 @@ def test_runner_prints_at_once_and_resumes_the_count(tmp_path, capsys, monkeypat
 
     monkeypatch.setattr(runner, "available_datasets", spy)
     monkeypatch.setattr(runner, "check_methods", spy_checks)
-    fold0 = pd.read_csv(out / "results.csv").set_index("method")["total_s"]
+    fold0 = pd.read_csv(out / "results.csv").set_index("method")["cpu_s"]     # the estimator's seconds (task_cost)
     runner.run(["friedman-generated"], ["rff-gauss", "rff-cauchy"], [10], SMALL, str(out), progress=True, registry=load_registry())
     assert seen_before_checks == ["6 tasks asked for (1 dataset × 2 methods × 1 n × 3 folds)\n"]
     assert seen_before_loading == ["loading 1 dataset (friedman-generated) ...\n"]
