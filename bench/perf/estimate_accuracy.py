@@ -39,8 +39,8 @@ from tabulate import tabulate
 
 from rfbench import registry as registry_mod
 from rfbench.execution.estimate import (
-    RATIO_SETS,
     cpu_path_only,
+    nearest_in_rows,
     size_exponents,
     size_model,
     task_cost,
@@ -122,7 +122,7 @@ def budget_ratio_errors(med: pd.Series, reg) -> dict[str, list[float]]:
                 ratio = both[n] / both[other]
                 for target in both.index:
                     rest = ratio.drop(target)
-                    near = sorted(rest.index, key=lambda d: (abs(np.log(rows[d] / rows[target])), d))[:RATIO_SETS]
+                    near = nearest_in_rows(rest.index, rows, rows[target])
                     for rule, r in (("every set", rest.median()), ("nearest", rest[near].median()),
                                     ("n ratio", n / other)):
                         errors[rule].append(float(np.log10(both.loc[target, other] * r / both.loc[target, n])))

@@ -126,13 +126,7 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
         from rfbench.reporting import gp_table
 
         results = gp_table.relative_to_target_std(results, reg)
-    from rfbench.reporting import timing
-
-    time = timing.MEASURES[time_measure]
-    if time is timing.CPU:
-        from rfbench.store import device_tasks
-
-        results = timing.in_cpu_seconds(results, device_tasks(sources_read))
+    results, time = _timed(results, time_measure, sources_read)
     options = dict(names=display_names, width=width, label=label,
                    latex_width=report.parse_length(latex_width), html_fragment=fmt == "html", registry=reg,
                    shapes=recorded_shapes(sources_read),
@@ -203,8 +197,21 @@ def _resolve_dirs(dirs, reg) -> tuple[list, dict]:
     return read, specs
 
 
+def _timed(results, time_measure: str, read):
+    """(``results`` with the seconds ``--time`` shows in ``total_s``, the TimeMeasure): as they are for
+    wall, each task's CPU seconds for cpu (the tasks a device computed in ``read`` left out)."""
+    from rfbench.reporting import timing
+
+    time = timing.MEASURES[time_measure]
+    if time is timing.CPU:
+        from rfbench.store import device_tasks
+
+        results = timing.in_cpu_seconds(results, device_tasks(read))
+    return results, time
+
+
 def _html_page(dirs, read, specs: dict, results, fragment: str, protocol_key, methods, datasets, reg,
-               layout: str = "default", alpha: float = 0.05, time=None) -> str:
+               layout: str, alpha: float, time) -> str:
     """The page of `rfbench report DIR --format html`: with the check when DIR is a spec's results
     directory or name (on the records `rfbench check DIR` reads)."""
     from rfbench.experiments import html_page, sources
@@ -220,8 +227,7 @@ def _html_page(dirs, read, specs: dict, results, fragment: str, protocol_key, me
         checked = load_results([read[0], *extra], protocol_key or spec.protocol_key, missing_ok=protocol_key is None)
     shown = [Path(d) if not sources.is_shipped(d) else d for d in dict.fromkeys(read)]
     return html_page.directory_page(shown, results, fragment, spec, check_results=checked, methods=methods,
-                                    datasets=datasets, registry=reg, layout=layout, alpha=alpha,
-                                    **({"time": time} if time is not None else {}))
+                                    datasets=datasets, registry=reg, layout=layout, alpha=alpha, time=time)
 
 
 @click.command("status")
@@ -349,13 +355,7 @@ def plot_cmd(ctx, dirs, kind, fmt, output, alpha, cd_test, protocol_key, spec_na
 
     read, _ = _resolve_dirs(dirs, registry.load())
     results = cells.select(load_results(read, protocol_key), name_list(method_filter), name_list(dataset_filter))
-    from rfbench.reporting import timing
-
-    time = timing.MEASURES[time_measure]
-    if time is timing.CPU:
-        from rfbench.store import device_tasks
-
-        results = timing.in_cpu_seconds(results, device_tasks(read))
+    results, time = _timed(results, time_measure, read)
     written, notes = plot.make_plots(results, kind, output_dir(output), fmt, alpha, cd_test, time=time)
     for note in notes:
         click.echo(f"rfbench plot: {note}", err=True)

@@ -41,6 +41,13 @@ def cpu_path_only(done: pd.DataFrame, gpu_keys: set) -> pd.DataFrame:
     return done[[k not in gpu_keys for k in keys]]
 
 
+def nearest_in_rows(names, rows: dict, target_rows: int, k: int = RATIO_SETS) -> list:
+    """The (at most) ``k`` of ``names`` nearest ``target_rows`` in log rows (``rows``: name → rows), ties by
+    name: the sets whose ratio between two budgets scales a cell (bench/perf/estimate_accuracy.py scores
+    the same rule)."""
+    return sorted(names, key=lambda d: (abs(np.log(max(rows[d], 1) / target_rows)), d))[:k]
+
+
 def task_cost(done: pd.DataFrame) -> pd.Series:
     """Each finished task's seconds as the estimator counts them: its CPU seconds (``cpu_s``: every thread
     of the worker over fit + predict, so core-seconds) where the record has them, else its wall time
@@ -90,8 +97,7 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
             return n / other
         rows = registry.dataset(dataset).shape[0]
         if rows > 0:        # a dataset of unknown shape: every set with both
-            dist = {d: abs(np.log(max(shape[d][0], 1) / rows)) for d in both.index}
-            both = both.loc[sorted(both.index, key=lambda d: (dist[d], d))[:RATIO_SETS]]
+            both = both.loc[nearest_in_rows(both.index, {d: shape[d][0] for d in both.index}, rows)]
         return float(np.median(both[n] / both[other]))
 
     def nearest(budgets, n):

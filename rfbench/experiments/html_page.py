@@ -40,8 +40,7 @@ def figure_captions(time: timing.TimeMeasure) -> dict[str, str]:
     """FIGURE_CAPTIONS with the time figures' words for ``time`` (wall time: as they are)."""
     if time is timing.WALL:
         return FIGURE_CAPTIONS
-    phrase = time.phrase[0].upper() + time.phrase[1:]
-    return {**FIGURE_CAPTIONS, "walltime": f"{phrase} per task",
+    return {**FIGURE_CAPTIONS, "walltime": f"{time.heading} per task",
             "pareto": f"Error against {time.phrase}, Pareto front dashed"}
 
 

@@ -558,7 +558,7 @@ def walltime_figure(df: pd.DataFrame, time_caveat: str | None = None, time: timi
     ax.set_ylabel(f"{time.phrase} per outer fold (s, log scale)")
     ax.grid(axis="y", which="major", alpha=0.3, lw=0.5)
     n_ds = done["dataset"].nunique()
-    ax.set_title(f"{time.phrase[0].upper()}{time.phrase[1:]} per task (tuning + fit + predict): {n_ds} datasets × outer folds"
+    ax.set_title(f"{time.heading} per task (tuning + fit + predict): {n_ds} datasets × outer folds"
                  + (f"\n{_wrap(time_caveat, 110)}" if time_caveat else ""), fontsize=10.5)
     if len(ns) > 1:
         from matplotlib.patches import Patch

@@ -78,6 +78,11 @@ class TimeMeasure:
     key: str            # the CSV and JSON field
     caption: str        # what one cell's time is, after "mean ... to cross-validate one fold"
 
+    @property
+    def heading(self) -> str:
+        """The phrase opening a title or caption: "Wall time", "CPU time"."""
+        return self.phrase[0].upper() + self.phrase[1:]
+
 
 WALL = TimeMeasure("wall", "walltime", "wall time", "walltime_s", "time")
 CPU = TimeMeasure("cpu", "CPU time", "CPU time", "cpu_time_s",
