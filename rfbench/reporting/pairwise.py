@@ -18,7 +18,8 @@ def fold_errors(done: pd.DataFrame, datasets) -> dict[tuple[str, str], pd.Series
     """(dataset, method) → its errors indexed by (fold, seed), oriented lower-is-better (an accuracy
     negated), from the finished tasks of one budget n."""
     out = {}
-    for (ds, m), g in done[done["dataset"].isin(datasets)].groupby(["dataset", "method"]):
+    used = done.loc[done["dataset"].isin(datasets), ["dataset", "method", "metric", "fold", "seed", "error"]]
+    for (ds, m), g in used.groupby(["dataset", "method"]):
         sign = -1.0 if cells.higher_is_better(set(g["metric"].dropna())) else 1.0
         out[(ds, m)] = sign * g.set_index(["fold", "seed"])["error"].astype(float)
     return out
@@ -43,15 +44,29 @@ def outcome(a: pd.Series | None, b: pd.Series | None, alpha: float, test: str) -
 
 def matrix(done: pd.DataFrame, methods, datasets, alpha: float = 0.05, test: str = "welch") -> pd.DataFrame:
     """methods × methods of (wins, ties, losses) of the row's method against the column's over
-    ``datasets`` (the diagonal: all ties). Each pair is tested once; its mirror is the reverse."""
+    ``datasets`` (the diagonal: all ties). Each pair is tested once (its mirror is the reverse), every
+    pair of a dataset in one :func:`rfbench.reporting.stats.outcomes` call: the decisions of
+    :func:`outcome` pair by pair, which a test checks on every shipped result."""
     methods, datasets = list(methods), list(datasets)
     errors = fold_errors(done, datasets)
+    k = len(methods)
+    wins = np.zeros((k, k), dtype=int)
+    for ds in datasets:
+        present = [i for i, m in enumerate(methods) if (ds, m) in errors]
+        if len(present) < 2:
+            continue
+        series = {i: errors[(ds, methods[i])] for i in present}
+        values = pd.concat(series, axis=1)                  # the folds of any method × the methods here
+        has = pd.concat({i: pd.Series(True, index=s.index) for i, s in series.items()}, axis=1).notna()
+        values, has = values.to_numpy(float).T, has.to_numpy().T
+        first, second = np.triu_indices(len(present), 1)
+        got = stats.outcomes(values[first], values[second], has[first], has[second], alpha, test)
+        rows, cols = np.asarray(present)[first], np.asarray(present)[second]
+        np.add.at(wins, (rows[got == 1], cols[got == 1]), 1)
+        np.add.at(wins, (cols[got == -1], rows[got == -1]), 1)
     out = pd.DataFrame(index=methods, columns=methods, dtype=object)
     for i, a in enumerate(methods):
-        out.loc[a, a] = (0, len(datasets), 0)
-        for b in methods[i + 1:]:
-            got = np.array([outcome(errors.get((ds, a)), errors.get((ds, b)), alpha, test) for ds in datasets])
-            w, lo = int((got == 1).sum()), int((got == -1).sum())
-            out.loc[a, b] = (w, len(datasets) - w - lo, lo)
-            out.loc[b, a] = (lo, len(datasets) - w - lo, w)
+        for j, b in enumerate(methods):
+            out.loc[a, b] = (0, len(datasets), 0) if i == j else (
+                int(wins[i, j]), len(datasets) - int(wins[i, j]) - int(wins[j, i]), int(wins[j, i]))
     return out
