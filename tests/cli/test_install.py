@@ -17,6 +17,7 @@ from rfbench.errors import UsageError
 from rfbench.experiments import spec
 from rfbench.registry import load as load_registry
 from rfbench.reporting import published
+from tests.wheel import build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -133,28 +134,6 @@ def test_several_data_directories_are_searched_in_order(monkeypatch, tmp_path):
 
 
 # -- the built wheel, installed into a fresh venv ---------------------------------------------------
-
-def _copy_source(dest: Path) -> Path:
-    """The files a build needs (the build writes build/ and *.egg-info into its source tree)."""
-    src = dest / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md", "datasets.yaml", "methods.yaml"):
-        shutil.copy2(ROOT / name, src / name)
-    shutil.copytree(ROOT / "bench", src / "bench", ignore=shutil.ignore_patterns("perf", "__pycache__"))
-    shutil.copytree(ROOT / "published", src / "published")
-    shutil.copytree(ROOT / "rfbench", src / "rfbench", symlinks=True, ignore=shutil.ignore_patterns("__pycache__"))
-    return src
-
-
-def build_wheel(tmp_path: Path) -> Path:
-    """The wheel `pip wheel` builds from a copy of the checkout's files, in tmp_path/dist."""
-    src = _copy_source(tmp_path)
-    dist = tmp_path / "dist"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-q", "-w", str(dist)],
-                           capture_output=True, text=True, timeout=300)
-    assert build.returncode == 0, build.stderr[-3000:]
-    return next(dist.glob("rfbench-*.whl"))
-
 
 def see_the_running_environment(py: Path) -> None:
     """Let the fresh venv of ``py`` import rfbench's dependencies from the environment running the

@@ -27,6 +27,7 @@ from rfbench.reporting.shown_paths import shown
 from tests.cli_errors import one_line_error
 from tests.records import as_record
 from tests.runner_stub import StopRun
+from tests.wheel import build_wheel
 
 ROOT = Path(__file__).resolve().parents[2]
 GENERATED = ["breiman-generated", "friedman-generated"]      # no mirror needed
@@ -196,8 +197,6 @@ def readme_compare_block() -> str:
 @pytest.mark.slow
 def test_readme_compare_section_from_an_installed_wheel(tmp_path, mirror_dir):
     import zipfile
-
-    from test_install import build_wheel
 
     script = readme_compare_block()
     assert "rfbench compare run gfc2016-table1" in script and "rfbench compare report" in script
