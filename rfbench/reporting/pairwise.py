@@ -46,7 +46,7 @@ def matrix(done: pd.DataFrame, methods, datasets, alpha: float = 0.05, test: str
     """methods × methods of (wins, ties, losses) of the row's method against the column's over
     ``datasets`` (the diagonal: all ties). Each pair is tested once (its mirror is the reverse), every
     pair of a dataset in one :func:`rfbench.reporting.stats.outcomes` call: the decisions of
-    :func:`outcome` pair by pair, which a test checks on every shipped result."""
+    :func:`outcome` pair by pair (its naive reference, tests/reporting/test_pairwise.py)."""
     methods, datasets = list(methods), list(datasets)
     errors = fold_errors(done, datasets)
     k = len(methods)
