@@ -6,6 +6,7 @@ the functions with the largest own time, and writes the same text to ``--output`
 
     python bench/perf/profile_task.py --dataset friedman --method gfc --features 500 [--fold 0]
         [--threads 1] [--top 15] [--output results/profile-gfc-friedman-n500.txt]
+    python bench/perf/profile_task.py --protocol published --dataset uci-sml --method gbrff1
 """
 
 from __future__ import annotations
@@ -13,14 +14,14 @@ from __future__ import annotations
 import argparse
 import cProfile
 import io
-import os
 import pstats
 import time
 from pathlib import Path
 
 from rfbench import protocol as proto
 from rfbench import registry
-from rfbench.execution.tasks import WorkItem, execute
+from rfbench.data.sources import DataSources
+from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 
 
 def main() -> None:
@@ -29,19 +30,23 @@ def main() -> None:
     ap.add_argument("--method", required=True)
     ap.add_argument("--features", type=int, default=100)
     ap.add_argument("--fold", type=int, default=0)
+    ap.add_argument("--protocol", default="cv", help="the protocol's name, with its default settings "
+                    "(cv: nested 10 x 5, seed 0; published: the UCI sets' fixed splits)")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--output")
     args = ap.parse_args()
     item = WorkItem(args.dataset, args.method, args.fold, (args.features,))
-    protocol = proto.Protocol()
+    protocol = proto.Protocol(args.protocol)
     reg = registry.load()
     profiler = cProfile.Profile()
     t0 = time.perf_counter()
     profiler.enable()
-    (record,) = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), args.threads, None, registry=reg)
+    (record,) = execute(item, WorkerOptions(protocol, DataSources.from_settings(), args.threads, None, reg))
     profiler.disable()
     wall = time.perf_counter() - t0
+    if record.status != "done":
+        raise SystemExit(f"{args.method} on {args.dataset}: {record.status}: {record.message}")
     out = io.StringIO()
     out.write(f"{args.method} on {args.dataset}, n = {args.features}, outer fold {args.fold}, "
               f"{args.threads} thread(s): status {record.status}, error {record.error}, "

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
@@ -27,7 +26,8 @@ from rfbench import (
     protocol as proto,  # first: rfbench sets the BLAS thread timeout before NumPy loads
 )
 from rfbench import registry
-from rfbench.execution.tasks import WorkItem, execute
+from rfbench.data.sources import DataSources
+from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.experiments.spec import load_spec
 from rfbench.reporting.published import published_dir
 
@@ -62,7 +62,7 @@ def main() -> None:
                "published_walltime_s": published.get((dataset, method, int(n)))}
         for threads in (1, 2):
             t0 = time.perf_counter()
-            (rec,) = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), threads, None, registry=reg)
+            (rec,) = execute(item, WorkerOptions(protocol, DataSources.from_settings(), threads, None, reg))
             wall = time.perf_counter() - t0
             if rec.status != "done":
                 raise SystemExit(f"{spec} with {threads} thread(s): {rec.status}: {rec.message}")

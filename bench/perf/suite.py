@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import time
 from pathlib import Path
 
@@ -35,7 +34,8 @@ from rfbench import contract, registry
 from rfbench import (
     protocol as proto,  # rfbench first: it sets the BLAS thread timeout before NumPy loads
 )
-from rfbench.execution.tasks import WorkItem, execute
+from rfbench.data.sources import DataSources
+from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.store import atomic_write_text
 
 SUITE_METHODS = ["gfc", "alc", "rff-gauss", "eerf", "lkrf", "gbrff", "lgbm", "salsa"]
@@ -179,7 +179,7 @@ def main() -> None:
                                        for r in rows):
                     continue
                 t0, cpu0 = time.perf_counter(), time.process_time()
-                recs = execute(item, protocol, os.environ.get("RFBENCH_DATA_DIR"), args.threads, None, registry=reg)
+                recs = execute(item, WorkerOptions(protocol, DataSources.from_settings(), args.threads, None, reg))
                 row = {"dataset": dataset, "method": method, "budgets": list(item.budgets), "fold": args.fold,
                        "threads": args.threads, "seconds": time.perf_counter() - t0,
                        "cpu_seconds": time.process_time() - cpu0,

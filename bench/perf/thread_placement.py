@@ -29,7 +29,8 @@ from rfbench import contract, registry
 from rfbench import (
     protocol as proto,  # first: rfbench sets the BLAS thread timeout before NumPy loads
 )
-from rfbench.execution.tasks import WorkItem, execute
+from rfbench.data.sources import DataSources
+from rfbench.execution.tasks import WorkerOptions, WorkItem, execute
 from rfbench.store import atomic_write_text
 
 SUITE_METHODS = ["gfc", "alc", "rff-gauss", "eerf", "lkrf", "gbrff", "lgbm", "salsa"]
@@ -48,7 +49,7 @@ def _run_items(items: list[WorkItem], threads: int) -> list[dict]:
     reg = registry.load()
     out = []
     for item in items:
-        out += execute(item, proto.Protocol(), data_dir, threads, None, registry=reg)
+        out += execute(item, WorkerOptions(proto.Protocol(), DataSources.from_settings(data_dir), threads, None, reg))
     return out
 
 
