@@ -42,14 +42,16 @@ from rfbench.formats import FIGURE_FORMATS, TABLE_FORMATS
 @click.option("--test", "ttest", default="welch", show_default=True, type=click.Choice(["welch", "paired"]),
               help="the t-test that bolds cells: Welch's unequal-variance test over the outer folds, or the "
                    "paired t-test on the per-fold differences (folds paired by number; with several seeds, by "
-                   "(seed, fold) over every seed's folds)")
+                   "(seed, fold) over every seed's folds); when DIRS are one spec's results, the spec's own test "
+                   "unless given")
 @click.option("--layout", default=None, type=click.Choice(["default", "gp"]),
               help="gp: the GP / kernel-learning papers' table (Yang et al. 2015, Wilson et al. 2016): per n, "
                    "datasets as rows grouped by size (small, intermediate, ...) with (m, d), methods as columns, "
                    "mean ± std over the splits, bold = the best mean and every method not significantly worse "
                    "(paired t-test unless --test is given), then an average rank row; html adds the "
-                   "critical-difference diagram and error against time per size group. Default: the default layout "
-                   "(with --all: each spec's own layout, which --layout replaces)")
+                   "critical-difference diagram and error against time per size group. Default: the spec's own layout "
+                   "when DIRS are one spec's results (its name or results directory; with --all: each spec's), "
+                   "else the default layout")
 @click.option("--relative", is_flag=True,
               help="with --layout gp: each test RMSE divided by the std of its dataset's target as stored (RMSE / "
                    "std(y); loads the data), so that sets of different target scales compare")
@@ -114,11 +116,23 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
     output_path = output_file(output)
     width = terminal_width() if width is None else width
     label = label or "tab:" + re.sub(r"[^A-Za-z0-9:._-]+", "-", Path(dirs[0]).resolve().name)
+    # one spec's results (by name or directory) are reported as its own page is: its layout and the
+    # t-test its paper bolds with, unless --layout / --test say otherwise
+    spec = _the_spec(dirs, spec_of_arg, reg)
+    test_given = click.get_current_context().get_parameter_source("ttest") == click.core.ParameterSource.COMMANDLINE
+    layout_given = layout is not None
+    if spec is not None:
+        if (not layout_given and spec.layout != "default") or (not test_given and spec.test.name != ttest):
+            click.echo(f"{spec.name}: its own layout ({layout or spec.layout}) and t-test "
+                       f"({ttest if test_given else spec.test.name}); --layout and --test replace them", err=True)
+        layout = layout or spec.layout
+        ttest = ttest if test_given else spec.test.name
     layout = layout or "default"
     if layout == "gp" and compare:
         raise UsageError("--compare adds Wilcoxon rows across n to the default layout; the gp layout has no Wilcoxon "
                          "table (its average rank row and the critical-difference diagram compare the methods): "
-                         "leave out --layout gp or --compare")
+                         + ("leave out --layout gp or --compare" if layout_given else
+                            f"add --layout default ({spec.name}'s own layout is gp) or leave out --compare"))
     if relative and layout != "gp":
         raise UsageError("--relative (RMSE / std(y)) goes with --layout gp; add --layout gp")
     results = cells.select(load_results(sources_read, protocol_key), name_list(method_filter), name_list(dataset_filter))
@@ -134,9 +148,8 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
     if layout == "gp":
         from rfbench.reporting import gp_table
 
-        # the papers compare on the same fixed splits: paired, unless --test says otherwise
-        given = click.get_current_context().get_parameter_source("ttest")
-        test = ttest if given == click.core.ParameterSource.COMMANDLINE else "paired"
+        # the papers compare on the same fixed splits: paired, unless --test (or the spec) says otherwise
+        test = ttest if test_given or spec is not None else "paired"
         text = gp_table.render(results, fmt, alpha, test, **options)
     else:
         comparisons = report.parse_comparisons(compare)
@@ -150,6 +163,17 @@ def report_cmd(dirs, fmt, output, all_specs, alpha, compare, ttest, layout, rela
         click.echo(f"wrote {output}")
     else:
         click.echo(text, nl=False)
+
+
+def _the_spec(dirs, spec_of_arg: dict, reg):
+    """The spec whose results every DIR is (DIRS naming one spec, or its results directory), else None."""
+    from rfbench.experiments.spec import spec_of_results
+
+    if len(dict.fromkeys(Path(d).resolve() if Path(d).is_dir() else d for d in dirs)) != 1:
+        return None
+    if 0 in spec_of_arg:
+        return spec_of_arg[0]
+    return spec_of_results(dirs[0], reg) if Path(dirs[0]).is_dir() else None
 
 
 def _run_walltimes(sources_read) -> list[str]:

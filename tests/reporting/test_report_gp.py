@@ -211,3 +211,33 @@ def test_a_gp_spec_s_page_uses_its_layout(tmp_path):
     assert '<table class="results gp">' in page and 'href="#wilcoxon"' not in page and "paired t-test" in page
     page, _ = html_page.spec_page(spec, figures=False, layout="default", registry=load_registry())      # report --all --layout default
     assert '<table class="results gp">' not in page and 'href="#wilcoxon"' in page
+
+
+def test_report_of_a_spec_s_results_uses_its_layout_and_test(tmp_path, monkeypatch):
+    # `rfbench report DIR` where DIR is a gp spec's results directory: the spec's own table (gp layout,
+    # paired t-test), said on stderr; --layout / --test replace them; a second DIR is no spec's: default
+    from rfbench.cli import cli
+    from rfbench.experiments import spec as spec_module
+
+    d = write_dir(tmp_path / "r", frame())
+    spec_file = tmp_path / "gp.yaml"
+    spec_file.write_text("title: gp\nresults: r\nrun: {datasets: [uci-challenger], methods: [rff-gauss]}\n"
+                         "protocol: {name: published, repeats: 10, inner_folds: 5}\ntest: paired\nlayout: gp\n")
+    spec = load_spec(str(spec_file), load_registry())
+    monkeypatch.setattr(spec_module, "all_specs", lambda registry: [spec])
+    runner = CliRunner(mix_stderr=False) if "mix_stderr" in CliRunner.__init__.__code__.co_varnames else CliRunner()
+    res = runner.invoke(cli, ["report", str(d), "--format", "csv"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.startswith("dataset,paper,group,") and "paired p=0.05" in res.stdout
+    assert "gp: its own layout (gp) and t-test (paired); --layout and --test replace them" in res.stderr
+    res = runner.invoke(cli, ["report", str(d), "--format", "csv", "--test", "welch"])
+    assert res.stdout.startswith("dataset,paper,group,") and "welch p=0.05" in res.stdout
+    res = runner.invoke(cli, ["report", str(d), "--format", "csv", "--layout", "default"])
+    assert res.exit_code == 0 and not res.stdout.startswith("dataset,paper,group,")
+    res = runner.invoke(cli, ["report", str(d), "--compare", "a@100:b@100"])
+    assert isinstance(res.exception, UsageError) and "add --layout default (gp's own layout is gp)" in str(res.exception)
+    res = runner.invoke(cli, ["report", str(d), "--compare", "a@100:b@100", "--layout", "default"])
+    assert res.exit_code == 0, res.output
+    other = write_dir(tmp_path / "other", frame())
+    res = runner.invoke(cli, ["report", str(d), str(other), "--format", "csv"])
+    assert res.exit_code == 0 and not res.stdout.startswith("dataset,paper,group,") and "its own layout" not in res.stderr
