@@ -269,24 +269,16 @@ def boards(spec: Spec, tasks: pd.DataFrame, datasets: set[str], alpha: float = 0
     for n in sorted(results["n_features"].unique()):
         b = Board(spec.name, int(n))
         at_n = results[results["n_features"] == n]
+        # a method run only where another is not (gp below N rows, gp-sod above) is left out and named
+        at_n, methods_out = plot.ranking_results(at_n, int(n))
         try:
             res = plot.cd_analysis(at_n, int(n), alpha)
         except UsageError as exc:
-            # no dataset has every method (gp runs below N rows, gp-sod above): rank the methods that
-            # share datasets, the ones complete on the fewest left out and named
-            kept, left_out = plot.rankable_methods(at_n, int(n))
-            try:
-                if not left_out:
-                    raise exc
-                at_n = at_n[at_n["method"].isin(kept)]
-                res = plot.cd_analysis(at_n, int(n), alpha)
-            except UsageError as again:
-                b.notes.append(str(again))
-                out.append(b)
-                continue
-            b.notes.append("left out of the ranking, a complete cell on too few of the datasets the others "
-                           "share: " + ", ".join(f"{m} ({k} dataset{'s' if k != 1 else ''})"
-                                                 for m, k in left_out.items()))
+            b.notes.append(str(exc))
+            out.append(b)
+            continue
+        if methods_out:
+            b.notes.append(plot.left_out_note(methods_out))
         order = res.ranks.sort_values().index
         pairs = pairwise.matrix(at_n, order, list(res.scores.index), alpha, spec.test.name)
         wtl = pairs.loc[:, order[0]]            # every method against the best-ranked one

@@ -120,7 +120,8 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: di
             rows.append(GPRow(d, (entry.paper if entry is not None and entry.paper else d), m,
                               report.inputs_of(d, registry, shapes) or DASH, group_of(d, registry),
                               _decimals(best)))
-        ranks, screen, _ = plot.rank_table(df, n)
+        ranked, methods_out = plot.ranking_results(df, n)
+        ranks, screen, _ = plot.rank_table(ranked, n)
         table_cells = {}
         for k, is_bold in bold.items():
             c, d, m = cells[k], k[0], k[2]
@@ -130,7 +131,8 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: di
         if screen is not None and all(c.complete for (d, _), c in table_cells.items() if d in ranks.index):
             screen = None        # fewer than two datasets, but every ranked cell is complete: no screen
         avg = {m: float(ranks[m].mean()) for m in ranks.columns} if len(ranks) else {}
-        tables.append(GPTable(n, tuple(shown), tuple(rows), table_cells, avg, tuple(ranks.index), screen))
+        tables.append(GPTable(n, tuple(shown), tuple(rows), table_cells, avg, tuple(ranks.index), screen,
+                              methods_out if len(ranks) else {}))
     unit = _unit(df)
     one = unit[:-1].replace("outer ", "")
     metrics = sorted(set(done["metric"].dropna().astype(str))) if "metric" in done else []
@@ -161,6 +163,9 @@ def build(df: pd.DataFrame, alpha: float = 0.05, test: str = "paired", names: di
                       "full protocol)")
         rank_rule = (f"{RANK_LABEL}: the methods ranked on each dataset, 1 = the {best} mean, ties sharing their "
                      f"average rank; the mean rank over the {where}; the ranks of the critical-difference diagram")
+        outs = [f"at n = {t.n}, {plot.left_out_note(t.rank_left_out)}" for t in tables_ranked if t.rank_left_out]
+        if outs:
+            rank_rule += "; " + "; ".join(outs) + " (their cells are shown, not ranked)"
     else:
         rank_rule = f"{RANK_LABEL}: none (fewer than two datasets with results for every method)"
     return GPReport(tuple(tables), tuple(methods), dict(names or {}), caption, bold_rule, rank_rule, test, alpha,

@@ -142,6 +142,27 @@ def rankable_methods(df: pd.DataFrame, n: int, need: int = 2) -> tuple[list[str]
     return methods, left_out
 
 
+def ranking_results(df: pd.DataFrame, n: int) -> tuple[pd.DataFrame, dict[str, int]]:
+    """(the results the ranks at n are taken on, {method left out: the datasets where its cell is
+    complete}): all of ``df`` when :func:`cell_means` has two datasets to rank every method on
+    (complete cells, or a screen of common folds), else only the methods :func:`rankable_methods` keeps. The
+    one rule of every ranking (the gp table's rank row, the critical-difference diagram, the site's
+    leaderboards), so that a method run where another is not (gp below N rows, gp-sod above) leaves
+    the others ranked instead of none."""
+    prepared = _prepare(df)
+    full, _, _ = cell_means(prepared, n)
+    if len(full) >= 2:
+        return df, {}
+    kept, left_out = rankable_methods(prepared, n)
+    return (df[df["method"].isin(kept)], left_out) if left_out else (df, {})
+
+
+def left_out_note(left_out: dict[str, int]) -> str:
+    """The line that names the methods :func:`ranking_results` left out of a ranking."""
+    return ("left out of the ranking, a complete cell on too few of the datasets the others share: "
+            + ", ".join(f"{m} ({k} dataset{'s' if k != 1 else ''})" for m, k in left_out.items()))
+
+
 def cell_means(df: pd.DataFrame, n: int) -> tuple[pd.DataFrame, str | None, list[str]]:
     """(dataset × method table of the mean outer-fold error at n, screen label, datasets left out).
 
@@ -701,8 +722,9 @@ def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05, test: str = "nemen
         df = _prepare(df)
         out, notes = [], []
         for n in sorted(_done(df)["n_features"].unique()):
+            ranked, methods_out = ranking_results(df, int(n))
             try:
-                res = cd_analysis(df, int(n), alpha, test)
+                res = cd_analysis(ranked, int(n), alpha, test)
             except UsageError as exc:
                 notes.append(str(exc))
                 continue
@@ -710,6 +732,8 @@ def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05, test: str = "nemen
             if few:
                 notes.append(few)
                 continue
+            if methods_out:
+                notes.append(f"critical-difference diagram at n={n}: {left_out_note(methods_out)}")
             out.append((int(n), cd_figure(res)))
         if not out:
             raise UsageError("; ".join(notes) or "critical-difference diagram: no finished task in the results")

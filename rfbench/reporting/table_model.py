@@ -129,6 +129,9 @@ class GPTable:
     avg_rank: Mapping[str, float]                # method → average rank (the methods ranked)
     ranked: tuple[str, ...]                      # the datasets ranked
     rank_screen: str | None = None
+    #: method → the datasets where its cell is complete, for the methods left out of the ranking
+    #: (plot.ranking_results: run where another is not, e.g. gp-sod above gp's N rows)
+    rank_left_out: Mapping[str, int] = field(default_factory=dict)
 
     def groups(self) -> list[tuple[str, list[GPRow]]]:
         """The rows by size group, the groups in the order of their first row."""

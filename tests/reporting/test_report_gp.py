@@ -241,3 +241,34 @@ def test_report_of_a_spec_s_results_uses_its_layout_and_test(tmp_path, monkeypat
     other = write_dir(tmp_path / "other", frame())
     res = runner.invoke(cli, ["report", str(d), str(other), "--format", "csv"])
     assert res.exit_code == 0 and not res.stdout.startswith("dataset,paper,group,") and "its own layout" not in res.stderr
+
+
+def test_a_method_run_where_another_is_not_is_left_out_of_the_ranks_not_the_ranks_dropped():
+    # gp runs below N rows and gp-sod above (bench/uci-splits.yaml): no dataset has every method, so
+    # without the fallback no method would be ranked at all. The one complete on the fewest datasets
+    # (sod: gas only) is left out and named; the rest are ranked on the two sets they share, the same
+    # ranks as the table without it and the CD diagram's
+    errors = errors_of()
+    for ds in errors:
+        other = errors[ds]["a"] + 0.5
+        errors[ds]["gpx" if ds != "uci-gas" else "sod"] = other
+    df = frame(errors)
+    (table,) = gp_table.build(df, registry=load_registry()).tables
+    assert table.rank_left_out == {"sod": 1}
+    assert set(table.ranked) == {"uci-challenger", "uci-servo"}
+    assert set(table.avg_rank) == {"a", "b", "c", "gpx"} and table.avg_rank["gpx"] == 4.0
+    assert ("uci-gas", "sod") in table.cells                      # shown, not ranked
+    base = frame()
+    (alone,) = gp_table.build(base[base["dataset"] != "uci-gas"], registry=load_registry()).tables
+    assert {m: table.avg_rank[m] for m in "abc"} == alone.avg_rank
+    text = gp_table.render(df, "text", width=0, registry=load_registry())
+    assert "left out of the ranking, a complete cell on too few of the datasets the others share: sod (1 dataset)" in text
+    doc = json.loads(gp_table.render(df, "json", registry=load_registry()))
+    assert doc["tables"][0]["rank_left_out"] == {"sod": 1}
+    from rfbench.reporting import plot
+
+    ranked, out = plot.ranking_results(df, 100)
+    assert out == {"sod": 1} and "sod" not in set(ranked["method"])
+    assert plot.ranking_results(base, 100)[1] == {}              # every method shares the datasets: all kept
+    res = plot.cd_analysis(ranked, 100)
+    assert res.ranks.to_dict() == pytest.approx(table.avg_rank)

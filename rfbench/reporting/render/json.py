@@ -65,7 +65,7 @@ def render_gp(model: GPReport, options: RenderOptions) -> str:
                          "m": None if r.m == DASH else r.m, "d": None if r.d == DASH else r.d,
                          "cells": [gp_cell(t.cells.get((r.dataset, m))) for m in t.methods]} for r in t.rows],
                "average_rank": {m: t.avg_rank.get(m) for m in t.methods}, "ranked": list(t.ranked),
-               "rank_screen": t.rank_screen} for t in model.tables]
+               "rank_screen": t.rank_screen, "rank_left_out": dict(t.rank_left_out)} for t in model.tables]
     document = {"layout": "gp", "tables": tables, "caption": model.caption, "notes": list(model.notes),
                 "footer": list(model.footer), "bold_rule": model.bold_rule, "rank_rule": model.rank_rule,
                 "test": model.test, "alpha": model.alpha, "higher_is_better": model.higher_is_better}
