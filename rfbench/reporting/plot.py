@@ -186,9 +186,9 @@ def cell_means(df: pd.DataFrame, n: int) -> tuple[pd.DataFrame, str | None, list
     done = done.assign(seed=cells.seeds_of(done))
     rows, on = {}, {}
     for ds, g in done.groupby("dataset"):
-        per = {m: e.set_index(["seed", "fold"])["error"] for m, e in g.groupby("method")}
-        if set(per) != set(methods):
+        if set(g["method"].unique()) != set(methods):       # checked first: the screen skips most sets
             continue
+        per = {m: e.set_index(["seed", "fold"])["error"] for m, e in g.groupby("method")}
         common = cells.common_index(per.values())
         if len(common):
             rows[ds], on[ds] = {m: float(e.loc[common].mean()) for m, e in per.items()}, common
