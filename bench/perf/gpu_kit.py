@@ -41,6 +41,10 @@ GROUPS = {
     "torgo": lambda reg: sorted(n for n, d in reg.datasets.items() if "torgo" in d.suites),
     "uci-large": lambda reg: ["uci-kin40k", "uci-protein", "uci-tamielectric", "uci-keggdirected",
                               "uci-keggundirected"],
+    # the intermediate sets above the CPU's exact-GP N (3500 rows) and below the five largest: gp-sod
+    # and svgp there cost the 2 cores 7 and 2-7 CPU-minutes a split, a GPU seconds (uci-cost.md)
+    "uci-intermediate": lambda reg: ["uci-sml", "uci-parkinsons", "uci-pumadyn32nm", "uci-pol", "uci-elevators",
+                                     "uci-bike"],
     "gfc-tables": lambda reg: sorted({d for name in ("gfc2016-table1", "gfc2016-tables2-3", "gfc2016-table4")
                                       for d in _spec_datasets(name, reg)}),
 }
@@ -63,6 +67,15 @@ DEVICE_COMMANDS = {
                      "svgp,xrfm,alc-q1,alc-q2,alc-q5,gp-sod --features 100,500 --device cuda --gpu-slots 6 --jobs 6 "
                      "--threads 2 --out /tmp/uci-large --quiet --no-report; "
                      "tar czf $OUT/uci-large-run.tar.gz -C /tmp uci-large/records uci-large/runs.jsonl",
+    # the same for the six intermediate sets above the CPU's exact-GP N (stage --sets uci-intermediate):
+    # gp-sod, svgp and xrfm, the rows the CPU lanes leave for last (the 2 cores' cost in uci-cost.md)
+    "uci_intermediate_run": "mkdir -p /tmp/uci-inter/records && cp results/uci-splits/records/uci-{sml,parkinsons,"
+                            "pumadyn32nm,pol,elevators,bike}__*.json /tmp/uci-inter/records/; "
+                            "timeout -s TERM 480 python3 -m rfbench.cli run --datasets uci-sml,uci-parkinsons,"
+                            "uci-pumadyn32nm,uci-pol,uci-elevators,uci-bike --protocol published --methods "
+                            "gp-sod,svgp,xrfm --features 100,500 --device cuda --gpu-slots 6 --jobs 6 --threads 2 "
+                            "--out /tmp/uci-inter --quiet --no-report; "
+                            "tar czf $OUT/uci-inter-run.tar.gz -C /tmp uci-inter/records uci-inter/runs.jsonl",
     # issue 44 item 2: the GP rows, xRFM and SVGP of torgo-modern (nested 10 x 5 CV; every torgo set is
     # above the CPU's exact-GP N), resumed from the committed records; stage --sets torgo first
     "torgo_modern_run": "mkdir -p /tmp/torgo-modern/records && cp results/torgo-modern/records/*.json "
