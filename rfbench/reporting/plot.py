@@ -720,7 +720,7 @@ def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05, test: str = "nemen
     seconds ``df``'s ``total_s`` holds, :func:`rfbench.reporting.timing.in_cpu_seconds`)."""
     if kind == "cd":
         df = _prepare(df)
-        out, notes = [], []
+        out, notes, ranked_notes = [], [], []
         for n in sorted(_done(df)["n_features"].unique()):
             ranked, methods_out = ranking_results(df, int(n))
             try:
@@ -732,12 +732,12 @@ def figures(df: pd.DataFrame, kind: str, alpha: float = 0.05, test: str = "nemen
             if few:
                 notes.append(few)
                 continue
-            if methods_out:
-                notes.append(f"critical-difference diagram at n={n}: {left_out_note(methods_out)}")
+            if methods_out:          # drawn, on fewer methods: said, not a skip
+                ranked_notes.append(f"at n={n}, {left_out_note(methods_out)}")
             out.append((int(n), cd_figure(res)))
         if not out:
             raise UsageError("; ".join(notes) or "critical-difference diagram: no finished task in the results")
-        return out, [f"skipped {n}" for n in notes]
+        return out, [f"skipped {n}" for n in notes] + ranked_notes
     make = {"error-vs-n": error_vs_n_figure, "walltime": walltime_figure, "pareto": pareto_figure}.get(kind)
     if make is None:
         raise UsageError(f"unknown plot kind '{kind}'; use one of {', '.join(KINDS)} or all")
@@ -772,7 +772,7 @@ def make_plots(df: pd.DataFrame, kind: str = "all", output: str | Path = "plots"
                 raise
             notes.append(f"skipped {k}: {exc}")
             continue
-        notes += skipped
+        notes += [s if s.startswith("skipped") else f"{k}: {s}" for s in skipped]
         written += [_save(fig, out / file_name(k, fmt, n)) for n, fig in figs]
     if not written:
         raise UsageError("nothing to plot: " + "; ".join(s.removeprefix("skipped ") for s in notes))

@@ -95,6 +95,21 @@ def test_methods_run_on_disjoint_datasets_leave_the_fewest_covered_out_to_rank_t
     assert plot.rankable_methods(frame(), 10) == (["m-a", "m-b", "m-c"], {})
 
 
+def test_the_cd_figure_of_such_results_is_drawn_without_the_method_and_says_so(tmp_path):
+    """rfbench plot --kind cd on them: the diagram of the methods that share datasets, drawn (not a
+    skip), and a note naming the one left out (plot.ranking_results, the rule of every ranking)."""
+    sets = tuple(f"d{i}" for i in range(1, 13))
+    df = frame(datasets=sets, methods=("m-a", "m-b", "m-c", "m-d"), ns=(10,))
+    df = df[~((df["method"] == "m-d") & ~df["dataset"].isin(["d1"]))]                  # m-d on d1 only
+    df = df[~((df["method"] == "m-c") & df["dataset"].isin(["d1"]))]                    # m-c everywhere else
+    figs, notes = plot.figures(df, "cd")
+    assert [n for n, _ in figs] == [10]
+    assert notes == ["at n=10, left out of the ranking, a complete cell on too few of the datasets the others "
+                     "share: m-d (1 dataset)"]
+    written, notes = plot.make_plots(df, "cd", tmp_path)
+    assert [p.name for p in written] == ["cd-diagram-n10.png"] and notes[0].startswith("cd: at n=10, left out")
+
+
 def test_wilcoxon_holm_variant_and_two_methods():
     df = frame(methods=("m-a", "m-b"))
     res = plot.cd_analysis(df, 10, alpha=0.1, test="nemenyi")
