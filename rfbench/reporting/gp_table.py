@@ -19,7 +19,9 @@ Per feature budget n, one table:
 * a last row "average rank": the methods ranked on each dataset (1 = lowest error, ties share
   their average rank), mean over the datasets; the same datasets, cell means and ranks as the
   critical-difference diagram at n (:func:`rfbench.reporting.plot.rank_table`: the datasets where
-  every method is complete when at least two are, else a screen on the splits all have in common);
+  every method is complete when at least two are, else a screen on the splits all have in common;
+  when not even a screen has two, :func:`rfbench.reporting.plot.ranking_results` leaves out the
+  method complete on the fewest datasets, named under the table: gp-sod, run only where gp is not);
 * under the tables, the lines that say what bold and the ranks are.
 
 This module is the build step: :func:`build` makes the model, a frozen value
