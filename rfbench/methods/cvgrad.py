@@ -61,7 +61,7 @@ class Paths:
     fold_path: bool = True
     #: the block-wise k-fold path solves each fold in the dual (its m_tr × m_tr kernel system instead
     #: of the p × p one) when the design has more columns than every training part has rows: à la
-    #: carte at n = 500 (p = 1001) on a few hundred rows, 3.7-35× faster and more accurate at small λ,
+    #: carte at n = 500 (p = 1001) on a few hundred rows, 3.7-48× faster and more accurate at small λ,
     #: but not the default: it moves à la carte's searches on the smallest UCI sets to other optima
     #: (measured on the 210 committed tasks it would change, docs/history/cvgrad.md)
     dual: bool = False
