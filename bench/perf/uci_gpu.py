@@ -106,9 +106,10 @@ def plan(device: str, gp_rows: int, factor_bytes: int, cpu_threads: int, device_
          item_s: float, full_gp_s: float = 0.0):
     """(device queue, CPU queue): the device fits in order of importance, and their CPU twins; a
     device fit is stopped after ``item_s`` seconds, so that one slow fit leaves time for the rest.
-    ``full_gp_s`` > 0: last, the exact GP on every training row of each set (``gp-sod`` with N above
-    the rows: no subset is drawn), each stopped after ``full_gp_s`` seconds: the GP row the issue's
-    "≥ 10× less fit time" speaks of (36 000-44 000 rows: an m × m matrix of 10-15 GB)."""
+    ``full_gp_s`` > 0: last, the exact GP on every training row of each set (``gp`` on the device: its
+    N is what the GPU's free memory holds, above these sets' rows on an H100 or H200), each stopped
+    after ``full_gp_s`` seconds: the GP row the issue's "≥ 10× less fit time" speaks of (36 000-44 000
+    rows: an m × m matrix of 10-15 GB)."""
     gpu, cpu = [], []
     for ds in SETS:
         gpu.append(dict(dataset=ds, method="falkon", n=10_000, device=device, threads=device_threads,
@@ -127,8 +128,8 @@ def plan(device: str, gp_rows: int, factor_bytes: int, cpu_threads: int, device_
                         limit=item_s))
     if full_gp_s > 0:
         for ds in SETS:
-            gpu.append(dict(dataset=ds, method="gp-sod", n=100, device=device, threads=device_threads,
-                            params={"max_rows": 10**6}, role="gp all rows", limit=full_gp_s))
+            gpu.append(dict(dataset=ds, method="gp", n=100, device=device, threads=device_threads,
+                            params={}, role="gp all rows", limit=full_gp_s))
     return gpu, cpu
 
 

@@ -62,6 +62,15 @@ def torch_device(device: str):
     return torch.device(device)
 
 
+def free_bytes(device: str) -> int | None:
+    """The bytes free on ``device``'s GPU now (``torch.cuda.mem_get_info``), or None for "cpu" and
+    "torch-cpu": the host's memory is not a device's, and the CPU limits are time, not memory."""
+    if check_device(device) in ("cpu", "torch-cpu"):
+        return None
+    torch = torch_module()
+    return int(torch.cuda.mem_get_info(torch_device(device))[0])
+
+
 def cuda_available() -> bool:
     """Whether torch is installed and sees a CUDA GPU (False without torch)."""
     try:

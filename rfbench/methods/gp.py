@@ -38,19 +38,25 @@ budget) does not apply: it is accepted and ignored, and the estimator shares bud
 (:class:`rfbench.contract.SharesBudgets`): one fit serves every budget of a work item, with the
 same predictions for each.
 
-Size: exact GP costs O(m³) time and O(m²) memory per evaluation. Above ``max_rows`` training rows
-(:data:`MAX_ROWS`, measured in docs/gp.md) ``gp`` refuses in one line before it allocates anything;
-``subset=True`` (``gp-sod``) fits the same model on ``max_rows`` rows drawn without replacement from
-``random_state`` (subset of data), and is identical to ``gp`` at or below ``max_rows`` rows (no draw
-is made there, so the starts are the same).
+Size: exact GP costs O(m³) time and O(m²) memory per evaluation. Above N training rows ``gp``
+refuses in one line before it allocates anything. N is ``max_rows`` where given, else the device's
+(:func:`row_limit`): on the CPU :data:`MAX_ROWS` (a time bound, measured in docs/gp.md); on a GPU the
+whole training set where its free memory holds the fit's m × m matrices (:data:`DEVICE_MATRICES`).
+``subset=True`` (``gp-sod``, registered with ``max_rows`` = :data:`MAX_ROWS` on every device, so that
+its row means one thing) fits the same model on N rows drawn without replacement from
+``random_state`` (subset of data), and is identical to ``gp`` at or below N rows (no draw is made
+there, so the starts are the same).
 
 Device (``device``: "cpu", the NumPy path; "cuda"/"cuda:K"/"torch-cpu"): the same marginal
 likelihood and gradient in torch float64 with ``torch.linalg.cholesky_ex`` and
 ``torch.cholesky_inverse`` (:mod:`rfbench.methods.gp_torch`, imported only then); L-BFGS-B, the
-draws and the prediction stay in NumPy. ``n_jobs`` is not used (the BLAS threads are the runner's).
+draws and the prediction stay in NumPy; the last factorisation at the optimum (α = K⁻¹y) is the
+device's too, since a whole-set fit's K is tens of GB. ``n_jobs`` is not used (the BLAS threads are the runner's).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import scipy.linalg
@@ -61,11 +67,16 @@ from sklearn.utils.validation import _num_samples, check_is_fitted, validate_dat
 from rfbench.contract import SharesBudgets
 from rfbench.methods import constraints as cons
 from rfbench.methods.common import as_generator
-from rfbench.methods.device import uses_torch
+from rfbench.methods.device import free_bytes, uses_torch
 from rfbench.methods.tuning import Stopwatch
 
 #: the most training rows ``gp`` fits: a default fit there is about 8 minutes on one core (docs/gp.md)
 MAX_ROWS = 3500
+#: float64 m × m matrices a fit on a torch device holds at its peak: 5.0 measured (torch's
+#: max_memory_allocated, 10 000 rows on an H200: results/uci-gpu.json), one more for the jitter ladder's copy
+DEVICE_MATRICES = 6
+#: the share of a GPU's free memory a fit plans on (the rest: the allocator's rounding, cuSOLVER's workspace)
+DEVICE_SHARE = 0.9
 #: the jitter ladder, in units of mean(diag K): 1e-8, 1e-7, ..., 1e-2
 JITTER_LADDER = tuple(10.0 ** e for e in range(-8, -1))
 LOG_2PI = float(np.log(2.0 * np.pi))
@@ -199,6 +210,19 @@ def initial_thetas(X: np.ndarray, n_restarts: int, rng: np.random.Generator) -> 
     return [np.clip(t, lo, hi) for t in starts]
 
 
+def row_limit(max_rows, device: str, free: int | None = None) -> tuple[int, str]:
+    """(N, why N): the most training rows an exact fit takes. ``max_rows`` where given; else on the CPU
+    (NumPy or torch-cpu: ``free`` None) :data:`MAX_ROWS`; else on a GPU with ``free`` bytes free the
+    largest m whose :data:`DEVICE_MATRICES` m × m float64 matrices fit in :data:`DEVICE_SHARE` of them."""
+    if max_rows is not None:
+        return int(max_rows), "max_rows"
+    if free is None:
+        return MAX_ROWS, "the most an exact GP fits on the CPU (about 8 minutes on one core, docs/gp.md)"
+    rows = max(math.isqrt(int(DEVICE_SHARE * free) // (DEVICE_MATRICES * 8)), 2)
+    return rows, (f"the most whose fit ({DEVICE_MATRICES} m × m float64 matrices) fits in the "
+                  f"{free / 2**30:.1f} GiB free on {device}")
+
+
 def _minimise(objective, theta0, bnds, maxiter: int) -> tuple[np.ndarray, float, int]:
     """L-BFGS-B from θ₀: (θ, objective, evaluations)."""
     if maxiter <= 0:
@@ -218,7 +242,8 @@ class GPRegressor(SharesBudgets, RegressorMixin, BaseEstimator):
     n_restarts : starts of L-BFGS-B (start 0 deterministic, the others drawn from random_state).
     restart_iter : L-BFGS-B iterations of every start; the best continues to ``max_iter``.
     max_iter : iterations of the best start in all.
-    max_rows : the most training rows an exact fit takes (:data:`MAX_ROWS`).
+    max_rows : the most training rows an exact fit takes; None: the device's (:func:`row_limit`:
+        :data:`MAX_ROWS` on the CPU, the rows whose fit fits in a GPU's free memory).
     subset : above ``max_rows``, fit on ``max_rows`` seeded rows (gp-sod) instead of refusing (gp).
     cv : the inner folds: not used (hyper-parameters by marginal likelihood).
     random_state : the starts and the subset.
@@ -238,7 +263,7 @@ class GPRegressor(SharesBudgets, RegressorMixin, BaseEstimator):
         "n_restarts": [cons.positive_int()],
         "restart_iter": [cons.non_negative_int()],
         "max_iter": [cons.non_negative_int()],
-        "max_rows": [cons.Int(2, None, closed="left")],
+        "max_rows": [cons.Int(2, None, closed="left"), None],
         "subset": ["boolean"],
         "cv": cons.CV,
         "random_state": cons.RANDOM_STATE,
@@ -247,7 +272,7 @@ class GPRegressor(SharesBudgets, RegressorMixin, BaseEstimator):
     }
 
     def __init__(self, n_features=100, budgets=None, n_restarts=3, restart_iter=20, max_iter=200,
-                 max_rows=MAX_ROWS, subset=False, cv=5, random_state=None, n_jobs=1, device="cpu"):
+                 max_rows=None, subset=False, cv=5, random_state=None, n_jobs=1, device="cpu"):
         self.n_features = n_features
         self.budgets = budgets
         self.n_restarts = n_restarts
@@ -270,10 +295,13 @@ class GPRegressor(SharesBudgets, RegressorMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         m_all = _num_samples(X)
-        cap = int(self.max_rows)
+        on_gpu = uses_torch(self.device) and self.device != "torch-cpu"
+        cap, why = row_limit(self.max_rows, self.device,
+                             free_bytes(self.device) if self.max_rows is None and on_gpu else None)
         if m_all > cap and not self.subset:
-            raise ValueError(f"gp: {m_all} training rows is over N = {cap}, the most an exact GP fits here "
-                             f"(docs/gp.md); use gp-sod (a GP on {cap} seeded rows) or a larger max_rows")
+            elsewhere = "" if on_gpu or self.max_rows is not None else ", a GPU (--device cuda)"
+            raise ValueError(f"gp: {m_all} training rows is over N = {cap}, {why}; use gp-sod (a GP on "
+                             f"{min(cap, MAX_ROWS)} seeded rows){elsewhere} or a larger max_rows")
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
         y = np.asarray(y, dtype=np.float64)
         rng = as_generator(self.random_state)
@@ -302,10 +330,13 @@ class GPRegressor(SharesBudgets, RegressorMixin, BaseEstimator):
                 theta, value, more = _minimise(objective, theta, bnds, rest)
                 n_evals += more
         ell, s2, noise = unpack(theta)
-        K = se_kernel(X, X, ell, s2)
-        K.flat[::m + 1] += noise
-        L = cholesky_with_jitter(K, log, overwrite=True)
-        self.alpha_ = scipy.linalg.cho_solve((L, True), yz, check_finite=False)
+        if uses_torch(self.device):
+            self.alpha_ = objective.alpha(theta)
+        else:
+            K = se_kernel(X, X, ell, s2)
+            K.flat[::m + 1] += noise
+            L = cholesky_with_jitter(K, log, overwrite=True)
+            self.alpha_ = scipy.linalg.cho_solve((L, True), yz, check_finite=False)
         self.X_train_ = X
         self.lengthscales_, self.signal_variance_, self.noise_variance_ = ell, s2, noise
         self.theta_ = theta

@@ -125,6 +125,29 @@ def test_gp_refuses_above_n_in_one_line_before_allocating():
     assert "\n" not in message and f"N = {gp.MAX_ROWS}" in message and "gp-sod" in message
 
 
+def test_n_is_the_cpus_time_bound_or_what_a_gpus_free_memory_holds():
+    assert gp.row_limit(None, "cpu")[0] == gp.row_limit(None, "torch-cpu")[0] == gp.MAX_ROWS
+    assert gp.row_limit(1234, "cuda", 10**12) == (1234, "max_rows")
+    # N rows' DEVICE_MATRICES float64 m × m matrices fit in DEVICE_SHARE of the free bytes, N + 1 rows' do not
+    for free in (140 * 2**30, 80 * 2**30, 10**9):
+        rows, why = gp.row_limit(None, "cuda", free)
+        need = lambda m: gp.DEVICE_MATRICES * 8 * m * m        # noqa: E731
+        assert need(rows) <= gp.DEVICE_SHARE * free < need(rows + 1)
+        assert f"{free / 2**30:.1f} GiB free on cuda" in why
+    # an H200's 140 GiB holds every UCI set's whole training set but keggundirected's 57 248 rows
+    assert 48_000 < gp.row_limit(None, "cuda", 140 * 2**30)[0] < 57_248
+
+
+def test_on_a_gpu_gp_refuses_above_what_its_memory_holds_before_allocating(monkeypatch):
+    monkeypatch.setattr(gp, "free_bytes", lambda device: 10**9)            # 1 GB free: N = 4330
+    huge = np.broadcast_to(np.zeros(8), (10**5, 8))
+    with pytest.raises(ValueError) as caught:
+        gp.GPRegressor(device="cuda").fit(huge, np.broadcast_to(0.0, (10**5,)))
+    message = str(caught.value)
+    assert "\n" not in message and "over N = 4330" in message and "0.9 GiB free on cuda" in message
+    assert f"gp-sod (a GP on {gp.MAX_ROWS} seeded rows)" in message and "--device cuda" not in message
+
+
 def test_gp_sod_subset_is_seeded_and_below_n_equals_gp():
     X, y = _data(60)
     kw = dict(n_restarts=2, restart_iter=5, max_iter=15)
@@ -165,7 +188,8 @@ def test_one_training_row_is_a_clear_error():
 def test_the_registry_has_gp_and_gp_sod():
     reg = registry.load()
     assert reg.method("gp").estimators["regression"] == "rfbench.methods.gp:GPRegressor"
-    assert reg.method("gp-sod").params == {"subset": True}
+    # gp-sod's N is the CPU's on every device: its records mean one thing wherever they ran
+    assert reg.method("gp-sod").params == {"subset": True, "max_rows": gp.MAX_ROWS}
 
 
 def test_the_torch_path_matches_numpy_on_the_cpu():
@@ -195,3 +219,8 @@ def test_the_torch_path_matches_numpy_on_the_cpu():
     cpu = gp.GPRegressor(n_restarts=2, max_iter=20, random_state=0).fit(X, y)
     dev = gp.GPRegressor(n_restarts=2, max_iter=20, random_state=0, device="torch-cpu").fit(X, y)
     assert np.allclose(dev.predict(X), cpu.predict(X), rtol=1e-6, atol=1e-8)
+    # the last factorisation on the device: α = K⁻¹y there, the same as the NumPy solve at the same θ
+    K = gp.se_kernel(X, X, *gp.unpack(dev.theta_)[:2])
+    K.flat[::len(X) + 1] += dev.noise_variance_
+    yz = (y - dev.y_mean_) / dev.y_std_
+    assert np.allclose(dev.alpha_, np.linalg.solve(K, yz), rtol=1e-8, atol=1e-10)
