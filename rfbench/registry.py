@@ -236,7 +236,8 @@ class Method:
     # process per core with one thread each ("processes") or one worker with every core ("threads")
     placement: str = "processes"
     # declared growth of a task's time, t ∝ rows^a · inputs^b ({"rows": a, "inputs": b}), for
-    # methods whose cost the small finished datasets cannot reveal (kernel SVMs: rows²); used by
+    # methods whose cost the small finished datasets cannot reveal (kernel SVMs: rows²), with
+    # "rows_cap" where it stops growing with rows (gp-sod fits N rows of any larger set); used by
     # `rfbench status` to estimate cells with no finished task
     cost_scaling: dict = field(default_factory=dict)
     # whether the BLAS thread count changes its numbers (its reductions are not thread-invariant:
@@ -565,8 +566,10 @@ METHOD_SCHEMA = {
     "params": Field((dict,), expect="a mapping of constructor arguments"),
     "per_dataset": Field((dict,), expect="a mapping of dataset names to mappings of constructor arguments"),
     "placement": Field(choices=PLACEMENTS),
-    "cost_scaling": Field((dict,), expect="a mapping of rows and/or inputs to exponents between 0 and 4, e.g. {rows: 2}",
-                          fields={"rows": Field(NUMBER, low=0, high=4), "inputs": Field(NUMBER, low=0, high=4)}),
+    "cost_scaling": Field((dict,), expect="a mapping of rows and/or inputs to exponents between 0 and 4, e.g. {rows: 2}, "
+                          "and optionally rows_cap: the rows above which a task costs as at rows_cap",
+                          fields={"rows": Field(NUMBER, low=0, high=4), "inputs": Field(NUMBER, low=0, high=4),
+                                  "rows_cap": Field(NUMBER, low=1)}),
     "thread_sensitive": Field((bool,)),
     "requires": Field((dict,), expect="{package: import name, extra: rfbench's extra} (extra optional), e.g. "
                       "{package: xrfm, extra: xrfm}",

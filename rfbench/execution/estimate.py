@@ -155,7 +155,8 @@ def size_model(times: pd.Series, shape: dict, declared: dict | None = None):
     A power law, fitted in logs: t = a·rows^b·inputs^c with four or more datasets that vary in both
     (b, c within [0, 3]); else t = a·(rows·inputs)^b; with one size, proportional to rows·inputs.
     A method that declares its exponents (methods.yaml ``cost_scaling``) is scaled with them from
-    its largest finished dataset, whose time is the least diluted by fixed costs.
+    its largest finished dataset, whose time is the least diluted by fixed costs; rows above a
+    declared ``rows_cap`` count as ``rows_cap`` (a subset-of-data GP fits N rows of any larger set).
     Why powers, not a line: costs are superlinear (SVR) or nearly blind to inputs (a fixed number of
     random features), and a line through small sets misjudges a large one by 10× either way (the
     ujindoorloc à la carte fold: a line said 2 h; measured ≈ 10 min).
@@ -169,8 +170,11 @@ def size_model(times: pd.Series, shape: dict, declared: dict | None = None):
     log_t = np.log(times.to_numpy(dtype=float))
     if declared:  # the method's declared exponents, scaled from its largest finished dataset
         b, c = declared.get("rows", 0.0), declared.get("inputs", 0.0)
+        cap = float(declared.get("rows_cap", np.inf))
+        rows = np.minimum(rows, np.log(cap))
         big = int(np.argmax(b * rows + c * inputs))  # largest by the declared measure of size
-        return _power_law(log_t[big] - b * rows[big] - c * inputs[big], b, c, log_t.min())
+        law = _power_law(log_t[big] - b * rows[big] - c * inputs[big], b, c, log_t.min())
+        return law if np.isinf(cap) else (lambda r, d: law(min(r, cap), d))
     exponents = size_exponents(rows, inputs, log_t)
     if exponents is None:  # one size: proportional to rows × inputs, no floor
         return _power_law(float(np.median(log_t - rows - inputs)), 1.0, 1.0, -np.inf)

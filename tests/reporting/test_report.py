@@ -544,6 +544,21 @@ def test_status_size_model_uses_a_methods_declared_cost_scaling():
     assert size_model(times, shape)(20560, 5) < model(20560, 5) / 10   # what the fitted law would say
 
 
+def test_a_declared_rows_cap_stops_the_growth_with_rows():
+    """gp-sod fits N rows of any larger set: its m³ is scaled from its largest finished set up to the
+    cap and is constant above it, where the uncapped law said 17× (keggundirected from sml)."""
+    from rfbench import registry
+    from rfbench.execution.estimate import size_model
+
+    assert registry.load().methods["gp-sod"].cost_scaling == {"rows": 3.0, "rows_cap": 3889.0}
+    shape = {"housing": (506, 13), "sml": (4137, 22)}
+    times = pd.Series({"housing": 1.25, "sml": 420.0})
+    capped = size_model(times, shape, {"rows": 3.0, "rows_cap": 3889.0})
+    assert capped(63608, 27) == capped(4137, 22) == pytest.approx(420.0)      # above the cap: sml's time
+    assert capped(1000, 8) == pytest.approx(420.0 * (1000 / 3889) ** 3)      # below it: m³ from the cap
+    assert size_model(times, shape, {"rows": 3.0})(63608, 27) > 1000 * 420.0
+
+
 def test_a_bad_cost_scaling_is_one_line(tmp_path, monkeypatch):
     from rfbench import registry
     from rfbench.errors import UsageError
