@@ -114,8 +114,8 @@ def bounded_by_largest_fit(per_method: pd.DataFrame, memory: Path, result: dict)
             if m in fit_s and row["to_run"] > 0 and row["est_s"] / row["to_run"] > fit_s[m]}
     if not over:
         return []
-    bounded_s = sum(min(row["est_s"], row["to_run"] * fit_s.get(m, np.inf)) for m, row in per_method.iterrows()
-                    if not np.isnan(row["est_s"])) + per_method["done_s"].sum()
+    bounded_s = sum(min(row["est_s"], row["to_run"] * fit_s[m]) if m in fit_s else row["est_s"]
+                    for m, row in per_method.iterrows() if not np.isnan(row["est_s"])) + per_method["done_s"].sum()
     result["core_hours_total_bounded_by_largest_fit"] = bounded_s / 3600
     parts = [f"{m} ({row['est_s'] / 3600:.0f} core-hours for {int(row['to_run'])} tasks, {row['est_s'] / row['to_run']:.0f} s "
              f"a task, against {fit_s[m]:.0f} s measured)" for m, row in over.items()]
