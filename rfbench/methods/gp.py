@@ -73,7 +73,9 @@ from rfbench.methods.tuning import Stopwatch
 #: the most training rows ``gp`` fits: a default fit there is about 8 minutes on one core (docs/gp.md)
 MAX_ROWS = 3500
 #: float64 m × m matrices a fit on a torch device holds at its peak: 5.0 measured (torch's
-#: max_memory_allocated, 10 000 rows on an H200: results/uci-gpu.json), one more for the jitter ladder's copy
+#: max_memory_allocated, 10 000 rows on an H200: results/uci-gpu.json), one more for the jitter ladder's
+#: copy. Measured before gp_torch computed K_f twice instead of holding it (on the CPU that took the
+#: peak from 3 matrices to 2): to be lowered once a GPU run measures it again (docs/gp.md)
 DEVICE_MATRICES = 6
 #: the share of a GPU's free memory a fit plans on (the rest: the allocator's rounding, cuSOLVER's workspace)
 DEVICE_SHARE = 0.9

@@ -3,6 +3,9 @@ reference and its gradient against finite differences, the predictive mean again
 formula, hyper-parameters recovered from a GP draw, the jitter ladder, the refusal above N and
 gp-sod's subset, and the torch path on the CPU against the NumPy one."""
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from scipy.optimize import approx_fprime
@@ -146,6 +149,31 @@ def test_on_a_gpu_gp_refuses_above_what_its_memory_holds_before_allocating(monke
     message = str(caught.value)
     assert "\n" not in message and "over N = 4330" in message and "0.9 GiB free on cuda" in message
     assert f"gp-sod (a GP on {gp.MAX_ROWS} seeded rows)" in message and "--device cuda" not in message
+
+
+PEAK_SCRIPT = """
+import resource, sys, numpy as np, torch
+torch.set_num_threads(1)
+from rfbench.methods import gp, gp_torch
+m, d = 3000, 6
+rng = np.random.default_rng(0)
+X, y = rng.standard_normal((m, d)), rng.standard_normal(m)
+theta = np.r_[np.zeros(d), 0.0, np.log(0.1)]
+gp_torch.Objective(X[:100], y[:100], "torch-cpu", gp.JITTER_LADDER)(theta)     # the libraries' own start-up
+objective = gp_torch.Objective(X, y, "torch-cpu", gp.JITTER_LADDER)
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+objective(theta)
+print((resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - base) * 1024 / (8 * m * m))
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="ru_maxrss in KiB is Linux's")
+def test_the_torch_objective_holds_two_m_by_m_matrices_at_its_peak():
+    """K + σ²I and its factor, then the factor and K⁻¹: K_f is computed again for the gradient rather
+    than held through both (three matrices before; the GPU's peak was 5.0 with the library's own)."""
+    pytest.importorskip("torch")
+    out = subprocess.run([sys.executable, "-c", PEAK_SCRIPT], capture_output=True, text=True, check=True)
+    assert 1.5 < float(out.stdout) < 2.5
 
 
 def test_gp_sod_subset_is_seeded_and_below_n_equals_gp():
