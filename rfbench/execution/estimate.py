@@ -171,9 +171,10 @@ def size_model(times: pd.Series, shape: dict, declared: dict | None = None):
     if declared:  # the method's declared exponents, scaled from its largest finished dataset
         b, c = declared.get("rows", 0.0), declared.get("inputs", 0.0)
         cap = float(declared.get("rows_cap", np.inf))
-        rows = np.minimum(rows, np.log(cap))
-        big = int(np.argmax(b * rows + c * inputs))  # largest by the declared measure of size
-        law = _power_law(log_t[big] - b * rows[big] - c * inputs[big], b, c, log_t.min())
+        capped = np.minimum(rows, np.log(cap))
+        # largest by the declared measure of size; among sets past the cap, the largest uncapped
+        big = max(range(len(rows)), key=lambda i: (b * capped[i] + c * inputs[i], rows[i]))
+        law = _power_law(log_t[big] - b * capped[big] - c * inputs[big], b, c, log_t.min())
         return law if np.isinf(cap) else (lambda r, d: law(min(r, cap), d))
     exponents = size_exponents(rows, inputs, log_t)
     if exponents is None:  # one size: proportional to rows × inputs, no floor

@@ -63,12 +63,21 @@ def torch_device(device: str):
 
 
 def free_bytes(device: str) -> int | None:
-    """The bytes free on ``device``'s GPU now (``torch.cuda.mem_get_info``), or None for "cpu" and
-    "torch-cpu": the host's memory is not a device's, and the CPU limits are time, not memory."""
+    """The bytes this process can still allocate on ``device``'s GPU, or None for "cpu" and
+    "torch-cpu" (the host's memory is not a device's, and the CPU limits are time, not memory): the
+    device's free memory plus the blocks this process holds cached but unused (a worker's earlier
+    tasks leave them; they are its own to reuse), and at most its per-process share
+    (``set_per_process_memory_fraction``: a run's worker takes 0.9 / --gpu-slots) less what it has
+    allocated."""
     if check_device(device) in ("cpu", "torch-cpu"):
         return None
     torch = torch_module()
-    return int(torch.cuda.mem_get_info(torch_device(device))[0])
+    dev = torch_device(device)
+    free, total = torch.cuda.mem_get_info(dev)
+    allocated = torch.cuda.memory_allocated(dev)
+    cached = torch.cuda.memory_reserved(dev) - allocated
+    share = getattr(torch.cuda, "get_per_process_memory_fraction", lambda _dev: 1.0)(dev)   # torch >= 2.6
+    return int(max(min(free + cached, share * total - allocated), 0))
 
 
 def cuda_available() -> bool:

@@ -217,7 +217,7 @@ def row_limit(max_rows, device: str, free: int | None = None) -> tuple[int, str]
     (NumPy or torch-cpu: ``free`` None) :data:`MAX_ROWS`; else on a GPU with ``free`` bytes free the
     largest m whose :data:`DEVICE_MATRICES` m × m float64 matrices fit in :data:`DEVICE_SHARE` of them."""
     if max_rows is not None:
-        return int(max_rows), "max_rows"
+        return int(max_rows), "the max_rows given"
     if free is None:
         return MAX_ROWS, "the most an exact GP fits on the CPU (about 8 minutes on one core, docs/gp.md)"
     rows = max(math.isqrt(int(DEVICE_SHARE * free) // (DEVICE_MATRICES * 8)), 2)
@@ -245,7 +245,8 @@ class GPRegressor(SharesBudgets, RegressorMixin, BaseEstimator):
     restart_iter : L-BFGS-B iterations of every start; the best continues to ``max_iter``.
     max_iter : iterations of the best start in all.
     max_rows : the most training rows an exact fit takes; None: the device's (:func:`row_limit`:
-        :data:`MAX_ROWS` on the CPU, the rows whose fit fits in a GPU's free memory).
+        :data:`MAX_ROWS` on the CPU, the rows whose fit fits in a GPU's free memory), and
+        :data:`MAX_ROWS` with ``subset`` on any device (a subset's size must not depend on the machine).
     subset : above ``max_rows``, fit on ``max_rows`` seeded rows (gp-sod) instead of refusing (gp).
     cv : the inner folds: not used (hyper-parameters by marginal likelihood).
     random_state : the starts and the subset.
@@ -298,12 +299,18 @@ class GPRegressor(SharesBudgets, RegressorMixin, BaseEstimator):
     def fit(self, X, y):
         m_all = _num_samples(X)
         on_gpu = uses_torch(self.device) and self.device != "torch-cpu"
-        cap, why = row_limit(self.max_rows, self.device,
-                             free_bytes(self.device) if self.max_rows is None and on_gpu else None)
+        # a subset's size is never the free memory's: the same seed draws the same rows on any machine
+        memory_bound = self.max_rows is None and on_gpu and not self.subset
+        cap, why = row_limit(self.max_rows, self.device, free_bytes(self.device) if memory_bound else None)
         if m_all > cap and not self.subset:
-            elsewhere = "" if on_gpu or self.max_rows is not None else ", a GPU (--device cuda)"
+            if memory_bound:
+                instead = "free the GPU (--gpu-slots 1: one device task at a time)"
+            elif self.max_rows is None:
+                instead = "a GPU (--device cuda)"
+            else:
+                instead = "a larger max_rows"
             raise ValueError(f"gp: {m_all} training rows is over N = {cap}, {why}; use gp-sod (a GP on "
-                             f"{min(cap, MAX_ROWS)} seeded rows){elsewhere} or a larger max_rows")
+                             f"{MAX_ROWS} seeded rows) or {instead}")
         X, y = validate_data(self, X, y, y_numeric=True, dtype=np.float64, ensure_min_samples=2)
         y = np.asarray(y, dtype=np.float64)
         rng = as_generator(self.random_state)

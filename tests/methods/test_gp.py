@@ -130,7 +130,7 @@ def test_gp_refuses_above_n_in_one_line_before_allocating():
 
 def test_n_is_the_cpus_time_bound_or_what_a_gpus_free_memory_holds():
     assert gp.row_limit(None, "cpu")[0] == gp.row_limit(None, "torch-cpu")[0] == gp.MAX_ROWS
-    assert gp.row_limit(1234, "cuda", 10**12) == (1234, "max_rows")
+    assert gp.row_limit(1234, "cuda", 10**12) == (1234, "the max_rows given")
     # N rows' DEVICE_MATRICES float64 m × m matrices fit in DEVICE_SHARE of the free bytes, N + 1 rows' do not
     for free in (140 * 2**30, 80 * 2**30, 10**9):
         rows, why = gp.row_limit(None, "cuda", free)
@@ -149,6 +149,43 @@ def test_on_a_gpu_gp_refuses_above_what_its_memory_holds_before_allocating(monke
     message = str(caught.value)
     assert "\n" not in message and "over N = 4330" in message and "0.9 GiB free on cuda" in message
     assert f"gp-sod (a GP on {gp.MAX_ROWS} seeded rows)" in message and "--device cuda" not in message
+    assert "--gpu-slots 1" in message
+    # a given max_rows says so; gp-sod's subset is MAX_ROWS rows on any device, never the free memory's
+    with pytest.raises(ValueError, match=r"over N = 40, the max_rows given; use gp-sod \(a GP on 3500 seeded rows\) "
+                                         r"or a larger max_rows$"):
+        gp.GPRegressor(max_rows=40).fit(*_data(60))
+
+    def no_memory_read(device):
+        raise AssertionError("a subset's size read the GPU's memory")
+
+    monkeypatch.setattr(gp, "free_bytes", no_memory_read)
+    with pytest.raises(Exception) as caught:          # no GPU here: the torch objective refuses, after the draw
+        gp.GPRegressor(subset=True, device="cuda", random_state=0).fit(*_data(gp.MAX_ROWS + 10))
+    assert not isinstance(caught.value, AssertionError)
+
+
+def test_free_bytes_is_what_this_process_may_still_allocate(monkeypatch):
+    """The device's free memory plus this process's cached blocks, at most its per-process share of
+    the total less what it holds (a run's worker takes 0.9 / --gpu-slots of the GPU)."""
+    from types import SimpleNamespace
+
+    from rfbench.methods import device
+
+    GiB = 2**30
+
+    def fake(free, total, allocated, reserved, share):
+        cuda = SimpleNamespace(mem_get_info=lambda dev: (free, total), memory_allocated=lambda dev: allocated,
+                               memory_reserved=lambda dev: reserved, get_per_process_memory_fraction=lambda dev: share)
+        monkeypatch.setattr(device, "torch_module", lambda: SimpleNamespace(cuda=cuda))
+        monkeypatch.setattr(device, "torch_device", lambda name: name)
+
+    fake(free=100 * GiB, total=140 * GiB, allocated=0, reserved=0, share=1.0)
+    assert device.free_bytes("cuda") == 100 * GiB
+    fake(free=100 * GiB, total=140 * GiB, allocated=0, reserved=0, share=0.9 / 4)   # --gpu-slots 4
+    assert device.free_bytes("cuda:1") == int(0.225 * 140 * GiB)
+    fake(free=40 * GiB, total=140 * GiB, allocated=2 * GiB, reserved=52 * GiB, share=1.0)   # 50 GiB cached
+    assert device.free_bytes("cuda") == 90 * GiB
+    assert device.free_bytes("cpu") is None and device.free_bytes("torch-cpu") is None
 
 
 PEAK_SCRIPT = """

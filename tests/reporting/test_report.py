@@ -550,13 +550,17 @@ def test_a_declared_rows_cap_stops_the_growth_with_rows():
     from rfbench import registry
     from rfbench.execution.estimate import size_model
 
+    from rfbench.methods import gp
+
     assert registry.load().methods["gp-sod"].cost_scaling == {"rows": 3.0, "rows_cap": 3889.0}
-    shape = {"housing": (506, 13), "sml": (4137, 22)}
-    times = pd.Series({"housing": 1.25, "sml": 420.0})
+    assert 3889 == round(gp.MAX_ROWS / 0.9)          # N training rows of a 90 % split (the published protocol)
+    shape = {"housing": (506, 13), "kin40k": (40000, 8), "sml": (4137, 22), "pol": (15000, 26)}
+    times = pd.Series({"housing": 1.25, "sml": 420.0, "pol": 400.0, "kin40k": 380.0})   # three past the cap
+    # the level from the largest set past the cap (kin40k), not from the first in the index
     capped = size_model(times, shape, {"rows": 3.0, "rows_cap": 3889.0})
-    assert capped(63608, 27) == capped(4137, 22) == pytest.approx(420.0)      # above the cap: sml's time
-    assert capped(1000, 8) == pytest.approx(420.0 * (1000 / 3889) ** 3)      # below it: m³ from the cap
-    assert size_model(times, shape, {"rows": 3.0})(63608, 27) > 1000 * 420.0
+    assert capped(63608, 27) == capped(4137, 22) == pytest.approx(380.0)      # above the cap: kin40k's time
+    assert capped(1000, 8) == pytest.approx(380.0 * (1000 / 3889) ** 3)      # below it: m³ from the cap
+    assert size_model(times, shape, {"rows": 3.0})(63608, 27) > 3 * 380.0
 
 
 def test_a_bad_cost_scaling_is_one_line(tmp_path, monkeypatch):
