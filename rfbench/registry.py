@@ -237,8 +237,10 @@ class Method:
     placement: str = "processes"
     # declared growth of a task's time, t ∝ rows^a · inputs^b ({"rows": a, "inputs": b}), for
     # methods whose cost the small finished datasets cannot reveal (kernel SVMs: rows²), with
-    # "rows_cap" where it stops growing with rows (gp-sod fits N rows of any larger set); used by
-    # `rfbench status` to estimate cells with no finished task
+    # "rows_cap" where it stops growing with rows (gp-sod fits N rows of any larger set), and
+    # "budget_capped_at_rows" (1.0) where n is capped at the training rows (svgp's M inducing points):
+    # a set with fewer rows than n shows another budget's time; used by `rfbench status` to estimate
+    # cells with no finished task
     cost_scaling: dict = field(default_factory=dict)
     # whether the BLAS thread count changes its numbers (its reductions are not thread-invariant:
     # bench/perf/thread_invariance.py measures every method); a resume with another thread count
@@ -567,9 +569,10 @@ METHOD_SCHEMA = {
     "per_dataset": Field((dict,), expect="a mapping of dataset names to mappings of constructor arguments"),
     "placement": Field(choices=PLACEMENTS),
     "cost_scaling": Field((dict,), expect="a mapping of rows and/or inputs to exponents between 0 and 4, e.g. {rows: 2}, "
-                          "and optionally rows_cap: the rows above which a task costs as at rows_cap",
+                          "and optionally rows_cap: the rows above which a task costs as at rows_cap, "
+                          "budget_capped_at_rows: true where the budget n is capped at the training rows",
                           fields={"rows": Field(NUMBER, low=0, high=4), "inputs": Field(NUMBER, low=0, high=4),
-                                  "rows_cap": Field(NUMBER, low=1)}),
+                                  "rows_cap": Field(NUMBER, low=1), "budget_capped_at_rows": Field((bool,))}),
     "thread_sensitive": Field((bool,)),
     "requires": Field((dict,), expect="{package: import name, extra: rfbench's extra} (extra optional), e.g. "
                       "{package: xrfm, extra: xrfm}",

@@ -72,16 +72,24 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
     SIZE_LAW_SETS datasets and another budget's law on more; else (or then) the law of the method's
     budget with the most finished datasets (the nearest among equals), scaled by the same ratio (a budget no dataset has
     reached yet, e.g. the n = 500 half of a suite whose n = 100 half is running); else NaN. Shapes
-    and declared cost scalings: those of ``registry``."""
+    and declared cost scalings: those of ``registry``; a method whose budget is capped at the rows
+    (``budget_capped_at_rows``) leaves the sets with fewer rows than n out of n's law and ratios."""
     done = done.assign(cost_s=task_cost(done))
     per_ds = done.groupby(["dataset", "method", "n_features"])["cost_s"].median()
     shape = {name: registry.dataset(name).shape for name in done["dataset"].unique()}
     # a dataset of unknown shape (a user's entry that gives none) cannot place a task on the size law
     sized = [name for name, (rows, inputs) in shape.items() if rows > 0 and inputs > 0]
+    capped = {m for m in done["method"].unique() if registry.method(m).cost_scaling.get("budget_capped_at_rows")}
+
+    def at_budget(method, names, n) -> list:
+        """``names`` less, for a method whose budget is capped at the rows, the sets with fewer rows than
+        n: their times are a smaller budget's (svgp's M = rows there)."""
+        return [d for d in names if method not in capped or shape.get(d, (0, 0))[0] >= n]
+
     models, fitted_on = {}, {}
     for cell in done.groupby(["method", "n_features"]).size().index:
         times = per_ds.xs(cell, level=("method", "n_features"))
-        times = times[times.index.isin(sized)]
+        times = times[times.index.isin(at_budget(cell[0], sized, cell[1]))]
         if len(times):
             models[cell] = size_model(times, shape, registry.method(cell[0]).cost_scaling)
             fitted_on[cell] = len(times)
@@ -93,6 +101,7 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
         datasets with both that are nearest ``dataset`` in log rows, else n / other."""
         times = by_method[method]
         both = times[[n, other]].dropna() if n in times.columns else times.iloc[:0]
+        both = both.loc[at_budget(method, both.index, max(n, other))]
         if not len(both):
             return n / other
         rows = registry.dataset(dataset).shape[0]
@@ -154,7 +163,7 @@ def size_model(times: pd.Series, shape: dict, declared: dict | None = None):
 
     A power law, fitted in logs: t = a·rows^b·inputs^c with four or more datasets that vary in both
     (b, c within [0, 3]); else t = a·(rows·inputs)^b; with one size, proportional to rows·inputs.
-    A method that declares its exponents (methods.yaml ``cost_scaling``) is scaled with them from
+    A method that declares its exponents (methods.yaml ``cost_scaling``: rows, inputs) is scaled with them from
     its largest finished dataset, whose time is the least diluted by fixed costs; rows above a
     declared ``rows_cap`` count as ``rows_cap`` (a subset-of-data GP fits N rows of any larger set).
     Why powers, not a line: costs are superlinear (SVR) or nearly blind to inputs (a fixed number of
@@ -168,7 +177,7 @@ def size_model(times: pd.Series, shape: dict, declared: dict | None = None):
     rows = np.log([shape[name][0] for name in times.index])
     inputs = np.log([shape[name][1] for name in times.index])
     log_t = np.log(times.to_numpy(dtype=float))
-    if declared:  # the method's declared exponents, scaled from its largest finished dataset
+    if declared and ("rows" in declared or "inputs" in declared):  # declared exponents, scaled from its largest finished dataset
         b, c = declared.get("rows", 0.0), declared.get("inputs", 0.0)
         cap = float(declared.get("rows_cap", np.inf))
         capped = np.minimum(rows, np.log(cap))

@@ -563,6 +563,34 @@ def test_a_declared_rows_cap_stops_the_growth_with_rows():
     assert size_model(times, shape, {"rows": 3.0})(63608, 27) > 3 * 380.0
 
 
+def test_a_budget_capped_at_the_rows_ignores_the_sets_smaller_than_n():
+    """svgp's M = n inducing points are capped at the fitting rows: its n = 500 times on sets under 500
+    rows are a smaller budget's and must not make n = 500's law (nor the ratio between budgets); n = 500
+    then comes from n = 100's law on the sets large enough, scaled by n / n' without a set of both."""
+    from rfbench import registry
+    from rfbench.execution import estimate
+
+    reg = registry.load()
+    assert reg.method("svgp").cost_scaling == {"budget_capped_at_rows": 1.0}
+    small = ["uci-challenger", "uci-fertility", "uci-autos", "uci-servo", "uci-yacht"]        # all under 500 rows
+    large = ["uci-wine", "uci-gas", "uci-skillcraft", "uci-sml", "uci-parkinsons"]
+    rows = []
+    for d in small + large:
+        m = reg.dataset(d).shape[0]
+        rows.append({"dataset": d, "method": "svgp", "n_features": 100, "total_s": 1e-2 * m})
+        if d in small:        # at n = 500, M = rows: times steep in rows, as a capped budget's are
+            rows.append({"dataset": d, "method": "svgp", "n_features": 500, "total_s": 1e-6 * m**3})
+    done = pd.DataFrame(rows)
+    est, known = estimate.task_seconds(done, registry=reg)([("uci-keggundirected", "svgp", 500)])
+    law_100 = estimate.size_model(done[done.n_features == 100].set_index("dataset")["total_s"],
+                                  {d: reg.dataset(d).shape for d in small + large})
+    assert est[0] == pytest.approx(5 * law_100(*reg.dataset("uci-keggundirected").shape)) and known == [False]
+    # without the declaration, n = 500's own law through the small sets (rows³) would say far more
+    uncapped_law = estimate.size_model(done[done.n_features == 500].set_index("dataset")["total_s"],
+                                           {d: reg.dataset(d).shape for d in small})
+    assert uncapped_law(*reg.dataset("uci-keggundirected").shape) > 100 * est[0]
+
+
 def test_a_bad_cost_scaling_is_one_line(tmp_path, monkeypatch):
     from rfbench import registry
     from rfbench.errors import UsageError
