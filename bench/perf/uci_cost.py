@@ -284,7 +284,9 @@ def main(argv=None) -> int:
               f"Total: {total_h:.0f} core-hours estimated (done + to run, cells that cannot be estimated yet "
               f"left out), i.e. {total_h / 2:.0f} h of wall time on 2 cores and {total_h / 16:.1f} h on 16. The "
               "estimates of cells with no finished task come from a power law in rows and inputs fitted to "
-              "the method's finished sets (`rfbench status`'s estimator)"
+              "the method's finished sets (`rfbench status`'s estimator), or from what a method declares "
+              "(methods.yaml `cost_scaling`: gp-sod's time stops growing at its N rows, svgp's budget is capped "
+              "at the rows, so its sets smaller than n say nothing of n)"
               + estimator_error(ROOT / "results" / "estimate-accuracy.json")
               + ": beyond the largest finished set they are an order of magnitude, not a promise.", ""]
     lines += bounded_by_largest_fit(per_method, Path(args.memory), result)
