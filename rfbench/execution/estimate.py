@@ -184,7 +184,7 @@ def size_model(times: pd.Series, shape: dict, declared: dict | None = None):
         # largest by the declared measure of size; among sets past the cap, the largest uncapped
         big = max(range(len(rows)), key=lambda i: (b * capped[i] + c * inputs[i], rows[i]))
         law = _power_law(log_t[big] - b * capped[big] - c * inputs[big], b, c, log_t.min())
-        return law if np.isinf(cap) else (lambda r, d: law(min(r, cap), d))
+        return lambda r, d: law(min(r, cap), d)
     exponents = size_exponents(rows, inputs, log_t)
     if exponents is None:  # one size: proportional to rows × inputs, no floor
         return _power_law(float(np.median(log_t - rows - inputs)), 1.0, 1.0, -np.inf)

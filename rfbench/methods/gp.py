@@ -298,12 +298,12 @@ class GPRegressor(SharesBudgets, RegressorMixin, BaseEstimator):
     @_fit_context(prefer_skip_nested_validation=True)
     def fit(self, X, y):
         m_all = _num_samples(X)
-        on_gpu = uses_torch(self.device) and self.device != "torch-cpu"
-        # a subset's size is never the free memory's: the same seed draws the same rows on any machine
-        memory_bound = self.max_rows is None and on_gpu and not self.subset
-        cap, why = row_limit(self.max_rows, self.device, free_bytes(self.device) if memory_bound else None)
+        # a GPU's memory (None on the CPU); a subset's size is never the memory's: the same seed draws the
+        # same rows on any machine
+        free = free_bytes(self.device) if self.max_rows is None and not self.subset else None
+        cap, why = row_limit(self.max_rows, self.device, free)
         if m_all > cap and not self.subset:
-            if memory_bound:
+            if free is not None:
                 instead = "free the GPU (--gpu-slots 1: one device task at a time)"
             elif self.max_rows is None:
                 instead = "a GPU (--device cuda)"
