@@ -30,7 +30,7 @@ from rfbench import protocol as proto
 from rfbench.data.loader import offline
 from rfbench.errors import UsageError
 from rfbench.execution.estimate import cpu_path_only, task_cost, task_seconds
-from rfbench.experiments import sources
+from rfbench.experiments import sources, timings
 from rfbench.experiments.spec import load_spec, spec_of_results
 from rfbench.registry import Registry
 from rfbench.reporting import cells as cells_mod
@@ -54,17 +54,18 @@ def spec_plan(spec, registry: Registry) -> pd.DataFrame:
 
 def _target(arg: str, registry: Registry):
     """(label, directory, what its results are read from (rfbench.experiments.sources: the directory,
-    its shipped baseline or None), plan, merge) of a spec name/file or a results directory."""
+    its shipped baseline or None), plan, merge, the spec or None) of a spec name/file or a results
+    directory."""
     path = Path(arg)
     if path.is_dir():
         spec = spec_of_results(path, registry)
         if spec is not None and spec.plan:
-            return spec.name, path, path, spec_plan(spec, registry), "left"
-        return str(arg), path, path, planned_tasks(path, registry), "outer"
+            return spec.name, path, path, spec_plan(spec, registry), "left", spec
+        return str(arg), path, path, planned_tasks(path, registry), "outer", None
     spec = load_spec(arg, registry)
     if spec.plan is None or spec.results is None:
         raise UsageError(f"spec {spec.name} declares no run")
-    return spec.name, spec.results, sources.source(spec.results), spec_plan(spec, registry), "left"
+    return spec.name, spec.results, sources.source(spec.results), spec_plan(spec, registry), "left", spec
 
 
 def planned_tasks(path: Path, registry: Registry) -> pd.DataFrame:
@@ -116,7 +117,7 @@ def status(targets, data_dir, registry: Registry) -> pd.DataFrame:
     for arg in targets:
         # a spec's plan is the whole question (records beyond it belong to other experiments);
         # a plain directory's plan is rebuilt from its history, so its records count too
-        label, path, src, plan, how = _target(str(arg), registry)
+        label, path, src, plan, how, spec = _target(str(arg), registry)
         if not Path(str(arg)).is_dir():           # a spec named: say where its results were read from
             said.append(f"{label}: {sources.describe([(path, src)])}")
         try:
@@ -144,6 +145,10 @@ def status(targets, data_dir, registry: Registry) -> pd.DataFrame:
         # times of the NumPy path: a task a GPU computed does not show it (its count still counts)
         timed = cpu_path_only(done, device_tasks([src]) if src is not None else set())
         per_mn = timed.assign(cost_s=task_cost(timed)).groupby(["method", "n_features"])["cost_s"].median()
+        if spec is not None:        # a method without a finished task here: its tasks in the other specs
+            timed, note = timings.estimate_timings(spec, timed, registry)
+            if note:
+                said.append(f"{label}: {note}")
         estimate = task_seconds(timed, registry=registry)
         running = sum(not claim_is_stale(p) for p in _claims(path / "records"))
         complete = cells_mod.completeness(done)["complete"] if len(done) else pd.Series(dtype=bool)

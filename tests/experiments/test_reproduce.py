@@ -177,6 +177,50 @@ def test_a_spec_orders_its_cells_by_their_estimated_time(tiny_spec, order, expec
     assert getattr(reproduce, order)(spec, load_registry())(items) == [items[i] for i in expected]
 
 
+def test_a_method_without_a_finished_task_in_its_spec_is_estimated_from_the_other_specs(tiny_spec, monkeypatch):
+    """torgo-modern's GP rows before their first task: status, the dry run and the run order estimate
+    rff-laplace (no record in tiny's results) from its finished tasks in another spec's results, under
+    that spec's own protocol, and say so; without them its cells stay unestimated."""
+    from rfbench.execution.tasks import WorkItem
+    from rfbench.experiments import spec as spec_mod
+    from rfbench.store import RunDir
+
+    other = tiny_spec.parent / "other.yaml"
+    other.write_text("title: other\nresults: ../results/other\n"
+                     "run: {datasets: [friedman-generated], methods: [rff-laplace], features: [10]}\n"
+                     "protocol: {name: cv, outer_folds: 2, inner_folds: 2}\n")
+    monkeypatch.setattr(spec_mod, "bench_dir", lambda: tiny_spec.parent)
+    reg = load_registry()
+    tiny, theirs = load_spec(str(tiny_spec), reg), load_spec(str(other), reg)
+
+    def record(spec, method, seconds, fold=0):
+        RunDir(spec.results).ensure().write_record(as_record({
+            "dataset": "friedman-generated", "method": method, "n_features": 10, "fold": fold, "seed": 0,
+            "protocol": spec.protocol_key, "status": "done", "error": 1.0, "total_s": seconds, "cpu_s": seconds}))
+
+    record(tiny, "rff-gauss", 5.0)
+
+    def laplace_row():
+        table = status.status([str(tiny_spec)], None, reg)
+        return table.set_index("method").loc["rff-laplace"], table.attrs["sources"]
+
+    row, said = laplace_row()
+    assert row["unestimated"] == 3 and not any("estimated from" in line for line in said)
+    items = [WorkItem("friedman-generated", "rff-gauss", 0, (10,)), WorkItem("friedman-generated", "rff-laplace", 0, (10,))]
+    assert reproduce.longest_first(tiny, reg)(items) == items       # unestimated: last
+    record(theirs, "rff-laplace", 60.0)
+    record(theirs, "rff-laplace", 80.0, fold=1)
+    row, said = laplace_row()
+    # friedman-generated's 3 folds at the median of its 2 tasks there (70 s); ct-slice has no data offline
+    assert row["unestimated"] == 0 and row["left_core_h"] == pytest.approx(3 * 70.0 / 3600)
+    assert "tiny: rff-laplace: no finished task here, estimated from its finished tasks in other" in said
+    text = reproduce.dry_run_spec(tiny, registry=reg)
+    assert "(rff-laplace: no finished task here, estimated from its finished tasks in other)" in text
+    assert reproduce.longest_first(tiny, reg)(items) == items[::-1]    # 70 s before 5 s
+    # the other spec's estimate of its own method is its own: nothing borrowed
+    assert reproduce.estimate_timings(theirs, reproduce.cpu_timings(theirs), reg)[1] == ""
+
+
 @pytest.mark.slow
 def test_excluded_cells_are_not_run_counted_or_checked_but_listed(tiny_spec):
     """run.exclude (the GBRFF Table 2 '-' cells): the method is not run there, status does not ask

@@ -549,7 +549,6 @@ def test_a_declared_rows_cap_stops_the_growth_with_rows():
     cap and is constant above it, where the uncapped law said 17× (keggundirected from sml)."""
     from rfbench import registry
     from rfbench.execution.estimate import size_model
-
     from rfbench.methods import gp
 
     assert registry.load().methods["gp-sod"].cost_scaling == {"rows": 3.0, "rows_cap": 3889.0}
