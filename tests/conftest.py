@@ -8,7 +8,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # test functions measured as heavy (`--cpu-times`, then tests/slow_marks.py): marked slow, so the fast
-# loop `pytest -m "not slow"` stays under a minute of CPU
+# loop `pytest -m "not slow"` keeps its tests within the budget of CPU seconds written in the list's header
 SLOW_LIST = Path(__file__).with_name("slow-tests.txt")
 
 
