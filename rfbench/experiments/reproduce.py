@@ -97,6 +97,8 @@ def dry_run_spec(spec: Spec, config=None, *, registry: Registry, only_methods=No
     without running or writing anything (of ``config``, the folds and the data directory count)."""
     require_published(spec)
     p = spec.plan
+    # the request first: a wrong --methods or --datasets is refused before anything is read
+    groups = installed_groups(run_groups(spec, only_methods, only_datasets, registry), registry)
     src = sources.source(spec.results)
     if sources.is_shipped(src):       # nothing run here yet: the estimates from the baseline's times
         rows = load_results_of([src], spec)
@@ -112,7 +114,7 @@ def dry_run_spec(spec: Spec, config=None, *, registry: Registry, only_methods=No
         estimated_from = f"{estimated_from or _rel(spec.results)} ({borrowed})"
     tables = [runner.dry_run(ds, ms, p.features, p.protocol, spec.results, config, registry=registry,
                              timings=timings)
-              for ds, ms in installed_groups(run_groups(spec, only_methods, only_datasets, registry), registry)]
+              for ds, ms in groups]
     return runner.render_dry_run(pd.concat(tables, ignore_index=True), _rel(spec.results), estimated_from)
 
 

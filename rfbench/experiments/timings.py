@@ -11,6 +11,8 @@ on the training part, the prediction): the protocols differ in which rows are tr
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 
 from rfbench.errors import UsageError
@@ -18,7 +20,7 @@ from rfbench.execution.estimate import cpu_path_only
 from rfbench.experiments import sources
 from rfbench.experiments.spec import Spec, all_specs
 from rfbench.registry import Registry
-from rfbench.store import COLUMNS, CombineError, device_tasks, load_results
+from rfbench.store import COLUMNS, CombineError, RunDir, device_tasks, load_results
 
 
 def load_results_of(srcs, spec: Spec) -> pd.DataFrame:
@@ -39,12 +41,16 @@ def results_of(spec: Spec) -> pd.DataFrame:
     return load_results_of(dirs, spec) if dirs else pd.DataFrame(columns=COLUMNS)
 
 
-def cpu_timings(spec: Spec) -> pd.DataFrame:
+def cpu_timings(spec: Spec, read_only: bool = False) -> pd.DataFrame:
     """The spec's done tasks that the NumPy path computed, with their times: what the estimates of
-    its run order read (a task a GPU computed does not show the CPU path's time)."""
-    results = results_of(spec)
-    done = results[results["status"] == "done"].astype({"n_features": int})
+    its run order read (a task a GPU computed does not show the CPU path's time). ``read_only``: its
+    local directories are read without writing their records index (another spec's, which the
+    command was not pointed at)."""
     dirs = [src for _, src in sources.of_spec(spec) if src is not None]
+    if read_only:
+        dirs = [RunDir(d, read_only=True) if isinstance(d, Path) else d for d in dirs]
+    results = load_results_of(dirs, spec) if dirs else pd.DataFrame(columns=COLUMNS)
+    done = results[results["status"] == "done"].astype({"n_features": int})
     return cpu_path_only(done, device_tasks(dirs))
 
 
@@ -60,7 +66,7 @@ def borrowed_timings(spec: Spec, own: pd.DataFrame, registry: Registry) -> tuple
         wanted = [m for m in missing if other.plan and m in other.plan.methods]
         if other.name == spec.name or not wanted:
             continue
-        times = cpu_timings(other)
+        times = cpu_timings(other, read_only=True)
         times = times[times["method"].isin(wanted)]
         for m in times["method"].unique():
             origin.setdefault(m, []).append(other.name)
