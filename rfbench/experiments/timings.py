@@ -33,32 +33,35 @@ def load_results_of(srcs, spec: Spec) -> pd.DataFrame:
         return pd.DataFrame(columns=COLUMNS)
 
 
-def results_of(spec: Spec) -> pd.DataFrame:
+def results_of(spec: Spec, read_only: bool = False) -> pd.DataFrame:
     """Every record of the spec's protocol in its directories, each read where
     :func:`rfbench.experiments.sources.source` says: the local directory when it holds records, else
-    its shipped baseline (an empty frame when neither has any)."""
-    dirs = [src for _, src in sources.of_spec(spec) if src is not None]
+    its shipped baseline (an empty frame when neither has any). ``read_only``: its local directories
+    are read without writing their records index (another spec's, which the command was not pointed
+    at)."""
+    dirs = _sources(spec, read_only)
     return load_results_of(dirs, spec) if dirs else pd.DataFrame(columns=COLUMNS)
+
+
+def _sources(spec: Spec, read_only: bool) -> list:
+    dirs = [src for _, src in sources.of_spec(spec) if src is not None]
+    return [RunDir(d, read_only=True) if read_only and isinstance(d, Path) else d for d in dirs]
 
 
 def cpu_timings(spec: Spec, read_only: bool = False) -> pd.DataFrame:
     """The spec's done tasks that the NumPy path computed, with their times: what the estimates of
-    its run order read (a task a GPU computed does not show the CPU path's time). ``read_only``: its
-    local directories are read without writing their records index (another spec's, which the
-    command was not pointed at)."""
-    dirs = [src for _, src in sources.of_spec(spec) if src is not None]
-    if read_only:
-        dirs = [RunDir(d, read_only=True) if isinstance(d, Path) else d for d in dirs]
-    results = load_results_of(dirs, spec) if dirs else pd.DataFrame(columns=COLUMNS)
+    its run order read (a task a GPU computed does not show the CPU path's time)."""
+    results = results_of(spec, read_only)
     done = results[results["status"] == "done"].astype({"n_features": int})
-    return cpu_path_only(done, device_tasks(dirs))
+    return cpu_path_only(done, device_tasks(_sources(spec, read_only)))
 
 
 def borrowed_timings(spec: Spec, own: pd.DataFrame, registry: Registry) -> tuple[pd.DataFrame, dict]:
     """The CPU-path finished tasks, in the other specs' results, of the methods of the spec's run
     that have none in ``own`` (its :func:`cpu_timings`), and {method: the specs they come from}.
     Only the specs whose run has such a method are read; empty when every method has times here."""
-    missing = [m for m in spec.plan.methods if m not in set(own["method"])] if spec.plan else []
+    timed = set(own["method"])
+    missing = [m for m in spec.plan.methods if m not in timed] if spec.plan else []
     frames, origin = [], {}
     if not missing:
         return own.iloc[:0], origin

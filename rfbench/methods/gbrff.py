@@ -224,29 +224,40 @@ def fit_gbrff2(X: np.ndarray, y: np.ndarray, n_iter: int, gamma: float, lam: flo
 def fit_gbrff1(X: np.ndarray, y: np.ndarray, n_iter: int, n_random: int, gamma: float,
                beta: float, rng: np.random.Generator) -> LandmarkEnsemble:
     """GBRFF1 on standardised X and y ∈ {−1, +1}."""
+    return fit_gbrff1_betas(X, y, n_iter, n_random, gamma, [beta], rng)[0]
+
+
+def fit_gbrff1_betas(X: np.ndarray, y: np.ndarray, n_iter: int, n_random: int, gamma: float,
+                     betas, rng: np.random.Generator) -> list[LandmarkEnsemble]:
+    """GBRFF1 for every β of ``betas`` at once, each model the one :func:`fit_gbrff1` fits alone, bit
+    for bit. Why together: β only weighs the K cosines of a step (line 7), so with the same γ and
+    draws the angles A = ΩXᵀ and their cos and sin, a third of a step's time, are the same for
+    every β and computed once per step (the inner CV's five β)."""
     n, d = X.shape
     Omegas = rng.standard_normal((n_iter, n_random, d)) * math.sqrt(2.0 * gamma)  # line 5, upfront
     H0 = initial_score(y)
-    H = np.full(n, H0)
-    landmarks, qs, alphas = np.empty((n_iter, d)), np.empty((n_iter, n_random)), np.empty(n_iter)
-    capped = 0
+    H = np.full((len(betas), n), H0)
+    landmarks = np.empty((len(betas), n_iter, d))
+    qs, alphas = np.empty((len(betas), n_iter, n_random)), np.empty((len(betas), n_iter))
+    capped = [0] * len(betas)
     with np.errstate(over="ignore", invalid="ignore"):
         for t in range(n_iter):
-            w = np.exp(-y * H)  # line 3
-            yt = y * w  # line 4
             Omega = Omegas[t]
             A = Omega @ X.T  # ω_j·x_i once per iteration; an evaluation at x is then O(Kn + Kd)
             cosA, sinA = np.cos(A), np.sin(A)
-            x_t = _lbfgs(landmark_objective, np.zeros(d), (Omega, cosA, sinA, yt))  # line 6, x⁰ = 0
-            C = np.cos((Omega @ x_t)[:, None] - A)  # cos(ω_j·(x^t − x_i)), K × n
-            L = np.exp(-yt * C).mean(axis=1)  # per-feature exp loss
-            q = softmax(-beta * math.sqrt(n) * L)  # line 7: (β√n/n) Σ_i = β√n · mean_i
-            h = q @ C
-            alpha, was_capped = exp_loss_step(w, y, h)  # line 8
-            capped += was_capped
-            H += alpha * h  # line 9
-            landmarks[t], qs[t], alphas[t] = x_t, q, alpha
-    return LandmarkEnsemble(H0, Omegas, landmarks, qs, alphas, capped)
+            for k, beta in enumerate(betas):
+                w = np.exp(-y * H[k])  # line 3
+                yt = y * w  # line 4
+                x_t = _lbfgs(landmark_objective, np.zeros(d), (Omega, cosA, sinA, yt))  # line 6, x⁰ = 0
+                C = np.cos((Omega @ x_t)[:, None] - A)  # cos(ω_j·(x^t − x_i)), K × n
+                L = np.exp(-yt * C).mean(axis=1)  # per-feature exp loss
+                q = softmax(-beta * math.sqrt(n) * L)  # line 7: (β√n/n) Σ_i = β√n · mean_i
+                h = q @ C
+                alpha, was_capped = exp_loss_step(w, y, h)  # line 8
+                capped[k] += was_capped
+                H[k] += alpha * h  # line 9
+                landmarks[k, t], qs[k, t], alphas[k, t] = x_t, q, alpha
+    return [LandmarkEnsemble(H0, Omegas, landmarks[k], qs[k], alphas[k], capped[k]) for k in range(len(betas))]
 
 
 # ------------------------------------------------------------------ squared-loss variants (§6.6)
@@ -389,31 +400,41 @@ def fit_gbrff2_regression(X, y, n_iter, gamma, lam, rng, learning_rate=1.0) -> C
 def fit_gbrff1_regression(X, y, n_iter, n_random, gamma, beta, rng,
                           learning_rate=1.0) -> LandmarkEnsemble:
     """GBRFF1-R on standardised X and standardised y (squared loss)."""
+    return fit_gbrff1_regression_betas(X, y, n_iter, n_random, gamma, [beta], rng, learning_rate)[0]
+
+
+def fit_gbrff1_regression_betas(X, y, n_iter, n_random, gamma, betas, rng,
+                                learning_rate=1.0) -> list[LandmarkEnsemble]:
+    """GBRFF1-R for every β of ``betas`` at once, each model the one :func:`fit_gbrff1_regression`
+    fits alone, bit for bit (the angles' cos and sin computed once per step, as
+    :func:`fit_gbrff1_betas`)."""
     n, d = X.shape
     Omegas = rng.standard_normal((n_iter, n_random, d)) * math.sqrt(2.0 * gamma)
     H0 = float(np.mean(y))
-    H = np.full(n, H0)
-    landmarks, qs, alphas = np.empty((n_iter, d)), np.empty((n_iter, n_random)), np.empty(n_iter)
+    H = np.full((len(betas), n), H0)
+    landmarks = np.empty((len(betas), n_iter, d))
+    qs, alphas = np.empty((len(betas), n_iter, n_random)), np.empty((len(betas), n_iter))
     tiny = np.finfo(float).tiny
     for t in range(n_iter):
-        r = y - H
         Omega = Omegas[t]
         A = Omega @ X.T
         cosA, sinA = np.cos(A), np.sin(A)
         g0 = cosA.mean(axis=0)  # g_i at x = 0 (cos is even)
-        c0 = float(r @ g0) / max(float(g0 @ g0), tiny)
-        z = _lbfgs(landmark_objective_sq, np.append(np.zeros(d), c0), (Omega, cosA, sinA, r))
-        x_t = z[:-1]
-        C = np.cos((Omega @ x_t)[:, None] - A)
-        rr = float(r @ r)
-        # normalised residual loss of each cosine alone: min_c ‖r − c C_j‖² / ‖r‖² ∈ [0, 1]
-        L = 1.0 - (C @ r) ** 2 / np.maximum(np.sum(C**2, axis=1) * rr, tiny) if rr > 0 else np.zeros(len(C))
-        q = softmax(-beta * math.sqrt(n) * L)
-        h = q @ C
-        alpha = learning_rate * float(r @ h) / max(float(h @ h), tiny)  # exact line search
-        H += alpha * h
-        landmarks[t], qs[t], alphas[t] = x_t, q, alpha
-    return LandmarkEnsemble(H0, Omegas, landmarks, qs, alphas)
+        for k, beta in enumerate(betas):
+            r = y - H[k]
+            c0 = float(r @ g0) / max(float(g0 @ g0), tiny)
+            z = _lbfgs(landmark_objective_sq, np.append(np.zeros(d), c0), (Omega, cosA, sinA, r))
+            x_t = z[:-1]
+            C = np.cos((Omega @ x_t)[:, None] - A)
+            rr = float(r @ r)
+            # normalised residual loss of each cosine alone: min_c ‖r − c C_j‖² / ‖r‖² ∈ [0, 1]
+            L = 1.0 - (C @ r) ** 2 / np.maximum(np.sum(C**2, axis=1) * rr, tiny) if rr > 0 else np.zeros(len(C))
+            q = softmax(-beta * math.sqrt(n) * L)
+            h = q @ C
+            alpha = learning_rate * float(r @ h) / max(float(h @ h), tiny)  # exact line search
+            H[k] += alpha * h
+            landmarks[k, t], qs[k, t], alphas[k, t] = x_t, q, alpha
+    return [LandmarkEnsemble(H0, Omegas, landmarks[k], qs[k], alphas[k]) for k in range(len(betas))]
 
 
 @dataclass
@@ -477,10 +498,15 @@ class _GBRFFBase(SharesBudgets, BaseEstimator):
         X_tr, X_va = self._standardise(X[tr], X[va])
         errors = np.empty((len(combos), len(budgets)))
         with threadpool_limits(limits=1):   # see _fit_encoded; set here too for worker processes
-            for i, params in enumerate(combos):
-                model = self._fit_model(X_tr, y[tr], params, budgets[-1], np.random.default_rng(seed))
+            for i, model in self._fit_models(X_tr, y[tr], combos, budgets[-1], seed):
                 errors[i] = [self._error(y[va], model.decision(X_va, n)) for n in budgets]
         return errors
+
+    def _fit_models(self, X, y, combos, n_iter, seed):
+        """(index in ``combos``, model) of every combination, each fitted with a generator seeded by
+        ``seed``, one at a time (a variant that fits several together overrides it)."""
+        for i, params in enumerate(combos):
+            yield i, self._fit_model(X, y, params, n_iter, np.random.default_rng(seed))
 
     def _fit_encoded(self, X, y):
         budgets = self._budgets()
@@ -660,6 +686,14 @@ class GBRFF1Classifier(_LandmarkExport, _BinaryBoosting):
         return fit_gbrff1(X, y, n_iter, int(self.n_random_features), params["g"] / X.shape[1],
                           params["beta"], rng)
 
+    def _fit_models(self, X, y, combos, n_iter, seed):
+        """The combinations of one g together (:func:`fit_gbrff1_betas`: the same models, the
+        angles' trigonometry once for every β)."""
+        for g, members in _by_gamma(combos):
+            models = fit_gbrff1_betas(X, y, n_iter, int(self.n_random_features), g / X.shape[1],
+                                      [combos[i]["beta"] for i in members], np.random.default_rng(seed))
+            yield from zip(members, models, strict=True)
+
 
 class GBRFF2Regressor(_CosineExport, _SquaredLossBoosting):
     """GBRFF2-R (method-notes §6.6): squared-loss boosting of single learned cosines.
@@ -727,3 +761,20 @@ class GBRFF1Regressor(_LandmarkExport, _SquaredLossBoosting):
                                       int(self.n_random_features), params["g"] / X.shape[1],
                                       params["beta"], rng, float(self.learning_rate))
         return StandardisedTarget(y_mean, y_scale, inner)
+
+    def _fit_models(self, X, y, combos, n_iter, seed):
+        """The combinations of one g together (:func:`fit_gbrff1_regression_betas`)."""
+        y_mean, y_scale = standardised_target(y)
+        for g, members in _by_gamma(combos):
+            models = fit_gbrff1_regression_betas(X, (y - y_mean) / y_scale, n_iter, int(self.n_random_features),
+                                                 g / X.shape[1], [combos[i]["beta"] for i in members],
+                                                 np.random.default_rng(seed), float(self.learning_rate))
+            yield from ((i, StandardisedTarget(y_mean, y_scale, m)) for i, m in zip(members, models, strict=True))
+
+
+def _by_gamma(combos) -> list[tuple[float, list[int]]]:
+    """(g, the indices of its combinations in ``combos``), g in order of first appearance."""
+    groups: dict[float, list[int]] = {}
+    for i, params in enumerate(combos):
+        groups.setdefault(params["g"], []).append(i)
+    return list(groups.items())

@@ -295,3 +295,23 @@ def test_budgets_from_one_fit_equal_separate_fits(cls):
         np.testing.assert_array_equal(shared.predict(X, budget=n), alone.predict(X))
     with pytest.raises(ValueError, match="budget 5 was not fitted"):
         shared.predict(X, budget=5)
+
+
+@pytest.mark.parametrize("cls", [GBRFF1Classifier, GBRFF1Regressor])
+def test_gbrff1_betas_fitted_together_equal_one_at_a_time(cls):
+    """The inner CV fits the β of one g together (the angles' cos and sin once per step): every
+    model is the one fitted alone, bit for bit, whatever the β order and however g and β interleave."""
+    X, y = make_moons(150, noise=0.3, random_state=2)
+    if cls is GBRFF1Regressor:
+        y = np.sin(3 * X[:, 0]) + X[:, 1]
+    est = cls(gamma_grid=(0.5, 2.0), beta_grid=(10.0, 0.01, 1.0))
+    y_enc = y if cls is GBRFF1Regressor else 2.0 * y - 1.0
+    combos = est._grid()[::-1]          # g descending, β reversed: groups by g keep the given order
+    together = dict(est._fit_models(X, y_enc, combos, 12, 5))
+    assert sorted(together) == list(range(len(combos)))
+    for i, params in enumerate(combos):
+        alone = est._fit_model(X, y_enc, params, 12, np.random.default_rng(5))
+        np.testing.assert_array_equal(together[i].decision(X), alone.decision(X))
+        np.testing.assert_array_equal(together[i].decision(X, 5), alone.decision(X, 5))
+    # and different β give different models (the shared angles do not tie them together)
+    assert not np.array_equal(together[0].decision(X), together[1].decision(X))
