@@ -240,7 +240,7 @@ class Method:
     # "rows_cap" where it stops growing with rows (gp-sod fits N rows of any larger set), and
     # "budget_capped_at_rows" (1.0) where n is capped at the training rows (svgp's M inducing points):
     # a set with fewer rows than n shows another budget's time; used by `rfbench status` to estimate
-    # cells with no finished task
+    # cells with no finished task; "budget_free" (1.0) where one fit serves every budget whatever n
     cost_scaling: dict = field(default_factory=dict)
     # whether the BLAS thread count changes its numbers (its reductions are not thread-invariant:
     # bench/perf/thread_invariance.py measures every method); a resume with another thread count
@@ -570,9 +570,11 @@ METHOD_SCHEMA = {
     "placement": Field(choices=PLACEMENTS),
     "cost_scaling": Field((dict,), expect="a mapping of rows and/or inputs to exponents between 0 and 4, e.g. {rows: 2}, "
                           "and optionally rows_cap: the rows above which a task costs as at rows_cap, "
-                          "budget_capped_at_rows: true where the budget n is capped at the training rows",
+                          "budget_capped_at_rows: true where the budget n is capped at the training rows, "
+                          "budget_free: true where one fit serves every budget whatever n",
                           fields={"rows": Field(NUMBER, low=0, high=4), "inputs": Field(NUMBER, low=0, high=4),
-                                  "rows_cap": Field(NUMBER, low=1), "budget_capped_at_rows": Field((bool,))}),
+                                  "rows_cap": Field(NUMBER, low=1), "budget_capped_at_rows": Field((bool,)),
+                                  "budget_free": Field((bool,))}),
     "thread_sensitive": Field((bool,)),
     "requires": Field((dict,), expect="{package: import name, extra: rfbench's extra} (extra optional), e.g. "
                       "{package: xrfm, extra: xrfm}",

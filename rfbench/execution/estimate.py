@@ -8,12 +8,21 @@ the exponents the method declares (methods.yaml ``cost_scaling``); else that law
 nearest other budget, scaled by the ratio between the budgets; else NaN (a method with no finished
 task, or a dataset of unknown shape).
 
+A method whose one fit serves every budget whatever n (methods.yaml ``cost_scaling: {budget_free:
+true}``: gp, gp-sod, xrfm, hgb) is estimated by what its fit costs: a finished task records only its
+budget's share n / Σn of a fit shared by the budgets of its work item, so the tasks of one fold that
+shared a fit count as their sum (:func:`whole_fit_costs`); the work still to run is then that cost
+per fold, shared among the budgets that run together in proportion to n (:meth:`Estimate.of_tasks`).
+
 The times are the NumPy path's: every caller leaves out the tasks a torch device computed
 (``rfbench.store.device_tasks``, by their records' ``device``) through :func:`cpu_path_only`. A task's
 time is the cores it kept busy (:func:`task_cost`): its CPU seconds where its record has them.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -62,9 +71,9 @@ def task_cost(done: pd.DataFrame) -> pd.Series:
     return cpu.where(cpu > 0, wall)
 
 
-def task_seconds(done: pd.DataFrame, *, registry: Registry):
-    """A function [(dataset, method, n), ...] ↦ (estimated seconds of one task each, whether each
-    came from finished tasks of the same cell): the median time (:func:`task_cost`) of the cell's
+def task_seconds(done: pd.DataFrame, *, registry: Registry) -> Estimate:
+    """An :class:`Estimate`: [(dataset, method, n), ...] ↦ (estimated seconds of one task each, whether each
+    came from finished tasks of the same cell; a budget-free method's: its whole fit, :func:`whole_fit_costs`): the median time (:func:`task_cost`) of the cell's
     finished tasks; else
     the same dataset and method at another n, scaled by the method's median time ratio between the
     two budgets on the RATIO_SETS datasets nearest in rows that have both (n / n' if none); else a power law in rows and inputs
@@ -75,6 +84,9 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
     and declared cost scalings: those of ``registry``; a method whose budget is capped at the rows
     (``budget_capped_at_rows``) leaves the sets with fewer rows than n out of n's law and ratios."""
     done = done.assign(cost_s=task_cost(done))
+    free = frozenset(m for m in done["method"].unique() if registry.method(m).cost_scaling.get("budget_free"))
+    if free:
+        done = done.assign(cost_s=whole_fit_costs(done, free))
     per_ds = done.groupby(["dataset", "method", "n_features"])["cost_s"].median()
     shape = {name: registry.dataset(name).shape for name in done["dataset"].unique()}
     # a dataset of unknown shape (a user's entry that gives none) cannot place a task on the size law
@@ -155,7 +167,64 @@ def task_seconds(done: pd.DataFrame, *, registry: Registry):
             est.append(scaled if scaled is not None else from_size(*c))
         return np.asarray(est, dtype=float), known
 
-    return estimate
+    return Estimate(estimate, free)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """What :func:`task_seconds` returns. Called with cells [(dataset, method, n), ...]: (the seconds of
+    one task of each, whether each came from finished tasks of the same cell); for a method in
+    ``budget_free``, the seconds of its whole fit (every budget at once)."""
+
+    cell_seconds: Callable
+    budget_free: frozenset
+
+    def __call__(self, cells):
+        return self.cell_seconds(cells)
+
+    def of_tasks(self, tasks):
+        """Tasks [(dataset, method, n, group), ...], those of one group run together (one work item:
+        the same fold), ↦ (seconds of each, whether each came from finished tasks of its cell): a
+        budget-free method's fit cost per group, each task its share n / Σn of the group's budgets."""
+        est, known = self([t[:3] for t in tasks])
+        est = np.asarray(est, dtype=float)
+        if self.budget_free and len(tasks):
+            budgets: dict[tuple, float] = {}
+            for d, m, n, g in tasks:
+                if m in self.budget_free:
+                    budgets[(d, m, g)] = budgets.get((d, m, g), 0.0) + float(n)
+            share = [float(n) / budgets[(d, m, g)] if m in self.budget_free else 1.0 for d, m, n, g in tasks]
+            est = est * np.asarray(share)
+        return est, known
+
+
+def whole_fit_costs(done: pd.DataFrame, free) -> pd.Series:
+    """``done["cost_s"]`` with each task of a method in ``free`` (budget-free) counted as the whole fit
+    it shared with the other budgets of its fold (dataset, method, fold and, where recorded, seed and
+    protocol): their sum. Tasks of one fold were fitted once where their fit times are the shares of
+    one time (the runner records fit_s = the fit's time × n / Σn); tasks fitted apart each hold their
+    whole fit already and keep it. Without a ``fold`` column nothing can be grouped: unchanged."""
+    cost = done["cost_s"].astype(float)
+    if "fold" not in done:
+        return cost
+    rows = done[done["method"].isin(list(free))]
+    keys = [c for c in ("dataset", "method", "fold", "seed", "protocol") if c in rows]
+    out = cost.copy()
+    for _, group in rows.groupby(keys, sort=False, dropna=False):
+        if len(group) > 1 and _fitted_once(group):
+            out.loc[group.index] = float(cost.loc[group.index].sum())
+    return out
+
+
+def _fitted_once(group: pd.DataFrame) -> bool:
+    """Whether the tasks (one fold's budgets) record shares of one fit: fit_s / n the same to rounding
+    (assumed where fit_s is not recorded, the runner's way when the budgets run together)."""
+    if "fit_s" not in group:
+        return True
+    per_n = pd.to_numeric(group["fit_s"], errors="coerce").to_numpy(float) / group["n_features"].to_numpy(float)
+    if not np.isfinite(per_n).all():
+        return True
+    return bool(np.all(np.abs(per_n - per_n[0]) <= 1e-9 * max(abs(per_n[0]), 1e-300)))
 
 
 def size_model(times: pd.Series, shape: dict, declared: dict | None = None):

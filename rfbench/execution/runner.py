@@ -143,15 +143,16 @@ def longest_first(items: list[WorkItem], seconds) -> list[WorkItem]:
 
 def item_seconds(estimate):
     """Work items → their estimated seconds by ``estimate`` (:func:`rfbench.execution.estimate.task_seconds`'s
-    function of (dataset, method, n) cells): an item's the sum over its budgets (a fit shared by
-    several budgets: the records split its time among them in proportion to n); NaN: none."""
+    :class:`~rfbench.execution.estimate.Estimate`): an item's the sum over its budgets (a fit shared by
+    several budgets: the records split its time among them in proportion to n; a budget-free
+    method's item: its whole fit, whatever its budgets); NaN: none."""
     import numpy as np
 
     def seconds(items):
-        cells = [(i.dataset, i.method, int(n)) for i in items for n in i.budgets]
-        if not cells:
+        tasks = [(i.dataset, i.method, int(n), k) for k, i in enumerate(items) for n in i.budgets]
+        if not tasks:
             return np.zeros(len(items))
-        est, _ = estimate(cells)
+        est, _ = estimate.of_tasks(tasks)
         bounds = np.cumsum([0] + [len(i.budgets) for i in items])
         return np.array([est[a:b].sum() for a, b in zip(bounds[:-1], bounds[1:], strict=True)])
 
@@ -171,7 +172,7 @@ def finished_estimate(run_dir: RunDir, protocol, *, registry: Registry):
 
 
 def finished_cpu_times(run_dir: RunDir, protocol, *, registry: Registry):
-    """(dataset, method, n_features, total_s, cpu_s) of the done tasks of ``protocol`` in ``run_dir`` that
+    """(dataset, method, n_features, fold, total_s, cpu_s, fit_s) of the done tasks of ``protocol`` in ``run_dir`` that
     the NumPy path computed: the estimator projects that path, and a task a torch device computed says
     nothing of its time (alc at n = 500 on kin40k: 14 s on an H200). The same rule as status and
     reproduce: ``rfbench.store.device_tasks`` left out by ``rfbench.execution.estimate.cpu_path_only``."""
@@ -180,12 +181,13 @@ def finished_cpu_times(run_dir: RunDir, protocol, *, registry: Registry):
     from rfbench.execution.estimate import cpu_path_only
 
     known = registry.datasets
-    fields = ["status", "dataset", "method", "n_features", "fold", "protocol", "total_s", "cpu_s"]
+    fields = ["status", "dataset", "method", "n_features", "fold", "protocol", "total_s", "cpu_s", "fit_s"]
     done = pd.DataFrame([r[1:] for r in run_dir.columns(fields)
                          if r[0] == "done" and r[5] == protocol.key() and r[1] in known and _is_number(r[6])],
                         columns=fields[1:])
-    done = cpu_path_only(done.astype({"n_features": int, "fold": int, "cpu_s": float}), device_tasks([run_dir]))
-    return done[["dataset", "method", "n_features", "total_s", "cpu_s"]].reset_index(drop=True)
+    done = cpu_path_only(done.astype({"n_features": int, "fold": int, "cpu_s": float, "fit_s": float}),
+                         device_tasks([run_dir]))
+    return done[["dataset", "method", "n_features", "fold", "total_s", "cpu_s", "fit_s"]].reset_index(drop=True)
 
 
 def task_count(dataset_names, method_names, features, protocol, folds=None, *, registry: Registry) -> int:
@@ -455,7 +457,7 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
     unestimated) by the estimator of ``rfbench status`` (:func:`rfbench.execution.estimate.task_seconds`, from
     the finished tasks in ``out``). Of ``config``, the folds, seeds and data directory count; the names
     are those of ``registry``. ``timings``: finished tasks (dataset,
-    method, n_features, total_s and, where recorded, cpu_s of this protocol) to estimate from in place
+    method, n_features, total_s and, where recorded, fold, cpu_s and fit_s of this protocol) to estimate from in place
     of those in ``out`` (a spec's shipped baseline where ``out`` holds none)."""
     import pandas as pd
 
@@ -475,7 +477,8 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
         check_one_protocol(run_dir, protocol)
     done_keys = run_dir.done_keys()
     finished = (finished_cpu_times(run_dir, protocol, registry=registry) if timings is None
-                else timings[[c for c in ("dataset", "method", "n_features", "total_s", "cpu_s") if c in timings]])
+                else timings[[c for c in ("dataset", "method", "n_features", "fold", "seed", "protocol", "total_s",
+                                          "cpu_s", "fit_s") if c in timings]])
     estimate = task_seconds(finished.astype({"n_features": int}), registry=registry)
     fold_ids = range(protocol.n_outer) if folds is None else folds
     rows = []
@@ -488,13 +491,19 @@ def dry_run(dataset_names, method_names, features, protocol: proto.Protocol, out
         for mname in method_names:
             if not task_unknown and not registry.method(mname).supports(ds.task):
                 continue
+            # the tasks to run, a fold's budgets together (one work item: a budget-free fit is shared)
+            runs = {n: [(dname, mname, n, (p.seed, f)) for p in protocols for f in fold_ids
+                        if record_key(dname, mname, n, f, p.seed, p.key()) not in done_keys] for n in features}
+            tasks = [t for n in features for t in runs[n]]
+            est = estimate.of_tasks(tasks)[0] if tasks else []
+            per_n = {n: 0.0 for n in features}
+            for (_, _, n, _), e in zip(tasks, est, strict=True):
+                per_n[n] += float(e)
             for n in features:
-                keys = [record_key(dname, mname, n, f, p.seed, p.key()) for p in protocols for f in fold_ids]
-                done = sum(k in done_keys for k in keys)
-                to_run = len(keys) - done
-                est = float(estimate([(dname, mname, n)])[0][0]) * to_run if to_run else 0.0
-                rows.append({"dataset": dname, "method": mname, "n": int(n), "to_run": to_run, "done": done,
-                             "offline": here, "data": state, "est_s": est})
+                to_run = len(runs[n])
+                rows.append({"dataset": dname, "method": mname, "n": int(n), "to_run": to_run,
+                             "done": len(protocols) * len(fold_ids) - to_run,
+                             "offline": here, "data": state, "est_s": per_n[n]})
     table = pd.DataFrame(rows, columns=["dataset", "method", "n", "to_run", "done", "offline", "data", "est_s"])
     table.attrs["unresolved"] = pending
     return table

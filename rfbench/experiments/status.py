@@ -129,13 +129,16 @@ def status(targets, data_dir, registry: Registry) -> pd.DataFrame:
             if how == "outer" and plan.empty:     # a directory with neither runs.jsonl nor records
                 raise UsageError(f"no run in {path} yet (no runs.jsonl, no records); start one with "
                                  f"`rfbench run --out {path}` or name a spec (`rfbench status` alone shows every spec)")
-            res = pd.DataFrame(columns=KEY + ["protocol", "status", "total_s", "cpu_s"])
+            res = pd.DataFrame(columns=KEY + ["protocol", "status", "total_s", "cpu_s", "fit_s"])
         res = res.astype({"n_features": int, "fold": int})
         if len(plan):                             # a spec's table counts its own protocol only
             res = res[res["protocol"].isin(set(plan["protocol"]))]
         if "cpu_s" not in res:                    # records written before cpu_s: their wall time counts
             res = res.assign(cpu_s=np.nan)
-        tasks = plan.merge(res[KEY + ["protocol", "status", "total_s", "cpu_s"]], on=KEY + ["protocol"], how=how)
+        if "fit_s" not in res:
+            res = res.assign(fit_s=np.nan)
+        tasks = plan.merge(res[KEY + ["protocol", "status", "total_s", "cpu_s", "fit_s"]], on=KEY + ["protocol"],
+                           how=how)
         tasks["status"] = tasks["status"].fillna("todo")
         available = {name: offline(registry.dataset(name), data_dir, registry=registry)
                      for name in tasks["dataset"].unique()}
@@ -152,10 +155,14 @@ def status(targets, data_dir, registry: Registry) -> pd.DataFrame:
         estimate = task_seconds(timed, registry=registry)
         running = sum(not claim_is_stale(p) for p in _claims(path / "records"))
         complete = cells_mod.completeness(done)["complete"] if len(done) else pd.Series(dtype=bool)
+        # every task left at once: a fold's budgets run together (a budget-free fit shared among them)
+        left_all = tasks[~tasks["status"].isin(["done", "no data"])]
+        est_all, known_all = estimate.of_tasks([(r.dataset, r.method, int(r.n_features), (r.fold, r.protocol))
+                                                for r in left_all.itertuples()])
+        left_all = left_all.assign(est_s=np.asarray(est_all, dtype=float), known=np.asarray(known_all, dtype=bool))
         for (meth, n), g in tasks.groupby(["method", "n_features"], sort=True):
-            left = g[~g["status"].isin(["done", "no data"])]
-            cells = [(r.dataset, meth, n) for r in left.itertuples()]
-            est, known = estimate(cells)
+            left = left_all.loc[g.index.intersection(left_all.index)]
+            est, known = left["est_s"].to_numpy(), list(left["known"])
             out.append({"spec": label, "method": meth, "n": int(n), "asked": len(g),
                         "done": int((g["status"] == "done").sum()),
                         "failed": int(g["status"].isin(["error", "timeout"]).sum()),

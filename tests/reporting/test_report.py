@@ -551,7 +551,7 @@ def test_a_declared_rows_cap_stops_the_growth_with_rows():
     from rfbench.execution.estimate import size_model
     from rfbench.methods import gp
 
-    assert registry.load().methods["gp-sod"].cost_scaling == {"rows": 3.0, "rows_cap": 3889.0}
+    assert registry.load().methods["gp-sod"].cost_scaling == {"rows": 3.0, "rows_cap": 3889.0, "budget_free": 1.0}
     assert 3889 == round(gp.MAX_ROWS / 0.9)          # N training rows of a 90 % split (the published protocol)
     shape = {"housing": (506, 13), "kin40k": (40000, 8), "sml": (4137, 22), "pol": (15000, 26)}
     times = pd.Series({"housing": 1.25, "sml": 420.0, "pol": 400.0, "kin40k": 380.0})   # three past the cap
