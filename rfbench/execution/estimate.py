@@ -233,7 +233,8 @@ def size_model(times: pd.Series, shape: dict, declared: dict | None = None):
     A power law, fitted in logs: t = a·rows^b·inputs^c with four or more datasets that vary in both
     (b, c within [0, 3]); else t = a·(rows·inputs)^b; with one size, proportional to rows·inputs.
     A method that declares its exponents (methods.yaml ``cost_scaling``: rows, inputs) is scaled with them from
-    its largest finished dataset, whose time is the least diluted by fixed costs; rows above a
+    its largest finished dataset, whose time is the least diluted by fixed costs (floored by the
+    fastest finished set no larger than the task, none below every finished set); rows above a
     declared ``rows_cap`` count as ``rows_cap`` (a subset-of-data GP fits N rows of any larger set).
     Why powers, not a line: costs are superlinear (SVR) or nearly blind to inputs (a fixed number of
     random features), and a line through small sets misjudges a large one by 10× either way (the
@@ -251,9 +252,19 @@ def size_model(times: pd.Series, shape: dict, declared: dict | None = None):
         cap = float(declared.get("rows_cap", np.inf))
         capped = np.minimum(rows, np.log(cap))
         # largest by the declared measure of size; among sets past the cap, the largest uncapped
-        big = max(range(len(rows)), key=lambda i: (b * capped[i] + c * inputs[i], rows[i]))
-        law = _power_law(log_t[big] - b * capped[big] - c * inputs[big], b, c, log_t.min())
-        return lambda r, d: law(min(r, cap), d)
+        size = b * capped + c * inputs
+        big = max(range(len(rows)), key=lambda i: (size[i], rows[i]))
+        log_a = log_t[big] - size[big]
+
+        def declared_law(r, d):
+            # floored by the fastest finished set no larger than the task, the fixed costs a smaller
+            # law would miss; none for a task below every finished set (gp-sod's only CPU set was sml:
+            # a floor at its time had made a 21-row set cost as much as 3 724 rows)
+            r = min(r, cap)
+            below = log_t[size <= b * np.log(r) + c * np.log(d) + 1e-9]
+            return _power_law(log_a, b, c, below.min() if len(below) else -np.inf)(r, d)
+
+        return declared_law
     exponents = size_exponents(rows, inputs, log_t)
     if exponents is None:  # one size: proportional to rows × inputs, no floor
         return _power_law(float(np.median(log_t - rows - inputs)), 1.0, 1.0, -np.inf)

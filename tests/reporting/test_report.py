@@ -560,6 +560,12 @@ def test_a_declared_rows_cap_stops_the_growth_with_rows():
     assert capped(63608, 27) == capped(4137, 22) == pytest.approx(380.0)      # above the cap: kin40k's time
     assert capped(1000, 8) == pytest.approx(380.0 * (1000 / 3889) ** 3)      # below it: m³ from the cap
     assert size_model(times, shape, {"rows": 3.0})(63608, 27) > 3 * 380.0
+    # a task below every finished set has no floor at their fastest time: gp-sod finished on sml alone
+    # (its CPU set) is m³ below it, not sml's 420 s on 21 rows (the former floor)
+    only_sml = size_model(times[["sml"]], shape, {"rows": 3.0, "rows_cap": 3889.0})
+    assert only_sml(21, 4) == pytest.approx(420.0 * (21 / 3889) ** 3) and only_sml(21, 4) < 0.01   # sml past the cap
+    # a finished set no larger than the task floors the law (housing's 1.25 s at 506 rows: fixed costs)
+    assert 380.0 * (520 / 3889) ** 3 < 1.25 and capped(520, 8) == pytest.approx(1.25)
 
 
 def test_a_budget_capped_at_the_rows_ignores_the_sets_smaller_than_n():
