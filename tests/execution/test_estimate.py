@@ -66,18 +66,6 @@ def test_without_folds_the_records_are_taken_as_they_are():
     assert list(cells) == pytest.approx([100.0])
 
 
-def test_the_declared_flag_is_validated(tmp_path, monkeypatch):
-    from rfbench.errors import UsageError
-
-    reg = tmp_path / "my.yaml"
-    reg.write_text("methods:\n  my-gp:\n    estimator: sklearn.svm:SVR\n    cost_scaling: {budget_free: true}\n")
-    monkeypatch.setenv("RFBENCH_REGISTRY", str(reg))
-    assert registry.load().method("my-gp").cost_scaling == {"budget_free": 1.0}
-    reg.write_text("methods:\n  my-gp:\n    estimator: sklearn.svm:SVR\n    cost_scaling: {budget_free: often}\n")
-    with pytest.raises(UsageError, match="budget_free: true where one fit serves every budget"):
-        registry.load()
-
-
 def test_the_budget_free_methods_are_those_that_share_one_fit_whatever_n():
     from rfbench import contract
 

@@ -607,6 +607,9 @@ def test_a_bad_cost_scaling_is_one_line(tmp_path, monkeypatch):
     reg.write_text("methods:\n  my-svr:\n    estimator: sklearn.svm:SVR\n    cost_scaling: {rows: fast}\n")
     with pytest.raises(UsageError, match="field 'cost_scaling' must be a mapping of rows and/or inputs to exponents"):
         registry.load()
+    reg.write_text("methods:\n  my-svr:\n    estimator: sklearn.svm:SVR\n    cost_scaling: {budget_free: often}\n")
+    with pytest.raises(UsageError, match="budget_free: true where one fit serves every budget"):
+        registry.load()
 
 
 def test_a_one_fold_cell_shows_no_spread_rather_than_zero(tmp_path, monkeypatch, capsys):
