@@ -39,8 +39,7 @@ def results_of(spec: Spec, read_only: bool = False) -> pd.DataFrame:
     its shipped baseline (an empty frame when neither has any). ``read_only``: its local directories
     are read without writing their records index (another spec's, which the command was not pointed
     at)."""
-    dirs = _sources(spec, read_only)
-    return load_results_of(dirs, spec) if dirs else pd.DataFrame(columns=COLUMNS)
+    return _results_in(_sources(spec, read_only), spec)
 
 
 def _sources(spec: Spec, read_only: bool) -> list:
@@ -48,12 +47,17 @@ def _sources(spec: Spec, read_only: bool) -> list:
     return [RunDir(d, read_only=True) if read_only and isinstance(d, Path) else d for d in dirs]
 
 
+def _results_in(dirs: list, spec: Spec) -> pd.DataFrame:
+    return load_results_of(dirs, spec) if dirs else pd.DataFrame(columns=COLUMNS)
+
+
 def cpu_timings(spec: Spec, read_only: bool = False) -> pd.DataFrame:
     """The spec's done tasks that the NumPy path computed, with their times: what the estimates of
     its run order read (a task a GPU computed does not show the CPU path's time)."""
-    results = results_of(spec, read_only)
+    dirs = _sources(spec, read_only)       # once: its records and its device tasks are read from them
+    results = _results_in(dirs, spec)
     done = results[results["status"] == "done"].astype({"n_features": int})
-    return cpu_path_only(done, device_tasks(_sources(spec, read_only)))
+    return cpu_path_only(done, device_tasks(dirs))
 
 
 def borrowed_timings(spec: Spec, own: pd.DataFrame, registry: Registry) -> tuple[pd.DataFrame, dict]:
