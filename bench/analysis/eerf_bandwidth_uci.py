@@ -35,6 +35,7 @@ from unittest import mock
 
 import numpy as np
 import pandas as pd
+from scipy.spatial.distance import pdist
 from threadpoolctl import threadpool_limits
 
 from rfbench import protocol as proto
@@ -82,8 +83,7 @@ def data_facts(dataset: str, split: int, sigma: float, reg) -> dict:
     _, inverse, counts = np.unique(X, axis=0, return_inverse=True, return_counts=True)
     rng = np.random.default_rng(split)
     sample = X[rng.choice(X.shape[0], size=min(2000, X.shape[0]), replace=False)]
-    sq = np.maximum((sample**2).sum(1)[:, None] + (sample**2).sum(1)[None, :] - 2 * sample @ sample.T, 0.0)
-    median_distance = float(np.median(np.sqrt(sq[np.triu_indices(len(sample), 1)])))
+    median_distance = float(np.median(pdist(sample)))
     return {"train_rows": int(X.shape[0]), "inputs": int(X.shape[1]),
             "duplicated_row_share": round(float(np.mean(counts[inverse.ravel()] > 1)), 4),
             "median_distance": round(median_distance, 4), "rule_sigma_over_median_distance": round(sigma / median_distance, 4)}

@@ -55,11 +55,11 @@ def main(argv=None) -> int:
     ap.add_argument("--output", default="results/svgp-plateau.json")
     args = ap.parse_args(argv)
     reg = registry.load()
+    max_epochs = reg.method("svgp").estimator_class("regression")().max_epochs
     cells = []
     with threadpool_limits(1):
         for dataset in args.sets:
             recorded = fit(dataset, args.split, reg)
-            max_epochs = reg.method("svgp").estimator_class("regression")().max_epochs
             unstopped = fit(dataset, args.split, reg, patience=max_epochs)
             cells.append({"dataset": dataset, "split": args.split, "as_recorded": recorded, "no_early_stop": unstopped})
             for name, c in (("as recorded", recorded), ("no early stop", unstopped)):
